@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# profile: a sampling CPU profiler. `make` builds build/profile; see README.md for the rest.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.SECONDARY:
+
+OUT		:= build
+PREFIX		?= /usr/local
+DESTDIR		?=
+CC		?= cc
+CLANG		?= clang
+BPFTOOL		?= bpftool
+PKG_CONFIG	?= pkg-config
+VMLINUX_BTF	?= /sys/kernel/btf/vmlinux
+VERSION		:= 0.1.0
+
+ARCH		:= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-9s %s\n' "$(1)" "$(2)";
+endif
+
+CFLAGS		?= -O2 -g
+WARNINGS	:= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+ALL_CFLAGS	:= $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
+		   -I$(OUT) -Ibpf -Ilib -Iflamegraph -DPROFILE_VERSION='"$(VERSION)"'
+PKG_LIBS	:= libbpf libelf zlib
+LDLIBS		:= $(shell $(PKG_CONFIG) --libs $(PKG_LIBS) 2>/dev/null || echo -lbpf -lelf -lz)
+
+BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -Wall
+
+LIB_SRCS	:= $(wildcard lib/*.c) $(wildcard flamegraph/*.c)
+LIB_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
+CMD_OBJS	:= $(OUT)/cmd/profile.o
+UNIT_SRCS	:= $(wildcard tests/unit/*.c)
+UNIT_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
+SKEL		:= $(OUT)/profile.skel.h
+
+.PHONY: all test unit integration demo install clean deps
+all: $(OUT)/profile
+
+# --- BPF -----------------------------------------------------------------------------------
+$(OUT)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(OUT)/%.bpf.o: bpf/%.bpf.c bpf/profile.h $(OUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# --- userspace -----------------------------------------------------------------------------
+$(OUT)/%.o: %.c | $(SKEL)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUT)/profile: $(CMD_OBJS) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# --- tests ---------------------------------------------------------------------------------
+-include tests/unit/fixtures.mk
+include tests/workloads/workloads.mk
+
+$(OUT)/tests/unit-tests: $(UNIT_OBJS) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -lcunit -o $@
+
+# `make test` and `make demo` first install missing Debian packages, then re-enter make so
+# that pkg-config sees them.
+deps:
+	$(Q)sh scripts/deps.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory unit integration
+
+unit: $(OUT)/tests/unit-tests $(FIXTURES)
+	$(call msg,TEST,unit)
+	$(Q)$(OUT)/tests/unit-tests $(OUT)/tests/fixtures
+
+integration: $(OUT)/profile $(WORKLOADS)
+	$(call msg,TEST,integration)
+	$(Q)python3 tests/integration/run.py --build $(OUT)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory $(OUT)/profile $(OUT)/tests/workloads/demo
+	$(Q)sh scripts/demo.sh $(OUT)
+
+install: $(OUT)/profile
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -D -m 0755 $(OUT)/profile $(DESTDIR)$(PREFIX)/bin/profile
+	$(Q)install -D -m 0644 man/profile.1 $(DESTDIR)$(PREFIX)/share/man/man1/profile.1
+
+clean:
+	$(call msg,CLEAN,$(OUT))
+	$(Q)rm -rf $(OUT)
+
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)

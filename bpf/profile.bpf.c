@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * The sampling program: runs at every cpu-clock tick on every CPU, keeps the samples of the
+ * profiled tasks, and counts them per distinct (process, thread, kernel stack, user stack).
+ * User stacks are walked here through frame pointers so that a walk that ended cleanly can be
+ * told from one that broke off.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "profile.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by userspace before load. */
+const volatile bool filter_pids = false;	/* only tasks whose tgid is in `pids` */
+const volatile bool include_idle = false;	/* keep samples of pid 0 */
+const volatile bool per_thread = false;		/* count per thread, not per process */
+const volatile bool user_stacks = true;
+const volatile bool kernel_stacks = true;
+const volatile bool follow_children = false;	/* add new processes forked by profiled ones */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_DEPTH * sizeof(__u64));
+} kstacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct ustack);
+} ustacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct count_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+/* Per-CPU perf buffers that userspace opens for mmap, comm and fork records (no program
+ * writes to it: the kernel does, for every process). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} mmap_events SEC(".maps");
+
+/* Names: tgid -> the process (group leader) name, tid -> the thread name. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, char[PROFILE_COMM_LEN]);
+} comms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+/* Scratch space for the user stack being walked (too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ustack);
+} scratch SEC(".maps");
+
+static __always_inline void stat_inc(__u32 slot)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
+
+	if (v)
+		*v += 1;
+}
+
+struct uregs {
+	__u64 ip, sp, bp;
+};
+
+/* The user-mode registers of the current task: the sampled ones when the sample hit user
+ * mode, else those the task saved on entering the kernel. Returns 0 when there are none
+ * (kernel threads). */
+static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
+				     struct uregs *r)
+{
+	struct pt_regs *regs;
+	__u64 cs;
+
+	/* ctx loads must be 8 bytes wide, and direct: the verifier rewrites them. */
+	cs = *(volatile __u64 *)&ctx->regs.cs;
+	if ((cs & 3) == 3) {
+		r->ip = ctx->regs.ip;
+		r->sp = ctx->regs.sp;
+		r->bp = ctx->regs.bp;
+		return 1;
+	}
+	if (!BPF_CORE_READ(task, mm))
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	r->ip = BPF_CORE_READ(regs, ip);
+	r->sp = BPF_CORE_READ(regs, sp);
+	r->bp = BPF_CORE_READ(regs, bp);
+	return r->ip != 0;
+}
+
+/* FNV-1a style mixing over the frames, and a second, independent mix for the check word. */
+static __always_inline void hash_frames(struct ustack *st, __u64 *hash, __u32 *check)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+	__u32 c = 0x9747b28c;
+
+	for (int i = 0; i < PROFILE_MAX_DEPTH; i++) {
+		if (i >= st->nr)
+			break;
+		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
+		c = (c ^ (__u32)(st->ips[i] >> 3)) * 0x01000193;
+		c ^= c >> 15;
+	}
+	*hash = h ? h : 1;
+	*check = c;
+}
+
+/*
+ * Walk the frame-pointer chain from REGS into ST (leaf first). Returns 1 when the walk ended
+ * cleanly (a saved frame pointer of 0, as _start and thread entry points leave it), 0 when it
+ * broke off (unreadable frame, frame address not above the last, or the depth limit).
+ */
+static __always_inline int walk_user(const struct uregs *r, struct ustack *st)
+{
+	__u64 fp = r->bp, frame[2];
+	int i;
+
+	st->ips[0] = r->ip;
+	st->nr = 1;
+	if (fp == 0)
+		return 1;
+	if (fp < r->sp)
+		return 0;
+	for (i = 1; i < PROFILE_MAX_DEPTH; i++) {
+		if (fp & 7)
+			return 0;
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp))
+			return 0;
+		if (frame[1] == 0)
+			return frame[0] == 0;
+		st->ips[i] = frame[1];
+		st->nr = i + 1;
+		if (frame[0] == 0)
+			return 1;
+		if (frame[0] <= fp)
+			return 0;
+		fp = frame[0];
+	}
+	return 0;
+}
+
+/* Store the user stack in ST into `ustacks`; returns its key, or 0 when it could not be. */
+static __always_inline __u64 store_ustack(struct ustack *st)
+{
+	struct ustack *old;
+	__u64 hash;
+	__u32 check;
+	long err;
+
+	hash_frames(st, &hash, &check);
+	st->check = check;
+	old = bpf_map_lookup_elem(&ustacks, &hash);
+	if (old) {
+		if (old->check == check && old->nr == st->nr)
+			return hash;
+		stat_inc(STAT_USTACK_COLLIDE);
+		return 0;
+	}
+	err = bpf_map_update_elem(&ustacks, &hash, st, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST: another CPU stored it first */) {
+		stat_inc(STAT_USTACK_FULL);
+		return 0;
+	}
+	return hash;
+}
+
+static __always_inline void remember_comm(__u32 id, struct task_struct *task)
+{
+	char name[PROFILE_COMM_LEN];
+	char *old = bpf_map_lookup_elem(&comms, &id);
+
+	BPF_CORE_READ_STR_INTO(&name, task, comm);
+	/* Names change at exec and prctl(PR_SET_NAME): compare the first 8 bytes. */
+	if (old && *(__u64 *)old == *(__u64 *)name)
+		return;
+	bpf_map_update_elem(&comms, &id, name, BPF_ANY);
+}
+
+SEC("perf_event")
+int do_sample(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	struct count_key key = {};
+	struct uregs regs;
+	struct ustack *st;
+	__u64 one = 1, *count;
+	long err;
+
+	if (tid == 0 && !include_idle)
+		return 0;
+	if (filter_pids && !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	stat_inc(STAT_SAMPLES);
+
+	key.pid = tgid;
+	key.tid = per_thread ? tid : 0;
+	key.kstack_id = -1;
+	if (kernel_stacks) {
+		key.kstack_id = bpf_get_stackid(ctx, &kstacks, 0);
+		if (key.kstack_id == -17)
+			stat_inc(STAT_KSTACK_COLLIDE);
+		else if (key.kstack_id < 0 && key.kstack_id != -14 /* EFAULT: user-mode sample */)
+			stat_inc(STAT_KSTACK_FULL);
+	}
+
+	if (user_stacks) {
+		st = bpf_map_lookup_elem(&scratch, &zero);
+		if (!st || !user_regs(ctx, task, &regs)) {
+			stat_inc(STAT_NO_USER);
+		} else {
+			if (walk_user(&regs, st)) {
+				stat_inc(STAT_FP_COMPLETE);
+			} else {
+				stat_inc(STAT_FP_TRUNCATED);
+				key.flags |= COUNT_F_USER_TRUNCATED;
+			}
+			key.ustack_hash = store_ustack(st);
+		}
+	}
+
+	count = bpf_map_lookup_elem(&counts, &key);
+	if (count) {
+		__sync_fetch_and_add(count, 1);
+	} else {
+		err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
+		if (err == -17) {
+			count = bpf_map_lookup_elem(&counts, &key);
+			if (count)
+				__sync_fetch_and_add(count, 1);
+		} else if (err) {
+			stat_inc(STAT_COUNTS_FULL);
+			return 0;
+		}
+	}
+
+	remember_comm(tgid, BPF_CORE_READ(task, group_leader));
+	if (per_thread && tid != tgid)
+		remember_comm(tid, task);
+	return 0;
+}
+
+/* exec changes the process name: keep the newest one for profiled processes. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	if (filter_pids && !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	if (bpf_map_lookup_elem(&comms, &tgid))
+		remember_comm(tgid, p);
+	return 0;
+}
+
+/* A profiled process forked a new process: profile it too (before it runs a single
+ * instruction, since this runs in the parent during fork). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (!follow_children || ptgid == ctgid)
+		return 0;
+	if (bpf_map_lookup_elem(&pids, &ptgid))
+		bpf_map_update_elem(&pids, &ctgid, &one, BPF_ANY);
+	return 0;
+}

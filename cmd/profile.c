@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* profile: the command line. It parses options and calls lib/; nothing else. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "folded.h"
+#include "log.h"
+#include "session.h"
+
+/* Exit statuses (man/profile.1, EXIT STATUS). */
+enum {
+	EXIT_OK = 0,
+	EXIT_RUNTIME = 1,
+	EXIT_USAGE = 2,
+	EXIT_TARGET = 3,
+	EXIT_ENV = 4,
+};
+
+#define MAX_PIDS 1024
+#define MAX_FREQ 100000
+
+struct settings {
+	struct session_opts session;
+	pid_t pids[MAX_PIDS];
+	const char *output;
+	const char *format;
+	bool quiet;
+};
+
+static const char usage_text[] =
+"Usage: profile [OPTIONS] -p PID[,PID...]\n"
+"       profile [OPTIONS] -a\n"
+"       profile [OPTIONS] [--] COMMAND [ARGS...]\n"
+"\n"
+"Sample on-CPU stacks with BPF and write them as folded stacks.\n"
+"\n"
+"Targets:\n"
+"  -p, --pid PID[,PID...]   profile these running processes and all their threads\n"
+"  -a, --all                profile the whole system\n"
+"  COMMAND [ARGS...]        start COMMAND held, attach, then run it; profile it until it exits\n"
+"\n"
+"Options:\n"
+"  -F, --frequency HZ       samples per second per CPU (default 99)\n"
+"  -d, --duration SECONDS   stop after SECONDS (default: Ctrl-C, or when the targets exit)\n"
+"  -o, --output FILE        write to FILE instead of standard output\n"
+"  -f, --format FORMAT      output format: folded (default)\n"
+"  -U, --user-only          user frames only\n"
+"  -K, --kernel-only        kernel frames only\n"
+"      --idle               with -a, keep the idle task's samples\n"
+"      --threads            a frame NAME/TID per thread under the process name\n"
+"      --map-size N         entries of the BPF stack and count maps (default: derived)\n"
+"  -q, --quiet              no summary at the end\n"
+"  -v, --verbose            more messages (-vv: libbpf's too)\n"
+"  -h, --help               this text\n"
+"  -V, --version            the version\n"
+"\n"
+"Examples:\n"
+"  profile -p 1234 -d 10 -o app.folded        a running process for 10 seconds\n"
+"  profile -o ls.folded -- ls -R /usr          a command, until it exits\n"
+"  profile -a -d 5 > all.folded                the whole system for 5 seconds\n"
+"  profile -F 999 -p 1234 -d 10 | flamegraph.pl > app.svg\n"
+"\n"
+"Exit status: 0 written, 1 runtime failure, 2 bad usage, 3 bad target (pid, command),\n"
+"4 environment (privileges, BTF). See profile(1).\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("profile: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'profile --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static int parse_pids(struct settings *st, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return usage_error("%s", "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(tok, &end, 10);
+		if (errno || *end || end == tok || v <= 0 || v > INT_MAX) {
+			ret = usage_error("invalid pid '%s': expected a positive number", tok);
+			break;
+		}
+		if (st->session.nr_pids == MAX_PIDS) {
+			ret = usage_error("too many pids (at most 1024)%s", "");
+			break;
+		}
+		st->pids[st->session.nr_pids++] = (pid_t)v;
+	}
+	if (!ret && !st->session.nr_pids)
+		ret = usage_error("invalid pid list '%s'", arg);
+	free(copy);
+	return ret;
+}
+
+static int parse_uint(const char *arg, const char *what, unsigned long min, unsigned long max,
+		      unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || *end || end == arg || arg[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "profile: invalid %s '%s': expected a whole number from %lu to %lu\n",
+			what, arg, min, max);
+		fputs("Try 'profile --help' for more information.\n", stderr);
+		return EXIT_USAGE;
+	}
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int parse_duration(const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || *end || end == arg || !isfinite(v) || v <= 0 || v > 31536000)
+		return usage_error("invalid duration '%s': expected seconds greater than 0", arg);
+	*out = v;
+	return 0;
+}
+
+enum { OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE };
+
+static int parse_args(int argc, char **argv, struct settings *st)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "user-only", no_argument, NULL, 'U' },
+		{ "kernel-only", no_argument, NULL, 'K' },
+		{ "idle", no_argument, NULL, OPT_IDLE },
+		{ "threads", no_argument, NULL, OPT_THREADS },
+		{ "map-size", required_argument, NULL, OPT_MAP_SIZE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	struct session_opts *o = &st->session;
+	int c, err, targets;
+
+	o->freq = 99;
+	o->pids = st->pids;
+	/* '+': stop at the first non-option, the command. */
+	while ((c = getopt_long(argc, argv, "+p:aF:d:o:f:UKqvhV", longopts, NULL)) != -1) {
+		err = 0;
+		switch (c) {
+		case 'p': err = parse_pids(st, optarg); break;
+		case 'a': o->all = true; break;
+		case 'F': err = parse_uint(optarg, "frequency", 1, MAX_FREQ, &o->freq); break;
+		case 'd': err = parse_duration(optarg, &o->duration); break;
+		case 'o': st->output = optarg; break;
+		case 'f': st->format = optarg; break;
+		case 'U': o->user_only = true; break;
+		case 'K': o->kernel_only = true; break;
+		case OPT_IDLE: o->idle = true; break;
+		case OPT_THREADS: o->threads = true; break;
+		case OPT_MAP_SIZE:
+			err = parse_uint(optarg, "map size", 1024, 1 << 24, &o->map_size);
+			break;
+		case 'q': st->quiet = true; break;
+		case 'v': log_level++; break;
+		case 'h': fputs(usage_text, stdout); exit(EXIT_OK);
+		case 'V': printf("profile %s\n", PROFILE_VERSION); exit(EXIT_OK);
+		default:
+			fputs("Try 'profile --help' for more information.\n", stderr);
+			return EXIT_USAGE;
+		}
+		if (err)
+			return err;
+	}
+	if (optind < argc)
+		o->argv = &argv[optind];
+	targets = (o->nr_pids > 0) + o->all + (o->argv != NULL);
+	if (targets == 0)
+		return usage_error("%s", "nothing to profile: give -p PID, -a, or a command");
+	if (targets > 1)
+		return usage_error("%s", "give only one of -p PID, -a, or a command");
+	if (o->user_only && o->kernel_only)
+		return usage_error("%s", "-U and -K exclude each other");
+	if (o->idle && !o->all)
+		return usage_error("%s", "--idle goes with -a");
+	if (st->format && strcmp(st->format, "folded"))
+		return usage_error("unknown format '%s': expected folded", st->format);
+	return 0;
+}
+
+static int exit_status(enum session_err_kind kind)
+{
+	switch (kind) {
+	case SESSION_ERR_USAGE: return EXIT_USAGE;
+	case SESSION_ERR_TARGET: return EXIT_TARGET;
+	case SESSION_ERR_ENV: return EXIT_ENV;
+	default: return EXIT_RUNTIME;
+	}
+}
+
+static void print_summary(const struct session_stats *st, size_t nr_stacks, const char *where)
+{
+	uint64_t lost = st->bpf[STAT_COUNTS_FULL];
+	uint64_t dropped_stacks = st->bpf[STAT_KSTACK_COLLIDE] + st->bpf[STAT_KSTACK_FULL] +
+				  st->bpf[STAT_USTACK_COLLIDE] + st->bpf[STAT_USTACK_FULL];
+
+	fprintf(stderr,
+		"profile: %llu samples in %.1f s on %d CPUs, %zu distinct stacks, %.1f%% with a "
+		"truncated user stack; lost: %llu samples, %llu stacks (map full or collision), "
+		"%llu mmap records; written to %s\n",
+		(unsigned long long)st->samples, st->seconds, st->nr_cpus, nr_stacks,
+		st->samples ? 100.0 * st->truncated / st->samples : 0.0,
+		(unsigned long long)lost, (unsigned long long)dropped_stacks,
+		(unsigned long long)st->mmap_lost, where);
+}
+
+int main(int argc, char **argv)
+{
+	struct settings st = { 0 };
+	enum session_err_kind kind = 0;
+	struct session *s = NULL;
+	struct folded *folded = NULL;
+	char *errmsg = NULL;
+	FILE *out = stdout;
+	int ret;
+
+	ret = parse_args(argc, argv, &st);
+	if (ret)
+		return ret;
+	/* Open the output first: a path that cannot be written fails before any sampling. */
+	if (st.output) {
+		out = fopen(st.output, "we");
+		if (!out) {
+			fprintf(stderr, "profile: cannot write '%s': %s\n", st.output,
+				strerror(errno));
+			return EXIT_RUNTIME;
+		}
+	}
+	folded = folded__new();
+	if (!folded) {
+		fprintf(stderr, "profile: out of memory\n");
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	s = session__open(&st.session, &errmsg, &kind);
+	if (!s) {
+		fprintf(stderr, "profile: %s\n", errmsg ? errmsg : "cannot start");
+		ret = exit_status(kind);
+		goto out;
+	}
+	/* Whatever run says, what was sampled is written. */
+	if (session__run(s))
+		fprintf(stderr, "profile: %s\n", session__error(s, &kind));
+	if (session__collect(s, folded) || folded__write(folded, out)) {
+		const char *msg = session__error(s, &kind);
+
+		fprintf(stderr, "profile: %s\n", msg ? msg : "cannot write the output");
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	if (session__error(s, &kind))
+		ret = exit_status(kind);
+	if (!st.quiet)
+		print_summary(session__stats(s), folded__nr_stacks(folded),
+			      st.output ? st.output : "standard output");
+out:
+	if (out != stdout && fclose(out) && !ret) {
+		fprintf(stderr, "profile: cannot write '%s': %s\n", st.output, strerror(errno));
+		ret = EXIT_RUNTIME;
+	}
+	session__free(s);
+	folded__free(folded);
+	free(errmsg);
+	return ret;
+}

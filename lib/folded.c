@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "folded.h"
+
+struct entry {
+	char *stack;
+	uint64_t count;
+	uint64_t hash;
+};
+
+/* Open addressing, linear probing; the table is at most half full. */
+struct folded {
+	struct entry *slots;
+	size_t cap, nr;
+	uint64_t total;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+struct folded *folded__new(void)
+{
+	struct folded *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->cap = 1024;
+	f->slots = calloc(f->cap, sizeof(*f->slots));
+	if (!f->slots) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void folded__free(struct folded *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->cap; i++)
+		free(f->slots[i].stack);
+	free(f->slots);
+	free(f);
+}
+
+static int folded__grow(struct folded *f)
+{
+	size_t cap = f->cap * 2;
+	struct entry *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->cap; i++) {
+		size_t j;
+
+		if (!f->slots[i].stack)
+			continue;
+		for (j = f->slots[i].hash & (cap - 1); slots[j].stack; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = f->slots[i];
+	}
+	free(f->slots);
+	f->slots = slots;
+	f->cap = cap;
+	return 0;
+}
+
+int folded__add(struct folded *f, const char *stack, uint64_t count)
+{
+	uint64_t h = hash_str(stack);
+	size_t i;
+
+	if (2 * (f->nr + 1) > f->cap && folded__grow(f))
+		return -ENOMEM;
+	for (i = h & (f->cap - 1); f->slots[i].stack; i = (i + 1) & (f->cap - 1)) {
+		if (f->slots[i].hash == h && !strcmp(f->slots[i].stack, stack)) {
+			f->slots[i].count += count;
+			f->total += count;
+			return 0;
+		}
+	}
+	f->slots[i].stack = strdup(stack);
+	if (!f->slots[i].stack)
+		return -ENOMEM;
+	f->slots[i].hash = h;
+	f->slots[i].count = count;
+	f->nr++;
+	f->total += count;
+	return 0;
+}
+
+size_t folded__nr_stacks(const struct folded *f)
+{
+	return f->nr;
+}
+
+uint64_t folded__total(const struct folded *f)
+{
+	return f->total;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct entry *const *x = a, *const *y = b;
+
+	return strcmp((*x)->stack, (*y)->stack);
+}
+
+int folded__write(const struct folded *f, FILE *out)
+{
+	const struct entry **sorted = malloc((f->nr ? f->nr : 1) * sizeof(*sorted));
+	size_t n = 0;
+
+	if (!sorted)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->cap; i++)
+		if (f->slots[i].stack)
+			sorted[n++] = &f->slots[i];
+	qsort(sorted, n, sizeof(*sorted), entry_cmp);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s %llu\n", sorted[i]->stack, (unsigned long long)sorted[i]->count);
+	free(sorted);
+	if (fflush(out) || ferror(out))
+		return -(errno ? errno : EIO);
+	return 0;
+}
+
+int folded__push_frame(char **buf, size_t *len, size_t *cap, const char *name,
+		       const char *suffix)
+{
+	size_t nlen = strlen(name), slen = suffix ? strlen(suffix) : 0;
+	size_t need = *len + 1 + nlen + slen + 1;
+	char *p;
+
+	if (need > *cap) {
+		size_t ncap = *cap ? *cap : 256;
+
+		while (ncap < need)
+			ncap *= 2;
+		p = realloc(*buf, ncap);
+		if (!p)
+			return -ENOMEM;
+		*buf = p;
+		*cap = ncap;
+	}
+	p = *buf + *len;
+	if (*len)
+		*p++ = ';';
+	for (size_t i = 0; i < nlen; i++) {
+		unsigned char c = name[i];
+
+		*p++ = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	memcpy(p, suffix ? suffix : "", slen);
+	p += slen;
+	*p = '\0';
+	*len = p - *buf;
+	return 0;
+}

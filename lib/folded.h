@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * folded: stacks in the folded format flamegraph.pl, inferno and speedscope read:
+ * one line per distinct stack, "frame;frame;...;frame COUNT", root first.
+ */
+#ifndef FOLDED_H
+#define FOLDED_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct folded;
+
+/* A new, empty set of stacks; NULL on ENOMEM. Free with folded__free (NULL is fine). */
+struct folded *folded__new(void);
+void folded__free(struct folded *f);
+
+/*
+ * Append frame NAME to the stack being built in BUF (LEN bytes used, CAP allocated; *BUF may
+ * be NULL at first and is grown with realloc, the caller frees it), with SUFFIX (e.g. "_[k]",
+ * or NULL) after it. Characters that would break the format are replaced: ';' by ':',
+ * newlines and other control characters by '?'. Returns 0 or -ENOMEM.
+ */
+int folded__push_frame(char **buf, size_t *len, size_t *cap, const char *name,
+		       const char *suffix);
+
+/* Add COUNT samples to STACK (a ';'-joined frame list; copied). Returns 0 or -ENOMEM. */
+int folded__add(struct folded *f, const char *stack, uint64_t count);
+
+/* Number of distinct stacks and sum of all counts. */
+size_t folded__nr_stacks(const struct folded *f);
+uint64_t folded__total(const struct folded *f);
+
+/* Write every stack as "STACK COUNT\n", sorted by stack (bytewise). Returns 0 or -errno. */
+int folded__write(const struct folded *f, FILE *out);
+
+#endif

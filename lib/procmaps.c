@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include "procmaps.h"
+
+#define NR_BUCKETS 1024
+
+/* The mappings of one process, sorted by start, never overlapping. */
+struct pmaps {
+	pid_t pid;
+	struct map *maps;
+	size_t nr, cap;
+	struct pmaps *next;	/* bucket chain */
+};
+
+struct procmaps {
+	struct pmaps *buckets[NR_BUCKETS];
+};
+
+/* --- parsing ---------------------------------------------------------------------------- */
+
+static int parse_hex(char **p, uint64_t *v, char stop)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(*p, &end, 16);
+	if (errno || end == *p || *end != stop)
+		return -EINVAL;
+	*p = end + 1;
+	return 0;
+}
+
+int procmaps__parse_line(char *line, struct map *m, bool *deleted)
+{
+	static const char deleted_suffix[] = " (deleted)";
+	uint64_t maj, min, ino;
+	char *p = line, *end, perms[5];
+	size_t len;
+
+	memset(m, 0, sizeof(*m));
+	*deleted = false;
+	if (parse_hex(&p, &m->start, '-') || parse_hex(&p, &m->end, ' ') || m->end <= m->start)
+		return -EINVAL;
+	if (strlen(p) < 5 || p[4] != ' ')
+		return -EINVAL;
+	memcpy(perms, p, 4);
+	perms[4] = '\0';
+	p += 5;
+	if (parse_hex(&p, &m->pgoff, ' ') || parse_hex(&p, &maj, ':') || parse_hex(&p, &min, ' '))
+		return -EINVAL;
+	errno = 0;
+	ino = strtoull(p, &end, 10);
+	if (errno || end == p || (*end != ' ' && *end != '\n' && *end != '\0'))
+		return -EINVAL;
+	m->ino = ino;
+	m->dev = makedev(maj, min);
+	p = end;
+	while (*p == ' ')
+		p++;
+	len = strcspn(p, "\n");
+	p[len] = '\0';
+	if (len >= sizeof(deleted_suffix) - 1 &&
+	    !strcmp(p + len - (sizeof(deleted_suffix) - 1), deleted_suffix)) {
+		p[len - (sizeof(deleted_suffix) - 1)] = '\0';
+		*deleted = true;
+	}
+	m->path = p;
+	return perms[2] == 'x' ? 1 : 0;
+}
+
+/* --- the cache -------------------------------------------------------------------------- */
+
+struct procmaps *procmaps__new(void)
+{
+	return calloc(1, sizeof(struct procmaps));
+}
+
+void procmaps__free(struct procmaps *pm)
+{
+	if (!pm)
+		return;
+	for (int b = 0; b < NR_BUCKETS; b++) {
+		struct pmaps *p = pm->buckets[b], *next;
+
+		for (; p; p = next) {
+			next = p->next;
+			for (size_t i = 0; i < p->nr; i++)
+				free(p->maps[i].path);
+			free(p->maps);
+			free(p);
+		}
+	}
+	free(pm);
+}
+
+static struct pmaps *pmaps__get(const struct procmaps *pm, pid_t pid)
+{
+	struct pmaps *p = pm->buckets[(uint32_t)pid % NR_BUCKETS];
+
+	while (p && p->pid != pid)
+		p = p->next;
+	return p;
+}
+
+static struct pmaps *pmaps__get_or_add(struct procmaps *pm, pid_t pid)
+{
+	struct pmaps *p = pmaps__get(pm, pid);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->next = pm->buckets[(uint32_t)pid % NR_BUCKETS];
+	pm->buckets[(uint32_t)pid % NR_BUCKETS] = p;
+	return p;
+}
+
+/* Index of the first mapping whose end is above ADDR. */
+static size_t pmaps__first_ending_after(const struct pmaps *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m)
+{
+	struct pmaps *p = pmaps__get_or_add(pm, pid);
+	size_t first, last;
+	char *path;
+
+	if (!p)
+		return -ENOMEM;
+	path = strdup(m->path ? m->path : "");
+	if (!path)
+		return -ENOMEM;
+	if (p->nr == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 16;
+		struct map *maps = realloc(p->maps, cap * sizeof(*maps));
+
+		if (!maps) {
+			free(path);
+			return -ENOMEM;
+		}
+		p->maps = maps;
+		p->cap = cap;
+	}
+	/* Mappings [first, last) overlap the new one: drop them. */
+	first = pmaps__first_ending_after(p, m->start);
+	for (last = first; last < p->nr && p->maps[last].start < m->end; last++)
+		free(p->maps[last].path);
+	memmove(&p->maps[first + 1], &p->maps[last], (p->nr - last) * sizeof(*p->maps));
+	p->nr = p->nr - (last - first) + 1;
+	p->maps[first] = *m;
+	p->maps[first].path = path;
+	return 0;
+}
+
+int procmaps__load(struct procmaps *pm, pid_t pid)
+{
+	char path[64], line[PROCMAPS_PATH_MAX + 128];
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		struct map m;
+		bool deleted;
+
+		if (!strchr(line, '\n') && !feof(f)) {
+			int c;
+
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
+		if (procmaps__parse_line(line, &m, &deleted) != 1)
+			continue;
+		err = procmaps__add(pm, pid, &m);
+		if (err)
+			break;
+	}
+	fclose(f);
+	return err;
+}
+
+int procmaps__load_all(struct procmaps *pm)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		if (procmaps__load(pm, (pid_t)pid) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+const struct map *procmaps__find(const struct procmaps *pm, pid_t pid, uint64_t addr)
+{
+	const struct pmaps *p = pmaps__get(pm, pid);
+	size_t i;
+
+	if (!p)
+		return NULL;
+	i = pmaps__first_ending_after(p, addr);
+	if (i < p->nr && p->maps[i].start <= addr)
+		return &p->maps[i];
+	return NULL;
+}
+
+bool procmaps__has(const struct procmaps *pm, pid_t pid)
+{
+	const struct pmaps *p = pmaps__get(pm, pid);
+
+	return p && p->nr;
+}

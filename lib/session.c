@@ -1,0 +1,692 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "folded.h"
+#include "log.h"
+#include "procmaps.h"
+#include "session.h"
+#include "symbolize.h"
+#include "profile.skel.h"
+
+#define MAP_SIZE_MIN	16384
+#define MAP_SIZE_MAX	65536	/* derived sizes stop here; --map-size may go further */
+#define MMAP_PAGES	64	/* per-CPU buffer for mmap records: 256 KiB */
+#define TICK_MS		100
+
+struct session {
+	struct session_opts opts;
+	struct profile_bpf *skel;
+	int nr_cpus;
+	int *pfds;			/* cpu-clock event per CPU, -1 where offline */
+	struct bpf_link **links;
+	struct perf_buffer *mmap_pb;
+	struct procmaps *maps;
+	pid_t child;			/* the command, 0 when none */
+	int go_fd;			/* write end: releases the held command */
+	int exec_err_fd;		/* read end: errno of a failed exec, EOF on success */
+	struct session_stats stats;
+	char *err;
+	enum session_err_kind err_kind;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int session__fail(struct session *s, enum session_err_kind kind, int err,
+			 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Record the error sentence; returns ERR (negative errno) for the caller to return. */
+static int session__fail(struct session *s, enum session_err_kind kind, int err,
+			 const char *fmt, ...)
+{
+	va_list ap;
+
+	free(s->err);
+	s->err = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&s->err, fmt, ap) < 0)
+		s->err = NULL;
+	va_end(ap);
+	s->err_kind = kind;
+	return err < 0 ? err : -EINVAL;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if ((level == LIBBPF_DEBUG && log_level < LOG_DEBUG) ||
+	    (level == LIBBPF_INFO && log_level < LOG_INFO) || log_level < LOG_INFO)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A process is alive when /proc/PID/stat exists and it is not a zombie. */
+static bool pid_alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* --- the command, held until sampling is attached --------------------------------------- */
+
+static int start_held_command(struct session *s)
+{
+	int go[2], exec_err[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(exec_err, O_CLOEXEC))
+		return session__fail(s, SESSION_ERR_RUNTIME, -errno, "cannot create a pipe: %s",
+				     strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		return session__fail(s, SESSION_ERR_RUNTIME, -errno, "cannot fork: %s",
+				     strerror(errno));
+	if (pid == 0) {
+		char c;
+		int err;
+
+		close(go[1]);
+		close(exec_err[0]);
+		/* Held: no instruction of the command runs before the parent says go. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(s->opts.argv[0], s->opts.argv);
+		err = errno;
+		if (write(exec_err[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(exec_err[1]);
+	s->child = pid;
+	s->go_fd = go[1];
+	s->exec_err_fd = exec_err[0];
+	return 0;
+}
+
+/* Let the command run; returns 0 when it was executed, else the exec's error. */
+static int release_command(struct session *s)
+{
+	char go = 1;
+	int err = 0;
+	ssize_t n;
+
+	if (write(s->go_fd, &go, 1) != 1)
+		return session__fail(s, SESSION_ERR_RUNTIME, -errno, "cannot start the command");
+	close(s->go_fd);
+	s->go_fd = -1;
+	do
+		n = read(s->exec_err_fd, &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(s->exec_err_fd);
+	s->exec_err_fd = -1;
+	if (n == sizeof(err)) {
+		waitpid(s->child, NULL, 0);
+		s->child = 0;
+		return session__fail(s, SESSION_ERR_TARGET, -err, "cannot execute '%s': %s",
+				     s->opts.argv[0], strerror(err));
+	}
+	return 0;
+}
+
+/* --- loading ---------------------------------------------------------------------------- */
+
+static unsigned int derived_map_size(const struct session_opts *o, int nr_cpus)
+{
+	double secs = o->duration > 0 ? o->duration : 30;
+	double n = o->freq * secs * nr_cpus;
+
+	if (o->map_size)
+		return o->map_size;
+	if (n < MAP_SIZE_MIN)
+		return MAP_SIZE_MIN;
+	return n > MAP_SIZE_MAX ? MAP_SIZE_MAX : (unsigned int)n;
+}
+
+static int check_targets(struct session *s)
+{
+	for (size_t i = 0; i < s->opts.nr_pids; i++) {
+		pid_t pid = s->opts.pids[i];
+
+		if (!pid_alive(pid))
+			return session__fail(s, SESSION_ERR_TARGET, -ESRCH,
+					     "no process with pid %d", pid);
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return session__fail(s, SESSION_ERR_ENV, -ENOENT,
+				     "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): "
+				     "profile needs a kernel built with CONFIG_DEBUG_INFO_BTF");
+	return 0;
+}
+
+static int load_bpf(struct session *s)
+{
+	const struct session_opts *o = &s->opts;
+	struct profile_bpf *skel;
+	unsigned int size = derived_map_size(o, s->nr_cpus);
+	int err;
+
+	skel = profile_bpf__open();
+	if (!skel)
+		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
+				     "cannot open the BPF programs: %s", strerror(errno));
+	s->skel = skel;
+	skel->rodata->filter_pids = !o->all;
+	skel->rodata->include_idle = o->idle;
+	skel->rodata->per_thread = o->threads;
+	skel->rodata->user_stacks = !o->kernel_only;
+	skel->rodata->kernel_stacks = !o->user_only;
+	skel->rodata->follow_children = o->argv != NULL;
+	bpf_map__set_max_entries(skel->maps.kstacks, size);
+	bpf_map__set_max_entries(skel->maps.ustacks, size);
+	bpf_map__set_max_entries(skel->maps.counts, size);
+	bpf_map__set_max_entries(skel->maps.comms, size);
+	bpf_map__set_max_entries(skel->maps.pids, 65536);
+	pr_debug("map size %u entries", size);
+
+	err = profile_bpf__load(skel);
+	if (err == -EPERM || err == -EACCES)
+		return session__fail(s, SESSION_ERR_ENV, err,
+				     "permission denied loading BPF: profile needs root, or "
+				     "CAP_BPF and CAP_PERFMON");
+	if (err)
+		return session__fail(s, SESSION_ERR_RUNTIME, err,
+				     "cannot load the BPF programs: %s (run with -vv for details)",
+				     strerror(-err));
+	return 0;
+}
+
+static int add_pid(struct session *s, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.pids), &key, &one, BPF_ANY))
+		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
+				     "cannot add pid %d to the BPF filter: %s", pid,
+				     strerror(errno));
+	return 0;
+}
+
+struct session *session__open(const struct session_opts *opts, char **errmsg,
+			      enum session_err_kind *kind)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		if (errmsg)
+			*errmsg = strdup("out of memory");
+		if (kind)
+			*kind = SESSION_ERR_RUNTIME;
+		return NULL;
+	}
+	s->opts = *opts;
+	s->go_fd = s->exec_err_fd = -1;
+	s->stats.cmd_status = -1;
+	libbpf_set_print(libbpf_print);
+
+	s->nr_cpus = libbpf_num_possible_cpus();
+	if (s->nr_cpus <= 0) {
+		err = session__fail(s, SESSION_ERR_RUNTIME, s->nr_cpus, "cannot count the CPUs");
+		goto fail;
+	}
+	s->maps = procmaps__new();
+	if (!s->maps) {
+		err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	err = check_targets(s);
+	if (err)
+		goto fail;
+	err = load_bpf(s);
+	if (err)
+		goto fail;
+	for (size_t i = 0; i < opts->nr_pids; i++) {
+		err = add_pid(s, opts->pids[i]);
+		if (err)
+			goto fail;
+	}
+	if (opts->argv) {
+		err = start_held_command(s);
+		if (err)
+			goto fail;
+		err = add_pid(s, s->child);
+		if (err)
+			goto fail;
+	}
+	return s;
+fail:
+	if (errmsg)
+		*errmsg = s->err ? strdup(s->err) : strdup("cannot start profiling");
+	if (kind)
+		*kind = s->err_kind ? s->err_kind : SESSION_ERR_RUNTIME;
+	session__free(s);
+	return NULL;
+}
+
+/* --- sampling --------------------------------------------------------------------------- */
+
+/* PERF_RECORD_MMAP2 as the kernel writes it (without the build-id variant). */
+struct mmap2_record {
+	struct perf_event_header header;
+	__u32 pid, tid;
+	__u64 addr, len, pgoff;
+	__u32 maj, min;
+	__u64 ino, ino_generation;
+	__u32 prot, flags;
+	char filename[];
+};
+
+struct lost_record {
+	struct perf_event_header header;
+	__u64 id, lost;
+};
+
+static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_event_header *h)
+{
+	struct session *s = ctx;
+	(void)cpu;
+
+	if (h->type == PERF_RECORD_LOST) {
+		s->stats.mmap_lost += ((struct lost_record *)h)->lost;
+	} else if (h->type == PERF_RECORD_MMAP2 && h->size > sizeof(struct mmap2_record)) {
+		struct mmap2_record *r = (struct mmap2_record *)h;
+		size_t max = h->size - sizeof(*r);
+		__u32 key = r->pid;
+		__u8 v;
+		struct map m = {
+			.start = r->addr,
+			.end = r->addr + r->len,
+			.pgoff = r->pgoff,
+			.ino = r->ino,
+			.dev = makedev(r->maj, r->min),
+		};
+
+		if (!s->opts.all &&
+		    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.pids), &key, &v))
+			return LIBBPF_PERF_EVENT_CONT;
+		if (!memchr(r->filename, '\0', max))
+			return LIBBPF_PERF_EVENT_CONT;
+		m.path = r->filename;
+		if (procmaps__add(s->maps, r->pid, &m))
+			pr_warn("out of memory recording mappings of pid %u", r->pid);
+	}
+	return LIBBPF_PERF_EVENT_CONT;
+}
+
+/* mmap records of every process, from now on: new executables and libraries are known even
+ * when their process exits before the profile ends. */
+static int open_mmap_events(struct session *s)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.mmap = 1,
+		.mmap2 = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+
+	s->mmap_pb = perf_buffer__new_raw(bpf_map__fd(s->skel->maps.mmap_events), MMAP_PAGES,
+					  &attr, on_mmap_record, s, NULL);
+	if (!s->mmap_pb)
+		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
+				     "cannot open mmap events: %s", strerror(errno));
+	return 0;
+}
+
+static int attach_sampling(struct session *s)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = s->opts.freq,
+	};
+	int attached = 0;
+
+	s->pfds = malloc(s->nr_cpus * sizeof(*s->pfds));
+	s->links = calloc(s->nr_cpus, sizeof(*s->links));
+	if (!s->pfds || !s->links)
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		s->pfds[cpu] = fd;
+		if (fd < 0) {
+			int err = -errno;
+
+			if (err == -ENODEV)	/* offline CPU */
+				continue;
+			if (err == -EINVAL)
+				return session__fail(s, SESSION_ERR_USAGE, err,
+						     "the kernel refuses %u Hz sampling (see "
+						     "sysctl kernel.perf_event_max_sample_rate)",
+						     s->opts.freq);
+			if (err == -EACCES || err == -EPERM)
+				return session__fail(s, SESSION_ERR_ENV, err,
+						     "permission denied opening perf events: "
+						     "profile needs root, or CAP_PERFMON");
+			return session__fail(s, SESSION_ERR_RUNTIME, err,
+					     "cannot open a cpu-clock event on CPU %d: %s", cpu,
+					     strerror(-err));
+		}
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.do_sample, fd);
+		if (!s->links[cpu])
+			return session__fail(s, SESSION_ERR_RUNTIME, -errno,
+					     "cannot attach to the perf event on CPU %d: %s", cpu,
+					     strerror(errno));
+		attached++;
+	}
+	s->stats.nr_cpus = attached;
+	if (!attached)
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENODEV, "no CPU could be sampled");
+	return 0;
+}
+
+static void detach_sampling(struct session *s)
+{
+	for (int cpu = 0; s->links && cpu < s->nr_cpus; cpu++) {
+		bpf_link__destroy(s->links[cpu]);
+		s->links[cpu] = NULL;
+	}
+	for (int cpu = 0; s->pfds && cpu < s->nr_cpus; cpu++) {
+		if (s->pfds[cpu] >= 0)
+			close(s->pfds[cpu]);
+		s->pfds[cpu] = -1;
+	}
+}
+
+/* Whether the targets are still there: the command, or any of the pids. */
+static bool targets_alive(struct session *s)
+{
+	if (s->child) {
+		int status;
+		pid_t r = waitpid(s->child, &status, WNOHANG);
+
+		if (r == s->child) {
+			s->stats.cmd_status = status;
+			s->child = 0;
+			return false;
+		}
+		return true;
+	}
+	if (s->opts.all || !s->opts.nr_pids)
+		return true;
+	for (size_t i = 0; i < s->opts.nr_pids; i++)
+		if (pid_alive(s->opts.pids[i]))
+			return true;
+	return false;
+}
+
+int session__run(struct session *s)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	double start, deadline;
+	int err;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	err = open_mmap_events(s);
+	if (err)
+		return err;
+	/* Mappings that exist already; later ones arrive as mmap records. */
+	if (s->opts.all)
+		procmaps__load_all(s->maps);
+	for (size_t i = 0; i < s->opts.nr_pids; i++)
+		procmaps__load(s->maps, s->opts.pids[i]);
+
+	err = attach_sampling(s);
+	if (!err)
+		err = profile_bpf__attach(s->skel);
+	if (err) {
+		if (!s->err)
+			session__fail(s, SESSION_ERR_RUNTIME, err, "cannot attach: %s",
+				      strerror(-err));
+		goto out;
+	}
+	start = now_seconds();
+	deadline = s->opts.duration > 0 ? start + s->opts.duration : 0;
+	if (s->child) {
+		err = release_command(s);
+		if (err)
+			goto out;
+	}
+	while (!stop_signal) {
+		err = perf_buffer__poll(s->mmap_pb, TICK_MS);
+		if (err < 0 && err != -EINTR) {
+			session__fail(s, SESSION_ERR_RUNTIME, err, "cannot read mmap events: %s",
+				      strerror(-err));
+			goto out;
+		}
+		if (deadline && now_seconds() >= deadline)
+			break;
+		if (!targets_alive(s))
+			break;
+	}
+	err = 0;
+	if (stop_signal)
+		pr_info("stopping on signal %d", stop_signal);
+	s->stats.seconds = now_seconds() - start;
+out:
+	detach_sampling(s);
+	if (s->mmap_pb)
+		perf_buffer__consume(s->mmap_pb);
+	if (s->child) {
+		/* The profile is over (duration or signal): so is the command it started. */
+		int status;
+
+		kill(s->child, SIGTERM);
+		if (waitpid(s->child, &status, 0) == s->child)
+			s->stats.cmd_status = status;
+		s->child = 0;
+	}
+	return err;
+}
+
+/* --- collecting ------------------------------------------------------------------------- */
+
+static void read_stats(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.stats);
+	__u64 *vals = calloc(s->nr_cpus, sizeof(*vals));
+
+	if (!vals)
+		return;
+	for (__u32 k = 0; k < STAT__MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		s->stats.bpf[k] = 0;
+		for (int c = 0; c < s->nr_cpus; c++)
+			s->stats.bpf[k] += vals[c];
+	}
+	free(vals);
+}
+
+static const char *comm_of(struct session *s, __u32 id, char *buf)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.comms), &id, buf) == 0) {
+		buf[PROFILE_COMM_LEN - 1] = '\0';
+		if (buf[0])
+			return buf;
+	}
+	return "[unknown]";
+}
+
+/*
+ * Functions where a thread's stack begins. glibc leaves a non-zero rbp in these (it uses rbp
+ * as a general register), so a frame-pointer walk never ends at rbp == 0 on Debian: a walk
+ * whose outermost frame is one of them reached the bottom all the same.
+ */
+static bool is_stack_bottom(const char *name)
+{
+	static const char *const bottoms[] = {
+		"__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl", "_start",
+		"start_thread", "__clone3", "clone3", "__clone", "clone", "thread_start",
+	};
+
+	for (size_t i = 0; i < sizeof(bottoms) / sizeof(bottoms[0]); i++)
+		if (!strcmp(name, bottoms[i]))
+			return true;
+	return false;
+}
+
+/* Build the folded stack of one counted key into *BUF; *TRUNCATED says whether its user
+ * stack is known to be incomplete. */
+static int fold_key(struct session *s, struct symbolizer *sym, const struct count_key *key,
+		    char **buf, size_t *len, size_t *cap, bool *truncated)
+{
+	char comm[PROFILE_COMM_LEN], tcomm[PROFILE_COMM_LEN], tframe[PROFILE_COMM_LEN + 16];
+	const char *unames[PROFILE_MAX_DEPTH];
+	__u64 kips[PROFILE_MAX_DEPTH];
+	struct ustack us;
+	int err, n, nu = 0;
+
+	if (key->ustack_hash &&
+	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.ustacks), &key->ustack_hash, &us) == 0) {
+		nu = us.nr < PROFILE_MAX_DEPTH ? (int)us.nr : PROFILE_MAX_DEPTH;
+		if (!procmaps__has(s->maps, key->pid))
+			procmaps__load(s->maps, key->pid);
+		for (int i = 0; i < nu; i++)
+			unames[i] = symbolizer__user(sym, key->pid, us.ips[i], i > 0);
+	}
+	*truncated = (key->flags & COUNT_F_USER_TRUNCATED) &&
+		     !(nu > 0 && is_stack_bottom(unames[nu - 1]));
+
+	*len = 0;
+	err = folded__push_frame(buf, len, cap, comm_of(s, key->pid, comm), NULL);
+	if (!err && s->opts.threads && key->tid) {
+		snprintf(tframe, sizeof(tframe), "%s/%u", comm_of(s, key->tid, tcomm), key->tid);
+		err = folded__push_frame(buf, len, cap, tframe, NULL);
+	}
+	if (!err && *truncated)
+		err = folded__push_frame(buf, len, cap, "[truncated]", NULL);
+	for (int i = nu - 1; i >= 0 && !err; i--)
+		err = folded__push_frame(buf, len, cap, unames[i], NULL);
+	if (!err && key->kstack_id >= 0 &&
+	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.kstacks), &key->kstack_id, kips) == 0) {
+		for (n = 0; n < PROFILE_MAX_DEPTH && kips[n]; n++)
+			;
+		for (int i = n - 1; i >= 0 && !err; i--)
+			err = folded__push_frame(buf, len, cap,
+						 symbolizer__kernel(sym, kips[i], i > 0), "_[k]");
+	}
+	return err;
+}
+
+int session__collect(struct session *s, struct folded *out)
+{
+	int fd = bpf_map__fd(s->skel->maps.counts);
+	struct count_key key, next;
+	struct symbolizer *sym;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	void *prev = NULL;
+	int err = 0;
+
+	read_stats(s);
+	sym = symbolizer__new(s->maps);
+	if (!sym)
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		bool truncated;
+		__u64 count;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &count))
+			continue;
+		err = fold_key(s, sym, &key, &buf, &len, &cap, &truncated);
+		if (!err)
+			err = folded__add(out, buf, count);
+		if (err) {
+			session__fail(s, SESSION_ERR_RUNTIME, err, "out of memory");
+			break;
+		}
+		s->stats.samples += count;
+		if (truncated)
+			s->stats.truncated += count;
+	}
+	free(buf);
+	symbolizer__free(sym);
+	return err;
+}
+
+const char *session__error(const struct session *s, enum session_err_kind *kind)
+{
+	if (kind)
+		*kind = s->err_kind;
+	return s->err;
+}
+
+const struct session_stats *session__stats(const struct session *s)
+{
+	return &s->stats;
+}
+
+void session__free(struct session *s)
+{
+	if (!s)
+		return;
+	detach_sampling(s);
+	perf_buffer__free(s->mmap_pb);
+	if (s->child) {
+		/* Never released (an error before run): it must not run on its own. */
+		kill(s->child, SIGKILL);
+		waitpid(s->child, NULL, 0);
+	}
+	if (s->go_fd >= 0)
+		close(s->go_fd);
+	if (s->exec_err_fd >= 0)
+		close(s->exec_err_fd);
+	profile_bpf__destroy(s->skel);
+	procmaps__free(s->maps);
+	free(s->links);
+	free(s->pfds);
+	free(s->err);
+	free(s);
+}

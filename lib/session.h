@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * session: one profiling run. Loads and configures the BPF programs, starts the command (held
+ * until sampling is attached) or checks the pids, samples until the duration ends, a signal
+ * arrives or the targets exit, then turns what BPF counted into folded stacks.
+ */
+#ifndef SESSION_H
+#define SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "profile.h"
+
+struct folded;
+
+struct session_opts {
+	const pid_t *pids;	/* processes to profile (-p), or NULL */
+	size_t nr_pids;
+	bool all;		/* -a: every process */
+	char *const *argv;	/* command to start and profile, or NULL */
+	unsigned int freq;	/* samples per second per CPU */
+	double duration;	/* seconds; 0: until a signal or the targets exit */
+	bool user_only, kernel_only;
+	bool idle;		/* with all: keep the idle task's samples */
+	bool threads;		/* a frame per thread under the process */
+	unsigned int map_size;	/* entries of the stack and count maps; 0: derived */
+};
+
+/* What went wrong, for the command line's exit status. */
+enum session_err_kind {
+	SESSION_ERR_RUNTIME = 1,	/* loading, attaching, reading BPF maps, writing */
+	SESSION_ERR_USAGE = 2,		/* an option value the kernel will not take */
+	SESSION_ERR_TARGET = 3,		/* unknown pid, command that cannot be executed */
+	SESSION_ERR_ENV = 4,		/* no privileges, no BTF */
+};
+
+struct session_stats {
+	uint64_t bpf[STAT__MAX];	/* the BPF program's counters, summed over CPUs */
+	uint64_t mmap_lost;		/* mmap records the kernel dropped (buffer full) */
+	uint64_t samples;		/* samples in the folded output */
+	uint64_t truncated;		/* of those, samples whose user stack is truncated */
+	double seconds;			/* time spent sampling */
+	int nr_cpus;			/* CPUs sampled */
+	int cmd_status;			/* wait status of the command, -1 when none */
+};
+
+struct session;
+
+/*
+ * Check the targets and the kernel, load the BPF programs and, with a command, start it held
+ * before its first instruction. Returns a session or NULL; on NULL, *ERRMSG (when not NULL)
+ * gets a malloc'd sentence naming the problem and *KIND its kind.
+ */
+struct session *session__open(const struct session_opts *opts, char **errmsg,
+			      enum session_err_kind *kind);
+
+/*
+ * Attach sampling, release the command, and sample until the duration ends, SIGINT/SIGTERM
+ * arrives, the command exits, or every pid has exited. Returns 0, or negative errno with
+ * session__error() set.
+ */
+int session__run(struct session *s);
+
+/*
+ * Symbolize everything counted and add it to OUT as folded stacks. Returns 0 or negative
+ * errno with session__error() set.
+ */
+int session__collect(struct session *s, struct folded *out);
+
+/* The last error's sentence and kind; NULL when none. Owned by S. */
+const char *session__error(const struct session *s, enum session_err_kind *kind);
+
+/* Counters of the run, valid after session__collect. */
+const struct session_stats *session__stats(const struct session *s);
+
+/* Detach, kill nothing that still runs on its own, free everything. NULL is fine. */
+void session__free(struct session *s);
+
+#endif

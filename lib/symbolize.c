@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "elfsym.h"
+#include "kallsyms.h"
+#include "log.h"
+#include "procmaps.h"
+#include "symbolize.h"
+
+#define UNKNOWN "[unknown]"
+
+/* One ELF file, shared by every process that maps it. */
+struct file {
+	uint64_t dev, ino;
+	char *path;		/* as the process saw it */
+	char *label;		/* "[basename]" for addresses without a symbol */
+	struct elfsym *elf;	/* NULL when it could not be read */
+	struct file *next;
+};
+
+/* A resolved address: FILE (NULL for the kernel) and the runtime or link-time address. */
+struct name_ent {
+	const void *file;
+	uint64_t addr;
+	const char *name;
+	char *owned;		/* NAME when it had to be allocated */
+	struct name_ent *next;
+};
+
+#define FILE_BUCKETS 512
+#define NAME_BUCKETS 16384
+
+struct symbolizer {
+	struct procmaps *pm;
+	struct file *files[FILE_BUCKETS];
+	struct name_ent *names[NAME_BUCKETS];
+	struct ksyms *ksyms;
+	bool ksyms_tried;
+};
+
+struct symbolizer *symbolizer__new(struct procmaps *pm)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->pm = pm;
+	return s;
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (int b = 0; b < FILE_BUCKETS; b++) {
+		struct file *f, *next;
+
+		for (f = s->files[b]; f; f = next) {
+			next = f->next;
+			elfsym__free(f->elf);
+			free(f->path);
+			free(f->label);
+			free(f);
+		}
+	}
+	for (int b = 0; b < NAME_BUCKETS; b++) {
+		struct name_ent *n, *next;
+
+		for (n = s->names[b]; n; n = next) {
+			next = n->next;
+			free(n->owned);
+			free(n);
+		}
+	}
+	ksyms__free(s->ksyms);
+	free(s);
+}
+
+/* --- the address cache ------------------------------------------------------------------ */
+
+static unsigned int name_bucket(const void *file, uint64_t addr)
+{
+	uint64_t h = (addr ^ (uintptr_t)file) * 0x9e3779b97f4a7c15ULL;
+
+	return (unsigned int)(h >> 40) % NAME_BUCKETS;
+}
+
+static const char *names__find(struct symbolizer *s, const void *file, uint64_t addr)
+{
+	struct name_ent *n = s->names[name_bucket(file, addr)];
+
+	for (; n; n = n->next)
+		if (n->file == file && n->addr == addr)
+			return n->name;
+	return NULL;
+}
+
+/* Remember NAME for (FILE, ADDR); OWNED is freed with the symbolizer. Returns NAME. */
+static const char *names__add(struct symbolizer *s, const void *file, uint64_t addr,
+			      const char *name, char *owned)
+{
+	struct name_ent *n = malloc(sizeof(*n));
+	unsigned int b = name_bucket(file, addr);
+
+	if (!n) {
+		free(owned);
+		return UNKNOWN;
+	}
+	n->file = file;
+	n->addr = addr;
+	n->name = name;
+	n->owned = owned;
+	n->next = s->names[b];
+	s->names[b] = n;
+	return name;
+}
+
+/* --- ELF files -------------------------------------------------------------------------- */
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * Open the file of mapping M of PID. While the process lives, /proc/PID/map_files/ reaches
+ * the very file mapped (even deleted or in another mount namespace); then /proc/PID/root/;
+ * then the path itself, accepted only when its inode is the one mapped.
+ */
+static struct elfsym *open_mapped_file(pid_t pid, const struct map *m)
+{
+	char path[PROCMAPS_PATH_MAX + 64];
+	struct elfsym *elf;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
+		 m->end);
+	elf = elfsym__open(path, m->path);
+	if (elf)
+		return elf;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, m->path);
+	if (stat(path, &st) == 0 && (!m->ino || st.st_ino == m->ino)) {
+		elf = elfsym__open(path, m->path);
+		if (elf)
+			return elf;
+	}
+	if (stat(m->path, &st) == 0 && (!m->ino || st.st_ino == m->ino))
+		return elfsym__open(m->path, m->path);
+	pr_debug("cannot open %s mapped by pid %d", m->path, pid);
+	return NULL;
+}
+
+static struct file *file__get(struct symbolizer *s, pid_t pid, const struct map *m)
+{
+	unsigned int b = (unsigned int)((m->ino * 31 + m->dev) % FILE_BUCKETS);
+	struct file *f;
+
+	for (f = s->files[b]; f; f = f->next)
+		if (f->ino == m->ino && f->dev == m->dev && !strcmp(f->path, m->path))
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->dev = m->dev;
+	f->ino = m->ino;
+	f->path = strdup(m->path);
+	if (!f->path || asprintf(&f->label, "[%s]", base_name(m->path)) < 0) {
+		free(f->path);
+		free(f);
+		return NULL;
+	}
+	if (m->path[0] == '/')
+		f->elf = open_mapped_file(pid, m);
+	f->next = s->files[b];
+	s->files[b] = f;
+	return f;
+}
+
+/* --- lookups ---------------------------------------------------------------------------- */
+
+const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return)
+{
+	const struct map *m;
+	const struct load_seg *segs;
+	const char *name;
+	struct file *f;
+	uint64_t vaddr;
+	size_t nsegs;
+
+	if (is_return && addr)
+		addr--;
+	m = procmaps__find(s->pm, pid, addr);
+	if (!m)
+		return UNKNOWN;
+	if (m->path[0] != '/')
+		return m->path[0] ? m->path : UNKNOWN;	/* [vdso], [anon:...] */
+	f = file__get(s, pid, m);
+	if (!f)
+		return UNKNOWN;
+	if (!f->elf)
+		return f->label;
+	segs = elfsym__segs(f->elf, &nsegs);
+	if (load_segs__off_to_vaddr(segs, nsegs, map__file_offset(m, addr), &vaddr))
+		return f->label;
+	name = names__find(s, f, vaddr);
+	if (name)
+		return name;
+	name = elfsym__lookup(f->elf, vaddr, NULL);
+	return names__add(s, f, vaddr, name ? name : f->label, NULL);
+}
+
+const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return)
+{
+	const char *name;
+
+	if (is_return && addr)
+		addr--;
+	if (!s->ksyms_tried) {
+		s->ksyms_tried = true;
+		s->ksyms = ksyms__load("/proc/kallsyms");
+		if (!s->ksyms)
+			pr_warn("cannot read kernel symbols from /proc/kallsyms: %s",
+				strerror(errno));
+	}
+	if (!s->ksyms)
+		return UNKNOWN;
+	name = ksyms__lookup(s->ksyms, addr, NULL, NULL);
+	return name ? name : UNKNOWN;
+}

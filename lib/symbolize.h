@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * symbolize: addresses -> frame names. User addresses go through the process's mappings
+ * (procmaps) to an ELF file and a link-time address, then to its function symbol; kernel
+ * addresses through /proc/kallsyms. Every distinct address is resolved once; ELF files are
+ * opened once, lazily, and kept.
+ */
+#ifndef SYMBOLIZE_H
+#define SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct procmaps;
+struct symbolizer;
+
+/* A new symbolizer over PM (not owned; it must outlive the symbolizer). NULL on ENOMEM. */
+struct symbolizer *symbolizer__new(struct procmaps *pm);
+
+/* Free it, with every ELF file and name it holds. NULL is fine. */
+void symbolizer__free(struct symbolizer *s);
+
+/*
+ * The name of the user frame at ADDR in process PID. A return address (IS_RETURN: every frame
+ * but the innermost) is looked up at ADDR - 1, inside the call instruction. Never NULL: an
+ * address in a known file without a covering symbol is "[FILE]" (FILE the base name), an
+ * address outside every known mapping "[unknown]". Owned by S, valid until symbolizer__free.
+ */
+const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return);
+
+/* The name of the kernel frame at ADDR, likewise; "[unknown]" when kallsyms is unreadable. */
+const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return);
+
+#endif

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* CUnit runner for the unit tests of lib/ and flamegraph/. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <CUnit/Basic.h>
+#include "suites.h"
+
+const char *fixtures_dir = "build/tests/fixtures";
+
+int main(int argc, char **argv)
+{
+	int (*suites[])(void) = {
+		register_procmaps_suite,
+		register_kallsyms_suite,
+		register_elfsym_suite,
+		register_folded_suite,
+	};
+	unsigned int failed;
+
+	if (argc > 1)
+		fixtures_dir = argv[1];
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++) {
+		if (suites[i]()) {
+			fprintf(stderr, "unit: cannot register suite %zu: %s\n", i, CU_get_error_msg());
+			CU_cleanup_registry();
+			return 2;
+		}
+	}
+	CU_basic_set_mode(CU_BRM_NORMAL);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Each unit-test file registers one CUnit suite per module. */
+#ifndef SUITES_H
+#define SUITES_H
+#include <CUnit/CUnit.h>
+
+int register_procmaps_suite(void);
+int register_kallsyms_suite(void);
+int register_elfsym_suite(void);
+int register_folded_suite(void);
+
+/* Directory holding the unit-test fixtures built by the Makefile (build/tests/fixtures). */
+extern const char *fixtures_dir;
+
+#endif

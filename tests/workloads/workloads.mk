@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Workloads the integration tests profile. Included by the top Makefile.
+
+WL		:= $(OUT)/tests/workloads
+# GCC 12 ignores -mno-omit-leaf-frame-pointer at -O2 (leaf functions get no frame); clang
+# honours it, so the frame-pointer workloads are built with clang.
+WL_CC		:= clang
+WL_FP		:= -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
+		   $(WL)/hidden.debug
+
+$(WL)/libchain_fp.so: tests/workloads/chain_lib.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) $(WL_FP) -fPIC -shared $< -o $@
+
+$(WL)/chain_fp: tests/workloads/chain_main.c $(WL)/libchain_fp.so
+	$(call msg,CC,$@)
+	$(Q)$(WL_CC) $(WL_FP) $< -L$(WL) -lchain_fp -Wl,-rpath,'$$ORIGIN' -o $@
+
+$(WL)/readloop: tests/workloads/readloop.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) $(WL_FP) $< -o $@
+
+# Built with symbols, split: the debug file keeps them, the binary is stripped of .symtab and
+# points at the debug file through .gnu_debuglink.
+$(WL)/hidden $(WL)/hidden.debug &: tests/workloads/hidden.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) $(WL_FP) $< -o $(WL)/hidden.full
+	$(Q)objcopy --only-keep-debug $(WL)/hidden.full $(WL)/hidden.debug
+	$(Q)objcopy --strip-all --add-gnu-debuglink=$(WL)/hidden.debug $(WL)/hidden.full $(WL)/hidden
+	$(Q)rm -f $(WL)/hidden.full
