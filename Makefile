@@ -93,7 +93,7 @@ integration: $(OUT)/profile $(WORKLOADS)
 	$(Q)python3 tests/integration/run.py --build $(OUT)
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory $(OUT)/profile $(OUT)/tests/workloads/demo
+	$(Q)$(MAKE) --no-print-directory $(OUT)/profile $(OUT)/tests/workloads/chain_fp
 	$(Q)sh scripts/demo.sh $(OUT)
 
 install: $(OUT)/profile

@@ -269,8 +269,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Whatever run says, what was sampled is written. */
-	if (session__run(s))
+	if (session__run(s)) {
 		fprintf(stderr, "profile: %s\n", session__error(s, &kind));
+		st.quiet = true;
+	}
 	if (session__collect(s, folded) || folded__write(folded, out)) {
 		const char *msg = session__error(s, &kind);
 

@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Integration tests: profile real workloads with the real BPF programs and check the stacks.
+
+Run as root after `make`; `make test` runs it. Each test prints one line; the last line is
+"integration: N passed, N failed".
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+
+BUILD = "build"
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def profile_bin():
+    return os.path.join(BUILD, "profile")
+
+
+def workload(name):
+    return os.path.join(BUILD, "tests", "workloads", name)
+
+
+def run_profile(args, timeout=60, check=True):
+    """Run profile with ARGS; returns (folded lines as (stack, count), stderr, exit code)."""
+    p = subprocess.run([profile_bin()] + args, capture_output=True, text=True,
+                       timeout=timeout, errors="replace")
+    if check and p.returncode != 0:
+        raise AssertionError(f"profile {' '.join(args)} exited {p.returncode}: {p.stderr}")
+    return parse_folded(p.stdout), p.stderr, p.returncode
+
+
+def parse_folded(text):
+    stacks = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        stack, _, count = line.rpartition(" ")
+        assert stack and count.isdigit(), f"malformed folded line: {line!r}"
+        stacks.append((stack.split(";"), int(count)))
+    return stacks
+
+
+def total(stacks, process=None):
+    return sum(c for s, c in stacks if process is None or s[0] == process)
+
+
+def share(stacks, pred, process=None):
+    """Fraction of the samples of PROCESS whose stack satisfies PRED."""
+    all_ = total(stacks, process)
+    hit = sum(c for s, c in stacks if (process is None or s[0] == process) and pred(s))
+    return hit / all_ if all_ else 0.0
+
+
+def has_chain(frames, chain):
+    """CHAIN appears in FRAMES as consecutive frames."""
+    n = len(chain)
+    return any(frames[i:i + n] == chain for i in range(len(frames) - n + 1))
+
+
+def expect(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+CHAIN = ["main", "chain_a", "chain_b", "chain_c", "chain_hot_loop"]
+
+
+def check_chain_profile(stacks, seconds, freq):
+    n = total(stacks, "chain_fp")
+    expected = seconds * freq
+    expect(0.75 * expected <= n <= 1.1 * expected,
+           f"chain_fp has {n} samples, expected about {expected}")
+    s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_fp")
+    expect(s >= 0.95, f"complete chain in {s:.1%} of samples, expected >= 95%")
+    return f"{n} samples, {s:.1%} complete"
+
+
+@test
+def command_chain_fp():
+    stacks, _, _ = run_profile(["-F", "99", "--", workload("chain_fp"), "3"])
+    return check_chain_profile(stacks, 3, 99)
+
+
+@test
+def pid_chain_fp():
+    proc = subprocess.Popen([workload("chain_fp"), "6"])
+    try:
+        time.sleep(0.3)
+        stacks, _, _ = run_profile(["-F", "99", "-d", "3", "-p", str(proc.pid)])
+    finally:
+        proc.kill()
+        proc.wait()
+    return check_chain_profile(stacks, 3, 99)
+
+
+@test
+def pid_exit_ends_profile():
+    proc = subprocess.Popen([workload("chain_fp"), "1"])
+    time.sleep(0.1)
+    t = time.monotonic()
+    stacks, _, _ = run_profile(["-d", "30", "-p", str(proc.pid)])
+    elapsed = time.monotonic() - t
+    proc.wait()
+    expect(elapsed < 5, f"profile ran {elapsed:.1f}s after its pid exited")
+    expect(total(stacks, "chain_fp") > 0, "no samples of the pid")
+    return f"ended after {elapsed:.1f}s"
+
+
+@test
+def all_system_chain_fp():
+    proc = subprocess.Popen([workload("chain_fp"), "4"])
+    try:
+        time.sleep(0.3)
+        stacks, _, _ = run_profile(["-F", "99", "-a", "-d", "2"])
+    finally:
+        proc.kill()
+        proc.wait()
+    s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_fp")
+    expect(s >= 0.95, f"complete chain in {s:.1%} of chain_fp samples under -a")
+    idle = [f for f, _ in stacks if f[0].startswith("swapper")]
+    expect(not idle, f"idle task present without --idle: {idle[:1]}")
+    return f"{total(stacks, 'chain_fp')} chain_fp samples, {s:.1%} complete"
+
+
+@test
+def kernel_frames_above_read():
+    stacks, _, _ = run_profile(["-F", "199", "--", workload("readloop"), "2"])
+
+    def kernel_read_above_user(frames):
+        users = [i for i, f in enumerate(frames) if not f.endswith("_[k]")]
+        kread = [i for i, f in enumerate(frames) if f.endswith("_[k]") and "read" in f]
+        return users and kread and min(kread) > max(users) and "main" in frames
+
+    s = share(stacks, kernel_read_above_user, "readloop")
+    expect(s > 0.5, f"*read*_[k] above user frames in {s:.1%} of samples, expected most")
+    return f"{s:.1%} of samples"
+
+
+@test
+def user_only_and_kernel_only():
+    stacks, _, _ = run_profile(["-U", "--", workload("readloop"), "1"])
+    expect(total(stacks, "readloop") > 0, "no samples with -U")
+    expect(not any(f.endswith("_[k]") for s, _ in stacks for f in s), "kernel frame with -U")
+    stacks, _, _ = run_profile(["-K", "--", workload("readloop"), "1"])
+    expect(share(stacks, lambda f: any(x.endswith("_[k]") for x in f), "readloop") > 0.5,
+           "kernel frames missing with -K")
+    expect(not any("main" in s for s, _ in stacks), "user frame with -K")
+
+
+@test
+def debuglink_names_static_functions():
+    out = subprocess.run(["readelf", "-S", workload("hidden")], capture_output=True,
+                         text=True).stdout
+    expect(".symtab" not in out and ".gnu_debuglink" in out,
+           "hidden is not stripped with a debuglink")
+    stacks, _, _ = run_profile(["--", workload("hidden"), "2"])
+    s = share(stacks, lambda f: has_chain(f, ["main", "hidden_middle", "hidden_leaf"]),
+              "hidden")
+    expect(s >= 0.9, f"hidden_middle;hidden_leaf in {s:.1%} of samples")
+    return f"{s:.1%} named"
+
+
+@test
+def glibc_bottom_named_and_complete():
+    stacks, err, _ = run_profile(["--", workload("chain_fp"), "1"])
+    s = share(stacks, lambda f: f[1] == "__libc_start_call_main", "chain_fp")
+    expect(s >= 0.95, f"__libc_start_call_main at the bottom of {s:.1%} of stacks")
+    expect(not any("[truncated]" in f for f, _ in stacks if f[0] == "chain_fp"),
+           "a chain_fp stack is marked truncated")
+    expect(re.search(r"\d+ samples", err), f"no summary on stderr: {err!r}")
+
+
+@test
+def output_file_and_stdout_clean():
+    path = os.path.join(BUILD, "tests", "out.folded")
+    p = subprocess.run([profile_bin(), "-o", path, "--", workload("chain_fp"), "1"],
+                       capture_output=True, text=True)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    expect(p.stdout == "", "folded output leaked to stdout with -o")
+    with open(path) as f:
+        stacks = parse_folded(f.read())
+    expect(total(stacks, "chain_fp") > 50, "too few samples in the -o file")
+    lines = [";".join(s) for s, _ in stacks]
+    expect(lines == sorted(lines), "folded lines are not sorted")
+    expect(len(set(lines)) == len(lines), "identical stacks not merged")
+
+
+BAD_INPUTS = [
+    (["-p", "999999999"], 3, "no process with pid"),
+    (["-p", "abc"], 2, "invalid pid"),
+    (["-F", "0", "-a"], 2, "invalid frequency"),
+    (["-F", "x", "-a"], 2, "invalid frequency"),
+    (["-d", "0", "-a"], 2, "invalid duration"),
+    (["-d", "soon", "-a"], 2, "invalid duration"),
+    (["-a", "-f", "json"], 2, "unknown format"),
+    (["--no-such-option"], 2, "unrecognized option"),
+    ([], 2, "nothing to profile"),
+    (["-a", "-p", "1"], 2, "only one of"),
+    (["--", "/nonexistent/command"], 3, "cannot execute"),
+    (["-a", "-d", "1", "-o", "/nonexistent/dir/x.folded"], 1, "cannot write"),
+]
+
+
+@test
+def bad_inputs_one_sentence():
+    for args, status, words in BAD_INPUTS:
+        t = time.monotonic()
+        _, err, code = run_profile(args, timeout=20, check=False)
+        expect(code == status, f"{args}: exit {code}, expected {status}: {err!r}")
+        expect(words in err, f"{args}: stderr {err!r} lacks {words!r}")
+        expect(time.monotonic() - t < 10, f"{args}: took too long")
+        expect("libbpf:" not in err, f"{args}: libbpf output without -v: {err!r}")
+    return f"{len(BAD_INPUTS)} cases"
+
+
+@test
+def unprivileged_refused():
+    p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                        os.path.abspath(profile_bin()), "-a", "-d", "1"],
+                       capture_output=True, text=True, timeout=20)
+    expect(p.returncode == 4, f"exit {p.returncode}, expected 4: {p.stderr!r}")
+    expect("CAP_BPF" in p.stderr and "root" in p.stderr, f"stderr: {p.stderr!r}")
+
+
+def main():
+    global BUILD
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("-k", help="run only tests whose name contains this")
+    args = ap.parse_args()
+    BUILD = args.build
+    if os.geteuid() != 0:
+        print("integration: must run as root (BPF and perf events)", file=sys.stderr)
+        return 2
+    passed = failed = 0
+    for fn in TESTS:
+        if args.k and args.k not in fn.__name__:
+            continue
+        t = time.monotonic()
+        try:
+            note = fn()
+            passed += 1
+            print(f"  PASS {fn.__name__} ({time.monotonic() - t:.1f}s)"
+                  + (f": {note}" if note else ""), flush=True)
+        except Exception as e:  # noqa: BLE001 - report every failure and go on
+            failed += 1
+            print(f"  FAIL {fn.__name__}: {e}", flush=True)
+            if not isinstance(e, AssertionError):
+                traceback.print_exc()
+    print(f"integration: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
