@@ -191,9 +191,9 @@ static size_t elf__build_id(Elf *elf, unsigned char *id)
 		nr_phdrs = 0;
 	for (size_t i = 0; i < nr_phdrs; i++) {
 		if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_NOTE ||
-		    phdr.p_filesz == 0 || phdr.p_filesz > NOTE_MAX)
+		    phdr.p_filesz == 0 || phdr.p_filesz > NOTE_MAX || phdr.p_offset > INT64_MAX)
 			continue;
-		data = elf_getdata_rawchunk(elf, phdr.p_offset, phdr.p_filesz,
+		data = elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset, phdr.p_filesz,
 					    phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
 		if (data && (len = notes__build_id(data, id)))
 			return len;
@@ -523,7 +523,8 @@ static int elfsym__find_debug(struct elfsym *e, struct elf_file *dbg,
 {
 	char link[DEBUGLINK_NAME_MAX + 1];
 	char *cand[3] = { NULL, NULL, NULL };
-	char *path = NULL, *dir = NULL, *slash;
+	char *path = NULL, *dir = NULL;
+	const char *slash;
 	uint32_t crc;
 	int err = -ENOENT;
 
@@ -548,16 +549,13 @@ static int elfsym__find_debug(struct elfsym *e, struct elf_file *dbg,
 
 	if (elf__debuglink(main_file->elf, link, &crc))
 		goto out;
-	dir = strdup(orig_path);
+	/* dirname; "/x" gives "", the root, so that "" + "/" + name works */
+	slash = strrchr(orig_path, '/');
+	dir = slash ? strndup(orig_path, (size_t)(slash - orig_path)) : strdup(".");
 	if (!dir) {
 		err = -ENOMEM;
 		goto out;
 	}
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';		/* "/x" -> "", the root, so "" + "/" + name works */
-	else
-		strcpy(dir, ".");
 	if (asprintf(&cand[0], "%s/%s", dir, link) < 0 ||
 	    asprintf(&cand[1], "%s/.debug/%s", dir, link) < 0 ||
 	    asprintf(&cand[2], "%s%s%s/%s", elfsym_debug_dir, dir[0] == '/' ? "" : "/", dir,

@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Fixtures of the unit tests, built from tests/fixtures/. Included by the top Makefile.
+#
+# symbols.c, built several ways (tests/unit/test_elfsym.c says what each checks):
+#   prog             PIE with .symtab
+#   prog.stripped    .symtab stripped, no debuglink; its debug file is in debugroot/.build-id/
+#   other.stripped   another build id whose .build-id slot holds prog's debug file (mismatch)
+#   linked           no build id, stripped, .gnu_debuglink -> linked.debug next to it
+#   dotdebug         no build id, stripped, .gnu_debuglink -> .debug/dotdebug.debug
+#   global           no build id, stripped, .gnu_debuglink -> debugroot/fake/dir/global.debug
+#                    (found when the file is opened as /fake/dir/global)
+#   badcrc           no build id, stripped, .gnu_debuglink -> badcrc.debug changed afterwards
+#   lld, lld.off     linked by lld (p_offset != p_vaddr); lld.off holds fx_alpha's file offset
+#   notelf, empty    not ELF
+
+FX		:= $(OUT)/tests/fixtures
+FX_SRC		:= tests/fixtures/symbols.c
+FX_CFLAGS	:= -O1 -g -fPIE -pie -rdynamic -falign-functions=64
+FX_NOID		:= -Wl,--build-id=none
+FX_DBGROOT	:= $(FX)/debugroot
+LLD		?= $(shell command -v ld.lld 2>/dev/null)
+
+FIXTURES	:= $(FX)/prog $(FX)/prog.stripped $(FX)/other.stripped $(FX)/buildid.stamp \
+		   $(FX)/linked $(FX)/linked.debug $(FX)/dotdebug $(FX)/.debug/dotdebug.debug \
+		   $(FX)/global $(FX_DBGROOT)/fake/dir/global.debug \
+		   $(FX)/badcrc $(FX)/badcrc.debug $(FX)/notelf $(FX)/empty
+ifneq ($(LLD),)
+FIXTURES	+= $(FX)/lld $(FX)/lld.off
+endif
+
+# $(call fx_debuglink,FULL,DEBUG,OUT): split FULL into DEBUG and a stripped OUT linking to it.
+define fx_debuglink
+	$(Q)mkdir -p $(dir $(2))
+	$(Q)objcopy --only-keep-debug $(1) $(2)
+	$(Q)objcopy --strip-all --add-gnu-debuglink=$(2) $(1) $(3)
+	$(Q)rm -f $(1)
+endef
+
+# build-id -> "xx/rest" of the build id of file $(1), as a shell expression
+fx_idpath = $$(readelf -n $(1) | sed -n 's/.*Build ID: \(..\)\(.*\)/\1\/\2/p')
+
+$(FX)/prog: $(FX_SRC)
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FX_CFLAGS) $< -o $@
+
+$(FX)/other: $(FX_SRC)
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FX_CFLAGS) -DFX_OTHER $< -o $@
+
+$(FX)/%.stripped: $(FX)/%
+	$(call msg,FIXTURE,$@)
+	$(Q)objcopy --strip-all $< $@
+
+# prog's debug file under its own build id, and (wrongly) under other's.
+$(FX)/buildid.stamp: $(FX)/prog $(FX)/other
+	$(call msg,FIXTURE,$(FX_DBGROOT)/.build-id)
+	$(Q)rm -rf $(FX_DBGROOT)/.build-id
+	$(Q)set -e; for f in $^; do \
+		p=$(FX_DBGROOT)/.build-id/$(call fx_idpath,$$f).debug; \
+		test "$$p" != "$(FX_DBGROOT)/.build-id/.debug"; \
+		mkdir -p $$(dirname $$p); \
+		objcopy --only-keep-debug $(FX)/prog $$p; \
+	done
+	$(Q)touch $@
+
+$(FX)/linked $(FX)/linked.debug &: $(FX_SRC)
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(FX)
+	$(Q)$(CC) $(FX_CFLAGS) $(FX_NOID) $< -o $(FX)/linked.full
+	$(call fx_debuglink,$(FX)/linked.full,$(FX)/linked.debug,$(FX)/linked)
+
+$(FX)/dotdebug $(FX)/.debug/dotdebug.debug &: $(FX_SRC)
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(FX)
+	$(Q)$(CC) $(FX_CFLAGS) $(FX_NOID) $< -o $(FX)/dotdebug.full
+	$(call fx_debuglink,$(FX)/dotdebug.full,$(FX)/.debug/dotdebug.debug,$(FX)/dotdebug)
+
+$(FX)/global $(FX_DBGROOT)/fake/dir/global.debug &: $(FX_SRC)
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(FX)
+	$(Q)$(CC) $(FX_CFLAGS) $(FX_NOID) $< -o $(FX)/global.full
+	$(call fx_debuglink,$(FX)/global.full,$(FX_DBGROOT)/fake/dir/global.debug,$(FX)/global)
+
+# The debug file changes after the link is made: still ELF, but the CRC no longer matches.
+$(FX)/badcrc $(FX)/badcrc.debug &: $(FX_SRC)
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(FX)
+	$(Q)$(CC) $(FX_CFLAGS) $(FX_NOID) $< -o $(FX)/badcrc.full
+	$(call fx_debuglink,$(FX)/badcrc.full,$(FX)/badcrc.debug,$(FX)/badcrc)
+	$(Q)printf 'x' >> $(FX)/badcrc.debug
+
+$(FX)/lld: $(FX_SRC)
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FX_CFLAGS) -fuse-ld=lld $< -o $@
+
+# fx_alpha's file offset: its address minus .text's address plus .text's offset, in hex.
+$(FX)/lld.off: $(FX)/lld
+	$(call msg,FIXTURE,$@)
+	$(Q)set -e; \
+	v=$$(nm $< | awk '$$3 == "fx_alpha" { print $$1 }'); \
+	set -- $$(readelf -SW $< | sed 's/^ *\[ *[0-9]*\]//' | awk '$$1 == ".text" { print $$3, $$4 }'); \
+	test -n "$$v" -a -n "$$1" -a -n "$$2"; \
+	printf '%x\n' $$((0x$$v - 0x$$1 + 0x$$2)) > $@
+
+$(FX)/notelf:
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)printf 'this is not an ELF file\n' > $@
+
+$(FX)/empty:
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q): > $@

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* procmaps: parsing /proc/PID/maps lines, address arithmetic, and the mapping cache. */
+#include <errno.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "procmaps.h"
+#include "suites.h"
+
+static const struct {
+	const char *line;
+	int ret;
+	uint64_t start, end, pgoff, ino;
+	unsigned int maj, min;
+	const char *path;
+	bool deleted;
+} parse_cases[] = {
+	{ "55d4c8a00000-55d4c8a21000 r-xp 00002000 fd:01 1835013    /usr/bin/cat\n", 1,
+	  0x55d4c8a00000, 0x55d4c8a21000, 0x2000, 1835013, 0xfd, 1, "/usr/bin/cat", false },
+	{ "7f0000000000-7f0000001000 r--p 00000000 08:02 42 /lib/x.so\n", 0,
+	  0x7f0000000000, 0x7f0000001000, 0, 42, 8, 2, "/lib/x.so", false },
+	{ "7ffd1000-7ffd3000 r-xp 00000000 00:00 0                  [vdso]\n", 1,
+	  0x7ffd1000, 0x7ffd3000, 0, 0, 0, 0, "[vdso]", false },
+	{ "1000-2000 r-xp 00000000 00:00 0\n", 1, 0x1000, 0x2000, 0, 0, 0, 0, "", false },
+	{ "1000-2000 r-xp 00001000 fd:01 77 /tmp/a b/prog (deleted)\n", 1, 0x1000, 0x2000,
+	  0x1000, 77, 0xfd, 1, "/tmp/a b/prog", true },
+	{ "1000-2000 r-xp 00000000 103:02 9 /usr/lib/libc.so.6", 1, 0x1000, 0x2000, 0, 9,
+	  0x103, 2, "/usr/lib/libc.so.6", false },
+	{ "garbage\n", -EINVAL, 0, 0, 0, 0, 0, 0, NULL, false },
+	{ "2000-1000 r-xp 00000000 00:00 0\n", -EINVAL, 0, 0, 0, 0, 0, 0, NULL, false },
+	{ "1000-2000 r-x 00000000 00:00 0\n", -EINVAL, 0, 0, 0, 0, 0, 0, NULL, false },
+	{ "1000-2000 r-xp 0000zz00 00:00 0\n", -EINVAL, 0, 0, 0, 0, 0, 0, NULL, false },
+	{ "1000-2000 r-xp 00000000 00:00 x\n", -EINVAL, 0, 0, 0, 0, 0, 0, NULL, false },
+	{ "", -EINVAL, 0, 0, 0, 0, 0, 0, NULL, false },
+};
+
+static void test_parse_line(void)
+{
+	for (size_t i = 0; i < sizeof(parse_cases) / sizeof(parse_cases[0]); i++) {
+		char line[256];
+		struct map m;
+		bool deleted;
+		int ret;
+
+		snprintf(line, sizeof(line), "%s", parse_cases[i].line);
+		ret = procmaps__parse_line(line, &m, &deleted);
+		CU_ASSERT_EQUAL(ret, parse_cases[i].ret);
+		if (ret < 0)
+			continue;
+		CU_ASSERT_EQUAL(m.start, parse_cases[i].start);
+		CU_ASSERT_EQUAL(m.end, parse_cases[i].end);
+		CU_ASSERT_EQUAL(m.pgoff, parse_cases[i].pgoff);
+		CU_ASSERT_EQUAL(m.ino, parse_cases[i].ino);
+		CU_ASSERT_EQUAL(m.dev, makedev(parse_cases[i].maj, parse_cases[i].min));
+		CU_ASSERT_STRING_EQUAL(m.path, parse_cases[i].path);
+		CU_ASSERT_EQUAL(deleted, parse_cases[i].deleted);
+	}
+}
+
+static void test_file_offset(void)
+{
+	struct map m = { .start = 0x7f0000001000, .end = 0x7f0000005000, .pgoff = 0x3000 };
+
+	CU_ASSERT_EQUAL(map__file_offset(&m, 0x7f0000001000), 0x3000);
+	CU_ASSERT_EQUAL(map__file_offset(&m, 0x7f0000004fff), 0x6fff);
+}
+
+static void test_add_find_overlap(void)
+{
+	struct procmaps *pm = procmaps__new();
+	struct map a = { 0x1000, 0x3000, 0, 0, 1, "/a" }, b = { 0x5000, 0x6000, 0, 0, 2, "/b" };
+	struct map c = { 0x2000, 0x5800, 0x10, 0, 3, "/c" };
+	const struct map *f;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
+	CU_ASSERT_FALSE(procmaps__has(pm, 7));
+	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &b), 0);
+	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &a), 0);
+	CU_ASSERT_TRUE(procmaps__has(pm, 7));
+	f = procmaps__find(pm, 7, 0x1000);
+	CU_ASSERT(f && !strcmp(f->path, "/a"));
+	f = procmaps__find(pm, 7, 0x5fff);
+	CU_ASSERT(f && !strcmp(f->path, "/b"));
+	CU_ASSERT_PTR_NULL(procmaps__find(pm, 7, 0x3000));	/* end is exclusive */
+	CU_ASSERT_PTR_NULL(procmaps__find(pm, 7, 0xfff));
+	CU_ASSERT_PTR_NULL(procmaps__find(pm, 8, 0x1000));	/* another process */
+	/* A new mapping drops the ones it overlaps, like mmap(MAP_FIXED). */
+	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &c), 0);
+	CU_ASSERT_PTR_NULL(procmaps__find(pm, 7, 0x1000));
+	f = procmaps__find(pm, 7, 0x2000);
+	CU_ASSERT(f && !strcmp(f->path, "/c") && f->pgoff == 0x10);
+	CU_ASSERT_PTR_NULL(procmaps__find(pm, 7, 0x5900));
+	procmaps__free(pm);
+	procmaps__free(NULL);
+}
+
+static void test_load_self(void)
+{
+	struct procmaps *pm = procmaps__new();
+	const struct map *m;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
+	CU_ASSERT_EQUAL(procmaps__load(pm, getpid()), 0);
+	m = procmaps__find(pm, getpid(), (uint64_t)(uintptr_t)&test_load_self);
+	CU_ASSERT_PTR_NOT_NULL(m);
+	if (m) {
+		CU_ASSERT_PTR_NOT_NULL(strstr(m->path, "unit-tests"));
+	}
+	CU_ASSERT_EQUAL(procmaps__load(pm, 999999999), -ENOENT);
+	procmaps__free(pm);
+}
+
+int register_procmaps_suite(void)
+{
+	CU_pSuite s = CU_add_suite("procmaps", NULL, NULL);
+
+	if (!s || !CU_add_test(s, "parse /proc/PID/maps lines", test_parse_line) ||
+	    !CU_add_test(s, "address to file offset", test_file_offset) ||
+	    !CU_add_test(s, "add, find, overlapping mappings", test_add_find_overlap) ||
+	    !CU_add_test(s, "load our own maps", test_load_self))
+		return -1;
+	return 0;
+}
