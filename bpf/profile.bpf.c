@@ -20,6 +20,8 @@ const volatile bool per_thread = false;		/* count per thread, not per process */
 const volatile bool user_stacks = true;
 const volatile bool kernel_stacks = true;
 const volatile bool follow_children = false;	/* add new processes forked by profiled ones */
+const volatile __u32 unwind_mode = UNWIND_AUTO;
+const volatile __u32 stack_copy = 16384;	/* bytes, at most PROFILE_MAX_STACK_COPY */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -57,6 +59,20 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } mmap_events SEC(".maps");
 
+/* Samples for DWARF unwinding in userspace. Its size is set by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+/* tgid -> stack-bottom functions of that process (set by userspace from its mappings). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct bottom_ranges);
+} bottoms SEC(".maps");
+
 /* Names: tgid -> the process (group leader) name, tid -> the thread name. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -72,13 +88,20 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-/* Scratch space for the user stack being walked (too big for the BPF stack). */
+/* Scratch space for the user stack being walked and for events (too big for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct ustack);
 } scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sample_event);
+} event_scratch SEC(".maps");
 
 static __always_inline void stat_inc(__u32 slot)
 {
@@ -140,7 +163,7 @@ static __always_inline void hash_frames(struct ustack *st, __u64 *hash, __u32 *c
  * cleanly (a saved frame pointer of 0, as _start and thread entry points leave it), 0 when it
  * broke off (unreadable frame, frame address not above the last, or the depth limit).
  */
-static __always_inline int walk_user(const struct uregs *r, struct ustack *st)
+static __always_inline int walk_user(const struct uregs *r, struct ustack *st, __u64 *last_ret)
 {
 	__u64 fp = r->bp, frame[2];
 	int i;
@@ -160,6 +183,7 @@ static __always_inline int walk_user(const struct uregs *r, struct ustack *st)
 			return frame[0] == 0;
 		st->ips[i] = frame[1];
 		st->nr = i + 1;
+		*last_ret = frame[1];
 		if (frame[0] == 0)
 			return 1;
 		if (frame[0] <= fp)
@@ -194,6 +218,74 @@ static __always_inline __u64 store_ustack(struct ustack *st)
 	return hash;
 }
 
+/* Whether RET, the last return address a walk found, lies in a stack-bottom function. */
+static __always_inline bool at_bottom(__u32 tgid, __u64 ret)
+{
+	struct bottom_ranges *b = bpf_map_lookup_elem(&bottoms, &tgid);
+
+	if (!b)
+		return false;
+	for (int i = 0; i < PROFILE_MAX_BOTTOMS; i++)
+		if (ret > b->start[i] && ret <= b->end[i])
+			return true;
+	return false;
+}
+
+/*
+ * Send the sample to userspace for DWARF unwinding: registers, the frames found, and the user
+ * stack from sp, copied a page at a time (bpf_probe_read_user is all or nothing) up to
+ * `stack_copy` bytes or the first unreadable page, the end of the stack.
+ */
+static __always_inline void send_event(const struct uregs *r, const struct ustack *st,
+				       __u32 tgid, __u32 tid, __s32 kstack_id)
+{
+	struct sample_event *e;
+	__u64 off = 0, n, want = stack_copy, size;
+	__u32 zero = 0;
+	long err;
+
+	e = bpf_map_lookup_elem(&event_scratch, &zero);
+	if (!e)
+		return;
+	e->pid = tgid;
+	e->tid = tid;
+	e->kstack_id = kstack_id;
+	e->ip = r->ip;
+	e->sp = r->sp;
+	e->bp = r->bp;
+	e->nr_frames = st->nr;
+	for (int i = 0; i < PROFILE_MAX_DEPTH; i++) {
+		if (i >= st->nr)
+			break;
+		e->frames[i] = st->ips[i];
+	}
+	if (want > PROFILE_MAX_STACK_COPY)
+		want = PROFILE_MAX_STACK_COPY;
+	n = PROFILE_PAGE_SIZE - (r->sp & (PROFILE_PAGE_SIZE - 1));
+	for (int i = 0; i < PROFILE_MAX_STACK_COPY / PROFILE_PAGE_SIZE + 1; i++) {
+		if (off >= want)
+			break;
+		if (n > want - off)
+			n = want - off;
+		/* Keep the bounds where the verifier sees them. */
+		asm volatile("" : "+r"(n), "+r"(off));
+		if (off > PROFILE_MAX_STACK_COPY || n > PROFILE_PAGE_SIZE || n == 0)
+			break;
+		if (bpf_probe_read_user(&e->stack[off], n, (void *)(r->sp + off)))
+			break;
+		off += n;
+		n = PROFILE_PAGE_SIZE;
+	}
+	e->stack_len = off;
+	size = offsetof(struct sample_event, stack) + off;
+	if (size > sizeof(*e))
+		return;
+	err = bpf_ringbuf_output(&events, e, size, 0);
+	stat_inc(STAT_EVENTS);
+	if (err)
+		stat_inc(STAT_EVENTS_LOST);
+}
+
 static __always_inline void remember_comm(__u32 id, struct task_struct *task)
 {
 	char name[PROFILE_COMM_LEN];
@@ -215,7 +307,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct count_key key = {};
 	struct uregs regs;
 	struct ustack *st;
-	__u64 one = 1, *count;
+	__u64 one = 1, *count, last_ret = 0;
+	int complete;
 	long err;
 
 	if (tid == 0 && !include_idle)
@@ -240,12 +333,22 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		if (!st || !user_regs(ctx, task, &regs)) {
 			stat_inc(STAT_NO_USER);
 		} else {
-			if (walk_user(&regs, st)) {
+			complete = walk_user(&regs, st, &last_ret);
+			if (complete) {
 				stat_inc(STAT_FP_COMPLETE);
+			} else if (st->nr > 1 && at_bottom(tgid, last_ret)) {
+				stat_inc(STAT_FP_BOTTOM);
+				complete = 1;
 			} else {
 				stat_inc(STAT_FP_TRUNCATED);
-				key.flags |= COUNT_F_USER_TRUNCATED;
 			}
+			if (unwind_mode == UNWIND_DWARF ||
+			    (unwind_mode == UNWIND_AUTO && !complete)) {
+				send_event(&regs, st, tgid, tid, key.kstack_id);
+				goto names;
+			}
+			if (!complete)
+				key.flags |= COUNT_F_USER_TRUNCATED;
 			key.ustack_hash = store_ustack(st);
 		}
 	}
@@ -264,7 +367,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 			return 0;
 		}
 	}
-
+names:
 	remember_comm(tgid, BPF_CORE_READ(task, group_leader));
 	if (per_thread && tid != tgid)
 		remember_comm(tid, task);
@@ -290,11 +393,16 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	struct bottom_ranges *b;
 	__u8 one = 1;
 
-	if (!follow_children || ptgid == ctgid)
+	if (ptgid == ctgid)
 		return 0;
-	if (bpf_map_lookup_elem(&pids, &ptgid))
+	if (follow_children && bpf_map_lookup_elem(&pids, &ptgid))
 		bpf_map_update_elem(&pids, &ctgid, &one, BPF_ANY);
+	/* The child has the parent's C library at the same place. */
+	b = bpf_map_lookup_elem(&bottoms, &ptgid);
+	if (b)
+		bpf_map_update_elem(&bottoms, &ctgid, b, BPF_ANY);
 	return 0;
 }

@@ -5,6 +5,16 @@
 
 #define PROFILE_MAX_DEPTH	127	/* user frames kept per stack */
 #define PROFILE_COMM_LEN	16
+#define PROFILE_PAGE_SIZE	4096
+#define PROFILE_MAX_STACK_COPY	24576	/* bytes of user stack an event can carry */
+#define PROFILE_MAX_BOTTOMS	4	/* stack-bottom function ranges per process */
+
+/* --unwind */
+enum profile_unwind_mode {
+	UNWIND_AUTO = 0,	/* frame pointers; DWARF for stacks whose walk broke off */
+	UNWIND_FP = 1,		/* frame pointers only */
+	UNWIND_DWARF = 2,	/* DWARF for every stack */
+};
 
 /* Counter slots of the `stats` per-CPU array. */
 enum profile_stat {
@@ -17,6 +27,9 @@ enum profile_stat {
 	STAT_FP_COMPLETE,	/* frame-pointer walk ended cleanly (rbp == 0) */
 	STAT_FP_TRUNCATED,	/* walk stopped early: bad read, bad frame address, depth limit */
 	STAT_NO_USER,		/* kernel thread or no user registers */
+	STAT_EVENTS,		/* samples sent to userspace for DWARF unwinding */
+	STAT_EVENTS_LOST,	/* of those, lost: ring buffer full */
+	STAT_FP_BOTTOM,		/* walk ended in a known stack-bottom function (counted complete) */
 	STAT__MAX,
 };
 
@@ -36,6 +49,31 @@ struct ustack {
 	__u32 nr;		/* frames in ips[] */
 	__u32 check;		/* second hash of the frames: tells collisions apart */
 	__u64 ips[PROFILE_MAX_DEPTH];
+};
+
+/*
+ * A sample whose user stack needs DWARF unwinding, sent through the `events` ring buffer:
+ * the registers, the frames the frame-pointer walk found, and a copy of the user stack from
+ * sp. Only the first offsetof(stack) + stack_len bytes are sent.
+ */
+struct sample_event {
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__s32 kstack_id;	/* id in `kstacks`, or negative */
+	__u32 nr_frames;	/* frames[] found by the frame-pointer walk, leaf first */
+	__u64 ip, sp, bp;	/* user registers at the sample */
+	__u32 stack_len;	/* bytes of stack[] copied from sp */
+	__u32 pad;
+	__u64 frames[PROFILE_MAX_DEPTH];
+	__u8 stack[PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE];
+};
+
+/* Value of the `bottoms` map: runtime ranges [start, end) of functions where a process's
+ * stacks begin (__libc_start_call_main, start_thread): a frame-pointer walk that ends with a
+ * return address in one of them is complete. */
+struct bottom_ranges {
+	__u64 start[PROFILE_MAX_BOTTOMS];
+	__u64 end[PROFILE_MAX_BOTTOMS];
 };
 
 #endif /* PROFILE_H */

@@ -12,6 +12,7 @@
 #include "folded.h"
 #include "log.h"
 #include "session.h"
+#include "unwind.h"
 
 /* Exit statuses (man/profile.1, EXIT STATUS). */
 enum {
@@ -55,6 +56,8 @@ static const char usage_text[] =
 "      --idle               with -a, keep the idle task's samples\n"
 "      --threads            a frame NAME/TID per thread under the process name\n"
 "      --map-size N         entries of the BPF stack and count maps (default: derived)\n"
+"      --unwind MODE        auto (default: frame pointers, DWARF where they break), fp, dwarf\n"
+"      --stack-copy BYTES   user stack copied per DWARF sample (default 16384, at most 24576)\n"
 "  -q, --quiet              no summary at the end\n"
 "  -v, --verbose            more messages (-vv: libbpf's too)\n"
 "  -h, --help               this text\n"
@@ -137,7 +140,20 @@ static int parse_duration(const char *arg, double *out)
 	return 0;
 }
 
-enum { OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE };
+enum { OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY };
+
+static int parse_unwind(const char *arg, int *mode)
+{
+	if (!strcmp(arg, "auto"))
+		*mode = UNWIND_AUTO;
+	else if (!strcmp(arg, "fp"))
+		*mode = UNWIND_FP;
+	else if (!strcmp(arg, "dwarf"))
+		*mode = UNWIND_DWARF;
+	else
+		return usage_error("unknown unwind mode '%s': expected auto, fp or dwarf", arg);
+	return 0;
+}
 
 static int parse_args(int argc, char **argv, struct settings *st)
 {
@@ -153,6 +169,8 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ "map-size", required_argument, NULL, OPT_MAP_SIZE },
+		{ "unwind", required_argument, NULL, OPT_UNWIND },
+		{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -180,6 +198,11 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		case OPT_THREADS: o->threads = true; break;
 		case OPT_MAP_SIZE:
 			err = parse_uint(optarg, "map size", 1024, 1 << 24, &o->map_size);
+			break;
+		case OPT_UNWIND: err = parse_unwind(optarg, &o->unwind_mode); break;
+		case OPT_STACK_COPY:
+			err = parse_uint(optarg, "stack copy size", 512, PROFILE_MAX_STACK_COPY,
+					 &o->stack_copy);
 			break;
 		case 'q': st->quiet = true; break;
 		case 'v': log_level++; break;
@@ -220,6 +243,8 @@ static int exit_status(enum session_err_kind kind)
 
 static void print_summary(const struct session_stats *st, size_t nr_stacks, const char *where)
 {
+	bool first = true;
+
 	uint64_t lost = st->bpf[STAT_COUNTS_FULL];
 	uint64_t dropped_stacks = st->bpf[STAT_KSTACK_COLLIDE] + st->bpf[STAT_KSTACK_FULL] +
 				  st->bpf[STAT_USTACK_COLLIDE] + st->bpf[STAT_USTACK_FULL];
@@ -232,6 +257,20 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks, cons
 		st->samples ? 100.0 * st->truncated / st->samples : 0.0,
 		(unsigned long long)lost, (unsigned long long)dropped_stacks,
 		(unsigned long long)st->mmap_lost, where);
+	if (!st->dwarf && !st->bpf[STAT_EVENTS_LOST])
+		return;
+	fprintf(stderr, "profile: DWARF-unwound %.1f%% of samples (%llu)",
+		st->samples ? 100.0 * st->dwarf / st->samples : 0.0,
+		(unsigned long long)st->dwarf);
+	for (int i = 1; i < UNWIND_STOP__MAX; i++) {
+		if (!st->unwind_stop[i])
+			continue;
+		fprintf(stderr, "%s %s: %llu", first ? "; stopped early:" : ",",
+			unwind_stop_names[i], (unsigned long long)st->unwind_stop[i]);
+		first = false;
+	}
+	fprintf(stderr, "; lost (ring buffer full): %llu\n",
+		(unsigned long long)st->bpf[STAT_EVENTS_LOST]);
 }
 
 int main(int argc, char **argv)

@@ -710,10 +710,25 @@ const char *elfsym__lookup(const struct elfsym *elf, uint64_t vaddr, uint64_t *o
 
 uint64_t elfsym__find(const struct elfsym *elf, const char *name)
 {
-	for (size_t i = 0; i < elf->nr_syms; i++)
-		if (!strcmp(elf->syms[i].name, name))
-			return elf->syms[i].start;
-	return 0;
+	uint64_t start = 0, end;
+
+	elfsym__find_range(elf, name, &start, &end);
+	return start;
+}
+
+int elfsym__find_range(const struct elfsym *elf, const char *name, uint64_t *start,
+		       uint64_t *end)
+{
+	for (size_t i = 0; i < elf->nr_syms; i++) {
+		if (strcmp(elf->syms[i].name, name))
+			continue;
+		*start = elf->syms[i].start;
+		*end = elf->syms[i].start + elf->syms[i].size;
+		if (!elf->syms[i].size)	/* up to the next symbol */
+			*end = i + 1 < elf->nr_syms ? elf->syms[i + 1].start : *start + 1;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 size_t elfsym__nr_syms(const struct elfsym *elf)

@@ -76,6 +76,11 @@ const char *elfsym__lookup(const struct elfsym *elf, uint64_t vaddr, uint64_t *o
  */
 uint64_t elfsym__find(const struct elfsym *elf, const char *name);
 
+/* [*START, *END) of the function symbol named NAME (a symbol of size 0 ends at the next
+ * symbol). Returns 0, or -ENOENT when there is none. A linear scan. */
+int elfsym__find_range(const struct elfsym *elf, const char *name, uint64_t *start,
+		       uint64_t *end);
+
 /* Number of function symbols loaded (from the file and its debug file). */
 size_t elfsym__nr_syms(const struct elfsym *elf);
 

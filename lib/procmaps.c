@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 #include "procmaps.h"
 
 #define NR_BUCKETS 1024
@@ -20,6 +22,8 @@ struct pmaps {
 
 struct procmaps {
 	struct pmaps *buckets[NR_BUCKETS];
+	procmaps_add_fn add_hook;
+	void *add_ctx;
 };
 
 /* --- parsing ---------------------------------------------------------------------------- */
@@ -72,6 +76,24 @@ int procmaps__parse_line(char *line, struct map *m, bool *deleted)
 	}
 	m->path = p;
 	return perms[2] == 'x' ? 1 : 0;
+}
+
+int map__file_path(pid_t pid, const struct map *m, char *buf, size_t len)
+{
+	struct stat st;
+
+	if (m->path[0] != '/')
+		return -ENOENT;
+	snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
+	if (access(buf, R_OK) == 0)
+		return 0;
+	snprintf(buf, len, "/proc/%d/root%s", pid, m->path);
+	if (stat(buf, &st) == 0 && (!m->ino || st.st_ino == m->ino))
+		return 0;
+	snprintf(buf, len, "%s", m->path);
+	if (stat(buf, &st) == 0 && (!m->ino || st.st_ino == m->ino))
+		return 0;
+	return -ENOENT;
 }
 
 /* --- the cache -------------------------------------------------------------------------- */
@@ -169,7 +191,31 @@ int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m)
 	p->nr = p->nr - (last - first) + 1;
 	p->maps[first] = *m;
 	p->maps[first].path = path;
+	if (pm->add_hook)
+		pm->add_hook(pm->add_ctx, pid, &p->maps[first]);
 	return 0;
+}
+
+void procmaps__set_add_hook(struct procmaps *pm, procmaps_add_fn fn, void *ctx)
+{
+	pm->add_hook = fn;
+	pm->add_ctx = ctx;
+}
+
+int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child)
+{
+	const struct pmaps *p = pmaps__get(pm, parent);
+	int err = 0;
+
+	if (!p || parent == child)
+		return 0;
+	for (size_t i = 0; i < p->nr && !err; i++) {
+		/* procmaps__add may move the parent's array only when adding to the parent. */
+		struct map m = p->maps[i];
+
+		err = procmaps__add(pm, child, &m);
+	}
+	return err;
 }
 
 int procmaps__load(struct procmaps *pm, pid_t pid)

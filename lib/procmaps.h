@@ -37,6 +37,14 @@ static inline uint64_t map__file_offset(const struct map *m, uint64_t addr)
 	return addr - m->start + m->pgoff;
 }
 
+/*
+ * A path through which the file of mapping M of PID can be read, into BUF: while the process
+ * lives /proc/PID/map_files/START-END (the very file mapped, even deleted or in another mount
+ * namespace), else /proc/PID/root/PATH, else PATH, each only when its inode is the one mapped.
+ * Returns 0, or -ENOENT when none is there.
+ */
+int map__file_path(pid_t pid, const struct map *m, char *buf, size_t len);
+
 /* A new, empty cache; NULL on ENOMEM. Free with procmaps__free (NULL is fine). */
 struct procmaps *procmaps__new(void);
 void procmaps__free(struct procmaps *pm);
@@ -55,6 +63,14 @@ int procmaps__load_all(struct procmaps *pm);
  * overlaps, as a new mmap does. Returns 0 or -ENOMEM.
  */
 int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m);
+
+/* Called after every mapping added (by procmaps__add, __load, __fork), with CTX. */
+typedef void (*procmaps_add_fn)(void *ctx, pid_t pid, const struct map *m);
+void procmaps__set_add_hook(struct procmaps *pm, procmaps_add_fn fn, void *ctx);
+
+/* CHILD was forked from PARENT: it starts with a copy of PARENT's mappings. Returns 0 or
+ * -ENOMEM. */
+int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child);
 
 /* The mapping of PID holding ADDR, or NULL. Owned by PM; valid until the next add or load. */
 const struct map *procmaps__find(const struct procmaps *pm, pid_t pid, uint64_t addr);

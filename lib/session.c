@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/capability.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -15,11 +16,14 @@
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "elfsym.h"
 #include "folded.h"
 #include "log.h"
 #include "procmaps.h"
 #include "session.h"
+#include "stacks.h"
 #include "symbolize.h"
+#include "unwind.h"
 #include "profile.skel.h"
 
 #define MAP_SIZE_MIN	16384
@@ -34,7 +38,11 @@ struct session {
 	int *pfds;			/* cpu-clock event per CPU, -1 where offline */
 	struct bpf_link **links;
 	struct perf_buffer *mmap_pb;
+	struct ring_buffer *events;
 	struct procmaps *maps;
+	struct symbolizer *sym;
+	struct unwinder *unw;
+	struct stacks *dwarf_stacks;	/* samples unwound here */
 	pid_t child;			/* the command, 0 when none */
 	int go_fd;			/* write end: releases the held command */
 	int exec_err_fd;		/* read end: errno of a failed exec, EOF on success */
@@ -197,6 +205,20 @@ static int check_targets(struct session *s)
 	return 0;
 }
 
+/* Whether this process may load BPF and open perf events: CAP_SYS_ADMIN, or CAP_BPF and
+ * CAP_PERFMON, effective. */
+static bool have_bpf_caps(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, data))
+		return geteuid() == 0;
+#define HAS(cap) (data[(cap) / 32].effective & (1u << ((cap) % 32)))
+	return HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON));
+#undef HAS
+}
+
 static int load_bpf(struct session *s)
 {
 	const struct session_opts *o = &s->opts;
@@ -215,15 +237,18 @@ static int load_bpf(struct session *s)
 	skel->rodata->user_stacks = !o->kernel_only;
 	skel->rodata->kernel_stacks = !o->user_only;
 	skel->rodata->follow_children = o->argv != NULL;
+	skel->rodata->unwind_mode = o->unwind_mode;
+	skel->rodata->stack_copy = o->stack_copy ? o->stack_copy : 16384;
 	bpf_map__set_max_entries(skel->maps.kstacks, size);
 	bpf_map__set_max_entries(skel->maps.ustacks, size);
 	bpf_map__set_max_entries(skel->maps.counts, size);
 	bpf_map__set_max_entries(skel->maps.comms, size);
 	bpf_map__set_max_entries(skel->maps.pids, 65536);
+	bpf_map__set_max_entries(skel->maps.bottoms, 65536);
 	pr_debug("map size %u entries", size);
 
 	err = profile_bpf__load(skel);
-	if (err == -EPERM || err == -EACCES)
+	if ((err == -EPERM || err == -EACCES) && !have_bpf_caps())
 		return session__fail(s, SESSION_ERR_ENV, err,
 				     "permission denied loading BPF: profile needs root, or "
 				     "CAP_BPF and CAP_PERFMON");
@@ -244,6 +269,43 @@ static int add_pid(struct session *s, pid_t pid)
 				     "cannot add pid %d to the BPF filter: %s", pid,
 				     strerror(errno));
 	return 0;
+}
+
+/*
+ * A mapping was added: when it is a C library, tell BPF where that process's stacks begin
+ * (__libc_start_call_main for the main thread, start_thread for the others), so that
+ * frame-pointer walks ending there count as complete without DWARF.
+ */
+static void on_map_added(void *ctx, pid_t pid, const struct map *m)
+{
+	static const char *const names[] = { "__libc_start_call_main", "start_thread" };
+	struct session *s = ctx;
+	struct bottom_ranges br = { 0 };
+	const struct load_seg *segs;
+	const char *base = strrchr(m->path, '/');
+	struct elfsym *elf;
+	uint64_t vaddr, start, end;
+	size_t nsegs;
+	__u32 key = pid;
+	int n = 0;
+
+	if (!base || strncmp(base + 1, "libc.so", 7))
+		return;
+	elf = symbolizer__elf(s->sym, pid, m);
+	if (!elf)
+		return;
+	segs = elfsym__segs(elf, &nsegs);
+	if (load_segs__off_to_vaddr(segs, nsegs, m->pgoff, &vaddr))
+		return;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (elfsym__find_range(elf, names[i], &start, &end))
+			continue;
+		br.start[n] = start - vaddr + m->start;
+		br.end[n] = end - vaddr + m->start;
+		n++;
+	}
+	if (n)
+		bpf_map_update_elem(bpf_map__fd(s->skel->maps.bottoms), &key, &br, BPF_ANY);
 }
 
 struct session *session__open(const struct session_opts *opts, char **errmsg,
@@ -270,7 +332,10 @@ struct session *session__open(const struct session_opts *opts, char **errmsg,
 		goto fail;
 	}
 	s->maps = procmaps__new();
-	if (!s->maps) {
+	s->sym = symbolizer__new(s->maps);
+	s->unw = unwinder__new(s->maps);
+	s->dwarf_stacks = stacks__new();
+	if (!s->maps || !s->sym || !s->unw || !s->dwarf_stacks) {
 		err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -280,6 +345,7 @@ struct session *session__open(const struct session_opts *opts, char **errmsg,
 	err = load_bpf(s);
 	if (err)
 		goto fail;
+	procmaps__set_add_hook(s->maps, on_map_added, s);
 	for (size_t i = 0; i < opts->nr_pids; i++) {
 		err = add_pid(s, opts->pids[i]);
 		if (err)
@@ -316,6 +382,12 @@ struct mmap2_record {
 	char filename[];
 };
 
+struct fork_record {
+	struct perf_event_header header;
+	__u32 pid, ppid, tid, ptid;
+	__u64 time;
+};
+
 struct lost_record {
 	struct perf_event_header header;
 	__u64 id, lost;
@@ -328,6 +400,12 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 
 	if (h->type == PERF_RECORD_LOST) {
 		s->stats.mmap_lost += ((struct lost_record *)h)->lost;
+	} else if (h->type == PERF_RECORD_FORK && h->size >= sizeof(struct fork_record)) {
+		struct fork_record *r = (struct fork_record *)h;
+
+		/* A new process starts with its parent's mappings: no mmap records for those. */
+		if (r->pid != r->ppid && r->pid == r->tid && procmaps__fork(s->maps, r->ppid, r->pid))
+			pr_warn("out of memory recording mappings of pid %u", r->pid);
 	} else if (h->type == PERF_RECORD_MMAP2 && h->size > sizeof(struct mmap2_record)) {
 		struct mmap2_record *r = (struct mmap2_record *)h;
 		size_t max = h->size - sizeof(*r);
@@ -363,6 +441,7 @@ static int open_mmap_events(struct session *s)
 		.config = PERF_COUNT_SW_DUMMY,
 		.mmap = 1,
 		.mmap2 = 1,
+		.task = 1,
 		.exclude_kernel = 1,
 		.exclude_hv = 1,
 	};
@@ -372,6 +451,52 @@ static int open_mmap_events(struct session *s)
 	if (!s->mmap_pb)
 		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
 				     "cannot open mmap events: %s", strerror(errno));
+	return 0;
+}
+
+/* A sample whose user stack BPF could not complete: unwind it with DWARF now, while the
+ * process still runs (older frames past the copy are read from it). */
+static int on_sample_event(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	const struct sample_event *e = data;
+	size_t hdr = offsetof(struct sample_event, stack);
+	uint64_t ips[PROFILE_MAX_DEPTH];
+	struct count_key key = { 0 };
+	struct unwind_sample us;
+	enum unwind_stop stop;
+	int n;
+
+	if (size < hdr || e->stack_len > size - hdr || e->nr_frames > PROFILE_MAX_DEPTH)
+		return 0;
+	/* mmap records of a process that just started may still wait in their buffer. */
+	if (!procmaps__find(s->maps, e->pid, e->ip))
+		perf_buffer__consume(s->mmap_pb);
+	if (!procmaps__has(s->maps, e->pid))
+		procmaps__load(s->maps, e->pid);
+	us = (struct unwind_sample){
+		.pid = e->pid, .ip = e->ip, .sp = e->sp, .bp = e->bp,
+		.stack = e->stack, .stack_len = e->stack_len,
+	};
+	n = unwinder__unwind(s->unw, &us, ips, PROFILE_MAX_DEPTH, &stop);
+	s->stats.dwarf++;
+	s->stats.unwind_stop[stop]++;
+	key.pid = e->pid;
+	key.tid = s->opts.threads ? e->tid : 0;
+	key.kstack_id = e->kstack_id;
+	if (stop != UNWIND_STOP_END)
+		key.flags |= COUNT_F_USER_TRUNCATED;
+	if (stacks__add(s->dwarf_stacks, &key, ips, n))
+		return -ENOMEM;
+	return 0;
+}
+
+static int open_events(struct session *s)
+{
+	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_sample_event, s, NULL);
+	if (!s->events)
+		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
+				     "cannot open the sample ring buffer: %s", strerror(errno));
 	return 0;
 }
 
@@ -472,6 +597,8 @@ int session__run(struct session *s)
 	sigaction(SIGHUP, &sa, NULL);
 
 	err = open_mmap_events(s);
+	if (!err)
+		err = open_events(s);
 	if (err)
 		return err;
 	/* Mappings that exist already; later ones arrive as mmap records. */
@@ -497,9 +624,11 @@ int session__run(struct session *s)
 			goto out;
 	}
 	while (!stop_signal) {
-		err = perf_buffer__poll(s->mmap_pb, TICK_MS);
+		err = perf_buffer__consume(s->mmap_pb);
+		if (err >= 0)
+			err = ring_buffer__poll(s->events, TICK_MS);
 		if (err < 0 && err != -EINTR) {
-			session__fail(s, SESSION_ERR_RUNTIME, err, "cannot read mmap events: %s",
+			session__fail(s, SESSION_ERR_RUNTIME, err, "cannot read events: %s",
 				      strerror(-err));
 			goto out;
 		}
@@ -516,6 +645,8 @@ out:
 	detach_sampling(s);
 	if (s->mmap_pb)
 		perf_buffer__consume(s->mmap_pb);
+	if (s->events)
+		ring_buffer__consume(s->events);
 	if (s->child) {
 		/* The profile is over (duration or signal): so is the command it started. */
 		int status;
@@ -565,8 +696,7 @@ static const char *comm_of(struct session *s, __u32 id, char *buf)
 static bool is_stack_bottom(const char *name)
 {
 	static const char *const bottoms[] = {
-		"__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl", "_start",
-		"start_thread", "__clone3", "clone3", "__clone", "clone", "thread_start",
+		"__libc_start_call_main", "start_thread",
 	};
 
 	for (size_t i = 0; i < sizeof(bottoms) / sizeof(bottoms[0]); i++)
@@ -578,21 +708,26 @@ static bool is_stack_bottom(const char *name)
 /* Build the folded stack of one counted key into *BUF; *TRUNCATED says whether its user
  * stack is known to be incomplete. */
 static int fold_key(struct session *s, struct symbolizer *sym, const struct count_key *key,
-		    char **buf, size_t *len, size_t *cap, bool *truncated)
+		    const uint64_t *ips, int nu, char **buf, size_t *len, size_t *cap,
+		    bool *truncated)
 {
 	char comm[PROFILE_COMM_LEN], tcomm[PROFILE_COMM_LEN], tframe[PROFILE_COMM_LEN + 16];
 	const char *unames[PROFILE_MAX_DEPTH];
 	__u64 kips[PROFILE_MAX_DEPTH];
-	struct ustack us;
-	int err, n, nu = 0;
+	int err, n;
 
-	if (key->ustack_hash &&
-	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.ustacks), &key->ustack_hash, &us) == 0) {
-		nu = us.nr < PROFILE_MAX_DEPTH ? (int)us.nr : PROFILE_MAX_DEPTH;
-		if (!procmaps__has(s->maps, key->pid))
-			procmaps__load(s->maps, key->pid);
-		for (int i = 0; i < nu; i++)
-			unames[i] = symbolizer__user(sym, key->pid, us.ips[i], i > 0);
+	if (nu > PROFILE_MAX_DEPTH)
+		nu = PROFILE_MAX_DEPTH;
+	if (nu && !procmaps__has(s->maps, key->pid))
+		procmaps__load(s->maps, key->pid);
+	for (int i = 0; i < nu; i++) {
+		unames[i] = symbolizer__user(sym, key->pid, ips[i], i > 0);
+		/* Frames outside the stack-bottom function (_start, __libc_start_main, clone3) are
+		 * dropped, so that DWARF- and frame-pointer-unwound stacks share one root. */
+		if (i > 0 && is_stack_bottom(unames[i])) {
+			nu = i + 1;
+			break;
+		}
 	}
 	*truncated = (key->flags & COUNT_F_USER_TRUNCATED) &&
 		     !(nu > 0 && is_stack_bottom(unames[nu - 1]));
@@ -618,41 +753,51 @@ static int fold_key(struct session *s, struct symbolizer *sym, const struct coun
 	return err;
 }
 
+static int collect_stack(struct session *s, const struct count_key *key, const uint64_t *ips,
+			 int nr, uint64_t count, struct folded *out, char **buf, size_t *len,
+			 size_t *cap)
+{
+	bool truncated;
+	int err;
+
+	err = fold_key(s, s->sym, key, ips, nr, buf, len, cap, &truncated);
+	if (!err)
+		err = folded__add(out, *buf, count);
+	if (err)
+		return session__fail(s, SESSION_ERR_RUNTIME, err, "out of memory");
+	s->stats.samples += count;
+	if (truncated)
+		s->stats.truncated += count;
+	return 0;
+}
+
 int session__collect(struct session *s, struct folded *out)
 {
-	int fd = bpf_map__fd(s->skel->maps.counts);
+	int fd = bpf_map__fd(s->skel->maps.counts), ufd = bpf_map__fd(s->skel->maps.ustacks);
+	const struct stack_entry *e;
 	struct count_key key, next;
-	struct symbolizer *sym;
+	struct ustack us;
 	char *buf = NULL;
-	size_t len = 0, cap = 0;
+	size_t len = 0, cap = 0, pos = 0;
 	void *prev = NULL;
 	int err = 0;
 
 	read_stats(s);
-	sym = symbolizer__new(s->maps);
-	if (!sym)
-		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		bool truncated;
+	while (!err && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		__u64 count;
+		int nr = 0;
 
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &count))
 			continue;
-		err = fold_key(s, sym, &key, &buf, &len, &cap, &truncated);
-		if (!err)
-			err = folded__add(out, buf, count);
-		if (err) {
-			session__fail(s, SESSION_ERR_RUNTIME, err, "out of memory");
-			break;
-		}
-		s->stats.samples += count;
-		if (truncated)
-			s->stats.truncated += count;
+		if (key.ustack_hash && bpf_map_lookup_elem(ufd, &key.ustack_hash, &us) == 0)
+			nr = us.nr;
+		err = collect_stack(s, &key, (const uint64_t *)us.ips, nr, count, out, &buf, &len, &cap);
 	}
+	while (!err && (e = stacks__next(s->dwarf_stacks, &pos)))
+		err = collect_stack(s, &e->key, e->ips, e->nr, e->count, out, &buf, &len, &cap);
 	free(buf);
-	symbolizer__free(sym);
 	return err;
 }
 
@@ -683,7 +828,11 @@ void session__free(struct session *s)
 		close(s->go_fd);
 	if (s->exec_err_fd >= 0)
 		close(s->exec_err_fd);
+	ring_buffer__free(s->events);
 	profile_bpf__destroy(s->skel);
+	unwinder__free(s->unw);
+	symbolizer__free(s->sym);
+	stacks__free(s->dwarf_stacks);
 	procmaps__free(s->maps);
 	free(s->links);
 	free(s->pfds);

@@ -26,6 +26,8 @@ struct session_opts {
 	bool idle;		/* with all: keep the idle task's samples */
 	bool threads;		/* a frame per thread under the process */
 	unsigned int map_size;	/* entries of the stack and count maps; 0: derived */
+	int unwind_mode;	/* enum profile_unwind_mode */
+	unsigned int stack_copy;	/* bytes of user stack per DWARF sample; 0: 16 KiB */
 };
 
 /* What went wrong, for the command line's exit status. */
@@ -41,6 +43,8 @@ struct session_stats {
 	uint64_t mmap_lost;		/* mmap records the kernel dropped (buffer full) */
 	uint64_t samples;		/* samples in the folded output */
 	uint64_t truncated;		/* of those, samples whose user stack is truncated */
+	uint64_t dwarf;			/* samples unwound with DWARF in userspace */
+	uint64_t unwind_stop[8];	/* of those, by enum unwind_stop */
 	double seconds;			/* time spent sampling */
 	int nr_cpus;			/* CPUs sampled */
 	int cmd_status;			/* wait status of the command, -1 when none */

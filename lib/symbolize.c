@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "elfsym.h"
 #include "kallsyms.h"
 #include "log.h"
@@ -127,32 +126,16 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/*
- * Open the file of mapping M of PID. While the process lives, /proc/PID/map_files/ reaches
- * the very file mapped (even deleted or in another mount namespace); then /proc/PID/root/;
- * then the path itself, accepted only when its inode is the one mapped.
- */
 static struct elfsym *open_mapped_file(pid_t pid, const struct map *m)
 {
 	char path[PROCMAPS_PATH_MAX + 64];
-	struct elfsym *elf;
-	struct stat st;
+	struct elfsym *elf = NULL;
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
-		 m->end);
-	elf = elfsym__open(path, m->path);
-	if (elf)
-		return elf;
-	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, m->path);
-	if (stat(path, &st) == 0 && (!m->ino || st.st_ino == m->ino)) {
+	if (map__file_path(pid, m, path, sizeof(path)) == 0)
 		elf = elfsym__open(path, m->path);
-		if (elf)
-			return elf;
-	}
-	if (stat(m->path, &st) == 0 && (!m->ino || st.st_ino == m->ino))
-		return elfsym__open(m->path, m->path);
-	pr_debug("cannot open %s mapped by pid %d", m->path, pid);
-	return NULL;
+	if (!elf)
+		pr_debug("cannot read %s mapped by pid %d", m->path, pid);
+	return elf;
 }
 
 static struct file *file__get(struct symbolizer *s, pid_t pid, const struct map *m)
@@ -179,6 +162,16 @@ static struct file *file__get(struct symbolizer *s, pid_t pid, const struct map 
 	f->next = s->files[b];
 	s->files[b] = f;
 	return f;
+}
+
+struct elfsym *symbolizer__elf(struct symbolizer *s, pid_t pid, const struct map *m)
+{
+	struct file *f;
+
+	if (m->path[0] != '/')
+		return NULL;
+	f = file__get(s, pid, m);
+	return f ? f->elf : NULL;
 }
 
 /* --- lookups ---------------------------------------------------------------------------- */

@@ -29,6 +29,13 @@ void symbolizer__free(struct symbolizer *s);
  */
 const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return);
 
+struct map;
+struct elfsym;
+
+/* The ELF file of mapping M of PID, opened once and kept; NULL when it cannot be read.
+ * Owned by S. */
+struct elfsym *symbolizer__elf(struct symbolizer *s, pid_t pid, const struct map *m);
+
 /* The name of the kernel frame at ADDR, likewise; "[unknown]" when kallsyms is unreadable. */
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return);
 

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * unwind: DWARF CFI unwinding of sampled user stacks, in userspace, after the fact.
+ *
+ * A sample brings the registers (ip, sp, bp) and a copy of the top of the user stack. libunwind
+ * (remote interface, our accessors) unwinds over that copy; memory past it (older callers'
+ * frames, still in place while the thread is inside them) is read from the live process with
+ * process_vm_readv; unwind tables (.eh_frame_hdr) and code are read from our own mapping of
+ * each ELF file, found once per file and kept.
+ */
+#ifndef UNWIND_H
+#define UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct procmaps;
+struct unwinder;
+
+/* The sampled user registers and stack copy of one sample. */
+struct unwind_sample {
+	pid_t pid;
+	uint64_t ip, sp, bp;
+	const void *stack;	/* copy of the user stack from sp */
+	size_t stack_len;
+};
+
+/* Why an unwind stopped before the stack's first frame. */
+enum unwind_stop {
+	UNWIND_STOP_END = 0,		/* reached the end: complete */
+	UNWIND_STOP_NO_INFO,		/* no unwind table for an address (no mapping, no .eh_frame) */
+	UNWIND_STOP_BAD_FRAME,		/* unwind info present but the step failed */
+	UNWIND_STOP_NO_MEMORY,		/* a needed word was neither copied nor readable */
+	UNWIND_STOP_DEPTH,		/* the frame limit */
+	UNWIND_STOP__MAX,
+};
+
+/* A name for each enum unwind_stop, for the summary. */
+extern const char *const unwind_stop_names[UNWIND_STOP__MAX];
+
+/* A new unwinder over PM (not owned; it must outlive the unwinder). NULL on failure. */
+struct unwinder *unwinder__new(struct procmaps *pm);
+
+/* Free it with every file mapping and address space it holds. NULL is fine. */
+void unwinder__free(struct unwinder *u);
+
+/*
+ * Unwind sample S into IPS (at most MAX frames, leaf first: IPS[0] is S->ip, the rest return
+ * addresses). Returns the number of frames (at least 1) and sets *STOP to why it stopped.
+ */
+int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t *ips, int max,
+		     enum unwind_stop *stop);
+
+/* Forget what is cached about PID (it exec'd or exited). */
+void unwinder__forget(struct unwinder *u, pid_t pid);
+
+#endif
