@@ -65,13 +65,14 @@ struct {
 	__uint(max_entries, 16 << 20);
 } events SEC(".maps");
 
-/* tgid -> stack-bottom functions of that process (set by userspace from its mappings). */
+/* tgid -> stack-bottom functions and executable ranges of that process (set by userspace
+ * from its mappings). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, struct bottom_ranges);
-} bottoms SEC(".maps");
+	__type(value, struct proc_ranges);
+} procs SEC(".maps");
 
 /* Names: tgid -> the process (group leader) name, tid -> the thread name. */
 struct {
@@ -154,14 +155,18 @@ static __always_inline void hash_frames(struct ustack *st, __u64 *hash, __u32 *c
 		c = (c ^ (__u32)(st->ips[i] >> 3)) * 0x01000193;
 		c ^= c >> 15;
 	}
+	h = (h ^ st->sp_words[0]) * 0x100000001b3ULL;
+	h = (h ^ st->sp_words[1]) * 0x100000001b3ULL;
+	c = (c ^ (__u32)(st->sp_words[0] >> 3) ^ (__u32)(st->sp_words[1] >> 7)) * 0x01000193;
 	*hash = h ? h : 1;
 	*check = c;
 }
 
 /*
- * Walk the frame-pointer chain from REGS into ST (leaf first). Returns 1 when the walk ended
- * cleanly (a saved frame pointer of 0, as _start and thread entry points leave it), 0 when it
- * broke off (unreadable frame, frame address not above the last, or the depth limit).
+ * Walk the frame-pointer chain from R into ST (leaf first). Returns 1 when the walk ended at a
+ * saved frame pointer of 0 read from the stack, 0 when it broke off (no frame pointer,
+ * unreadable frame, frame address not above the last, or the depth limit). *LAST_RET gets the
+ * last return address found.
  */
 static __always_inline int walk_user(const struct uregs *r, struct ustack *st, __u64 *last_ret)
 {
@@ -170,9 +175,8 @@ static __always_inline int walk_user(const struct uregs *r, struct ustack *st, _
 
 	st->ips[0] = r->ip;
 	st->nr = 1;
-	if (fp == 0)
-		return 1;
-	if (fp < r->sp)
+	/* rbp == 0 in a register says nothing: code without frame pointers leaves it so. */
+	if (fp == 0 || fp < r->sp)
 		return 0;
 	for (i = 1; i < PROFILE_MAX_DEPTH; i++) {
 		if (fp & 7)
@@ -219,16 +223,38 @@ static __always_inline __u64 store_ustack(struct ustack *st)
 }
 
 /* Whether RET, the last return address a walk found, lies in a stack-bottom function. */
-static __always_inline bool at_bottom(__u32 tgid, __u64 ret)
+static __always_inline bool at_bottom(const struct proc_ranges *pr, __u64 ret)
 {
-	struct bottom_ranges *b = bpf_map_lookup_elem(&bottoms, &tgid);
-
-	if (!b)
-		return false;
 	for (int i = 0; i < PROFILE_MAX_BOTTOMS; i++)
-		if (ret > b->start[i] && ret <= b->end[i])
+		if (ret > pr->bottom_start[i] && ret <= pr->bottom_end[i])
 			return true;
 	return false;
+}
+
+static __always_inline bool in_exec(const struct proc_ranges *pr, __u64 addr)
+{
+	for (int i = 0; i < PROFILE_MAX_EXEC; i++) {
+		if (i >= pr->nr_exec)
+			break;
+		if (addr >= pr->exec_start[i] && addr < pr->exec_end[i])
+			return true;
+	}
+	return false;
+}
+
+/* The words at sp that may be a frameless leaf's return address (see struct ustack). */
+static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp,
+					  struct ustack *st)
+{
+	__u64 w[2];
+
+	st->sp_words[0] = st->sp_words[1] = 0;
+	if (!pr || bpf_probe_read_user(w, sizeof(w), (void *)sp))
+		return;
+	if (in_exec(pr, w[0]))
+		st->sp_words[0] = w[0];
+	if (in_exec(pr, w[1]))
+		st->sp_words[1] = w[1];
 }
 
 /*
@@ -308,6 +334,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct uregs regs;
 	struct ustack *st;
 	__u64 one = 1, *count, last_ret = 0;
+	struct proc_ranges *pr;
 	int complete;
 	long err;
 
@@ -333,13 +360,17 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		if (!st || !user_regs(ctx, task, &regs)) {
 			stat_inc(STAT_NO_USER);
 		} else {
+			pr = bpf_map_lookup_elem(&procs, &tgid);
 			complete = walk_user(&regs, st, &last_ret);
-			if (complete) {
+			/* Where the process's stack bottoms are known, only they end a walk: a
+			 * saved 0 may be data in code without frame pointers. */
+			if (complete && (!pr || !pr->bottom_end[0])) {
 				stat_inc(STAT_FP_COMPLETE);
-			} else if (st->nr > 1 && at_bottom(tgid, last_ret)) {
-				stat_inc(STAT_FP_BOTTOM);
+			} else if (pr && st->nr > 1 && at_bottom(pr, last_ret)) {
 				complete = 1;
+				stat_inc(STAT_FP_BOTTOM);
 			} else {
+				complete = 0;
 				stat_inc(STAT_FP_TRUNCATED);
 			}
 			if (unwind_mode == UNWIND_DWARF ||
@@ -349,6 +380,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 			}
 			if (!complete)
 				key.flags |= COUNT_F_USER_TRUNCATED;
+			keep_sp_words(pr, regs.sp, st);
 			key.ustack_hash = store_ustack(st);
 		}
 	}
@@ -393,7 +425,7 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
-	struct bottom_ranges *b;
+	struct proc_ranges *b;
 	__u8 one = 1;
 
 	if (ptgid == ctgid)
@@ -401,8 +433,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (follow_children && bpf_map_lookup_elem(&pids, &ptgid))
 		bpf_map_update_elem(&pids, &ctgid, &one, BPF_ANY);
 	/* The child has the parent's C library at the same place. */
-	b = bpf_map_lookup_elem(&bottoms, &ptgid);
+	b = bpf_map_lookup_elem(&procs, &ptgid);
 	if (b)
-		bpf_map_update_elem(&bottoms, &ctgid, b, BPF_ANY);
+		bpf_map_update_elem(&procs, &ctgid, b, BPF_ANY);
 	return 0;
 }

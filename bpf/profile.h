@@ -8,6 +8,7 @@
 #define PROFILE_PAGE_SIZE	4096
 #define PROFILE_MAX_STACK_COPY	24576	/* bytes of user stack an event can carry */
 #define PROFILE_MAX_BOTTOMS	4	/* stack-bottom function ranges per process */
+#define PROFILE_MAX_EXEC	16	/* executable address ranges per process */
 
 /* --unwind */
 enum profile_unwind_mode {
@@ -48,6 +49,10 @@ struct count_key {
 struct ustack {
 	__u32 nr;		/* frames in ips[] */
 	__u32 check;		/* second hash of the frames: tells collisions apart */
+	/* The words at sp and sp + 8 where they point into executable mappings, else 0: one
+	 * may be the return address of a leaf that keeps no frame (userspace asks the leaf's
+	 * CFI), which a walk from rbp skips. */
+	__u64 sp_words[2];
 	__u64 ips[PROFILE_MAX_DEPTH];
 };
 
@@ -68,12 +73,18 @@ struct sample_event {
 	__u8 stack[PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE];
 };
 
-/* Value of the `bottoms` map: runtime ranges [start, end) of functions where a process's
- * stacks begin (__libc_start_call_main, start_thread): a frame-pointer walk that ends with a
- * return address in one of them is complete. */
-struct bottom_ranges {
-	__u64 start[PROFILE_MAX_BOTTOMS];
-	__u64 end[PROFILE_MAX_BOTTOMS];
+/* Value of the `procs` map, set by userspace from a process's mappings. */
+struct proc_ranges {
+	/* Runtime ranges [start, end) of functions where the process's stacks begin
+	 * (__libc_start_call_main, start_thread): a frame-pointer walk that ends with a return
+	 * address in one of them is complete. */
+	__u64 bottom_start[PROFILE_MAX_BOTTOMS];
+	__u64 bottom_end[PROFILE_MAX_BOTTOMS];
+	/* Executable ranges (merged when there are more mappings than slots). */
+	__u32 nr_exec;
+	__u32 pad;
+	__u64 exec_start[PROFILE_MAX_EXEC];
+	__u64 exec_end[PROFILE_MAX_EXEC];
 };
 
 #endif /* PROFILE_H */

@@ -30,6 +30,7 @@
 #define MAP_SIZE_MAX	65536	/* derived sizes stop here; --map-size may go further */
 #define MMAP_PAGES	64	/* per-CPU buffer for mmap records: 256 KiB */
 #define TICK_MS		100
+#define USER_MAX_DEPTH	512	/* frames of a DWARF-unwound stack */
 
 struct session {
 	struct session_opts opts;
@@ -244,7 +245,7 @@ static int load_bpf(struct session *s)
 	bpf_map__set_max_entries(skel->maps.counts, size);
 	bpf_map__set_max_entries(skel->maps.comms, size);
 	bpf_map__set_max_entries(skel->maps.pids, 65536);
-	bpf_map__set_max_entries(skel->maps.bottoms, 65536);
+	bpf_map__set_max_entries(skel->maps.procs, 65536);
 	pr_debug("map size %u entries", size);
 
 	err = profile_bpf__load(skel);
@@ -271,26 +272,59 @@ static int add_pid(struct session *s, pid_t pid)
 	return 0;
 }
 
-/*
- * A mapping was added: when it is a C library, tell BPF where that process's stacks begin
- * (__libc_start_call_main for the main thread, start_thread for the others), so that
- * frame-pointer walks ending there count as complete without DWARF.
- */
-static void on_map_added(void *ctx, pid_t pid, const struct map *m)
+/* Merge the two closest neighbouring ranges of PR into one. */
+static void merge_closest(struct proc_ranges *pr)
+{
+	uint64_t gap = UINT64_MAX;
+	uint32_t i, best = 0;
+
+	for (i = 0; i + 1 < pr->nr_exec; i++) {
+		if (pr->exec_start[i + 1] - pr->exec_end[i] < gap) {
+			gap = pr->exec_start[i + 1] - pr->exec_end[i];
+			best = i;
+		}
+	}
+	pr->exec_end[best] = pr->exec_end[best + 1];
+	for (i = best + 1; i + 1 < pr->nr_exec; i++) {
+		pr->exec_start[i] = pr->exec_start[i + 1];
+		pr->exec_end[i] = pr->exec_end[i + 1];
+	}
+	pr->nr_exec--;
+}
+
+/* Add [START, END) to the executable ranges of PR, kept sorted; with every slot taken, the
+ * two closest neighbours merge (the ranges only filter candidate return addresses). */
+static void add_exec_range(struct proc_ranges *pr, uint64_t start, uint64_t end)
+{
+	uint32_t i;
+
+	if (pr->nr_exec > PROFILE_MAX_EXEC)
+		pr->nr_exec = 0;
+	for (i = 0; i < pr->nr_exec; i++)
+		if (start < pr->exec_end[i] && end > pr->exec_start[i])
+			return;	/* known, or inside a merged range */
+	if (pr->nr_exec == PROFILE_MAX_EXEC)
+		merge_closest(pr);
+	for (i = pr->nr_exec; i > 0 && pr->exec_start[i - 1] > start; i--) {
+		pr->exec_start[i] = pr->exec_start[i - 1];
+		pr->exec_end[i] = pr->exec_end[i - 1];
+	}
+	pr->exec_start[i] = start;
+	pr->exec_end[i] = end;
+	pr->nr_exec++;
+}
+
+/* Runtime ranges of a C library's stack-bottom functions (__libc_start_call_main for the
+ * main thread, start_thread for the others). */
+static void add_bottoms(struct session *s, pid_t pid, const struct map *m, struct proc_ranges *pr)
 {
 	static const char *const names[] = { "__libc_start_call_main", "start_thread" };
-	struct session *s = ctx;
-	struct bottom_ranges br = { 0 };
 	const struct load_seg *segs;
-	const char *base = strrchr(m->path, '/');
 	struct elfsym *elf;
 	uint64_t vaddr, start, end;
 	size_t nsegs;
-	__u32 key = pid;
 	int n = 0;
 
-	if (!base || strncmp(base + 1, "libc.so", 7))
-		return;
 	elf = symbolizer__elf(s->sym, pid, m);
 	if (!elf)
 		return;
@@ -300,12 +334,31 @@ static void on_map_added(void *ctx, pid_t pid, const struct map *m)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (elfsym__find_range(elf, names[i], &start, &end))
 			continue;
-		br.start[n] = start - vaddr + m->start;
-		br.end[n] = end - vaddr + m->start;
+		pr->bottom_start[n] = start - vaddr + m->start;
+		pr->bottom_end[n] = end - vaddr + m->start;
 		n++;
 	}
-	if (n)
-		bpf_map_update_elem(bpf_map__fd(s->skel->maps.bottoms), &key, &br, BPF_ANY);
+}
+
+/*
+ * A mapping was added: tell BPF the process's executable ranges and, for a C library, where
+ * its stacks begin, so that frame-pointer walks ending there count as complete without
+ * DWARF.
+ */
+static void on_map_added(void *ctx, pid_t pid, const struct map *m)
+{
+	struct session *s = ctx;
+	int fd = bpf_map__fd(s->skel->maps.procs);
+	const char *base = strrchr(m->path, '/');
+	struct proc_ranges pr;
+	__u32 key = pid;
+
+	if (bpf_map_lookup_elem(fd, &key, &pr))
+		memset(&pr, 0, sizeof(pr));
+	add_exec_range(&pr, m->start, m->end);
+	if (base && !strncmp(base + 1, "libc.so", 7))
+		add_bottoms(s, pid, m, &pr);
+	bpf_map_update_elem(fd, &key, &pr, BPF_ANY);
 }
 
 struct session *session__open(const struct session_opts *opts, char **errmsg,
@@ -461,7 +514,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	struct session *s = ctx;
 	const struct sample_event *e = data;
 	size_t hdr = offsetof(struct sample_event, stack);
-	uint64_t ips[PROFILE_MAX_DEPTH];
+	uint64_t ips[USER_MAX_DEPTH];
 	struct count_key key = { 0 };
 	struct unwind_sample us;
 	enum unwind_stop stop;
@@ -478,7 +531,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 		.pid = e->pid, .ip = e->ip, .sp = e->sp, .bp = e->bp,
 		.stack = e->stack, .stack_len = e->stack_len,
 	};
-	n = unwinder__unwind(s->unw, &us, ips, PROFILE_MAX_DEPTH, &stop);
+	n = unwinder__unwind(s->unw, &us, ips, USER_MAX_DEPTH, &stop);
 	s->stats.dwarf++;
 	s->stats.unwind_stop[stop]++;
 	key.pid = e->pid;
@@ -707,17 +760,43 @@ static bool is_stack_bottom(const char *name)
 
 /* Build the folded stack of one counted key into *BUF; *TRUNCATED says whether its user
  * stack is known to be incomplete. */
+/*
+ * A frame-pointer walk starts at rbp and so skips the caller of a leaf that keeps no frame.
+ * When BPF kept words at sp that may be that return address, ask the leaf's CFI: if it puts
+ * the return address there and the walk does not have it already, put it in IPS (which has
+ * room for NU + 1 frames). Returns the new number of frames.
+ */
+static int add_leaf_caller(struct session *s, const struct count_key *key, const __u64 *words,
+			   uint64_t *ips, int nu)
+{
+	struct unwind_sample us = {
+		.pid = key->pid, .ip = ips[0], .sp = 0x100000, .bp = 0,
+		.stack = words, .stack_len = 2 * sizeof(*words),
+	};
+	uint64_t ret;
+
+	if (nu < 1 || (!words[0] && !words[1]))
+		return nu;
+	/* Only the words matter: the CFI at ip says at which offset from sp the return address
+	 * is; rbp-based rules read outside the copy and fail, as they should. */
+	if (unwinder__leaf_return(s->unw, &us, &ret) || !ret || (nu > 1 && ips[1] == ret))
+		return nu;
+	memmove(&ips[2], &ips[1], (nu - 1) * sizeof(*ips));
+	ips[1] = ret;
+	return nu + 1;
+}
+
 static int fold_key(struct session *s, struct symbolizer *sym, const struct count_key *key,
 		    const uint64_t *ips, int nu, char **buf, size_t *len, size_t *cap,
 		    bool *truncated)
 {
 	char comm[PROFILE_COMM_LEN], tcomm[PROFILE_COMM_LEN], tframe[PROFILE_COMM_LEN + 16];
-	const char *unames[PROFILE_MAX_DEPTH];
+	const char *unames[USER_MAX_DEPTH];
 	__u64 kips[PROFILE_MAX_DEPTH];
 	int err, n;
 
-	if (nu > PROFILE_MAX_DEPTH)
-		nu = PROFILE_MAX_DEPTH;
+	if (nu > USER_MAX_DEPTH)
+		nu = USER_MAX_DEPTH;
 	if (nu && !procmaps__has(s->maps, key->pid))
 		procmaps__load(s->maps, key->pid);
 	for (int i = 0; i < nu; i++) {
@@ -777,6 +856,7 @@ int session__collect(struct session *s, struct folded *out)
 	const struct stack_entry *e;
 	struct count_key key, next;
 	struct ustack us;
+	uint64_t ips[PROFILE_MAX_DEPTH + 1];
 	char *buf = NULL;
 	size_t len = 0, cap = 0, pos = 0;
 	void *prev = NULL;
@@ -791,9 +871,14 @@ int session__collect(struct session *s, struct folded *out)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &count))
 			continue;
-		if (key.ustack_hash && bpf_map_lookup_elem(ufd, &key.ustack_hash, &us) == 0)
-			nr = us.nr;
-		err = collect_stack(s, &key, (const uint64_t *)us.ips, nr, count, out, &buf, &len, &cap);
+		if (key.ustack_hash && bpf_map_lookup_elem(ufd, &key.ustack_hash, &us) == 0) {
+			nr = us.nr < PROFILE_MAX_DEPTH ? (int)us.nr : PROFILE_MAX_DEPTH;
+			memcpy(ips, us.ips, nr * sizeof(*ips));
+			if (!procmaps__has(s->maps, key.pid))
+				procmaps__load(s->maps, key.pid);
+			nr = add_leaf_caller(s, &key, us.sp_words, ips, nr);
+		}
+		err = collect_stack(s, &key, ips, nr, count, out, &buf, &len, &cap);
 	}
 	while (!err && (e = stacks__next(s->dwarf_stacks, &pos)))
 		err = collect_stack(s, &e->key, e->ips, e->nr, e->count, out, &buf, &len, &cap);

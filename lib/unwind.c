@@ -163,6 +163,7 @@ struct uctx {
 	struct uproc *p;
 	const struct unwind_sample *s;
 	bool no_info;		/* find_proc_info found no table */
+	bool copy_only;		/* stack reads from the copy only, never the live process */
 	bool mem_fault;		/* a read failed */
 	struct { uint64_t addr; bool valid; unsigned char data[PAGE]; } pages[PAGE_CACHE];
 	int next_page;
@@ -333,7 +334,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 		}
 	}
 	/* Older frames, past the copy: still in place in the live process. */
-	if (read_live(c, addr, val) == 0)
+	if (!c->copy_only && read_live(c, addr, val) == 0)
 		return 0;
 	c->mem_fault = true;
 	return -UNW_EINVAL;
@@ -528,4 +529,27 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
 	}
 	free(c);
 	return n;
+}
+
+int unwinder__leaf_return(struct unwinder *u, const struct unwind_sample *s, uint64_t *ret)
+{
+	struct uctx *c;
+	unw_cursor_t cur;
+	unw_word_t ip = 0;
+	int err = -ENOENT;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->u = u;
+	c->s = s;
+	c->copy_only = true;
+	c->p = unwinder__proc(u, s->pid);
+	if (c->p && unw_init_remote(&cur, c->p->as, c) >= 0 && unw_step(&cur) > 0 &&
+	    unw_get_reg(&cur, UNW_REG_IP, &ip) >= 0 && ip) {
+		*ret = ip;
+		err = 0;
+	}
+	free(c);
+	return err;
 }

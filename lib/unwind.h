@@ -53,6 +53,14 @@ void unwinder__free(struct unwinder *u);
 int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t *ips, int max,
 		     enum unwind_stop *stop);
 
+/*
+ * Where the CFI at S->ip puts the return address, when it is one of the N words copied from
+ * S->sp (S->stack holds them): a leaf without a frame of its own, or a sample in a prologue.
+ * Returns 0 and sets *RET, or -ENOENT when the return address is elsewhere (a normal frame)
+ * or there is no unwind info.
+ */
+int unwinder__leaf_return(struct unwinder *u, const struct unwind_sample *s, uint64_t *ret);
+
 /* Forget what is cached about PID (it exec'd or exited). */
 void unwinder__forget(struct unwinder *u, pid_t pid);
 

@@ -195,6 +195,94 @@ def output_file_and_stdout_clean():
     expect(len(set(lines)) == len(lines), "identical stacks not merged")
 
 
+# --- without frame pointers: the DWARF path ------------------------------------------------
+
+@test
+def command_chain_nofp_dwarf():
+    stacks, err, _ = run_profile(["-F", "99", "--", workload("chain_nofp"), "3"])
+    n = total(stacks, "chain_nofp")
+    expect(0.75 * 297 <= n <= 1.1 * 297, f"{n} samples, expected about 297")
+    s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_nofp")
+    expect(s >= 0.95, f"complete chain in {s:.1%} of samples, expected >= 95%")
+    expect("DWARF-unwound" in err, f"no DWARF share in the summary: {err!r}")
+    return f"{n} samples, {s:.1%} complete"
+
+
+@test
+def unwind_fp_mode_marks_truncation():
+    stacks, _, _ = run_profile(["--unwind", "fp", "--", workload("chain_nofp"), "1"])
+    s = share(stacks, lambda f: f[1] == "[truncated]", "chain_nofp")
+    expect(s >= 0.9, f"[truncated] in {s:.1%} of frame-pointer-only stacks of a no-FP binary")
+
+
+@test
+def deep_recursion_past_the_copy():
+    stacks, _, _ = run_profile(["-F", "99", "--", workload("recurse"), "3"])
+    leaf = [(f, c) for f, c in stacks if f[0] == "recurse" and f[-1] == "recurse_leaf"]
+    all_leaf = sum(c for _, c in leaf)
+    ok = sum(c for f, c in leaf if "main" in f and f[1:].count("recurse") == 200)
+    expect(all_leaf > 100, f"only {all_leaf} samples in recurse_leaf")
+    expect(ok / all_leaf >= 0.9, f"{ok}/{all_leaf} leaf samples reach main with 200 frames")
+    return f"{ok}/{all_leaf} complete"
+
+
+@test
+def threads_reach_start_thread():
+    stacks, _, _ = run_profile(["--threads", "--", workload("threads"), "2"])
+    workers = sorted({f[1] for f, _ in stacks if f[1].startswith("worker-")})
+    expect(len(workers) == 4, f"worker threads seen: {workers}")
+    shares = []
+    for w in workers:
+        sub = [(f, c) for f, c in stacks if f[1] == w]
+        s = share(sub, lambda f: "start_thread" in f and "thread_main" in f)
+        shares.append(s)
+        expect(s >= 0.95, f"{w}: start_thread;thread_main in {s:.1%} of its samples")
+    return ", ".join(f"{s:.0%}" for s in shares)
+
+
+@test
+def frameless_leaf_keeps_its_caller():
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", workload("leaf")],
+                         capture_output=True, text=True).stdout
+    body = out.split("<leaf_hot>:")[1].split("\n\n")[0]
+    expect("push   %rbp" not in body, "leaf_hot has a frame: the test proves nothing")
+    stacks, _, _ = run_profile(["-F", "99", "--", workload("leaf"), "2"])
+    hot = [(f, c) for f, c in stacks if f[0] == "leaf" and f[-1] == "leaf_hot"]
+    s = share(hot, lambda f: has_chain(f, ["main", "leaf_caller", "leaf_hot"]))
+    expect(s >= 0.95, f"leaf_caller above leaf_hot in {s:.1%} of samples")
+    return f"{s:.1%}"
+
+
+def perf_dwarf_share(cmd, marker):
+    """Share of a `perf record --call-graph dwarf` profile's samples whose stack has MARKER."""
+    data = os.path.join(BUILD, "tests", "perf.data")
+    subprocess.run(["perf", "record", "-q", "-F", "99", "-e", "cpu-clock", "--call-graph",
+                    "dwarf", "-o", data, "--"] + cmd, check=True, capture_output=True)
+    out = subprocess.run(["perf", "script", "-i", data, "-F", "comm,ip,sym"],
+                         capture_output=True, text=True, errors="replace").stdout
+    samples = [b for b in out.split("\n\n") if b.strip()]
+    hit = sum(1 for b in samples if marker in b)
+    return hit / len(samples) if samples else 0.0, len(samples)
+
+
+@test
+def xz_reaches_libc_start_like_perf():
+    data = os.path.join(BUILD, "tests", "xz-input")
+    if not os.path.exists(data) or os.path.getsize(data) != 40 << 20:
+        with open("/dev/urandom", "rb") as r, open(data, "wb") as w:
+            # Half random, half repetitive text: xz works on both kinds of input.
+            for i in range(40):
+                w.write(r.read(1 << 19) + (b"profile %d " % i) * (1 << 19 // 12)
+                        + b"\0" * ((1 << 19) - len((b"profile %d " % i) * (1 << 19 // 12))))
+    cmd = ["sh", "-c", f"exec xz -6 -T1 -c {data} > /dev/null"]
+    stacks, err, _ = run_profile(["-F", "99", "--"] + cmd, timeout=300)
+    ours = share(stacks, lambda f: "__libc_start_call_main" in f, "xz")
+    theirs, n = perf_dwarf_share(cmd, "__libc_start_call_main")
+    expect(total(stacks, "xz") > 100, "too few xz samples")
+    expect(ours >= theirs, f"ours {ours:.1%} < perf --call-graph dwarf {theirs:.1%}")
+    return f"ours {ours:.1%} of {total(stacks, 'xz')}, perf {theirs:.1%} of {n}"
+
+
 BAD_INPUTS = [
     (["-p", "999999999"], 3, "no process with pid"),
     (["-p", "abc"], 2, "invalid pid"),
@@ -208,6 +296,8 @@ BAD_INPUTS = [
     (["-a", "-p", "1"], 2, "only one of"),
     (["--", "/nonexistent/command"], 3, "cannot execute"),
     (["-a", "-d", "1", "-o", "/nonexistent/dir/x.folded"], 1, "cannot write"),
+    (["--unwind", "lbr", "-a"], 2, "unknown unwind mode"),
+    (["--stack-copy", "100000", "-a"], 2, "invalid stack copy size"),
 ]
 
 

@@ -6,8 +6,10 @@ WL		:= $(OUT)/tests/workloads
 # honours it, so the frame-pointer workloads are built with clang.
 WL_CC		:= clang
 WL_FP		:= -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+WL_NOFP		:= -O2 -g -fomit-frame-pointer
 WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
-		   $(WL)/hidden.debug
+		   $(WL)/hidden.debug $(WL)/chain_nofp $(WL)/libchain_nofp.so $(WL)/recurse \
+		   $(WL)/threads $(WL)/leaf
 
 $(WL)/libchain_fp.so: tests/workloads/chain_lib.c tests/workloads/spin.h
 	$(call msg,CC,$@)
@@ -32,3 +34,29 @@ $(WL)/hidden $(WL)/hidden.debug &: tests/workloads/hidden.c tests/workloads/spin
 	$(Q)objcopy --only-keep-debug $(WL)/hidden.full $(WL)/hidden.debug
 	$(Q)objcopy --strip-all --add-gnu-debuglink=$(WL)/hidden.debug $(WL)/hidden.full $(WL)/hidden
 	$(Q)rm -f $(WL)/hidden.full
+
+# Without frame pointers, as Debian builds its packages: the DWARF path.
+$(WL)/libchain_nofp.so: tests/workloads/chain_lib.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -fPIC -shared $< -o $@
+
+$(WL)/chain_nofp: tests/workloads/chain_main.c $(WL)/libchain_nofp.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WL_NOFP) $< -L$(WL) -lchain_nofp -Wl,-rpath,'$$ORIGIN' -o $@
+
+$(WL)/recurse: tests/workloads/recurse.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $@
+
+$(WL)/threads: tests/workloads/threads.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -pthread $< -o $@
+
+# Frame pointers, but none in leaf functions.
+$(WL)/leaf: tests/workloads/leaf.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) -O2 -g -fno-omit-frame-pointer -momit-leaf-frame-pointer $< -o $@
