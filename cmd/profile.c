@@ -271,6 +271,10 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks, cons
 	}
 	fprintf(stderr, "; lost (ring buffer full): %llu\n",
 		(unsigned long long)st->bpf[STAT_EVENTS_LOST]);
+	if (st->unwind_frames)
+		pr_info("DWARF unwinding: %llu frames in %.1f ms of CPU, %.3f us per frame",
+			(unsigned long long)st->unwind_frames, st->unwind_ns / 1e6,
+			st->unwind_ns / 1e3 / st->unwind_frames);
 }
 
 int main(int argc, char **argv)

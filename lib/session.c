@@ -86,6 +86,14 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 static double now_seconds(void)
 {
 	struct timespec ts;
@@ -518,6 +526,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	struct count_key key = { 0 };
 	struct unwind_sample us;
 	enum unwind_stop stop;
+	uint64_t t0;
 	int n;
 
 	if (size < hdr || e->stack_len > size - hdr || e->nr_frames > PROFILE_MAX_DEPTH)
@@ -531,7 +540,10 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 		.pid = e->pid, .ip = e->ip, .sp = e->sp, .bp = e->bp,
 		.stack = e->stack, .stack_len = e->stack_len,
 	};
+	t0 = thread_cpu_ns();
 	n = unwinder__unwind(s->unw, &us, ips, USER_MAX_DEPTH, &stop);
+	s->stats.unwind_ns += thread_cpu_ns() - t0;
+	s->stats.unwind_frames += n;
 	s->stats.dwarf++;
 	s->stats.unwind_stop[stop]++;
 	key.pid = e->pid;

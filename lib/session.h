@@ -45,6 +45,8 @@ struct session_stats {
 	uint64_t truncated;		/* of those, samples whose user stack is truncated */
 	uint64_t dwarf;			/* samples unwound with DWARF in userspace */
 	uint64_t unwind_stop[8];	/* of those, by enum unwind_stop */
+	uint64_t unwind_frames;		/* frames those unwinds produced */
+	uint64_t unwind_ns;		/* thread CPU time spent unwinding them */
 	double seconds;			/* time spent sampling */
 	int nr_cpus;			/* CPUs sampled */
 	int cmd_status;			/* wait status of the command, -1 when none */

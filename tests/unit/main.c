@@ -14,6 +14,7 @@ int main(int argc, char **argv)
 		register_kallsyms_suite,
 		register_elfsym_suite,
 		register_folded_suite,
+		register_unwind_suite,
 	};
 	unsigned int failed;
 

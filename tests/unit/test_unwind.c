@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * unwind: DWARF unwinding of this very process, as a sample would bring it: registers, a
+ * copy of the top of the stack, and the rest read live. __builtin_return_address is the
+ * oracle for the first caller.
+ */
+#include <string.h>
+#include <unistd.h>
+#include "procmaps.h"
+#include "suites.h"
+#include "unwind.h"
+
+static struct procmaps *pm;
+static struct unwinder *unw;
+
+static int setup(void)
+{
+	pm = procmaps__new();
+	if (!pm || procmaps__load(pm, getpid()))
+		return -1;
+	unw = unwinder__new(pm);
+	return unw ? 0 : -1;
+}
+
+static int teardown(void)
+{
+	unwinder__free(unw);
+	procmaps__free(pm);
+	return 0;
+}
+
+struct result {
+	uint64_t ips[128];
+	int n;
+	enum unwind_stop stop;
+	uint64_t ret0;	/* return address of capture(), from the compiler */
+};
+
+/* Take this frame's registers and COPY bytes of stack, as BPF would, and unwind. */
+__attribute__((noinline)) static void capture(size_t copy, struct result *r)
+{
+	static unsigned char buf[8192];
+	struct unwind_sample s = { .pid = getpid() };
+	uint64_t ip, sp, bp;
+
+	__asm__ volatile("lea (%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(bp));
+	memcpy(buf, (void *)sp, copy);
+	s.ip = ip;
+	s.sp = sp;
+	s.bp = bp;
+	s.stack = buf;
+	s.stack_len = copy;
+	r->n = unwinder__unwind(unw, &s, r->ips, 128, &r->stop);
+	r->ret0 = (uint64_t)__builtin_return_address(0);
+}
+
+__attribute__((noinline)) static void middle(size_t copy, struct result *r)
+{
+	capture(copy, r);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void test_unwind_self(void)
+{
+	static const size_t copies[] = { 4096, 256, 16 };
+
+	for (size_t i = 0; i < sizeof(copies) / sizeof(copies[0]); i++) {
+		struct result r = { 0 };
+
+		middle(copies[i], &r);
+		/* capture, middle, test_unwind_self, CUnit's runner..., main, libc, _start */
+		CU_ASSERT(r.n >= 5);
+		CU_ASSERT_EQUAL(r.ips[1], r.ret0);
+		CU_ASSERT_EQUAL(r.stop, UNWIND_STOP_END);
+	}
+}
+
+static void test_unwind_unknown_ip(void)
+{
+	uint64_t ips[8], words[2] = { 0 };
+	struct unwind_sample s = {
+		.pid = getpid(), .ip = 0x10, .sp = 0x1000, .stack = words,
+		.stack_len = sizeof(words),
+	};
+	enum unwind_stop stop;
+	int n = unwinder__unwind(unw, &s, ips, 8, &stop);
+
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(ips[0], 0x10);
+	CU_ASSERT_NOT_EQUAL(stop, UNWIND_STOP_END);
+}
+
+/* At a function's first instruction the return address is at sp: the CFI says so. */
+static void test_leaf_return_at_entry(void)
+{
+	uint64_t words[2] = { 0x5555deadbeef, 0x1111 }, ret = 0;
+	struct unwind_sample s = {
+		.pid = getpid(), .ip = (uint64_t)(uintptr_t)&capture, .sp = 0x100000,
+		.stack = words, .stack_len = sizeof(words),
+	};
+
+	CU_ASSERT_EQUAL(unwinder__leaf_return(unw, &s, &ret), 0);
+	CU_ASSERT_EQUAL(ret, 0x5555deadbeef);
+	s.ip = 0x10;	/* no unwind info */
+	CU_ASSERT_NOT_EQUAL(unwinder__leaf_return(unw, &s, &ret), 0);
+}
+
+int register_unwind_suite(void)
+{
+	CU_pSuite s = CU_add_suite("unwind", setup, teardown);
+
+	if (!s || !CU_add_test(s, "unwind this process from a stack copy", test_unwind_self) ||
+	    !CU_add_test(s, "an address without unwind info", test_unwind_unknown_ip) ||
+	    !CU_add_test(s, "leaf return address at function entry", test_leaf_return_at_entry))
+		return -1;
+	return 0;
+}
