@@ -48,6 +48,8 @@ struct elfsym {
 	char *names;
 	char *debug_path;
 	char *build_id;
+	uint64_t *fde_starts;	/* function starts from .eh_frame_hdr, sorted */
+	size_t nr_fdes;
 };
 
 /* An ELF file opened for reading; both members are closed by elf_file__close. */
@@ -588,6 +590,71 @@ out:
 
 /* ---- public interface -------------------------------------------------------------------- */
 
+#define MAX_FDES (1u << 22)
+
+/*
+ * Function starts from the .eh_frame_hdr search table (PT_GNU_EH_FRAME): version 1, fde_count
+ * as udata4, table of (initial location, FDE address) pairs as datarel sdata4, sorted. A file
+ * without one, or with another encoding, simply has none. Returns 0 or -ENOMEM.
+ */
+static int elfsym__read_fdes(struct elfsym *e, Elf *elf)
+{
+	size_t phnum;
+	GElf_Phdr ph;
+	Elf_Data *d = NULL;
+	const unsigned char *h;
+	uint32_t count;
+
+	if (elf_getphdrnum(elf, &phnum))
+		return 0;
+	for (size_t i = 0; i < phnum && !d; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
+			continue;
+		if (ph.p_filesz < 12 || ph.p_offset > INT64_MAX || ph.p_filesz > (64u << 20))
+			return 0;
+		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+	}
+	if (!d || !d->d_buf || d->d_size < 12)
+		return 0;
+	h = d->d_buf;
+	if (h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b)
+		return 0;
+	memcpy(&count, h + 8, 4);
+	if (!count || count > MAX_FDES || 12 + (uint64_t)count * 8 > d->d_size)
+		return 0;
+	e->fde_starts = malloc(count * sizeof(*e->fde_starts));
+	if (!e->fde_starts)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < count; i++) {
+		int32_t rel;
+
+		memcpy(&rel, h + 12 + (size_t)i * 8, 4);
+		e->fde_starts[i] = ph.p_vaddr + (int64_t)rel;	/* datarel: from the header */
+	}
+	e->nr_fdes = count;
+	return 0;
+}
+
+uint64_t fde_starts__find(const uint64_t *starts, size_t n, uint64_t vaddr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (starts[mid] <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? starts[lo - 1] : UINT64_MAX;
+}
+
+uint64_t elfsym__fde_start(const struct elfsym *elf, uint64_t vaddr)
+{
+	return fde_starts__find(elf->fde_starts, elf->nr_fdes, vaddr);
+}
+
 struct elfsym *elfsym__open(const char *path, const char *orig_path)
 {
 	struct elf_file f = { .fd = -1 }, dbg = { .fd = -1 };
@@ -609,6 +676,8 @@ struct elfsym *elfsym__open(const char *path, const char *orig_path)
 	}
 	e->type = ehdr.e_type;
 	err = elfsym__read_segs(e, f.elf);
+	if (!err)
+		err = elfsym__read_fdes(e, f.elf);
 	if (err)
 		goto out;
 	id_len = elf__build_id(f.elf, id);
@@ -653,6 +722,7 @@ void elfsym__free(struct elfsym *elf)
 	free(elf->names);
 	free(elf->debug_path);
 	free(elf->build_id);
+	free(elf->fde_starts);
 	free(elf);
 }
 

@@ -81,6 +81,16 @@ uint64_t elfsym__find(const struct elfsym *elf, const char *name);
 int elfsym__find_range(const struct elfsym *elf, const char *name, uint64_t *start,
 		       uint64_t *end);
 
+/*
+ * Start of the function holding VADDR by the .eh_frame_hdr table (every function with unwind
+ * info has an FDE, named or not), or UINT64_MAX when VADDR is below all of them or the file
+ * has no table.
+ */
+uint64_t elfsym__fde_start(const struct elfsym *elf, uint64_t vaddr);
+
+/* The greatest of the N sorted STARTS that is <= VADDR, or UINT64_MAX. Pure. */
+uint64_t fde_starts__find(const uint64_t *starts, size_t n, uint64_t vaddr);
+
 /* Number of function symbols loaded (from the file and its debug file). */
 size_t elfsym__nr_syms(const struct elfsym *elf);
 

@@ -204,7 +204,17 @@ const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, boo
 	if (name)
 		return name;
 	name = elfsym__lookup(f->elf, vaddr, NULL);
-	return names__add(s, f, vaddr, name ? name : f->label, NULL);
+	if (!name) {
+		/* No symbol anywhere: a stable name per function, from its FDE's start. */
+		uint64_t start = elfsym__fde_start(f->elf, vaddr);
+		char *owned;
+
+		if (start == UINT64_MAX ||
+		    asprintf(&owned, "%s+0x%" PRIx64, base_name(f->path), start) < 0)
+			return names__add(s, f, vaddr, f->label, NULL);
+		return names__add(s, f, vaddr, owned, owned);
+	}
+	return names__add(s, f, vaddr, name, NULL);
 }
 
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return)

@@ -283,6 +283,21 @@ def xz_reaches_libc_start_like_perf():
     return f"ours {ours:.1%} of {total(stacks, 'xz')}, perf {theirs:.1%} of {n}"
 
 
+@test
+def xz_unnamed_functions_get_distinct_names():
+    data = os.path.join(BUILD, "tests", "xz-random")
+    with open("/dev/urandom", "rb") as r, open(data, "wb") as w:
+        w.write(r.read(16 << 20))
+    stacks, _, _ = run_profile(["-F", "499", "--", "sh", "-c",
+                                f"exec xz -6 -T1 -c {data} > /dev/null"], timeout=300)
+    frames = {f for s, _ in stacks if s[0] == "xz" for f in s}
+    unknown = [f for f in frames if f == "[unknown]" or f.startswith("[")]
+    expect(not unknown, f"unnamed frames: {unknown[:5]}")
+    lzma = {f for f in frames if re.fullmatch(r"liblzma\.so[.0-9]*\+0x[0-9a-f]+", f)}
+    expect(len(lzma) >= 8, f"only {len(lzma)} distinct liblzma function names: {sorted(lzma)}")
+    return f"{len(lzma)} distinct liblzma functions, no [unknown]"
+
+
 BAD_INPUTS = [
     (["-p", "999999999"], 3, "no process with pid"),
     (["-p", "abc"], 2, "invalid pid"),

@@ -401,6 +401,50 @@ static void test_libc(void)
 	elfsym_debug_dir = saved_debug_dir;
 }
 
+static void test_fde_starts_find(void)
+{
+	static const uint64_t starts[] = { 0x1000, 0x1040, 0x2000 };
+	static const struct { uint64_t vaddr, want; } cases[] = {
+		{ 0xfff, UINT64_MAX }, { 0x1000, 0x1000 }, { 0x103f, 0x1000 }, { 0x1040, 0x1040 },
+		{ 0x1fff, 0x1040 }, { 0x2000, 0x2000 }, { UINT64_MAX, 0x2000 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CU_ASSERT_EQUAL(fde_starts__find(starts, 3, cases[i].vaddr), cases[i].want);
+	CU_ASSERT_EQUAL(fde_starts__find(starts, 0, 0x1000), UINT64_MAX);
+}
+
+/* Every function has an FDE: the FDE table gives each static function's start, the same
+ * address its symbol has, even where no symbol is left. */
+static void test_fde_starts_match_symbols(void)
+{
+	static const char *const names[] = { "fx_alpha", "fx_beta", "fx_pub" };
+	char path[PATH_MAX];
+	struct elfsym *full, *stripped;
+
+	full = elfsym__open(fx_path(path, sizeof(path), "prog"), NULL);
+	stripped = elfsym__open(fx_path(path, sizeof(path), "linked"), "/nonexistent/linked");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(full);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(stripped);
+	CU_ASSERT_PTR_NULL(elfsym__debug_path(stripped));
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		uint64_t start = elfsym__find(full, names[i]);
+
+		CU_ASSERT_NOT_EQUAL_FATAL(start, 0);
+		CU_ASSERT_EQUAL(elfsym__fde_start(full, start), start);
+		CU_ASSERT_EQUAL(elfsym__fde_start(full, start + 3), start);
+		CU_ASSERT_EQUAL(elfsym__fde_start(stripped, start + 3), start);
+		/* Static functions have no name left; fx_pub is still in .dynsym. */
+		if (strcmp(names[i], "fx_pub")) {
+			CU_ASSERT_PTR_NULL(elfsym__lookup(stripped, start + 3, NULL));
+		} else {
+			CU_ASSERT_PTR_NOT_NULL(elfsym__lookup(stripped, start + 3, NULL));
+		}
+	}
+	elfsym__free(full);
+	elfsym__free(stripped);
+}
+
 int register_elfsym_suite(void)
 {
 	static const struct {
@@ -414,6 +458,8 @@ int register_elfsym_suite(void)
 		{ "lld layout", test_lld_layout },
 		{ "debug files", test_debug_files },
 		{ "libc via build-id debug file", test_libc },
+		{ "FDE starts: lookup", test_fde_starts_find },
+		{ "FDE starts match symbol starts", test_fde_starts_match_symbols },
 	};
 	CU_pSuite s = CU_add_suite("elfsym", suite_init, suite_cleanup);
 
