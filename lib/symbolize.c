@@ -4,9 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include "elfsym.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "perfmap.h"
 #include "procmaps.h"
 #include "symbolize.h"
 
@@ -33,8 +38,20 @@ struct name_ent {
 #define FILE_BUCKETS 512
 #define NAME_BUCKETS 16384
 
+/* JIT symbols of one process, loaded once. */
+struct jit {
+	pid_t pid;
+	struct perfmap *map;	/* NULL when the process has none */
+	struct jit *next;
+};
+
+#define JIT_BUCKETS 256
+
 struct symbolizer {
 	struct procmaps *pm;
+	struct jit *jits[JIT_BUCKETS];
+	struct elfsym *vdso;	/* the vDSO image, read once */
+	bool vdso_tried;
 	struct file *files[FILE_BUCKETS];
 	struct name_ent *names[NAME_BUCKETS];
 	struct ksyms *ksyms;
@@ -74,6 +91,16 @@ void symbolizer__free(struct symbolizer *s)
 			free(n);
 		}
 	}
+	for (int b = 0; b < JIT_BUCKETS; b++) {
+		struct jit *j, *next;
+
+		for (j = s->jits[b]; j; j = next) {
+			next = j->next;
+			perfmap__free(j->map);
+			free(j);
+		}
+	}
+	elfsym__free(s->vdso);
 	ksyms__free(s->ksyms);
 	free(s);
 }
@@ -174,6 +201,99 @@ struct elfsym *symbolizer__elf(struct symbolizer *s, pid_t pid, const struct map
 	return f ? f->elf : NULL;
 }
 
+/* --- JIT code and the vDSO --------------------------------------------------------------- */
+
+static const struct perfmap *jit__get(struct symbolizer *s, pid_t pid)
+{
+	unsigned int b = (unsigned int)pid % JIT_BUCKETS;
+	struct jit *j;
+
+	for (j = s->jits[b]; j; j = j->next)
+		if (j->pid == pid)
+			return j->map;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	j->pid = pid;
+	j->map = perfmap__load(pid);
+	j->next = s->jits[b];
+	s->jits[b] = j;
+	return j->map;
+}
+
+/* An address in anonymous or unknown memory: a JIT symbol marked _[j], or [unknown]. */
+static const char *symbolize_jit(struct symbolizer *s, pid_t pid, uint64_t addr)
+{
+	const struct perfmap *pm = jit__get(s, pid);
+	const char *name = pm ? perfmap__lookup(pm, addr) : NULL;
+	char *owned;
+
+	if (!name)
+		return UNKNOWN;
+	if (names__find(s, pm, addr))
+		return names__find(s, pm, addr);
+	if (asprintf(&owned, "%s_[j]", name) < 0)
+		return UNKNOWN;
+	return names__add(s, pm, addr, owned, owned);
+}
+
+/*
+ * The vDSO is the kernel's, the same image in every process of this kernel: read it from
+ * PID while it lives, else from our own, into a memfd that elfsym can open.
+ */
+static struct elfsym *vdso__get(struct symbolizer *s, pid_t pid, const struct map *m)
+{
+	size_t len = m->end - m->start;
+	char path[64];
+	void *buf;
+	int fd;
+
+	if (s->vdso_tried)
+		return s->vdso;
+	s->vdso_tried = true;
+	if (len > (1 << 20) || !(buf = malloc(len)))
+		return NULL;
+	{
+		struct iovec local = { buf, len }, remote = { (void *)m->start, len };
+		unsigned long self = getauxval(AT_SYSINFO_EHDR);
+
+		if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+			if (!self) {
+				free(buf);
+				return NULL;
+			}
+			memcpy(buf, (void *)self, len);
+		}
+	}
+	fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd >= 0 && write(fd, buf, len) == (ssize_t)len) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		s->vdso = elfsym__open(path, NULL);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return s->vdso;
+}
+
+static const char *symbolize_vdso(struct symbolizer *s, pid_t pid, const struct map *m,
+				  uint64_t addr)
+{
+	struct elfsym *elf = vdso__get(s, pid, m);
+	const struct load_seg *segs;
+	const char *name;
+	uint64_t vaddr;
+	size_t n;
+
+	if (!elf)
+		return m->path;
+	segs = elfsym__segs(elf, &n);
+	if (load_segs__off_to_vaddr(segs, n, addr - m->start, &vaddr))
+		return m->path;
+	name = elfsym__lookup(elf, vaddr, NULL);
+	return name ? name : m->path;
+}
+
 /* --- lookups ---------------------------------------------------------------------------- */
 
 const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return)
@@ -189,9 +309,12 @@ const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, boo
 		addr--;
 	m = procmaps__find(s->pm, pid, addr);
 	if (!m)
-		return UNKNOWN;
-	if (m->path[0] != '/')
-		return m->path[0] ? m->path : UNKNOWN;	/* [vdso], [anon:...] */
+		return symbolize_jit(s, pid, addr);
+	if (!strcmp(m->path, "[vdso]"))
+		return symbolize_vdso(s, pid, m, addr);
+	/* "", "//anon" (mmap records), [anon:...], [heap]: JIT code, if anything */
+	if (m->path[0] != '/' || !strcmp(m->path, "//anon"))
+		return symbolize_jit(s, pid, addr);
 	f = file__get(s, pid, m);
 	if (!f)
 		return UNKNOWN;

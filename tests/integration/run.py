@@ -298,6 +298,25 @@ def xz_unnamed_functions_get_distinct_names():
     return f"{len(lzma)} distinct liblzma functions, no [unknown]"
 
 
+@test
+def vdso_frames_named():
+    stacks, _, _ = run_profile(["-F", "999", "--", workload("chain_fp"), "2"])
+    frames = {f for s, _ in stacks for f in s}
+    expect("[vdso]" not in frames, "a [vdso] frame left unnamed")
+    named = [f for f in frames if f.startswith("__vdso_")]
+    return f"vDSO frames: {named}" if named else "no sample landed in the vDSO"
+
+
+@test
+def jit_frames_from_perf_map():
+    script = os.path.join("tests", "workloads", "jit.js")
+    stacks, _, _ = run_profile(["-F", "499", "--", "node", "--perf-basic-prof", script, "2"])
+    s = share(stacks, lambda f: any("hotJsFunction" in x and x.endswith("_[j]") for x in f),
+              "node")
+    expect(s > 0.5, f"hotJsFunction_[j] in {s:.1%} of node's samples")
+    return f"{s:.1%} of samples"
+
+
 BAD_INPUTS = [
     (["-p", "999999999"], 3, "no process with pid"),
     (["-p", "abc"], 2, "invalid pid"),

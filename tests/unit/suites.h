@@ -9,6 +9,7 @@ int register_kallsyms_suite(void);
 int register_elfsym_suite(void);
 int register_folded_suite(void);
 int register_unwind_suite(void);
+int register_perfmap_suite(void);
 
 /* Directory holding the unit-test fixtures built by the Makefile (build/tests/fixtures). */
 extern const char *fixtures_dir;

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * perfmap: symbols of JIT-compiled code from /tmp/perf-PID.map, the format node
+ * (--perf-basic-prof), the JVM's perf-map-agent and others write: "START SIZE NAME" per line,
+ * START and SIZE in hex.
+ */
+#ifndef PERFMAP_H
+#define PERFMAP_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct perfmap;
+
+/*
+ * Parse perf-map text from F. Lines that do not parse are skipped; names are bounded to
+ * 1023 bytes and at most 4 million entries are kept. When two entries overlap the later one
+ * wins (JIT code is recompiled in place). Returns a new map the caller frees with
+ * perfmap__free, or NULL with errno set (ENOMEM).
+ */
+struct perfmap *perfmap__parse(FILE *f);
+
+/* Read the map of PID: /proc/PID/root/tmp/perf-PID.map while PID lives, else
+ * /tmp/perf-PID.map. NULL with errno (ENOENT when there is none). */
+struct perfmap *perfmap__load(pid_t pid);
+
+void perfmap__free(struct perfmap *pm);
+
+/* The name of the entry holding ADDR (START <= ADDR < START + SIZE), or NULL. Owned by PM. */
+const char *perfmap__lookup(const struct perfmap *pm, uint64_t addr);
+
+#endif

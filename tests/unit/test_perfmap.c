@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* perfmap: /tmp/perf-PID.map parsing and lookup. */
+#include <string.h>
+#include "perfmap.h"
+#include "suites.h"
+
+static struct perfmap *parse_string(const char *text)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct perfmap *pm;
+
+	if (!f)
+		return NULL;
+	pm = perfmap__parse(f);
+	fclose(f);
+	return pm;
+}
+
+static void test_parse_lookup(void)
+{
+	static const char text[] =
+		"3f0000 100 JS:*hot /app/x.js:4\n"
+		"3f0200 80 LazyCompile:~cold\n"
+		"not a line\n"
+		"3f0400 0 zero size skipped\n"
+		"3f1000 10\n"				/* no name: skipped */
+		"3f0240 80 Stub:later\n";		/* overlaps cold, written later: wins */
+	static const struct { uint64_t addr; const char *name; } cases[] = {
+		{ 0x3effff, NULL }, { 0x3f0000, "JS:*hot /app/x.js:4" }, { 0x3f00ff, "JS:*hot /app/x.js:4" },
+		{ 0x3f0100, NULL }, { 0x3f0200, NULL }, { 0x3f0290, "Stub:later" },
+		{ 0x3f02c0, NULL }, { 0x3f0400, NULL }, { 0x3f1000, NULL },
+	};
+	struct perfmap *pm = parse_string(text);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *name = perfmap__lookup(pm, cases[i].addr);
+
+		if (cases[i].name) {
+			CU_ASSERT(name && !strcmp(name, cases[i].name));
+		} else {
+			CU_ASSERT_PTR_NULL(name);
+		}
+	}
+	perfmap__free(pm);
+}
+
+static void test_recompiled_in_place(void)
+{
+	struct perfmap *pm = parse_string("1000 100 old\n1000 100 new\n");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x1050), "new");
+	perfmap__free(pm);
+}
+
+static void test_missing_file(void)
+{
+	CU_ASSERT_PTR_NULL(perfmap__load(999999999));
+}
+
+int register_perfmap_suite(void)
+{
+	CU_pSuite s = CU_add_suite("perfmap", NULL, NULL);
+
+	if (!s || !CU_add_test(s, "parse and look up", test_parse_lookup) ||
+	    !CU_add_test(s, "code recompiled at the same address", test_recompiled_in_place) ||
+	    !CU_add_test(s, "no map for the pid", test_missing_file))
+		return -1;
+	return 0;
+}
