@@ -30,7 +30,7 @@ WARNINGS	:= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ALL_CFLAGS	:= $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 		   -I$(OUT) -Ibpf -Ilib -Iflamegraph -DPROFILE_VERSION='"$(VERSION)"'
 PKG_LIBS	:= libbpf libelf zlib libunwind-generic
-LDLIBS		:= $(shell $(PKG_CONFIG) --libs $(PKG_LIBS) 2>/dev/null || echo -lbpf -lelf -lz -lunwind-generic -lunwind)
+LDLIBS		:= $(shell $(PKG_CONFIG) --libs $(PKG_LIBS) 2>/dev/null || echo -lbpf -lelf -lz -lunwind-generic -lunwind) -lbfd
 
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -Wall
 
@@ -41,7 +41,7 @@ UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
 SKEL		:= $(OUT)/profile.skel.h
 
-.PHONY: all test unit integration demo install clean deps
+.PHONY: all test unit integration demo bench install clean deps
 all: $(OUT)/profile
 
 # --- BPF -----------------------------------------------------------------------------------
@@ -71,6 +71,7 @@ $(OUT)/profile: $(CMD_OBJS) $(LIB_OBJS)
 # --- tests ---------------------------------------------------------------------------------
 -include tests/unit/fixtures.mk
 include tests/workloads/workloads.mk
+include bench/bench.mk
 
 $(OUT)/tests/unit-tests: $(UNIT_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
@@ -95,6 +96,10 @@ integration: $(OUT)/profile $(WORKLOADS)
 demo: deps
 	$(Q)$(MAKE) --no-print-directory $(OUT)/profile $(OUT)/tests/workloads/chain_fp
 	$(Q)sh scripts/demo.sh $(OUT)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory $(OUT)/profile $(OUT)/bench/fixedwork
+	$(Q)python3 bench/overhead.py --build $(OUT)
 
 install: $(OUT)/profile
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))

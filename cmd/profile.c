@@ -58,6 +58,8 @@ static const char usage_text[] =
 "      --map-size N         entries of the BPF stack and count maps (default: derived)\n"
 "      --unwind MODE        auto (default: frame pointers, DWARF where they break), fp, dwarf\n"
 "      --stack-copy BYTES   user stack copied per DWARF sample (default 16384, at most 24576)\n"
+"      --no-inline          no frames for inlined functions (from DWARF)\n"
+"      --no-demangle        C++ and Rust names as mangled in the symbol table\n"
 "  -q, --quiet              no summary at the end\n"
 "  -v, --verbose            more messages (-vv: libbpf's too)\n"
 "  -h, --help               this text\n"
@@ -140,7 +142,10 @@ static int parse_duration(const char *arg, double *out)
 	return 0;
 }
 
-enum { OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY };
+enum {
+	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
+	OPT_NO_DEMANGLE,
+};
 
 static int parse_unwind(const char *arg, int *mode)
 {
@@ -171,6 +176,8 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		{ "map-size", required_argument, NULL, OPT_MAP_SIZE },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -204,6 +211,8 @@ static int parse_args(int argc, char **argv, struct settings *st)
 			err = parse_uint(optarg, "stack copy size", 512, PROFILE_MAX_STACK_COPY,
 					 &o->stack_copy);
 			break;
+		case OPT_NO_INLINE: o->no_inline = true; break;
+		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
 		case 'q': st->quiet = true; break;
 		case 'v': log_level++; break;
 		case 'h': fputs(usage_text, stdout); exit(EXIT_OK);

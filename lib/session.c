@@ -393,7 +393,8 @@ struct session *session__open(const struct session_opts *opts, char **errmsg,
 		goto fail;
 	}
 	s->maps = procmaps__new();
-	s->sym = symbolizer__new(s->maps);
+	s->sym = symbolizer__new(s->maps, (opts->no_inline ? 0 : SYMBOLIZE_INLINE) |
+					  (opts->no_demangle ? 0 : SYMBOLIZE_DEMANGLE));
 	s->unw = unwinder__new(s->maps);
 	s->dwarf_stacks = stacks__new();
 	if (!s->maps || !s->sym || !s->unw || !s->dwarf_stacks) {
@@ -803,25 +804,33 @@ static int fold_key(struct session *s, struct symbolizer *sym, const struct coun
 		    bool *truncated)
 {
 	char comm[PROFILE_COMM_LEN], tcomm[PROFILE_COMM_LEN], tframe[PROFILE_COMM_LEN + 16];
-	const char *unames[USER_MAX_DEPTH];
+	/* Frames of every address, root first within an address: first[i] is where address
+	 * i's frames start in names[], nframes[i] how many. */
+	static const char *names[USER_MAX_DEPTH * 4];
+	static int first[USER_MAX_DEPTH], nframes[USER_MAX_DEPTH];
 	__u64 kips[PROFILE_MAX_DEPTH];
-	int err, n;
+	int err, n, used = 0;
 
 	if (nu > USER_MAX_DEPTH)
 		nu = USER_MAX_DEPTH;
 	if (nu && !procmaps__has(s->maps, key->pid))
 		procmaps__load(s->maps, key->pid);
 	for (int i = 0; i < nu; i++) {
-		unames[i] = symbolizer__user(sym, key->pid, ips[i], i > 0);
+		int room = (int)(sizeof(names) / sizeof(names[0])) - used;
+
+		first[i] = used;
+		nframes[i] = symbolizer__user_frames(sym, key->pid, ips[i], i > 0, &names[used],
+						     room > 0 ? room : 0);
+		used += nframes[i];
 		/* Frames outside the stack-bottom function (_start, __libc_start_main, clone3) are
 		 * dropped, so that DWARF- and frame-pointer-unwound stacks share one root. */
-		if (i > 0 && is_stack_bottom(unames[i])) {
+		if (i > 0 && nframes[i] && is_stack_bottom(names[first[i]])) {
 			nu = i + 1;
 			break;
 		}
 	}
 	*truncated = (key->flags & COUNT_F_USER_TRUNCATED) &&
-		     !(nu > 0 && is_stack_bottom(unames[nu - 1]));
+		     !(nu > 0 && nframes[nu - 1] && is_stack_bottom(names[first[nu - 1]]));
 
 	*len = 0;
 	err = folded__push_frame(buf, len, cap, comm_of(s, key->pid, comm), NULL);
@@ -832,7 +841,8 @@ static int fold_key(struct session *s, struct symbolizer *sym, const struct coun
 	if (!err && *truncated)
 		err = folded__push_frame(buf, len, cap, "[truncated]", NULL);
 	for (int i = nu - 1; i >= 0 && !err; i--)
-		err = folded__push_frame(buf, len, cap, unames[i], NULL);
+		for (int j = 0; j < nframes[i] && !err; j++)
+			err = folded__push_frame(buf, len, cap, names[first[i] + j], NULL);
 	if (!err && key->kstack_id >= 0 &&
 	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.kstacks), &key->kstack_id, kips) == 0) {
 		for (n = 0; n < PROFILE_MAX_DEPTH && kips[n]; n++)

@@ -27,6 +27,8 @@ struct session_opts {
 	bool threads;		/* a frame per thread under the process */
 	unsigned int map_size;	/* entries of the stack and count maps; 0: derived */
 	int unwind_mode;	/* enum profile_unwind_mode */
+	bool no_inline;		/* no inline chains from DWARF */
+	bool no_demangle;	/* C++ and Rust names as in the symbol table */
 	unsigned int stack_copy;	/* bytes of user stack per DWARF sample; 0: 16 KiB */
 };
 

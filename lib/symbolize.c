@@ -6,8 +6,10 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "dwarf.h"
 #include "elfsym.h"
 #include "kallsyms.h"
 #include "log.h"
@@ -21,18 +23,22 @@
 struct file {
 	uint64_t dev, ino;
 	char *path;		/* as the process saw it */
+	char *read_path;	/* where we read it (for DWARF), or NULL */
 	char *label;		/* "[basename]" for addresses without a symbol */
 	struct elfsym *elf;	/* NULL when it could not be read */
+	struct dwarf *dwarf;	/* inline chains; NULL when none */
+	bool dwarf_tried;
 	struct file *next;
 };
 
-/* A resolved address: FILE (NULL for the kernel) and the runtime or link-time address. */
+/* A resolved address: its frames, root first, in one blob of strings. */
 struct name_ent {
-	const void *file;
+	const void *file;	/* the file, perf map or NULL (kernel) it was resolved in */
 	uint64_t addr;
-	const char *name;
-	char *owned;		/* NAME when it had to be allocated */
 	struct name_ent *next;
+	char *blob;
+	int nr;
+	const char *names[];
 };
 
 #define FILE_BUCKETS 512
@@ -56,14 +62,17 @@ struct symbolizer {
 	struct name_ent *names[NAME_BUCKETS];
 	struct ksyms *ksyms;
 	bool ksyms_tried;
+	unsigned int flags;	/* SYMBOLIZE_* */
 };
 
-struct symbolizer *symbolizer__new(struct procmaps *pm)
+struct symbolizer *symbolizer__new(struct procmaps *pm, unsigned int flags)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
 
-	if (s)
+	if (s) {
 		s->pm = pm;
+		s->flags = flags;
+	}
 	return s;
 }
 
@@ -77,6 +86,8 @@ void symbolizer__free(struct symbolizer *s)
 		for (f = s->files[b]; f; f = next) {
 			next = f->next;
 			elfsym__free(f->elf);
+			dwarf__free(f->dwarf);
+			free(f->read_path);
 			free(f->path);
 			free(f->label);
 			free(f);
@@ -87,7 +98,7 @@ void symbolizer__free(struct symbolizer *s)
 
 		for (n = s->names[b]; n; n = next) {
 			next = n->next;
-			free(n->owned);
+			free(n->blob);
 			free(n);
 		}
 	}
@@ -114,34 +125,56 @@ static unsigned int name_bucket(const void *file, uint64_t addr)
 	return (unsigned int)(h >> 40) % NAME_BUCKETS;
 }
 
-static const char *names__find(struct symbolizer *s, const void *file, uint64_t addr)
+static const struct name_ent *names__find(struct symbolizer *s, const void *file,
+					  uint64_t addr)
 {
 	struct name_ent *n = s->names[name_bucket(file, addr)];
 
 	for (; n; n = n->next)
 		if (n->file == file && n->addr == addr)
-			return n->name;
+			return n;
 	return NULL;
 }
 
-/* Remember NAME for (FILE, ADDR); OWNED is freed with the symbolizer. Returns NAME. */
-static const char *names__add(struct symbolizer *s, const void *file, uint64_t addr,
-			      const char *name, char *owned)
+/* Remember the NR frames NAMES (copied; SUFFIX after all but the first) for (FILE, ADDR). */
+static const struct name_ent *names__add(struct symbolizer *s, const void *file,
+					 uint64_t addr, const char *const *names, int nr,
+					 const char *suffix)
 {
-	struct name_ent *n = malloc(sizeof(*n));
+	static const struct name_ent unknown = { .nr = 1, .names = { UNKNOWN } };
+	size_t len = 0, slen = suffix ? strlen(suffix) : 0;
 	unsigned int b = name_bucket(file, addr);
+	struct name_ent *n;
+	char *p;
 
-	if (!n) {
-		free(owned);
-		return UNKNOWN;
+	for (int i = 0; i < nr; i++)
+		len += strlen(names[i]) + 1 + (i ? slen : 0);
+	n = malloc(sizeof(*n) + nr * sizeof(n->names[0]));
+	if (!n || !(n->blob = malloc(len))) {
+		free(n);
+		return &unknown;
+	}
+	p = n->blob;
+	for (int i = 0; i < nr; i++) {
+		n->names[i] = p;
+		p = stpcpy(p, names[i]);
+		if (i && suffix)
+			p = stpcpy(p, suffix);
+		p++;
 	}
 	n->file = file;
 	n->addr = addr;
-	n->name = name;
-	n->owned = owned;
+	n->nr = nr;
 	n->next = s->names[b];
 	s->names[b] = n;
-	return name;
+	return n;
+}
+
+/* A single name, remembered. */
+static const struct name_ent *names__add1(struct symbolizer *s, const void *file,
+					  uint64_t addr, const char *name)
+{
+	return names__add(s, file, addr, &name, 1, NULL);
 }
 
 /* --- ELF files -------------------------------------------------------------------------- */
@@ -153,16 +186,40 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static struct elfsym *open_mapped_file(pid_t pid, const struct map *m)
+static void file__open(struct file *f, pid_t pid, const struct map *m)
 {
 	char path[PROCMAPS_PATH_MAX + 64];
-	struct elfsym *elf = NULL;
 
-	if (map__file_path(pid, m, path, sizeof(path)) == 0)
-		elf = elfsym__open(path, m->path);
-	if (!elf)
+	if (map__file_path(pid, m, path, sizeof(path)) == 0) {
+		f->elf = elfsym__open(path, m->path);
+		/* DWARF is read later, maybe after the process (and its /proc/PID/map_files/) is
+		 * gone: prefer the plain path when it is the same file. */
+		if (f->elf) {
+			struct stat st;
+
+			if (!strncmp(path, "/proc/", 6) && stat(m->path, &st) == 0 &&
+			    st.st_ino == m->ino)
+				snprintf(path, sizeof(path), "%s", m->path);
+			f->read_path = strdup(path);
+		}
+	}
+	if (!f->elf)
 		pr_debug("cannot read %s mapped by pid %d", m->path, pid);
-	return elf;
+}
+
+/* DWARF for inline chains, opened at the first lookup: the debug file when symbols came from
+ * one, else the file itself. */
+static struct dwarf *file__dwarf(struct file *f)
+{
+	const char *path;
+
+	if (f->dwarf_tried)
+		return f->dwarf;
+	f->dwarf_tried = true;
+	path = elfsym__debug_path(f->elf) ? elfsym__debug_path(f->elf) : f->read_path;
+	if (path)
+		f->dwarf = dwarf__open(path);
+	return f->dwarf;
 }
 
 static struct file *file__get(struct symbolizer *s, pid_t pid, const struct map *m)
@@ -185,7 +242,7 @@ static struct file *file__get(struct symbolizer *s, pid_t pid, const struct map 
 		return NULL;
 	}
 	if (m->path[0] == '/')
-		f->elf = open_mapped_file(pid, m);
+		file__open(f, pid, m);
 	f->next = s->files[b];
 	s->files[b] = f;
 	return f;
@@ -226,15 +283,15 @@ static const char *symbolize_jit(struct symbolizer *s, pid_t pid, uint64_t addr)
 {
 	const struct perfmap *pm = jit__get(s, pid);
 	const char *name = pm ? perfmap__lookup(pm, addr) : NULL;
-	char *owned;
+	const char *names[2] = { "", name };
+	const struct name_ent *n;
 
 	if (!name)
 		return UNKNOWN;
-	if (names__find(s, pm, addr))
-		return names__find(s, pm, addr);
-	if (asprintf(&owned, "%s_[j]", name) < 0)
-		return UNKNOWN;
-	return names__add(s, pm, addr, owned, owned);
+	n = names__find(s, pm, addr);
+	if (!n)	/* the suffix goes after all but the first name: skip an empty first */
+		n = names__add(s, pm, addr, names, 2, "_[j]");
+	return n->names[n->nr - 1];
 }
 
 /*
@@ -296,48 +353,100 @@ static const char *symbolize_vdso(struct symbolizer *s, pid_t pid, const struct 
 
 /* --- lookups ---------------------------------------------------------------------------- */
 
-const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return)
+/* The frames of (F, VADDR), root first: the function (demangled), then what DWARF says was
+ * inlined into it at VADDR, down to the innermost, marked _[i]. */
+static const struct name_ent *symbolize_in_file(struct symbolizer *s, struct file *f,
+						uint64_t vaddr)
 {
-	const struct map *m;
-	const struct load_seg *segs;
-	const char *name;
-	struct file *f;
-	uint64_t vaddr;
-	size_t nsegs;
+	const char *names[DWARF_MAX_INLINE + 1], *inl[DWARF_MAX_INLINE], *name;
+	char *owned[DWARF_MAX_INLINE + 1] = { 0 }, fde_name[PROCMAPS_PATH_MAX + 24];
+	const struct name_ent *n;
+	int nr = 1, ni = 0;
 
-	if (is_return && addr)
-		addr--;
-	m = procmaps__find(s->pm, pid, addr);
-	if (!m)
-		return symbolize_jit(s, pid, addr);
-	if (!strcmp(m->path, "[vdso]"))
-		return symbolize_vdso(s, pid, m, addr);
-	/* "", "//anon" (mmap records), [anon:...], [heap]: JIT code, if anything */
-	if (m->path[0] != '/' || !strcmp(m->path, "//anon"))
-		return symbolize_jit(s, pid, addr);
-	f = file__get(s, pid, m);
-	if (!f)
-		return UNKNOWN;
-	if (!f->elf)
-		return f->label;
-	segs = elfsym__segs(f->elf, &nsegs);
-	if (load_segs__off_to_vaddr(segs, nsegs, map__file_offset(m, addr), &vaddr))
-		return f->label;
-	name = names__find(s, f, vaddr);
-	if (name)
-		return name;
+	n = names__find(s, f, vaddr);
+	if (n)
+		return n;
 	name = elfsym__lookup(f->elf, vaddr, NULL);
 	if (!name) {
 		/* No symbol anywhere: a stable name per function, from its FDE's start. */
 		uint64_t start = elfsym__fde_start(f->elf, vaddr);
-		char *owned;
 
-		if (start == UINT64_MAX ||
-		    asprintf(&owned, "%s+0x%" PRIx64, base_name(f->path), start) < 0)
-			return names__add(s, f, vaddr, f->label, NULL);
-		return names__add(s, f, vaddr, owned, owned);
+		if (start == UINT64_MAX)
+			return names__add1(s, f, vaddr, f->label);
+		snprintf(fde_name, sizeof(fde_name), "%s+0x%" PRIx64, base_name(f->path), start);
+		return names__add1(s, f, vaddr, fde_name);
 	}
-	return names__add(s, f, vaddr, name, NULL);
+	if ((s->flags & SYMBOLIZE_DEMANGLE) && (owned[0] = dwarf__demangle(name)))
+		name = owned[0];
+	names[0] = name;
+	if ((s->flags & SYMBOLIZE_INLINE) && file__dwarf(f))
+		ni = dwarf__inlines(f->dwarf, vaddr, inl, DWARF_MAX_INLINE);
+	/* inl[ni - 1] is the function itself (named above from the symbol table). */
+	for (int i = ni - 2; i >= 0; i--, nr++) {
+		names[nr] = inl[i];
+		if ((s->flags & SYMBOLIZE_DEMANGLE) && (owned[nr] = dwarf__demangle(inl[i])))
+			names[nr] = owned[nr];
+	}
+	n = names__add(s, f, vaddr, names, nr, "_[i]");
+	for (int i = 0; i < nr; i++)
+		free(owned[i]);
+	return n;
+}
+
+int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
+			    const char **out, int max)
+{
+	const struct name_ent *n;
+	const struct map *m;
+	const struct load_seg *segs;
+	struct file *f;
+	uint64_t vaddr;
+	size_t nsegs;
+	int nr;
+
+	if (max < 1)
+		return 0;
+	out[0] = UNKNOWN;
+	if (is_return && addr)
+		addr--;
+	m = procmaps__find(s->pm, pid, addr);
+	if (!m) {
+		out[0] = symbolize_jit(s, pid, addr);
+		return 1;
+	}
+	if (!strcmp(m->path, "[vdso]")) {
+		out[0] = symbolize_vdso(s, pid, m, addr);
+		return 1;
+	}
+	/* "", "//anon" (mmap records), [anon:...], [heap]: JIT code, if anything */
+	if (m->path[0] != '/' || !strcmp(m->path, "//anon")) {
+		out[0] = symbolize_jit(s, pid, addr);
+		return 1;
+	}
+	f = file__get(s, pid, m);
+	if (!f)
+		return 1;
+	if (!f->elf) {
+		out[0] = f->label;
+		return 1;
+	}
+	segs = elfsym__segs(f->elf, &nsegs);
+	if (load_segs__off_to_vaddr(segs, nsegs, map__file_offset(m, addr), &vaddr)) {
+		out[0] = f->label;
+		return 1;
+	}
+	n = symbolize_in_file(s, f, vaddr);
+	nr = n->nr < max ? n->nr : max;
+	memcpy(out, n->names, nr * sizeof(*out));
+	return nr;
+}
+
+const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return)
+{
+	const char *names[DWARF_MAX_INLINE + 1];
+
+	symbolizer__user_frames(s, pid, addr, is_return, names, DWARF_MAX_INLINE + 1);
+	return names[0];
 }
 
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return)

@@ -15,8 +15,12 @@
 struct procmaps;
 struct symbolizer;
 
-/* A new symbolizer over PM (not owned; it must outlive the symbolizer). NULL on ENOMEM. */
-struct symbolizer *symbolizer__new(struct procmaps *pm);
+#define SYMBOLIZE_INLINE	1	/* inline chains from DWARF */
+#define SYMBOLIZE_DEMANGLE	2	/* C++ and Rust names demangled */
+
+/* A new symbolizer over PM (not owned; it must outlive the symbolizer) with FLAGS
+ * (SYMBOLIZE_*). NULL on ENOMEM. */
+struct symbolizer *symbolizer__new(struct procmaps *pm, unsigned int flags);
 
 /* Free it, with every ELF file and name it holds. NULL is fine. */
 void symbolizer__free(struct symbolizer *s);
@@ -35,6 +39,15 @@ struct elfsym;
 /* The ELF file of mapping M of PID, opened once and kept; NULL when it cannot be read.
  * Owned by S. */
 struct elfsym *symbolizer__elf(struct symbolizer *s, pid_t pid, const struct map *m);
+
+/*
+ * The frames of the user address ADDR in process PID, root first: the function, then the
+ * functions inlined into it at ADDR down to the innermost, which end in "_[i]". A return
+ * address (IS_RETURN) is looked up at ADDR - 1. Fills at most MAX names (owned by S) into
+ * OUT and returns how many, at least 1 when MAX is.
+ */
+int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
+			    const char **out, int max);
 
 /* The name of the kernel frame at ADDR, likewise; "[unknown]" when kallsyms is unreadable. */
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return);

@@ -317,6 +317,48 @@ def jit_frames_from_perf_map():
     return f"{s:.1%} of samples"
 
 
+# --- names ---------------------------------------------------------------------------------
+
+@test
+def inline_chains():
+    stacks, _, _ = run_profile(["--", workload("inline"), "2"])
+    loop = [(f, c) for f, c in stacks if f[0] == "inline" and "hash_loop" in f]
+    s = share(loop, lambda f: has_chain(f, ["hash_loop", "mix_outer_[i]", "mix_inner_[i]"]))
+    expect(s > 0.5, f"hash_loop;mix_outer_[i];mix_inner_[i] in {s:.1%} of the loop's samples")
+    stacks, _, _ = run_profile(["--no-inline", "--", workload("inline"), "1"])
+    expect(not any(x.endswith("_[i]") for f, _ in stacks for x in f), "_[i] with --no-inline")
+    return f"{s:.1%} of the loop's samples"
+
+
+@test
+def cpp_demangled():
+    stacks, _, _ = run_profile(["--", workload("templates"), "1"])
+    frames = {x for f, _ in stacks if f[0] == "templates" for x in f}
+    expect("ns::Box<int>::work(double)" in frames, f"frames: {sorted(frames)[:10]}")
+    expect(not any(x.startswith("_Z") for x in frames), "a mangled name is left")
+    stacks, _, _ = run_profile(["--no-demangle", "--", workload("templates"), "1"])
+    frames = {x for f, _ in stacks for x in f}
+    expect("_ZN2ns3BoxIiE4workEd" in frames, "--no-demangle did not keep the mangled name")
+
+
+@test
+def deleted_binary_still_named():
+    path = os.path.join(BUILD, "tests", "doomed_chain")
+    subprocess.run(["cp", workload("chain_nofp"), path], check=True)
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.dirname(workload("chain_nofp")))
+    proc = subprocess.Popen([path, "5"], env=env)
+    try:
+        time.sleep(0.3)
+        os.unlink(path)
+        stacks, _, _ = run_profile(["-F", "99", "-d", "2", "-p", str(proc.pid)])
+    finally:
+        proc.kill()
+        proc.wait()
+    s = share(stacks, lambda f: has_chain(f, CHAIN), "doomed_chain")
+    expect(s >= 0.9, f"complete named chain in {s:.1%} of a deleted binary's samples")
+    return f"{s:.1%}"
+
+
 BAD_INPUTS = [
     (["-p", "999999999"], 3, "no process with pid"),
     (["-p", "abc"], 2, "invalid pid"),

@@ -9,7 +9,7 @@ WL_FP		:= -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 WL_NOFP		:= -O2 -g -fomit-frame-pointer
 WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/hidden.debug $(WL)/chain_nofp $(WL)/libchain_nofp.so $(WL)/recurse \
-		   $(WL)/threads $(WL)/leaf
+		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates
 
 $(WL)/libchain_fp.so: tests/workloads/chain_lib.c tests/workloads/spin.h
 	$(call msg,CC,$@)
@@ -60,3 +60,13 @@ $(WL)/leaf: tests/workloads/leaf.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WL_CC) -O2 -g -fno-omit-frame-pointer -momit-leaf-frame-pointer $< -o $@
+
+$(WL)/inline: tests/workloads/inline.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $@
+
+$(WL)/templates: tests/workloads/templates.cc
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(WL_NOFP) $< -o $@

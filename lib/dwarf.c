@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* bfd.h wants these from a config.h. */
+#define PACKAGE "profile"
+#define PACKAGE_VERSION PROFILE_VERSION
+#include <bfd.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dwarf.h"
+#include "log.h"
+
+/* libiberty's demangle.h values; the header is not shipped by Debian's binutils-dev. */
+#define DMGL_PARAMS	(1 << 0)
+#define DMGL_ANSI	(1 << 1)
+
+struct dwarf {
+	bfd *abfd;
+};
+
+static void dwarf__init_bfd(void)
+{
+	static int done;
+
+	if (!done) {
+		bfd_init();
+		done = 1;
+	}
+}
+
+struct dwarf *dwarf__open(const char *path)
+{
+	struct dwarf *d;
+	bfd *abfd;
+
+	dwarf__init_bfd();
+	abfd = bfd_openr(path, NULL);
+	if (!abfd)
+		return NULL;
+	/* Debian's debug files are compressed: without this, no lines and no inline chains. */
+	abfd->flags |= BFD_DECOMPRESS;
+	if (!bfd_check_format(abfd, bfd_object) || !bfd_get_section_by_name(abfd, ".debug_info")) {
+		bfd_close(abfd);
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		bfd_close(abfd);
+		return NULL;
+	}
+	d->abfd = abfd;
+	return d;
+}
+
+void dwarf__free(struct dwarf *d)
+{
+	if (!d)
+		return;
+	bfd_close(d->abfd);
+	free(d);
+}
+
+int dwarf__inlines(struct dwarf *d, uint64_t vaddr, const char **names, int max)
+{
+	const char *file = NULL, *func = NULL;
+	unsigned int line = 0;
+	asection *sec;
+	int n = 0;
+
+	for (sec = d->abfd->sections; sec; sec = sec->next) {
+		bfd_vma vma = bfd_section_vma(sec);
+
+		if ((bfd_section_flags(sec) & SEC_ALLOC) && (bfd_section_flags(sec) & SEC_CODE) &&
+		    vaddr >= vma && vaddr < vma + bfd_section_size(sec))
+			break;
+	}
+	if (!sec)
+		return 0;
+	/* An empty symbol table: with ours, BFD would fall back to a linear symbol scan per
+	 * address; with none (NULL), BFD 2.40 finds nothing at all. */
+	static asymbol *no_symbols[1] = { NULL };
+
+	if (!bfd_find_nearest_line(d->abfd, sec, no_symbols, vaddr - bfd_section_vma(sec), &file,
+				   &func, &line))
+		return 0;
+	while (func && n < max) {
+		names[n++] = func;
+		func = NULL;
+		if (!bfd_find_inliner_info(d->abfd, &file, &func, &line))
+			break;
+	}
+	return n;
+}
+
+char *dwarf__demangle(const char *name)
+{
+	if (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2))
+		return NULL;
+	return bfd_demangle(NULL, name, DMGL_PARAMS | DMGL_ANSI);
+}
