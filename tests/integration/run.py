@@ -6,6 +6,7 @@ Run as root after `make`; `make test` runs it. Each test prints one line; the la
 "integration: N passed, N failed".
 """
 import argparse
+import glob
 import os
 import re
 import subprocess
@@ -30,10 +31,10 @@ def workload(name):
     return os.path.join(BUILD, "tests", "workloads", name)
 
 
-def run_profile(args, timeout=60, check=True):
+def run_profile(args, timeout=60, check=True, cwd=None):
     """Run profile with ARGS; returns (folded lines as (stack, count), stderr, exit code)."""
-    p = subprocess.run([profile_bin()] + args, capture_output=True, text=True,
-                       timeout=timeout, errors="replace")
+    p = subprocess.run([os.path.abspath(profile_bin())] + args, capture_output=True,
+                       text=True, timeout=timeout, errors="replace", cwd=cwd)
     if check and p.returncode != 0:
         raise AssertionError(f"profile {' '.join(args)} exited {p.returncode}: {p.stderr}")
     return parse_folded(p.stdout), p.stderr, p.returncode
@@ -309,8 +310,15 @@ def vdso_frames_named():
 
 @test
 def jit_frames_from_perf_map():
-    script = os.path.join("tests", "workloads", "jit.js")
-    stacks, _, _ = run_profile(["-F", "499", "--", "node", "--perf-basic-prof", script, "2"])
+    script = os.path.abspath(os.path.join("tests", "workloads", "jit.js"))
+    before = set(glob.glob("/tmp/perf-*.map"))
+    try:
+        # node writes isolate-*.log files into its working directory: keep them in build/.
+        stacks, _, _ = run_profile(["-F", "499", "--", "node", "--perf-basic-prof", script,
+                                    "2"], cwd=os.path.join(BUILD, "tests"))
+    finally:
+        for path in set(glob.glob("/tmp/perf-*.map")) - before:
+            os.unlink(path)
     s = share(stacks, lambda f: any("hotJsFunction" in x and x.endswith("_[j]") for x in f),
               "node")
     expect(s > 0.5, f"hotJsFunction_[j] in {s:.1%} of node's samples")

@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Targets of the benchmarks in bench/. Included by the top Makefile.
+
+BENCH		:= $(OUT)/bench
+# The same fixed work twice: without frame pointers (GCC, as Debian builds its packages: the
+# DWARF path), and with them (clang, which unlike GCC 12 honours -mno-omit-leaf-frame-pointer).
+BENCH_FP_CC	:= clang
+BENCH_FP	:= -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+BENCH_NOFP	:= -O2 -g -fomit-frame-pointer
+BENCH_TARGETS	:= $(BENCH)/fixedwork_nofp $(BENCH)/libfixedwork_nofp.so \
+		   $(BENCH)/fixedwork_fp $(BENCH)/libfixedwork_fp.so
+
+$(BENCH)/fixedwork: $(BENCH_TARGETS)
+
+$(BENCH)/libfixedwork_nofp.so: bench/fixedwork_lib.c bench/fixedwork.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BENCH_NOFP) -fPIC -shared $< -o $@
+
+$(BENCH)/fixedwork_nofp: bench/fixedwork.c bench/fixedwork.h $(BENCH)/libfixedwork_nofp.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BENCH_NOFP) -pthread $< -L$(BENCH) -lfixedwork_nofp -Wl,-rpath,'$$ORIGIN' -o $@
+
+$(BENCH)/libfixedwork_fp.so: bench/fixedwork_lib.c bench/fixedwork.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BENCH_FP_CC) $(BENCH_FP) -fPIC -shared $< -o $@
+
+$(BENCH)/fixedwork_fp: bench/fixedwork.c bench/fixedwork.h $(BENCH)/libfixedwork_fp.so
+	$(call msg,CC,$@)
+	$(Q)$(BENCH_FP_CC) $(BENCH_FP) -pthread $< -L$(BENCH) -lfixedwork_fp -Wl,-rpath,'$$ORIGIN' -o $@
+.PHONY: $(BENCH)/fixedwork
