@@ -9,6 +9,7 @@ import argparse
 import glob
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -365,6 +366,68 @@ def deleted_binary_still_named():
     s = share(stacks, lambda f: has_chain(f, CHAIN), "doomed_chain")
     expect(s >= 0.9, f"complete named chain in {s:.1%} of a deleted binary's samples")
     return f"{s:.1%}"
+
+
+# --- a tool to trust: signals, children ---------------------------------------------------
+
+def profile_until_signal(args, sig, after=2.0):
+    """Start profile with ARGS, send SIG after AFTER seconds; returns (stacks, stderr, code)."""
+    out = os.path.join(BUILD, "tests", "signal.folded")
+    p = subprocess.Popen([profile_bin(), "-o", out] + args, stderr=subprocess.PIPE, text=True)
+    time.sleep(after)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=30)
+    with open(out) as f:
+        return parse_folded(f.read()), err, p.returncode
+
+
+@test
+def sigint_and_sigterm_write_everything():
+    notes = []
+    for args, sig in ((["-a"], signal.SIGINT), (["-a"], signal.SIGTERM)):
+        proc = subprocess.Popen([workload("chain_fp"), "6"])
+        try:
+            time.sleep(0.2)
+            for targs in (args, ["-p", str(proc.pid)]):
+                stacks, err, code = profile_until_signal(targs, sig)
+                expect(code == 0, f"{targs} {sig.name}: exit {code}: {err}")
+                n = total(stacks, "chain_fp")
+                expect(n >= 100, f"{targs} {sig.name}: only {n} chain_fp samples written")
+                notes.append(f"{targs[0]} {sig.name}: {n}")
+        finally:
+            proc.kill()
+            proc.wait()
+    return ", ".join(notes)
+
+
+@test
+def short_command_under_long_duration():
+    t = time.monotonic()
+    stacks, _, _ = run_profile(["-d", "30", "--", workload("chain_fp"), "1"])
+    elapsed = time.monotonic() - t
+    expect(elapsed < 4, f"a 1-second command under -d 30 took {elapsed:.1f}s")
+    expect(total(stacks, "chain_fp") >= 70, "its samples were not written")
+    return f"{elapsed:.1f}s"
+
+
+@test
+def short_lived_children_named():
+    cmd = f"for i in $(seq 50); do {workload('short_lived')}; done"
+    stacks, _, _ = run_profile(["-F", "999", "--", "sh", "-c", cmd])
+    n = total(stacks, "short_lived")
+    named = share(stacks, lambda f: any(x.startswith("short_lived_work") for x in f),
+                  "short_lived")
+    expect(n > 200, f"only {n} samples of the children")
+    expect(named > 0.8, f"short_lived_work in {named:.1%} of the children's samples")
+    return f"{n} samples, {named:.1%} named"
+
+
+@test
+def vanished_pid():
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    _, err, code = run_profile(["-p", str(proc.pid), "-d", "1"], check=False)
+    expect(code == 3 and "no process with pid" in err, f"exit {code}: {err!r}")
 
 
 BAD_INPUTS = [

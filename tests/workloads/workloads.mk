@@ -9,7 +9,7 @@ WL_FP		:= -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 WL_NOFP		:= -O2 -g -fomit-frame-pointer
 WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/hidden.debug $(WL)/chain_nofp $(WL)/libchain_nofp.so $(WL)/recurse \
-		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates
+		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived
 
 $(WL)/libchain_fp.so: tests/workloads/chain_lib.c tests/workloads/spin.h
 	$(call msg,CC,$@)
@@ -70,3 +70,8 @@ $(WL)/templates: tests/workloads/templates.cc
 	$(call msg,CXX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(WL_NOFP) $< -o $@
+
+$(WL)/short_lived: tests/workloads/short_lived.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $@
