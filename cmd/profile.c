@@ -250,36 +250,43 @@ static int exit_status(enum session_err_kind kind)
 	}
 }
 
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0.0;
+}
+
+/* The end-of-run summary on stderr: what was sampled, how stacks were unwound, what was
+ * lost (only when something was). */
 static void print_summary(const struct session_stats *st, size_t nr_stacks, const char *where)
 {
-	bool first = true;
+	uint64_t lost_samples = st->bpf[STAT_COUNTS_FULL], lost_events = st->bpf[STAT_EVENTS_LOST];
+	uint64_t lost_stacks = st->bpf[STAT_KSTACK_COLLIDE] + st->bpf[STAT_KSTACK_FULL] +
+			       st->bpf[STAT_USTACK_COLLIDE] + st->bpf[STAT_USTACK_FULL];
 
-	uint64_t lost = st->bpf[STAT_COUNTS_FULL];
-	uint64_t dropped_stacks = st->bpf[STAT_KSTACK_COLLIDE] + st->bpf[STAT_KSTACK_FULL] +
-				  st->bpf[STAT_USTACK_COLLIDE] + st->bpf[STAT_USTACK_FULL];
-
-	fprintf(stderr,
-		"profile: %llu samples in %.1f s on %d CPUs, %zu distinct stacks, %.1f%% with a "
-		"truncated user stack; lost: %llu samples, %llu stacks (map full or collision), "
-		"%llu mmap records; written to %s\n",
-		(unsigned long long)st->samples, st->seconds, st->nr_cpus, nr_stacks,
-		st->samples ? 100.0 * st->truncated / st->samples : 0.0,
-		(unsigned long long)lost, (unsigned long long)dropped_stacks,
-		(unsigned long long)st->mmap_lost, where);
-	if (!st->dwarf && !st->bpf[STAT_EVENTS_LOST])
-		return;
-	fprintf(stderr, "profile: DWARF-unwound %.1f%% of samples (%llu)",
-		st->samples ? 100.0 * st->dwarf / st->samples : 0.0,
-		(unsigned long long)st->dwarf);
-	for (int i = 1; i < UNWIND_STOP__MAX; i++) {
+	fprintf(stderr, "profile: %llu samples in %.1f s on %d CPUs, %zu distinct stacks, "
+		"written to %s\n", (unsigned long long)st->samples, st->seconds, st->nr_cpus,
+		nr_stacks, where);
+	fprintf(stderr, "profile: user stacks %.1f%% DWARF-unwound, %.1f%% truncated",
+		pct(st->dwarf, st->samples), pct(st->truncated, st->samples));
+	for (int i = 1, first = 1; i < UNWIND_STOP__MAX; i++) {
 		if (!st->unwind_stop[i])
 			continue;
-		fprintf(stderr, "%s %s: %llu", first ? "; stopped early:" : ",",
+		fprintf(stderr, "%s%s %llu", first ? " (DWARF stopped early: " : ", ",
 			unwind_stop_names[i], (unsigned long long)st->unwind_stop[i]);
-		first = false;
+		first = 0;
 	}
-	fprintf(stderr, "; lost (ring buffer full): %llu\n",
-		(unsigned long long)st->bpf[STAT_EVENTS_LOST]);
+	for (int i = 1; i < UNWIND_STOP__MAX; i++)
+		if (st->unwind_stop[i]) {
+			fputc(')', stderr);
+			break;
+		}
+	fputc('\n', stderr);
+	if (lost_samples || lost_events || lost_stacks || st->mmap_lost)
+		fprintf(stderr, "profile: lost %llu samples (count map full), %llu samples "
+			"(ring buffer full), %llu stacks (map full or collision), %llu mmap "
+			"records\n", (unsigned long long)lost_samples,
+			(unsigned long long)lost_events, (unsigned long long)lost_stacks,
+			(unsigned long long)st->mmap_lost);
 	if (st->unwind_frames)
 		pr_info("DWARF unwinding: %llu frames in %.1f ms of CPU, %.3f us per frame",
 			(unsigned long long)st->unwind_frames, st->unwind_ns / 1e6,
@@ -314,6 +321,7 @@ int main(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
+	st.session.status_line = !st.quiet && isatty(STDERR_FILENO);
 	s = session__open(&st.session, &errmsg, &kind);
 	if (!s) {
 		fprintf(stderr, "profile: %s\n", errmsg ? errmsg : "cannot start");

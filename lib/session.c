@@ -629,6 +629,35 @@ static void detach_sampling(struct session *s)
 	}
 }
 
+static void read_stats(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.stats);
+	__u64 *vals = calloc(s->nr_cpus, sizeof(*vals));
+
+	if (!vals)
+		return;
+	for (__u32 k = 0; k < STAT__MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		s->stats.bpf[k] = 0;
+		for (int c = 0; c < s->nr_cpus; c++)
+			s->stats.bpf[k] += vals[c];
+	}
+	free(vals);
+}
+
+/* "elapsed, samples, lost" on one terminal line, rewritten in place. */
+static void show_status(struct session *s, double elapsed)
+{
+	uint64_t lost;
+
+	read_stats(s);
+	lost = s->stats.bpf[STAT_COUNTS_FULL] + s->stats.bpf[STAT_EVENTS_LOST] + s->stats.mmap_lost;
+	fprintf(stderr, "\rprofile: %.0f s, %llu samples, %llu lost, %llu DWARF-unwound\033[K",
+		elapsed, (unsigned long long)s->stats.bpf[STAT_SAMPLES], (unsigned long long)lost,
+		(unsigned long long)s->stats.dwarf);
+}
+
 /* Whether the targets are still there: the command, or any of the pids. */
 static bool targets_alive(struct session *s)
 {
@@ -654,7 +683,7 @@ static bool targets_alive(struct session *s)
 int session__run(struct session *s)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	double start, deadline;
+	double start, deadline, next_status;
 	int err;
 
 	sigemptyset(&sa.sa_mask);
@@ -689,7 +718,12 @@ int session__run(struct session *s)
 		if (err)
 			goto out;
 	}
+	next_status = start + 1;
 	while (!stop_signal) {
+		if (s->opts.status_line && now_seconds() >= next_status) {
+			show_status(s, now_seconds() - start);
+			next_status += 1;
+		}
 		err = perf_buffer__consume(s->mmap_pb);
 		if (err >= 0)
 			err = ring_buffer__poll(s->events, TICK_MS);
@@ -704,6 +738,8 @@ int session__run(struct session *s)
 			break;
 	}
 	err = 0;
+	if (s->opts.status_line)
+		fputs("\r\033[K", stderr);
 	if (stop_signal)
 		pr_info("stopping on signal %d", stop_signal);
 	s->stats.seconds = now_seconds() - start;
@@ -726,23 +762,6 @@ out:
 }
 
 /* --- collecting ------------------------------------------------------------------------- */
-
-static void read_stats(struct session *s)
-{
-	int fd = bpf_map__fd(s->skel->maps.stats);
-	__u64 *vals = calloc(s->nr_cpus, sizeof(*vals));
-
-	if (!vals)
-		return;
-	for (__u32 k = 0; k < STAT__MAX; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		s->stats.bpf[k] = 0;
-		for (int c = 0; c < s->nr_cpus; c++)
-			s->stats.bpf[k] += vals[c];
-	}
-	free(vals);
-}
 
 static const char *comm_of(struct session *s, __u32 id, char *buf)
 {
