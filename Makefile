@@ -30,7 +30,7 @@ WARNINGS	:= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ALL_CFLAGS	:= $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 		   -I$(OUT) -Ibpf -Ilib -Iflamegraph -DPROFILE_VERSION='"$(VERSION)"'
 PKG_LIBS	:= libbpf libelf zlib libunwind-generic
-LDLIBS		:= $(shell $(PKG_CONFIG) --libs $(PKG_LIBS) 2>/dev/null || echo -lbpf -lelf -lz -lunwind-generic -lunwind) -lbfd
+LDLIBS		:= $(shell $(PKG_CONFIG) --libs $(PKG_LIBS) 2>/dev/null || echo -lbpf -lelf -lz -lunwind-generic -lunwind) -lbfd -lm
 
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -Wall
 
@@ -41,7 +41,7 @@ UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
 SKEL		:= $(OUT)/profile.skel.h
 
-.PHONY: all test unit integration demo bench install clean deps
+.PHONY: all test unit integration demo bench install clean deps fuzz fuzz-test
 all: $(OUT)/profile
 
 # --- BPF -----------------------------------------------------------------------------------
@@ -64,6 +64,14 @@ $(OUT)/%.o: %.c | $(SKEL)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# The flame graph's script and style, embedded in every SVG as C strings.
+$(OUT)/fg_assets.h: flamegraph/embed.sh flamegraph/flamegraph.js flamegraph/flamegraph.css
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)sh flamegraph/embed.sh flamegraph/flamegraph.js flamegraph/flamegraph.css > $@
+
+$(OUT)/flamegraph/flamegraph.o: $(OUT)/fg_assets.h
+
 $(OUT)/profile: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
@@ -71,6 +79,7 @@ $(OUT)/profile: $(CMD_OBJS) $(LIB_OBJS)
 # --- tests ---------------------------------------------------------------------------------
 -include tests/unit/fixtures.mk
 include tests/workloads/workloads.mk
+include tests/fuzz/fuzz.mk
 include bench/bench.mk
 
 $(OUT)/tests/unit-tests: $(UNIT_OBJS) $(LIB_OBJS)
@@ -83,7 +92,7 @@ deps:
 	$(Q)sh scripts/deps.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory unit integration
+	$(Q)$(MAKE) --no-print-directory unit integration fuzz-test
 
 unit: $(OUT)/tests/unit-tests $(FIXTURES)
 	$(call msg,TEST,unit)
@@ -93,6 +102,12 @@ integration: $(OUT)/profile $(WORKLOADS)
 	$(call msg,TEST,integration)
 	$(Q)python3 tests/integration/run.py --build $(OUT)
 
+fuzz: $(FUZZ_BINS)
+	$(call fuzz_run,$(FUZZ_SECONDS))
+
+fuzz-test: $(FUZZ_BINS)
+	$(call fuzz_run,$(FUZZ_TEST_SECONDS))
+
 demo: deps
 	$(Q)$(MAKE) --no-print-directory $(OUT)/profile $(OUT)/tests/workloads/chain_fp
 	$(Q)sh scripts/demo.sh $(OUT)
@@ -100,6 +115,7 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory $(OUT)/profile $(OUT)/bench/fixedwork
 	$(Q)python3 bench/overhead.py --build $(OUT)
+	$(Q)$(MAKE) --no-print-directory bench-symbolize
 
 install: $(OUT)/profile
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))

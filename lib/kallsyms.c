@@ -145,7 +145,8 @@ struct ksyms *ksyms__parse(FILE *f)
 		errno = ENODATA;
 		return NULL;
 	}
-	qsort(ks->syms, ks->nr, sizeof(*ks->syms), ksym_cmp);
+	if (ks->nr)
+		qsort(ks->syms, ks->nr, sizeof(*ks->syms), ksym_cmp);
 	return ks;
 nomem:
 	ksyms__free(ks);

@@ -85,7 +85,8 @@ struct perfmap *perfmap__parse(FILE *f)
 		pm->e[pm->nr].seq = (uint32_t)pm->nr;
 		pm->nr++;
 	}
-	qsort(pm->e, pm->nr, sizeof(*pm->e), entry_cmp);
+	if (pm->nr)
+		qsort(pm->e, pm->nr, sizeof(*pm->e), entry_cmp);
 	/* Overlapping entries: the later line wins (code recompiled at the same place). */
 	for (size_t i = 0; i < pm->nr; i++) {
 		struct pm_entry *last = out ? &pm->e[out - 1] : NULL;

@@ -2,7 +2,7 @@
 # Install the Debian packages profile needs to build and test, if any are missing.
 # Runs `apt-get update` once, only when something has to be installed.
 set -e
-pkgs="make gcc g++ clang llvm lld nodejs libbpf-dev bpftool libelf-dev zlib1g-dev binutils-dev libunwind-dev \
+pkgs="make gcc g++ clang llvm lld libclang-rt-14-dev nodejs libbpf-dev bpftool libelf-dev zlib1g-dev binutils-dev libunwind-dev \
 libcunit1-dev pkg-config python3 libc6-dbg linux-perf procps util-linux man-db"
 missing=""
 for p in $pkgs; do

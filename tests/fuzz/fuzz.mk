@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+.SECONDEXPANSION:
+# libFuzzer targets for the parsers of untrusted input. `make fuzz` runs each for
+# FUZZ_SECONDS (default 60); `make test` runs each for FUZZ_TEST_SECONDS.
+# Included by the top Makefile.
+
+FUZZ_DIR	:= $(OUT)/fuzz
+FUZZ_CFLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		   -D_GNU_SOURCE -Ilib -Ibpf -DPROFILE_VERSION='"$(VERSION)"'
+FUZZ_SECONDS	?= 60
+FUZZ_TEST_SECONDS ?= 10
+
+FUZZ_TARGETS	:= procmaps kallsyms perfmap elfsym
+fuzz_srcs_procmaps	:= lib/procmaps.c
+fuzz_srcs_kallsyms	:= lib/kallsyms.c
+fuzz_srcs_perfmap	:= lib/perfmap.c
+fuzz_srcs_elfsym	:= lib/elfsym.c lib/log.c
+fuzz_libs_elfsym	:= -lelf -lz
+FUZZ_BINS	:= $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $$(fuzz_srcs_%)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ $(fuzz_libs_$*) -o $@
+
+# Each target runs from an empty corpus directory of its own, for SECONDS.
+define fuzz_run
+	$(Q)for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_DIR)/corpus-$$t; \
+		printf '  %-9s %s\n' FUZZ "$$t ($(1) s)"; \
+		$(FUZZ_DIR)/fuzz_$$t -max_total_time=$(1) -max_len=65536 -rss_limit_mb=2048 -artifact_prefix=$(FUZZ_DIR)/ \
+			$(FUZZ_DIR)/corpus-$$t tests/fuzz/seeds-$$t > $(FUZZ_DIR)/fuzz_$$t.log 2>&1 || \
+			{ tail -40 $(FUZZ_DIR)/fuzz_$$t.log; exit 1; }; \
+		grep -h '^Done\|^#.*DONE' $(FUZZ_DIR)/fuzz_$$t.log | tail -1; \
+	done
+endef

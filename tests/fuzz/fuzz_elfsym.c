@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* libFuzzer: ELF files, as the profiler opens whatever other processes map: segments,
+ * symbol tables, notes, debuglink and the .eh_frame_hdr table. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "elfsym.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char path[64];
+	struct elfsym *e;
+	int fd = memfd_create("fuzz", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	elfsym_debug_dir = "/nonexistent";
+	e = elfsym__open(path, "/nonexistent/fuzz");
+	if (e) {
+		size_t n;
+		const struct load_seg *segs = elfsym__segs(e, &n);
+		uint64_t v;
+
+		for (size_t i = 0; i < n; i++) {
+			elfsym__lookup(e, segs[i].vaddr, NULL);
+			elfsym__fde_start(e, segs[i].vaddr + 1);
+			load_segs__off_to_vaddr(segs, n, segs[i].offset, &v);
+		}
+		elfsym__lookup(e, UINT64_MAX, NULL);
+	}
+	elfsym__free(e);
+	close(fd);
+	return 0;
+}
