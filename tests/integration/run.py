@@ -430,6 +430,35 @@ def vanished_pid():
     expect(code == 3 and "no process with pid" in err, f"exit {code}: {err!r}")
 
 
+@test
+def installed_binary_and_man_page():
+    dest = os.path.join(os.path.abspath(BUILD), "tests", "destdir")
+    subprocess.run(["rm", "-rf", dest], check=True)
+    subprocess.run(["make", "--no-print-directory", "-s", "install", f"DESTDIR={dest}",
+                    "PREFIX=/usr", f"OUT={BUILD}"], check=True, capture_output=True)
+    binary = os.path.join(dest, "usr", "bin", "profile")
+    page = os.path.join(dest, "usr", "share", "man", "man1", "profile.1")
+    v = subprocess.run([binary, "-V"], capture_output=True, text=True)
+    expect(v.returncode == 0 and v.stdout.startswith("profile "), f"-V: {v.stdout!r}")
+    h = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+    expect("Examples:" in h, "--help has no examples")
+    with open(page) as f:
+        source = f.read()
+    expect(re.search(r"^\.TH PROFILE 1", source, re.M), "man page has no .TH line")
+    man = subprocess.run(["man", "-l", page], capture_output=True, text=True,
+                         env=dict(os.environ, MANWIDTH="100", MAN_KEEP_FORMATTING="0"))
+    expect(man.returncode == 0, f"man -l failed: {man.stderr}")
+    text = re.sub(r".\x08", "", man.stdout)
+    for section in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXAMPLES", "OUTPUT",
+                    "OVERHEAD", "DEBUGGING", "FILES", "EXIT STATUS", "SEE ALSO"):
+        expect(re.search(rf"^{section}$", text, re.M), f"man page lacks {section}")
+    # Every long option of --help is documented.
+    missing = [o for o in sorted(set(re.findall(r"(--[a-z][a-z-]+)", h)))
+               if o.replace("-", "\\-") not in source and o not in text]
+    expect(not missing, f"options missing from the man page: {missing}")
+    return f"{len(set(re.findall(r'(--[a-z][a-z-]+)', h)))} options documented"
+
+
 BAD_INPUTS = [
     (["-p", "999999999"], 3, "no process with pid"),
     (["-p", "abc"], 2, "invalid pid"),
