@@ -89,7 +89,7 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-/* Scratch space for the user stack being walked and for events (too big for the BPF stack). */
+/* Scratch space for the user stack being walked (too big for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -97,12 +97,7 @@ struct {
 	__type(value, struct ustack);
 } scratch SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sample_event);
-} event_scratch SEC(".maps");
+
 
 static __always_inline void stat_inc(__u32 slot)
 {
@@ -260,19 +255,22 @@ static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp
 /*
  * Send the sample to userspace for DWARF unwinding: registers, the frames found, and the user
  * stack from sp, copied a page at a time (bpf_probe_read_user is all or nothing) up to
- * `stack_copy` bytes or the first unreadable page, the end of the stack.
+ * `stack_copy` bytes or the first unreadable page, the end of the stack. The record is
+ * reserved in the ring buffer at its largest size and filled in place: one copy of the
+ * stack, not two; stack_len says how much of it is valid.
  */
 static __always_inline void send_event(const struct uregs *r, const struct ustack *st,
 				       __u32 tgid, __u32 tid, __s32 kstack_id)
 {
 	struct sample_event *e;
-	__u64 off = 0, n, want = stack_copy, size;
-	__u32 zero = 0;
-	long err;
+	__u64 off = 0, n, want = stack_copy;
 
-	e = bpf_map_lookup_elem(&event_scratch, &zero);
-	if (!e)
+	stat_inc(STAT_EVENTS);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STAT_EVENTS_LOST);
 		return;
+	}
 	e->pid = tgid;
 	e->tid = tid;
 	e->kstack_id = kstack_id;
@@ -303,13 +301,7 @@ static __always_inline void send_event(const struct uregs *r, const struct ustac
 		n = PROFILE_PAGE_SIZE;
 	}
 	e->stack_len = off;
-	size = offsetof(struct sample_event, stack) + off;
-	if (size > sizeof(*e))
-		return;
-	err = bpf_ringbuf_output(&events, e, size, 0);
-	stat_inc(STAT_EVENTS);
-	if (err)
-		stat_inc(STAT_EVENTS_LOST);
+	bpf_ringbuf_submit(e, 0);
 }
 
 static __always_inline void remember_comm(__u32 id, struct task_struct *task)
