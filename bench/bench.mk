@@ -30,3 +30,13 @@ $(BENCH)/fixedwork_fp: bench/fixedwork.c bench/fixedwork.h $(BENCH)/libfixedwork
 	$(call msg,CC,$@)
 	$(Q)$(BENCH_FP_CC) $(BENCH_FP) -pthread $< -L$(BENCH) -lfixedwork_fp -Wl,-rpath,'$$ORIGIN' -o $@
 .PHONY: $(BENCH)/fixedwork
+
+# Symbolization: bench/symbench.c drives lib/symbolize.c over one ELF file (bench/symbolize.py).
+$(BENCH)/symbench: $(OUT)/bench/symbench.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+.PHONY: bench-symbolize
+# SYMBENCH_ARGS=--long adds the 30-second profile.
+bench-symbolize: $(BENCH)/symbench $(OUT)/profile
+	$(Q)python3 bench/symbolize.py --build $(OUT) $(SYMBENCH_ARGS)

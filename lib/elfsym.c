@@ -370,6 +370,9 @@ static int elfsym__read_symtab(struct elfsym *e, Elf *elf, Elf_Scn *scn, const G
 /* Read every SHT_SYMTAB and SHT_DYNSYM section of ELF. */
 static int elfsym__read_syms(struct elfsym *e, Elf *elf)
 {
+	/* .symtab holds what .dynsym has and more: reading both doubles the sort (node: 185k
+	 * symbols instead of 110k). */
+	GElf_Word skip = elf__has_symtab(elf) ? SHT_DYNSYM : SHT_NULL;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
 	int err;
@@ -377,7 +380,8 @@ static int elfsym__read_syms(struct elfsym *e, Elf *elf)
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &shdr))
 			return -ENOEXEC;
-		if (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM)
+		if ((shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) ||
+		    shdr.sh_type == skip)
 			continue;
 		err = elfsym__read_symtab(e, elf, scn, &shdr);
 		if (err)
@@ -387,6 +391,15 @@ static int elfsym__read_syms(struct elfsym *e, Elf *elf)
 }
 
 /* Address ascending; at one address the preferred symbol first (rank, size, then name). */
+static unsigned int leading_underscores(const struct elfsym_sym *s)
+{
+	unsigned int n = 0;
+
+	while (n < s->len && s->name[n] == '_')
+		n++;
+	return n;
+}
+
 static int sym__cmp(const void *pa, const void *pb)
 {
 	const struct elfsym_sym *a = pa, *b = pb;
@@ -398,6 +411,12 @@ static int sym__cmp(const void *pa, const void *pb)
 		return a->rank > b->rank ? -1 : 1;
 	if (a->size != b->size)
 		return a->size > b->size ? -1 : 1;
+	/* Aliases: the public spelling (pthread_key_create, not __pthread_key_create), as perf
+	 * shows it; then the shorter; then by name, so the choice is stable. */
+	if (leading_underscores(a) != leading_underscores(b))
+		return leading_underscores(a) < leading_underscores(b) ? -1 : 1;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
 	c = strncmp(a->name, b->name, a->len < b->len ? a->len : b->len);
 	if (c)
 		return c;
