@@ -29,7 +29,8 @@
 #define MAP_SIZE_MIN	16384
 #define MAP_SIZE_MAX	65536	/* derived sizes stop here; --map-size may go further */
 #define MMAP_PAGES	64	/* per-CPU buffer for mmap records: 256 KiB */
-#define TICK_MS		100
+#define TICK_MS		20	/* poll period: DWARF samples wait at most this long, so
+				 * older frames read from the live process are still there */
 #define USER_MAX_DEPTH	512	/* frames of a DWARF-unwound stack */
 
 struct session {
