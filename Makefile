@@ -41,7 +41,7 @@ UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
 SKEL		:= $(OUT)/profile.skel.h
 
-.PHONY: all test unit integration demo bench install clean deps fuzz fuzz-test
+.PHONY: all test unit integration browser demo bench install clean deps fuzz fuzz-test
 all: $(OUT)/profile
 
 # --- BPF -----------------------------------------------------------------------------------
@@ -92,7 +92,7 @@ deps:
 	$(Q)sh scripts/deps.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory unit integration fuzz-test
+	$(Q)$(MAKE) --no-print-directory unit integration fuzz-test browser
 
 unit: $(OUT)/tests/unit-tests $(FIXTURES)
 	$(call msg,TEST,unit)
@@ -108,6 +108,11 @@ fuzz: $(FUZZ_BINS)
 fuzz-test: $(FUZZ_BINS)
 	$(call fuzz_run,$(FUZZ_TEST_SECONDS))
 
+# Flame graphs in headless Chromium: zoom, Reset Zoom, search; hostile names stay text.
+browser: $(OUT)/profile
+	$(call msg,TEST,browser)
+	$(Q)python3 tests/browser/run.py --build $(OUT)
+
 demo: deps
 	$(Q)$(MAKE) --no-print-directory $(OUT)/profile $(OUT)/tests/workloads/chain_fp
 	$(Q)sh scripts/demo.sh $(OUT)
@@ -115,6 +120,7 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory $(OUT)/profile $(OUT)/bench/fixedwork
 	$(Q)python3 bench/overhead.py --build $(OUT)
+	$(Q)python3 bench/render.py --build $(OUT)
 	$(Q)$(MAKE) --no-print-directory bench-symbolize
 
 install: $(OUT)/profile

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "flamegraph.h"
 #include "folded.h"
 #include "log.h"
 #include "session.h"
@@ -31,6 +32,8 @@ struct settings {
 	pid_t pids[MAX_PIDS];
 	const char *output;
 	const char *format;
+	bool svg;		/* write a flame graph: -f svg, or an output ending in .svg */
+	struct fg_opts fg;	/* the flame graph's options (--title, --width, ...) */
 	bool quiet;
 };
 
@@ -38,8 +41,9 @@ static const char usage_text[] =
 "Usage: profile [OPTIONS] -p PID[,PID...]\n"
 "       profile [OPTIONS] -a\n"
 "       profile [OPTIONS] [--] COMMAND [ARGS...]\n"
+"       profile flamegraph [OPTIONS] [FILE...]   (see profile flamegraph --help)\n"
 "\n"
-"Sample on-CPU stacks with BPF and write them as folded stacks.\n"
+"Sample on-CPU stacks with BPF and write them as folded stacks or a flame graph.\n"
 "\n"
 "Targets:\n"
 "  -p, --pid PID[,PID...]   profile these running processes and all their threads\n"
@@ -50,7 +54,7 @@ static const char usage_text[] =
 "  -F, --frequency HZ       samples per second per CPU (default 99)\n"
 "  -d, --duration SECONDS   stop after SECONDS (default: Ctrl-C, or when the targets exit)\n"
 "  -o, --output FILE        write to FILE instead of standard output\n"
-"  -f, --format FORMAT      output format: folded (default)\n"
+"  -f, --format FORMAT      folded or svg (default: svg when FILE ends in .svg, else folded)\n"
 "  -U, --user-only          user frames only\n"
 "  -K, --kernel-only        kernel frames only\n"
 "      --idle               with -a, keep the idle task's samples\n"
@@ -69,7 +73,12 @@ static const char usage_text[] =
 "  profile -p 1234 -d 10 -o app.folded        a running process for 10 seconds\n"
 "  profile -o ls.folded -- ls -R /usr          a command, until it exits\n"
 "  profile -a -d 5 > all.folded                the whole system for 5 seconds\n"
-"  profile -F 999 -p 1234 -d 10 | flamegraph.pl > app.svg\n"
+"  profile -p 1234 -d 10 -o app.svg            an interactive flame graph\n"
+"  profile -o make.svg --title 'make -j2' -- make -j2\n"
+"  profile flamegraph app.folded > app.svg     a flame graph of any folded file\n"
+"\n"
+"Flame graph options (with -f svg or -o FILE.svg):\n"
+"%s"
 "\n"
 "Exit status: 0 written, 1 runtime failure, 2 bad usage, 3 bad target (pid, command),\n"
 "4 environment (privileges, BTF). See profile(1).\n";
@@ -162,7 +171,7 @@ static int parse_unwind(const char *arg, int *mode)
 
 static int parse_args(int argc, char **argv, struct settings *st)
 {
-	static const struct option longopts[] = {
+	static const struct option own[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "frequency", required_argument, NULL, 'F' },
@@ -182,10 +191,20 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
 	};
+	/* Ours, then the flame graph's (--title, --width, ...), then the end. */
+	static struct option longopts[sizeof(own) / sizeof(own[0]) + 32];
 	struct session_opts *o = &st->session;
+	size_t nopts = 0;
+	char fgerr[256];
 	int c, err, targets;
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		longopts[nopts++] = own[i];
+	for (size_t i = 0; fg_options[i].name && nopts + 1 < sizeof(longopts) / sizeof(longopts[0]); i++)
+		longopts[nopts++] = fg_options[i];
+	longopts[nopts] = (struct option){ 0 };
+	fg_opts__init(&st->fg);
 
 	o->freq = 99;
 	o->pids = st->pids;
@@ -215,9 +234,14 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
 		case 'q': st->quiet = true; break;
 		case 'v': log_level++; break;
-		case 'h': fputs(usage_text, stdout); exit(EXIT_OK);
+		case 'h': printf(usage_text, FG_OPTIONS_HELP); exit(EXIT_OK);
 		case 'V': printf("profile %s\n", PROFILE_VERSION); exit(EXIT_OK);
 		default:
+			if (c >= FG_OPTION_BASE &&
+			    fg_opts__parse_opt(&st->fg, c, optarg, fgerr, sizeof(fgerr)) == 0)
+				break;
+			if (c >= FG_OPTION_BASE)
+				return usage_error("%s", fgerr);
 			fputs("Try 'profile --help' for more information.\n", stderr);
 			return EXIT_USAGE;
 		}
@@ -235,8 +259,12 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		return usage_error("%s", "-U and -K exclude each other");
 	if (o->idle && !o->all)
 		return usage_error("%s", "--idle goes with -a");
-	if (st->format && strcmp(st->format, "folded"))
-		return usage_error("unknown format '%s': expected folded", st->format);
+	if (st->format && strcmp(st->format, "folded") && strcmp(st->format, "svg"))
+		return usage_error("unknown format '%s': expected folded or svg", st->format);
+	if (st->format)
+		st->svg = !strcmp(st->format, "svg");
+	else if (st->output && strlen(st->output) > 4)
+		st->svg = !strcasecmp(st->output + strlen(st->output) - 4, ".svg");
 	return 0;
 }
 
@@ -303,6 +331,8 @@ int main(int argc, char **argv)
 	FILE *out = stdout;
 	int ret;
 
+	if (argc > 1 && !strcmp(argv[1], "flamegraph"))
+		return flamegraph_main(argc - 1, argv + 1);
 	ret = parse_args(argc, argv, &st);
 	if (ret)
 		return ret;
@@ -333,7 +363,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "profile: %s\n", session__error(s, &kind));
 		st.quiet = true;
 	}
-	if (session__collect(s, folded) || folded__write(folded, out)) {
+	if (session__collect(s, folded) ||
+	    (st.svg ? flamegraph__write_folded(folded, out, &st.fg) : folded__write(folded, out))) {
 		const char *msg = session__error(s, &kind);
 
 		fprintf(stderr, "profile: %s\n", msg ? msg : "cannot write the output");

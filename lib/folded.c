@@ -107,6 +107,21 @@ uint64_t folded__total(const struct folded *f)
 	return f->total;
 }
 
+int folded__for_each(const struct folded *f, int (*fn)(const char *stack, uint64_t count,
+						       void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < f->cap; i++) {
+		int ret;
+
+		if (!f->slots[i].stack)
+			continue;
+		ret = fn(f->slots[i].stack, f->slots[i].count, ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int entry_cmp(const void *a, const void *b)
 {
 	const struct entry *const *x = a, *const *y = b;

@@ -31,6 +31,13 @@ int folded__add(struct folded *f, const char *stack, uint64_t count);
 size_t folded__nr_stacks(const struct folded *f);
 uint64_t folded__total(const struct folded *f);
 
+/*
+ * Call FN(STACK, COUNT, CTX) for every stack, in no particular order; STACK is owned by F.
+ * Stops at the first non-zero return of FN and returns it; 0 when all were visited.
+ */
+int folded__for_each(const struct folded *f, int (*fn)(const char *stack, uint64_t count,
+						       void *ctx), void *ctx);
+
 /* Write every stack as "STACK COUNT\n", sorted by stack (bytewise). Returns 0 or -errno. */
 int folded__write(const struct folded *f, FILE *out);
 

@@ -370,22 +370,32 @@ def deleted_binary_still_named():
 
 # --- a tool to trust: signals, children ---------------------------------------------------
 
-def profile_until_signal(args, sig, after=2.0):
+def profile_until_signal(args, sig, after=2.0, out=None):
     """Start profile with ARGS, send SIG after AFTER seconds; returns (stacks, stderr, code)."""
-    out = os.path.join(BUILD, "tests", "signal.folded")
+    out = out or os.path.join(BUILD, "tests", "signal.folded")
     p = subprocess.Popen([profile_bin(), "-o", out] + args, stderr=subprocess.PIPE, text=True)
     time.sleep(after)
     p.send_signal(sig)
     _, err = p.communicate(timeout=30)
+    if out.endswith(".svg"):
+        expect(os.path.getsize(out) > 0, f"empty SVG, exit {p.returncode}: {err!r}")
+        return svg_frames(out), err, p.returncode
     with open(out) as f:
         return parse_folded(f.read()), err, p.returncode
+
+
+def svg_frames(path):
+    """Parse the SVG (it must be well-formed XML) and return its frames' tooltips."""
+    import xml.etree.ElementTree as ET
+    root = ET.parse(path).getroot()
+    return [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}title")]
 
 
 @test
 def sigint_and_sigterm_write_everything():
     notes = []
     for args, sig in ((["-a"], signal.SIGINT), (["-a"], signal.SIGTERM)):
-        proc = subprocess.Popen([workload("chain_fp"), "6"])
+        proc = subprocess.Popen([workload("chain_fp"), "12"])
         try:
             time.sleep(0.2)
             for targs in (args, ["-p", str(proc.pid)]):
@@ -394,6 +404,11 @@ def sigint_and_sigterm_write_everything():
                 n = total(stacks, "chain_fp")
                 expect(n >= 100, f"{targs} {sig.name}: only {n} chain_fp samples written")
                 notes.append(f"{targs[0]} {sig.name}: {n}")
+                svg = os.path.join(BUILD, "tests", "signal.svg")
+                titles, err, code = profile_until_signal(targs, sig, out=svg)
+                expect(code == 0, f"{targs} {sig.name} (svg): exit {code}: {err}")
+                expect(any(t.startswith("chain_hot_loop (") for t in titles),
+                       f"{targs} {sig.name}: no chain_hot_loop frame in the SVG")
         finally:
             proc.kill()
             proc.wait()

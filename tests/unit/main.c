@@ -16,6 +16,8 @@ int main(int argc, char **argv)
 		register_folded_suite,
 		register_unwind_suite,
 		register_perfmap_suite,
+		register_folded_read_suite,
+		register_flamegraph_suite,
 	};
 	unsigned int failed;
 

@@ -10,6 +10,8 @@ int register_elfsym_suite(void);
 int register_folded_suite(void);
 int register_unwind_suite(void);
 int register_perfmap_suite(void);
+int register_folded_read_suite(void);
+int register_flamegraph_suite(void);
 
 /* Directory holding the unit-test fixtures built by the Makefile (build/tests/fixtures). */
 extern const char *fixtures_dir;

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Flame graphs in a real browser: `profile flamegraph` renders known folded stacks, headless
+Chromium (Debian's chromium) opens the SVG, and the tests click, hover, type and search as a
+person would, through the DevTools protocol. Also: hostile frame names give well-formed XML.
+
+`make test` runs it after the unit and integration tests. Each test prints one line; the last
+line is "browser: N passed, N failed".
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import traceback
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cdp  # noqa: E402
+
+SVGNS = "{http://www.w3.org/2000/svg}"
+TESTS = []
+ARGS = None
+BROWSER = None
+
+# 100 samples: a = 50 (x 30, y 20), b = 40 (x 25, z 15), c = 10
+KNOWN = """\
+# a known profile
+main;a;x 30
+main;a;y 20
+main;b;x 25
+main;b;z 15
+main;c 10
+"""
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def expect(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def render(text, *opts, name="graph"):
+    """Render folded TEXT (str or bytes) with `profile flamegraph OPTS`; the SVG's path."""
+    folded = os.path.join(ARGS.workdir, name + ".folded")
+    svg = os.path.join(ARGS.workdir, name + ".svg")
+    with open(folded, "wb") as f:
+        f.write(text.encode() if isinstance(text, str) else text)
+    p = subprocess.run([ARGS.profile, "flamegraph", *opts, "-o", svg, folded],
+                       capture_output=True, text=True, timeout=60)
+    expect(p.returncode == 0, f"profile flamegraph exited {p.returncode}: {p.stderr}")
+    return svg
+
+
+def browser():
+    global BROWSER
+    if BROWSER is None:
+        expect(cdp.find_chromium(), "chromium is not installed (scripts/deps.sh installs it)")
+        BROWSER = cdp.Browser()
+    return BROWSER
+
+
+def open_svg(path):
+    b = browser()
+    b.open("file://" + os.path.abspath(path))
+    expect(b.eval("typeof fg_init === 'function' && !!document.getElementById('frames')"),
+           "the SVG's script did not load")
+    return b
+
+
+FRAME_JS = """(function (title, nth) {
+  var t = [].filter.call(document.querySelectorAll('#frames title'),
+                         function (e) { return e.textContent.indexOf(title) === 0; })[nth || 0];
+  if (!t) return null;
+  var g = t.parentNode, r = g.children[1], box = r.getBoundingClientRect();
+  var text = g.querySelector(':scope > text');
+  return {x: parseFloat(r.getAttribute('x')), w: parseFloat(r.getAttribute('width')),
+          cx: box.left + box.width / 2, cy: box.top + box.height / 2,
+          shown: box.width > 0 && getComputedStyle(g).display !== 'none',
+          parent: g.classList.contains('parent'), fill: r.getAttribute('fill'),
+          label: text ? text.textContent : ''};
+})(%s, %d)"""
+
+
+def frame(b, title, nth=0):
+    import json
+    f = b.eval(FRAME_JS % (json.dumps(title), nth))
+    expect(f is not None, f"no frame titled {title!r}")
+    return f
+
+
+def text_of(b, elem_id):
+    return b.eval(f"document.getElementById('{elem_id}').textContent")
+
+
+def visible(b, elem_id):
+    return b.eval(f"getComputedStyle(document.getElementById('{elem_id}')).display !== 'none'")
+
+
+def center(b, elem_id):
+    return b.eval(f"(function () {{ var r = document.getElementById('{elem_id}')"
+                  ".getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+
+
+# --- the tests -------------------------------------------------------------------------------
+@test
+def click_zooms_frame_to_full_width():
+    b = open_svg(render(KNOWN))
+    a = frame(b, "a (50 samples, 50.00%)")
+    expect(abs(a["w"] - 590) < 0.2, f"a is {a['w']} px wide before the zoom, expected 590")
+    b.click(a["cx"], a["cy"])
+    a = frame(b, "a (")
+    expect(abs(a["x"] - 10) < 0.2 and abs(a["w"] - 1180) < 0.2,
+           f"after a click, a is at {a['x']} width {a['w']}, expected 10 and 1180")
+    x = frame(b, "x (30 samples")
+    expect(abs(x["w"] - 708) < 0.2, f"x (30 of a's 50) is {x['w']} px wide, expected 708")
+    expect(frame(b, "main (")["parent"] and frame(b, "all (")["parent"],
+           "ancestors are not dimmed")
+    expect(not frame(b, "b (")["shown"] and not frame(b, "c (")["shown"],
+           "frames outside the zoomed one are still shown")
+    expect(visible(b, "unzoom"), "Reset Zoom is not shown after a zoom")
+    expect(len(x["label"]) > 0, "a widened frame has no label")
+
+
+@test
+def reset_zoom_restores():
+    b = open_svg(render(KNOWN))
+    before = {t: frame(b, t) for t in ("a (", "b (", "x (30", "main (")}
+    a = before["a ("]
+    b.click(a["cx"], a["cy"])
+    expect(abs(frame(b, "a (")["w"] - 1180) < 0.2, "the zoom did not happen")
+    b.click(*center(b, "unzoom"))
+    for t, f in before.items():
+        now = frame(b, t)
+        expect(abs(now["x"] - f["x"]) < 0.05 and abs(now["w"] - f["w"]) < 0.05 and now["shown"]
+               and not now["parent"], f"{t}: {now} after Reset Zoom, was {f}")
+    expect(not visible(b, "unzoom"), "Reset Zoom still shown after it was clicked")
+
+
+@test
+def search_shows_matched_percentage():
+    b = open_svg(render(KNOWN))
+    # the Search button, then the prompt: x under a (30) and under b (25)
+    b.answer_prompt("^x$", b.click(*center(b, "search"), wait=False))
+    expect(text_of(b, "matched") == "Matched: 55.0%",
+           f"search ^x$ shows {text_of(b, 'matched')!r}, expected 'Matched: 55.0%'")
+    expect(frame(b, "x (30")["fill"] == "rgb(230,0,230)", "matches are not highlighted")
+    expect(frame(b, "a (")["fill"] != "rgb(230,0,230)", "a non-match is highlighted")
+    # Ctrl-F while searching resets; Ctrl-F again asks: nested matches (x inside a) count once
+    b.key("f", "KeyF", 70, modifiers=2)
+    expect(not visible(b, "matched"), "Ctrl-F did not reset the search")
+    b.answer_prompt("^(a|x)$", b.key("f", "KeyF", 70, modifiers=2, wait=False))
+    expect(text_of(b, "matched") == "Matched: 75.0%",
+           f"search ^(a|x)$ shows {text_of(b, 'matched')!r}, expected 75.0% (a 50 + b's x 25)")
+    b.click(*center(b, "search"))
+    expect(not visible(b, "matched") and frame(b, "x (30")["fill"] != "rgb(230,0,230)",
+           "Reset Search left highlights")
+
+
+@test
+def hover_shows_details_and_tooltip():
+    b = open_svg(render(KNOWN, "--countname", "ticks", "--nametype", "Frame:"))
+    a = frame(b, "a (")
+    b.hover(a["cx"], a["cy"])
+    d = text_of(b, "details")
+    expect(d == "Frame: a (50 ticks, 50.00%)", f"details line on hover: {d!r}")
+    title = b.eval("document.querySelector('#frames g g title').textContent")
+    expect(re.fullmatch(r"main \(100 ticks, 100\.00%\)", title), f"tooltip title: {title!r}")
+
+
+@test
+def labels_truncated_to_fit():
+    long = "very_long_function_name_" * 10
+    b = open_svg(render(f"main;{long} 1\nmain;other 9\n"))
+    f = frame(b, long[:40])
+    expect(f["label"].endswith("..") and len(f["label"]) * 7.08 <= f["w"] + 0.1,
+           f"label {f['label']!r} in a frame {f['w']} px wide")
+    b.click(f["cx"], f["cy"])
+    f = frame(b, long[:40])
+    expect(f["label"].endswith("..") and len(f["label"]) > 100,
+           f"zoomed label {f['label']!r} not refitted to {f['w']} px")
+
+
+HOSTILE = [
+    "<script>window.pwned=1</script>",
+    "a&b \"quoted\" 'single' <tag attr=\"x\">",
+    "]]><script>window.pwned=2</script>",
+    "bad\xff\xfeutf8\xc3",
+    "x" * 20000,
+]
+
+
+@test
+def hostile_names_stay_text():
+    lines = b"".join(b"main;" + n.encode("latin-1") + b" 3\n" for n in HOSTILE)
+    svg = render(lines, "--title", "<b>&'\"", name="hostile")
+    root = ET.parse(svg).getroot()      # raises on malformed XML
+    titles = [t.text for t in root.iter(SVGNS + "title")]
+    for want in ("<script>window.pwned=1</script>", "a&b \"quoted\" 'single' <tag attr=\"x\">",
+                 "]]><script>window.pwned=2</script>", "bad\ufffd\ufffdutf8\ufffd"):
+        expect(any(t.startswith(want + " (3 samples") for t in titles),
+               f"no frame titled {want!r} as text")
+    long = [t for t in titles if t.startswith("xxxx")]
+    expect(len(long) == 1 and 2000 <= len(long[0]) < 2100 and "..." in long[0],
+           f"the 20,000-character name is not bounded: {len(long[0]) if long else None}")
+    expect([e.tag for e in root.iter() if e.tag.endswith("script")] == [SVGNS + "script"],
+           "a frame name became an element")
+    title = [t.text for t in root.iter(SVGNS + "text") if t.get("id") == "title"]
+    expect(title == ["<b>&'\""], f"title text: {title}")
+    b = open_svg(svg)
+    expect(b.eval("typeof window.pwned") == "undefined", "a frame name ran as script")
+    expect(b.eval("document.querySelectorAll('#frames g').length") == 2 + len(HOSTILE),
+           "frames missing in the browser")
+
+
+@test
+def bad_input_and_options_one_sentence():
+    bad = os.path.join(ARGS.workdir, "bad.folded")
+    with open(bad, "w") as f:
+        f.write("a;b 1\n\na;b;c\n")
+    p = subprocess.run([ARGS.profile, "flamegraph", bad], capture_output=True, text=True)
+    expect(p.returncode == 1 and f"{bad}:3:" in p.stderr and p.stderr.count("\n") == 1,
+           f"malformed line: exit {p.returncode}, {p.stderr!r}")
+    p = subprocess.run([ARGS.profile, "flamegraph", "/nonexistent.folded"], capture_output=True,
+                       text=True)
+    expect(p.returncode == 1 and "/nonexistent.folded" in p.stderr, f"missing file: {p.stderr!r}")
+    for opt in (["--width", "wide"], ["--colors", "pink"], ["--minwidth", "x%"], ["--bogus"]):
+        p = subprocess.run([ARGS.profile, "flamegraph", *opt, bad], capture_output=True, text=True)
+        expect(p.returncode == 2 and p.stderr.count("\n") == 1 and not p.stdout,
+               f"{opt}: exit {p.returncode}, {p.stderr!r}")
+    p = subprocess.run([ARGS.profile, "flamegraph", "--help"], capture_output=True, text=True)
+    expect(p.returncode == 0 and "Examples:" in p.stdout, "--help")
+
+
+@test
+def stdin_and_options_reach_the_svg():
+    p = subprocess.run([ARGS.profile, "flamegraph", "--title", "T1", "--subtitle", "S1",
+                        "--width", "800", "--height", "20", "--inverted", "--colors", "blue"],
+                       input=KNOWN, capture_output=True, text=True)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    root = ET.fromstring(p.stdout)
+    expect(root.get("width") == "800", "width")
+    texts = {t.get("id"): t.text for t in root.iter(SVGNS + "text") if t.get("id")}
+    expect(texts.get("title") == "T1" and texts.get("subtitle") == "S1", f"texts: {texts}")
+    rects = [r for r in root.iter(SVGNS + "rect") if r.get("height") == "19"]
+    expect(len(rects) == 9, f"{len(rects)} frames of height 19 (--height 20)")
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--profile", help="the profile binary (default BUILD/profile)")
+    ARGS = ap.parse_args()
+    ARGS.profile = ARGS.profile or os.path.join(ARGS.build, "profile")
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="fg-browser-") as work:
+        ARGS.workdir = work
+        try:
+            for t in TESTS:
+                try:
+                    t()
+                    print(f"ok    {t.__name__}")
+                    passed += 1
+                except Exception as e:  # noqa: BLE001
+                    print(f"FAIL  {t.__name__}: {e}")
+                    if os.environ.get("V"):
+                        traceback.print_exc()
+                    failed += 1
+        finally:
+            if BROWSER:
+                BROWSER.close()
+    print(f"browser: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
