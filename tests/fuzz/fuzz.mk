@@ -6,19 +6,21 @@
 
 FUZZ_DIR	:= $(OUT)/fuzz
 FUZZ_CFLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		   -D_GNU_SOURCE -Ilib -Ibpf -DPROFILE_VERSION='"$(VERSION)"'
+		   -D_GNU_SOURCE -Ilib -Ibpf -Iflamegraph -I$(OUT) -DPROFILE_VERSION='"$(VERSION)"'
 FUZZ_SECONDS	?= 60
 FUZZ_TEST_SECONDS ?= 10
 
-FUZZ_TARGETS	:= procmaps kallsyms perfmap elfsym
+FUZZ_TARGETS	:= procmaps kallsyms perfmap elfsym flamegraph
 fuzz_srcs_procmaps	:= lib/procmaps.c
 fuzz_srcs_kallsyms	:= lib/kallsyms.c
 fuzz_srcs_perfmap	:= lib/perfmap.c
 fuzz_srcs_elfsym	:= lib/elfsym.c lib/log.c
 fuzz_libs_elfsym	:= -lelf -lz
+fuzz_srcs_flamegraph	:= lib/folded_read.c lib/folded.c lib/log.c flamegraph/flamegraph.c
+fuzz_libs_flamegraph	:= -lm
 FUZZ_BINS	:= $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 
-$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $$(fuzz_srcs_%)
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $$(fuzz_srcs_%) | $(OUT)/fg_assets.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ $(fuzz_libs_$*) -o $@
