@@ -438,6 +438,24 @@ def short_lived_children_named():
 
 
 @test
+def several_pids():
+    procs = [subprocess.Popen([workload(w), "5"]) for w in ("chain_fp", "chain_nofp")]
+    try:
+        time.sleep(0.3)
+        pids = ",".join(str(p.pid) for p in procs)
+        stacks, _, _ = run_profile(["-d", "2", "-p", pids])
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    for name in ("chain_fp", "chain_nofp"):
+        s = share(stacks, lambda f: has_chain(f, CHAIN), name)
+        expect(total(stacks, name) > 100 and s >= 0.95,
+               f"{name}: {total(stacks, name)} samples, {s:.1%} complete")
+    return f"{total(stacks, 'chain_fp')} + {total(stacks, 'chain_nofp')} samples"
+
+
+@test
 def vanished_pid():
     proc = subprocess.Popen(["true"])
     proc.wait()
