@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "flamegraph.h"
 #include "folded.h"
@@ -268,6 +269,14 @@ static int parse_args(int argc, char **argv, struct settings *st)
 	return 0;
 }
 
+static double monotonic_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static int exit_status(enum session_err_kind kind)
 {
 	switch (kind) {
@@ -329,6 +338,7 @@ int main(int argc, char **argv)
 	struct folded *folded = NULL;
 	char *errmsg = NULL;
 	FILE *out = stdout;
+	double t_sampled;
 	int ret;
 
 	if (argc > 1 && !strcmp(argv[1], "flamegraph"))
@@ -363,6 +373,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "profile: %s\n", session__error(s, &kind));
 		st.quiet = true;
 	}
+	t_sampled = monotonic_seconds();
 	if (session__collect(s, folded) ||
 	    (st.svg ? flamegraph__write_folded(folded, out, &st.fg) : folded__write(folded, out))) {
 		const char *msg = session__error(s, &kind);
@@ -371,6 +382,13 @@ int main(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
+	if (fflush(out)) {
+		fprintf(stderr, "profile: cannot write the output: %s\n", strerror(errno));
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	pr_info("end of sampling to output written: %.3f s (drain, unwind, symbolize, write)",
+		monotonic_seconds() - t_sampled);
 	if (session__error(s, &kind))
 		ret = exit_status(kind);
 	if (!st.quiet)
