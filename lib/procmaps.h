@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #define PROCMAPS_PATH_MAX 4096
@@ -44,6 +45,19 @@ static inline uint64_t map__file_offset(const struct map *m, uint64_t addr)
  * Returns 0, or -ENOENT when none is there.
  */
 int map__file_path(pid_t pid, const struct map *m, char *buf, size_t len);
+
+/* Files are told apart by device, inode and path: a bucket of NBUCKETS for M's file, and
+ * whether M maps the file (DEV, INO, PATH). Pure. */
+static inline unsigned int map__file_bucket(const struct map *m, unsigned int nbuckets)
+{
+	return (unsigned int)((m->ino * 31 + m->dev) % nbuckets);
+}
+
+static inline bool map__is_file(const struct map *m, uint64_t dev, uint64_t ino,
+				const char *path)
+{
+	return m->ino == ino && m->dev == dev && !strcmp(m->path, path);
+}
 
 /* A new, empty cache; NULL on ENOMEM. Free with procmaps__free (NULL is fine). */
 struct procmaps *procmaps__new(void);

@@ -224,11 +224,11 @@ static struct dwarf *file__dwarf(struct file *f)
 
 static struct file *file__get(struct symbolizer *s, pid_t pid, const struct map *m)
 {
-	unsigned int b = (unsigned int)((m->ino * 31 + m->dev) % FILE_BUCKETS);
+	unsigned int b = map__file_bucket(m, FILE_BUCKETS);
 	struct file *f;
 
 	for (f = s->files[b]; f; f = f->next)
-		if (f->ino == m->ino && f->dev == m->dev && !strcmp(f->path, m->path))
+		if (map__is_file(m, f->dev, f->ino, f->path))
 			return f;
 	f = calloc(1, sizeof(*f));
 	if (!f)

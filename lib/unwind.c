@@ -171,12 +171,12 @@ struct uctx {
 
 static struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
 {
-	unsigned int b = (unsigned int)((m->ino * 31 + m->dev) % FILE_BUCKETS);
+	unsigned int b = map__file_bucket(m, FILE_BUCKETS);
 	char path[PROCMAPS_PATH_MAX + 64];
 	struct ufile *f;
 
 	for (f = u->files[b]; f; f = f->next)
-		if (f->ino == m->ino && f->dev == m->dev && !strcmp(f->path, m->path))
+		if (map__is_file(m, f->dev, f->ino, f->path))
 			return f;
 	f = calloc(1, sizeof(*f));
 	if (!f)
