@@ -15,6 +15,7 @@
 /* The mappings of one process, sorted by start, never overlapping. */
 struct pmaps {
 	pid_t pid;
+	bool load_tried;	/* /proc/PID/maps was read, or could not be */
 	struct map *maps;
 	size_t nr, cap;
 	struct pmaps *next;	/* bucket chain */
@@ -288,4 +289,17 @@ bool procmaps__has(const struct procmaps *pm, pid_t pid)
 	const struct pmaps *p = pmaps__get(pm, pid);
 
 	return p && p->nr;
+}
+
+bool procmaps__ensure(struct procmaps *pm, pid_t pid)
+{
+	struct pmaps *p = pmaps__get_or_add(pm, pid);
+
+	if (!p)
+		return false;
+	if (!p->nr && !p->load_tried) {
+		p->load_tried = true;
+		procmaps__load(pm, pid);
+	}
+	return p->nr > 0;
 }

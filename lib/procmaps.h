@@ -92,4 +92,11 @@ const struct map *procmaps__find(const struct procmaps *pm, pid_t pid, uint64_t 
 /* Whether any mapping of PID is known. */
 bool procmaps__has(const struct procmaps *pm, pid_t pid);
 
+/*
+ * procmaps__load(PM, PID) unless PID has mappings already or a load of it was tried before
+ * (successful or not): for lookups that may come once per sample. Returns whether PID has
+ * mappings now.
+ */
+bool procmaps__ensure(struct procmaps *pm, pid_t pid);
+
 #endif

@@ -536,8 +536,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	/* mmap records of a process that just started may still wait in their buffer. */
 	if (!procmaps__find(s->maps, e->pid, e->ip))
 		perf_buffer__consume(s->mmap_pb);
-	if (!procmaps__has(s->maps, e->pid))
-		procmaps__load(s->maps, e->pid);
+	procmaps__ensure(s->maps, e->pid);
 	us = (struct unwind_sample){
 		.pid = e->pid, .ip = e->ip, .sp = e->sp, .bp = e->bp,
 		.stack = e->stack, .stack_len = e->stack_len,
@@ -833,8 +832,8 @@ static int fold_key(struct session *s, struct symbolizer *sym, const struct coun
 
 	if (nu > USER_MAX_DEPTH)
 		nu = USER_MAX_DEPTH;
-	if (nu && !procmaps__has(s->maps, key->pid))
-		procmaps__load(s->maps, key->pid);
+	if (nu)
+		procmaps__ensure(s->maps, key->pid);
 	for (int i = 0; i < nu; i++) {
 		int room = (int)(sizeof(names) / sizeof(names[0])) - used;
 
@@ -916,8 +915,7 @@ int session__collect(struct session *s, struct folded *out)
 		if (key.ustack_hash && bpf_map_lookup_elem(ufd, &key.ustack_hash, &us) == 0) {
 			nr = us.nr < PROFILE_MAX_DEPTH ? (int)us.nr : PROFILE_MAX_DEPTH;
 			memcpy(ips, us.ips, nr * sizeof(*ips));
-			if (!procmaps__has(s->maps, key.pid))
-				procmaps__load(s->maps, key.pid);
+			procmaps__ensure(s->maps, key.pid);
 			nr = add_leaf_caller(s, &key, us.sp_words, ips, nr);
 		}
 		err = collect_stack(s, &key, ips, nr, count, out, &buf, &len, &cap);

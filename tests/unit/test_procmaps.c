@@ -107,6 +107,12 @@ static void test_load_self(void)
 		CU_ASSERT_PTR_NOT_NULL(strstr(m->path, "unit-tests"));
 	}
 	CU_ASSERT_EQUAL(procmaps__load(pm, 999999999), -ENOENT);
+	CU_ASSERT_FALSE(procmaps__ensure(pm, 999999999));
+	CU_ASSERT_FALSE(procmaps__ensure(pm, 999999999));	/* tried once, not again */
+	procmaps__free(pm);
+	pm = procmaps__new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
+	CU_ASSERT_TRUE(procmaps__ensure(pm, getpid()));
 	procmaps__free(pm);
 }
 
