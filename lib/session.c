@@ -323,11 +323,20 @@ static void add_exec_range(struct proc_ranges *pr, uint64_t start, uint64_t end)
 	pr->nr_exec++;
 }
 
+/*
+ * Functions of the C library where a thread's stack begins: __libc_start_call_main for the
+ * main thread, start_thread for the others. glibc leaves a non-zero rbp in them (it uses rbp
+ * as a general register), so a frame-pointer walk never ends at rbp == 0 on Debian: a walk
+ * whose outermost frame is one of them reached the bottom all the same. BPF gets their
+ * runtime ranges per process; userspace trims frames outside them.
+ */
+static const char *const stack_bottoms[] = { "__libc_start_call_main", "start_thread" };
+#define NR_STACK_BOTTOMS (sizeof(stack_bottoms) / sizeof(stack_bottoms[0]))
+
 /* Runtime ranges of a C library's stack-bottom functions (__libc_start_call_main for the
  * main thread, start_thread for the others). */
 static void add_bottoms(struct session *s, pid_t pid, const struct map *m, struct proc_ranges *pr)
 {
-	static const char *const names[] = { "__libc_start_call_main", "start_thread" };
 	const struct load_seg *segs;
 	struct elfsym *elf;
 	uint64_t vaddr, start, end;
@@ -340,8 +349,8 @@ static void add_bottoms(struct session *s, pid_t pid, const struct map *m, struc
 	segs = elfsym__segs(elf, &nsegs);
 	if (load_segs__off_to_vaddr(segs, nsegs, m->pgoff, &vaddr))
 		return;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (elfsym__find_range(elf, names[i], &start, &end))
+	for (size_t i = 0; i < NR_STACK_BOTTOMS && n < PROFILE_MAX_BOTTOMS; i++) {
+		if (elfsym__find_range(elf, stack_bottoms[i], &start, &end))
 			continue;
 		pr->bottom_start[n] = start - vaddr + m->start;
 		pr->bottom_end[n] = end - vaddr + m->start;
@@ -773,25 +782,14 @@ static const char *comm_of(struct session *s, __u32 id, char *buf)
 	return "[unknown]";
 }
 
-/*
- * Functions where a thread's stack begins. glibc leaves a non-zero rbp in these (it uses rbp
- * as a general register), so a frame-pointer walk never ends at rbp == 0 on Debian: a walk
- * whose outermost frame is one of them reached the bottom all the same.
- */
 static bool is_stack_bottom(const char *name)
 {
-	static const char *const bottoms[] = {
-		"__libc_start_call_main", "start_thread",
-	};
-
-	for (size_t i = 0; i < sizeof(bottoms) / sizeof(bottoms[0]); i++)
-		if (!strcmp(name, bottoms[i]))
+	for (size_t i = 0; i < NR_STACK_BOTTOMS; i++)
+		if (!strcmp(name, stack_bottoms[i]))
 			return true;
 	return false;
 }
 
-/* Build the folded stack of one counted key into *BUF; *TRUNCATED says whether its user
- * stack is known to be incomplete. */
 /*
  * A frame-pointer walk starts at rbp and so skips the caller of a leaf that keeps no frame.
  * When BPF kept words at sp that may be that return address, ask the leaf's CFI: if it puts
