@@ -119,7 +119,10 @@ demo: deps
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory $(OUT)/profile $(OUT)/bench/fixedwork
-	$(Q)python3 bench/overhead.py --build $(OUT)
+	$(Q)python3 bench/overhead.py --build $(OUT) $(BENCH_ARGS)
+	$(Q)python3 bench/selfcost.py --build $(OUT) $(BENCH_ARGS)
+	$(Q)python3 bench/bpfcost.py --build $(OUT) $(BENCH_ARGS)
+	$(Q)python3 bench/endtoend.py --build $(OUT) $(BENCH_ARGS)
 	$(Q)python3 bench/render.py --build $(OUT)
 	$(Q)$(MAKE) --no-print-directory bench-symbolize
 

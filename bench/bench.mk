@@ -2,6 +2,8 @@
 # Targets of the benchmarks in bench/. Included by the top Makefile.
 
 BENCH		:= $(OUT)/bench
+# `make bench BENCH_ARGS=--quick`: shorter runs of overhead, selfcost, bpfcost and endtoend.
+BENCH_ARGS	?=
 # The same fixed work twice: without frame pointers (GCC, as Debian builds its packages: the
 # DWARF path), and with them (clang, which unlike GCC 12 honours -mno-omit-leaf-frame-pointer).
 BENCH_FP_CC	:= clang
@@ -10,7 +12,13 @@ BENCH_NOFP	:= -O2 -g -fomit-frame-pointer
 BENCH_TARGETS	:= $(BENCH)/fixedwork_nofp $(BENCH)/libfixedwork_nofp.so \
 		   $(BENCH)/fixedwork_fp $(BENCH)/libfixedwork_fp.so
 
-$(BENCH)/fixedwork: $(BENCH_TARGETS)
+$(BENCH)/fixedwork: $(BENCH_TARGETS) $(BENCH)/spin
+
+# A shallow busy loop for the system-wide background load of bench/selfcost.py.
+$(BENCH)/spin: bench/spin.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BENCH_NOFP) $< -o $@
 
 $(BENCH)/libfixedwork_nofp.so: bench/fixedwork_lib.c bench/fixedwork.h
 	$(call msg,CC,$@)

@@ -1,23 +1,26 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Overhead of profile on a fixed-work target, side by side with perf record.
+"""Overhead of profile on a fixed-work target, side by side with perf record, at 99 and 999 Hz.
 
 Run as root after building build/profile and build/bench/fixedwork_{nofp,fp}; `make bench`
 does both. For each target (fixedwork_nofp: no frame pointers, the DWARF path; fixedwork_fp:
-frame pointers) and each round, in this order:
+frame pointers), each round and each frequency HZ (--freqs, default 99,999):
 
     alone      TARGET
     profile    profile -F HZ -q -o /dev/null -- TARGET
     perf       perf record -F HZ -e cpu-clock --call-graph dwarf -q -o DATA -- TARGET   (no-FP)
                perf record -F HZ -e cpu-clock -g -q -o DATA -- TARGET                  (FP)
 
-The time compared is the one the target prints itself (the wall time of its work only), so the
-start-up and tear-down of the tools are not counted. Slowdown = median under the tool / median
-alone - 1. Tool CPU is the profiler process's own user+system time (its children, i.e. the
-target, left out). One extra profile run per target with -v (not counted in the medians)
+The runs of one target alternate within a round, their order rotated every round, so that
+noise from the machine spreads over the columns. The time compared is the one the target
+prints itself (the wall time of its work only), so the start-up and tear-down of the tools are
+not counted. Slowdown = median under the tool / median alone - 1; min-max shows the noise.
+Tool CPU is the profiler process's own user+system time (its children, i.e. the target, left
+out). One extra profile run per target and frequency with -v (not counted in the medians)
 gives profile's summary and its "DWARF unwinding: ..." line.
 
-Nothing here asserts anything about timings: it prints figures.
+Nothing here asserts anything about timings: it prints figures, and the aims of issue 7
+beside them.
 """
 import argparse
 import os
@@ -115,17 +118,34 @@ def loadavg():
         return "?"
 
 
+# Aims of issue 7: (target, HZ) -> slowdown at most this, and not more than perf's.
+AIMS = {("fp", 99): 0.01, ("fp", 999): 0.03, ("nofp", 999): 0.05}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build", help="build directory (default: build)")
-    ap.add_argument("--rounds", type=int, default=5, help="rounds per configuration (default 5)")
-    ap.add_argument("-F", "--freq", type=int, default=999, help="sampling frequency (default 999)")
+    ap.add_argument("--rounds", type=int, default=4, help="rounds per configuration (default 4)")
+    ap.add_argument("--freqs", default="99,999",
+                    help="sampling frequencies, comma-separated (default 99,999)")
+    ap.add_argument("-F", "--freq", type=int, help="one sampling frequency (same as --freqs HZ)")
     ap.add_argument("--units", type=int, help="work units per thread (default: the target's)")
+    ap.add_argument("--quick", action="store_true",
+                    help="2 rounds of 300 units (about 1 minute; noisier)")
     ap.add_argument("--perf", default=shutil.which("perf"), help="perf binary (default: from PATH)")
     ap.add_argument("--timeout", type=float, default=120, help="seconds per run before giving up")
     args = ap.parse_args()
+    if args.quick:
+        args.rounds = min(args.rounds, 2)
+        args.units = args.units or 300
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
+    try:
+        freqs = [args.freq] if args.freq else [int(f) for f in args.freqs.split(",") if f]
+    except ValueError:
+        ap.error(f"--freqs: expected numbers separated by commas, not {args.freqs!r}")
+    if not freqs or min(freqs) < 1:
+        ap.error("--freqs: expected frequencies of at least 1 Hz")
 
     profile = os.path.join(args.build, "profile")
     targets = [("nofp", os.path.join(args.build, "bench", "fixedwork_nofp"), "dwarf"),
@@ -140,39 +160,47 @@ def main():
     data = os.path.join(tmp, "perf.data")
     try:
         perf_missing = perf_works(args.perf, data)
-        hz = str(args.freq)
         extra = [str(args.units)] if args.units else []
 
         print(f"overhead: {platform.node()}, kernel {platform.release()}, "
-              f"{os.cpu_count()} CPUs, {args.rounds} rounds at {hz} Hz, load average {loadavg()}")
+              f"{os.cpu_count()} CPUs, {args.rounds} rounds at "
+              f"{', '.join(map(str, freqs))} Hz, load average {loadavg()}")
         if perf_missing:
             print(f"overhead: PERF MISSING, its column is skipped: {perf_missing}")
 
         def commands(path, unwind):
-            cmds = [("alone", [path] + extra),
-                    ("profile", [profile, "-F", hz, "-q", "-o", "/dev/null", "--", path] + extra)]
-            if not perf_missing:
-                cg = ["--call-graph", "dwarf"] if unwind == "dwarf" else ["-g"]
-                cmds.append(("perf", [args.perf, "record", "-F", hz, "-e", "cpu-clock"] + cg +
-                             ["-q", "-o", data, "--", path] + extra))
+            cmds = [("alone", None, [path] + extra)]
+            for hz in freqs:
+                cmds.append(("profile", hz, [profile, "-F", str(hz), "-q", "-o", "/dev/null",
+                                             "--", path] + extra))
+                if not perf_missing:
+                    cg = ["--call-graph", "dwarf"] if unwind == "dwarf" else ["-g"]
+                    cmds.append(("perf", hz, [args.perf, "record", "-F", str(hz), "-e",
+                                              "cpu-clock"] + cg + ["-q", "-o", data, "--", path]
+                                 + extra))
             return cmds
 
-        # One verbose profile run per target first: it warms the caches and is not counted.
+        # One verbose profile run per target and frequency first: it warms the caches and is
+        # not counted.
         verbose = {}
         for name, path, _ in targets:
-            r = run([profile, "-F", hz, "-v", "-o", "/dev/null", "--", path] + extra, args.timeout)
-            verbose[name] = r
-            print(f"  warm-up {name:4} profile -v: {fmt(r.elapsed)} s"
-                  + (f"  FAILED: {r.err}" if r.err else ""), flush=True)
+            for hz in freqs:
+                r = run([profile, "-F", str(hz), "-v", "-o", "/dev/null", "--", path] + extra,
+                        args.timeout)
+                verbose[(name, hz)] = r
+                print(f"  warm-up {name:4} profile -F {hz} -v: {fmt(r.elapsed)} s"
+                      + (f"  FAILED: {r.err}" if r.err else ""), flush=True)
 
-        results = {}  # (target, tool) -> [Run]
+        results = {}  # (target, tool, hz) -> [Run]
         for i in range(args.rounds):
             print(f"  round {i + 1}, load average {loadavg()}", flush=True)
             for name, path, unwind in targets:
-                for tool, argv in commands(path, unwind):
+                cmds = commands(path, unwind)
+                k = i % len(cmds)
+                for tool, hz, argv in cmds[k:] + cmds[:k]:
                     r = run(argv, args.timeout)
-                    results.setdefault((name, tool), []).append(r)
-                    line = f"  round {i + 1} {name:4} {tool:7} {fmt(r.elapsed)} s"
+                    results.setdefault((name, tool, hz), []).append(r)
+                    line = f"  round {i + 1} {name:4} {tool:7} {hz or '':>4} {fmt(r.elapsed)} s"
                     if tool != "alone":
                         line += f"  tool CPU {fmt(r.tool_cpu)} s"
                     if r.err:
@@ -184,49 +212,84 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
     print(f"\noverhead: load average at the end {loadavg()}")
-    print("\nMedians over %d rounds, %s Hz, target's own wall time of its work:\n" % (args.rounds, hz))
-    head = f"{'target':<16} {'tool':<36} {'median s':>9} {'min-max s':>13} {'slowdown':>9} " \
-           f"{'tool CPU s':>10} {'ok':>5}"
+    print(f"\nMedians over {args.rounds} rounds, target's own wall time of its work:\n")
+    head = f"{'target':<16} {'tool':<38} {'median s':>9} {'min-max s':>13} {'spread':>7} " \
+           f"{'slowdown':>9} {'tool CPU s':>10} {'ok':>5}"
     print(head)
     print("-" * len(head))
-    labels = {("nofp", "profile"): f"profile -F {hz} (auto: DWARF)",
-              ("fp", "profile"): f"profile -F {hz} (auto: FP)",
-              ("nofp", "perf"): "perf record --call-graph dwarf",
-              ("fp", "perf"): "perf record -g"}
+    labels = {("nofp", "profile"): "profile -F {hz} (auto: DWARF)",
+              ("fp", "profile"): "profile -F {hz} (auto: FP)",
+              ("nofp", "perf"): "perf record -F {hz} --call-graph dwarf",
+              ("fp", "perf"): "perf record -F {hz} -g"}
+    slowdowns = {}  # (target, tool, hz) -> slowdown
+    noise = {}      # target -> (max - min) / median of its runs alone
     for name, path, _ in targets:
-        base = median(r.elapsed for r in results[(name, "alone")])
-        for tool in ("alone", "profile", "perf"):
-            label = labels.get((name, tool), tool)
-            runs = results.get((name, tool))
+        base = median(r.elapsed for r in results[(name, "alone", None)])
+        rows = [("alone", None)] + [(tool, hz) for hz in freqs for tool in ("profile", "perf")]
+        for tool, hz in rows:
+            label = labels.get((name, tool), tool).format(hz=hz)
+            runs = results.get((name, tool, hz))
             if runs is None:
-                print(f"{os.path.basename(path):<16} {label:<36} {'skipped: perf missing':>9}")
+                print(f"{os.path.basename(path):<16} {label:<38} {'skipped: perf missing':>9}")
                 continue
             times = [r.elapsed for r in runs if not r.err]
             med = median(times)
             slow = None if tool == "alone" or med is None or not base else med / base - 1
+            if slow is not None:
+                slowdowns[(name, tool, hz)] = slow
+            if tool == "alone" and times and med:
+                noise[name] = (max(times) - min(times)) / med
             cpu = None if tool == "alone" else median(r.tool_cpu for r in runs if not r.err)
             rng = f"{min(times):.3f}-{max(times):.3f}" if times else "-"
-            print(f"{os.path.basename(path):<16} {label:<36} {fmt(med):>9} {rng:>13} "
+            spread = f"{100 * (max(times) - min(times)) / med:.1f}%" if times and med else "-"
+            print(f"{os.path.basename(path):<16} {label:<38} {fmt(med):>9} {rng:>13} "
+                  f"{spread:>7} "
                   f"{'-' if slow is None else format(slow * 100, '+.1f') + '%':>9} "
                   f"{fmt(cpu):>10} {len(times):>2}/{len(runs):<2}")
+    print("(spread: (max - min) / median over the rounds; a slowdown smaller than the spread "
+          "of its row and of the `alone` row is within the noise)")
 
-    print("\nprofile -v (one extra run per target, not in the medians):")
+    print("\nAims (issue 7):")
+    for (name, hz), limit in AIMS.items():
+        if hz not in freqs:
+            continue
+        ours = slowdowns.get((name, "profile", hz))
+        theirs = slowdowns.get((name, "perf", hz))
+        perf_name = "perf --call-graph dwarf" if name == "nofp" else "perf -g"
+        if ours is None:
+            print(f"  {name:4} {hz:>4} Hz: no figure")
+            continue
+        a = "met" if ours <= limit else "NOT met"
+        line = (f"  {name:4} {hz:>4} Hz: profile {ours * 100:+.1f}% (aim at most "
+                f"{limit * 100:.0f}%): {a}")
+        if theirs is not None:
+            b = "met" if ours <= theirs else "NOT met"
+            line += f"; {perf_name} {theirs * 100:+.1f}% (aim: not more): {b}"
+        if noise.get(name) is not None:
+            line += f"  [alone's spread {noise[name] * 100:.1f}%]"
+        print(line)
+    if ("fp", 99) in AIMS and 99 not in freqs:
+        print("  (the 99 Hz aim needs --freqs with 99)")
+
+    print("\nprofile -v (one extra run per target and frequency, not in the medians):")
     for name, path, _ in targets:
-        r = verbose[name]
-        lines = [l for l in r.stderr.splitlines() if l.startswith("profile: ")
-                 and re.search(r"samples in|DWARF", l)]
-        print(f"  {os.path.basename(path)}:" + (f" FAILED: {r.err}" if r.err else ""))
-        for l in lines:
-            print(f"    {l}")
-        m = re.search(r"profile: (\d+) samples in", r.stderr)
-        if m and r.target_cpu:
-            # cpu-clock fires once per 1/HZ of CPU the target uses: a shortfall means samples
-            # were dropped somewhere profile did not count (e.g. BPF recursion misses).
-            want = r.target_cpu * args.freq
-            print(f"    samples: {m.group(1)} of about {want:.0f} expected "
-                  f"(target CPU {r.target_cpu:.2f} s x {hz} Hz): {100 * int(m.group(1)) / want:.0f}%")
-        if not r.err and not any("DWARF unwinding:" in l for l in lines):
-            print("    (no 'DWARF unwinding:' line: no sample needed DWARF unwinding)")
+        for hz in freqs:
+            r = verbose[(name, hz)]
+            lines = [l for l in r.stderr.splitlines() if l.startswith("profile: ")
+                     and re.search(r"samples in|DWARF", l)]
+            print(f"  {os.path.basename(path)} -F {hz}:" + (f" FAILED: {r.err}" if r.err else ""))
+            for l in lines:
+                print(f"    {l}")
+            m = re.search(r"profile: (\d+) samples in", r.stderr)
+            if m and r.target_cpu:
+                # cpu-clock fires once per 1/HZ of CPU the target uses: a shortfall means
+                # samples were dropped somewhere profile did not count.
+                want = r.target_cpu * hz
+                print(f"    samples: {m.group(1)} of about {want:.0f} expected "
+                      f"(target CPU {r.target_cpu:.2f} s x {hz} Hz): "
+                      f"{100 * int(m.group(1)) / want:.0f}%")
+            if not r.err and not any("DWARF unwinding:" in l for l in lines):
+                print("    (no 'DWARF unwinding:' line: no sample needed DWARF unwinding)")
 
     failed = sum(1 for runs in results.values() for r in runs if r.err)
     if failed:

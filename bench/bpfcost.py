@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""BPF program run time per sample: the frame-pointer path and the stack-copy (DWARF) path.
+
+Run as root after `make bench`. It sets kernel.bpf_stats_enabled=1 (and restores the old
+value at the end), starts a fixed-work target that runs for the whole measurement, and
+profiles it with `profile -F HZ -p PID -d SECONDS -o /dev/null` (default 999 Hz, 8 s):
+
+    fp      fixedwork_fp,   --unwind auto: frame-pointer walk, counted in the kernel
+    copy    fixedwork_nofp, --unwind auto: walk breaks off, 16 KiB stack copy + ring buffer
+    copy-fp fixedwork_fp,   --unwind dwarf: the same copy path on the frame-pointer target
+
+While profile runs, every --interval seconds it reads, with bpftool, the program named
+do_sample (run_time_ns, run_cnt) and profile's `stats` map (slot 0: samples of a profiled
+task, summed over the CPUs). For each interval, after the first second:
+
+    ns per run     = delta run_time_ns / delta run_cnt: every run, including the cheap ones
+                     that return at once because the CPU runs another process (the pid filter)
+    ns per sample  = delta run_time_ns / delta samples: the whole cost of the program divided
+                     by the samples of the target, the figure the aim of issue 7 is about
+
+and it reports the median and min-max over the intervals and rounds. bpf_stats itself adds
+two clock reads per run (some tens of ns) to what it measures.
+
+With --bcc (default when /usr/sbin/profile-bpfcc exists) it measures bcc's profile the same
+way on the frame-pointer target (its program: do_perf_event; ns per run only, as it has no
+counter of target samples: with -p, nearly every run on a 2-CPU machine busy with the
+target's 2 threads is a target sample).
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+BCC_PROFILE = "/usr/sbin/profile-bpfcc"
+
+
+def bpftool(*args):
+    out = subprocess.run(["bpftool", "--json"] + list(args), capture_output=True, text=True,
+                         timeout=10)
+    if out.returncode != 0:
+        return None
+    try:
+        return json.loads(out.stdout)
+    except ValueError:
+        return None
+
+
+def find_prog(name, after_id):
+    """The newest program called NAME loaded after AFTER_ID, as bpftool shows it."""
+    progs = bpftool("prog", "show") or []
+    cands = [p for p in progs if p.get("name") == name and p["id"] > after_id]
+    return max(cands, key=lambda p: p["id"]) if cands else None
+
+
+def max_prog_id():
+    progs = bpftool("prog", "show") or []
+    return max((p["id"] for p in progs), default=0)
+
+
+def stats_map_id(prog):
+    for mid in prog.get("map_ids", []):
+        m = bpftool("map", "show", "id", str(mid))
+        if m and m.get("name") == "stats":
+            return mid
+    return None
+
+
+def samples_in_stats(map_id):
+    """Slot 0 (STAT_SAMPLES) of profile's per-CPU stats array, summed over the CPUs."""
+    dump = bpftool("map", "dump", "id", str(map_id))
+    if not dump:
+        return None
+    for entry in dump:
+        f = entry.get("formatted")
+        if f is not None:
+            if f.get("key") == 0:
+                return sum(v["value"] for v in f["values"])
+            continue
+        key = int.from_bytes(bytes(int(b, 16) for b in entry["key"]), "little")
+        if key == 0:
+            return sum(int.from_bytes(bytes(int(b, 16) for b in v["value"]), "little")
+                       for v in entry["values"])
+    return None
+
+
+def snapshot(prog_id, map_id):
+    p = bpftool("prog", "show", "id", str(prog_id))
+    if not p:
+        return None
+    s = samples_in_stats(map_id) if map_id else None
+    return (time.monotonic(), p.get("run_time_ns", 0), p.get("run_cnt", 0), s)
+
+
+def measure(argv, prog_name, seconds, interval, warmup=1.0):
+    """Run the profiler ARGV; return (per-run ns list, per-sample ns list, totals, stderr)."""
+    before = max_prog_id()
+    t0 = time.monotonic()
+    # One stream: bcc's profile says why it failed on stdout, profile -v on stderr.
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, errors="replace")
+    prog = None
+    while prog is None and p.poll() is None and time.monotonic() - t0 < 20:
+        time.sleep(0.1)
+        prog = find_prog(prog_name, before)
+    if prog is None:
+        try:
+            err, _ = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            err, _ = p.communicate()
+        return None, err
+    map_id = stats_map_id(prog) if prog_name == "do_sample" else None
+    t_attach = time.monotonic()
+    snaps = []
+    next_at = t_attach + warmup
+    while p.poll() is None:
+        now = time.monotonic()
+        if now >= next_at:
+            s = snapshot(prog["id"], map_id)
+            if s and p.poll() is None:
+                snaps.append(s)
+            next_at += interval
+            if now - t_attach > seconds - 0.3:
+                break
+        time.sleep(0.02)
+    if prog_name != "do_sample" and p.poll() is None:
+        p.send_signal(2)  # bcc's profile stops on SIGINT too
+    try:
+        err, _ = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        err, _ = p.communicate()
+    per_run, per_sample = [], []
+    for a, b in zip(snaps, snaps[1:]):
+        dt_ns, runs = b[1] - a[1], b[2] - a[2]
+        if runs > 0:
+            per_run.append(dt_ns / runs)
+        if a[3] is not None and b[3] is not None and b[3] > a[3]:
+            per_sample.append(dt_ns / (b[3] - a[3]))
+    tot = None
+    if len(snaps) >= 2:
+        a, b = snaps[0], snaps[-1]
+        tot = dict(secs=b[0] - a[0], ns=b[1] - a[1], runs=b[2] - a[2],
+                   samples=(b[3] - a[3]) if a[3] is not None and b[3] is not None else None)
+    return (per_run, per_sample, tot, p.returncode), err
+
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def rng(xs):
+    return f"{min(xs):.0f}-{max(xs):.0f}" if xs else "-"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build", help="build directory (default: build)")
+    ap.add_argument("-F", "--freq", type=int, default=999, help="frequency (default 999)")
+    ap.add_argument("-d", "--duration", type=float, default=8, help="seconds per run (default 8)")
+    ap.add_argument("--interval", type=float, default=1.0, help="seconds between readings")
+    ap.add_argument("--rounds", type=int, default=2, help="rounds (default 2)")
+    ap.add_argument("--quick", action="store_true", help="1 round of 5 s")
+    ap.add_argument("--bcc", dest="bcc", action="store_true", default=None,
+                    help=f"also measure bcc's profile ({BCC_PROFILE})")
+    ap.add_argument("--no-bcc", dest="bcc", action="store_false")
+    ap.add_argument("--decompose", action="store_true",
+                    help="also the frame-pointer target with -U and with -K: where the time goes")
+    args = ap.parse_args()
+    if args.quick:
+        args.rounds, args.duration = 1, 5
+    if args.bcc is None:
+        args.bcc = os.access(BCC_PROFILE, os.X_OK)
+    profile = os.path.join(args.build, "profile")
+    fp = os.path.join(args.build, "bench", "fixedwork_fp")
+    nofp = os.path.join(args.build, "bench", "fixedwork_nofp")
+    for path in (profile, fp, nofp):
+        if not os.access(path, os.X_OK):
+            sys.exit(f"bpfcost: {path} is missing; run `make bench`")
+    try:
+        subprocess.run(["bpftool", "version"], capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        sys.exit("bpfcost: bpftool is missing (Debian: apt-get install bpftool)")
+
+    hz, secs = str(args.freq), f"{args.duration:g}"
+    configs = [("fp", "frame pointers (fixedwork_fp, auto)", fp, []),
+               ("copy", "stack copy (fixedwork_nofp, auto)", nofp, []),
+               ("copy-fp", "stack copy (fixedwork_fp, --unwind dwarf)", fp,
+                ["--unwind", "dwarf"])]
+    if args.decompose:
+        configs += [("fp-U", "frame pointers, user stacks only (-U)", fp, ["-U"]),
+                    ("fp-K", "frame pointers, kernel stacks only (-K)", fp, ["-K"])]
+    print(f"bpfcost: {platform.node()}, kernel {platform.release()}, {os.cpu_count()} CPUs, "
+          f"{args.rounds} rounds of {secs} s at {hz} Hz")
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        old = f.read().strip()
+    results = {}
+    bcc_note = None
+    try:
+        with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+            f.write("1")
+        for i in range(args.rounds):
+            for key, label, target, extra in configs:
+                t = subprocess.Popen([target, "1000000"], stdout=subprocess.DEVNULL)
+                try:
+                    time.sleep(0.3)
+                    r, err = measure([profile, "-v", "-F", hz, "-p", str(t.pid), "-d", secs,
+                                      "-o", "/dev/null"] + extra, "do_sample", args.duration,
+                                     args.interval)
+                finally:
+                    t.kill()
+                    t.wait()
+                m = re.search(r"profile: (\d+) samples in", err or "")
+                if r is None or r[3] != 0:
+                    print(f"  round {i + 1} {key:8} FAILED: "
+                          f"{(err or '').strip().splitlines()[-1:] or 'no do_sample program'}")
+                    continue
+                per_run, per_sample, tot, _ = r
+                results.setdefault(key, []).append(r)
+                print(f"  round {i + 1} {key:8} ns/run {med(per_run) or 0:.0f}  "
+                      f"ns/sample {med(per_sample) or 0:.0f}  "
+                      f"({tot['runs'] if tot else 0} runs, {tot['samples'] if tot else 0} "
+                      f"target samples in the window; profile: "
+                      f"{m.group(1) if m else '?'} samples)", flush=True)
+            if args.bcc:
+                t = subprocess.Popen([fp, "1000000"], stdout=subprocess.DEVNULL)
+                try:
+                    time.sleep(0.3)
+                    r, err = measure([BCC_PROFILE, "-F", hz, "-p", str(t.pid), secs],
+                                     "do_perf_event", args.duration, args.interval)
+                finally:
+                    t.kill()
+                    t.wait()
+                if r is None:
+                    lines = [l for l in (err or "").splitlines() if l.strip()]
+                    why = next((l for l in lines if "kernel headers" in l), None) or \
+                        (lines[-1] if lines else "no do_perf_event program")
+                    why = why.split(". Try")[0]
+                    bcc_note = f"bcc's profile did not run: {why.strip()}"
+                    print(f"  round {i + 1} bcc      {bcc_note}")
+                    args.bcc = False
+                else:
+                    results.setdefault("bcc", []).append(r)
+                    print(f"  round {i + 1} bcc      ns/run {med(r[0]) or 0:.0f}", flush=True)
+    finally:
+        with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+            f.write(old)
+    print(f"bpfcost: kernel.bpf_stats_enabled restored to {old}")
+
+    print(f"\nBPF program time at {hz} Hz (medians over {args.interval:g}-s intervals of all "
+          "rounds; min-max in brackets):\n")
+    head = (f"{'path':<44} {'ns per run':>10} {'min-max':>11} {'ns/sample':>10} "
+            f"{'min-max':>11} {'runs/s':>7} {'samples/s':>9}")
+    print(head)
+    print("-" * len(head))
+    labels = {k: l for k, l, _, _ in configs}
+    labels["bcc"] = "bcc profile (fixedwork_fp, stack maps)"
+    meds = {}
+    for key in ("fp", "copy", "copy-fp", "fp-U", "fp-K", "bcc"):
+        rs = results.get(key)
+        if not rs:
+            continue
+        pr = [x for r in rs for x in r[0]]
+        ps = [x for r in rs for x in r[1]]
+        secs_total = sum(r[2]["secs"] for r in rs if r[2])
+        runs = sum(r[2]["runs"] for r in rs if r[2])
+        samples = sum(r[2]["samples"] or 0 for r in rs if r[2])
+        meds[key] = (med(pr), med(ps))
+        print(f"{labels[key]:<44} {med(pr) or 0:>10.0f} {rng(pr):>11} "
+              f"{(f'{med(ps):.0f}' if ps else '-'):>10} {rng(ps):>11} "
+              f"{runs / secs_total if secs_total else 0:>7.0f} "
+              f"{(f'{samples / secs_total:.0f}' if samples else '-'):>9}")
+    if bcc_note:
+        print(f"\n{bcc_note}")
+    if "fp" in meds and "copy" in meds and meds["fp"][1] and meds["copy"][1]:
+        print(f"\nRatio copy path / frame-pointer path, per sample: "
+              f"{meds['copy'][1] / meds['fp'][1]:.2f}")
+    if "bcc" in meds and "fp" in meds and meds["bcc"][0]:
+        print(f"Ratio profile FP path / bcc profile, per run: {meds['fp'][0] / meds['bcc'][0]:.2f}")
+    if "fp" in meds and meds["fp"][1]:
+        v = meds["fp"][1]
+        print(f"\nAim (issue 7): at most 1 us median per sample on the frame-pointer path: "
+              f"{v / 1000:.3f} us: {'met' if v <= 1000 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
