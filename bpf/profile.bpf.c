@@ -89,6 +89,19 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/* The stack from sp, read at once for the frame-pointer walk. */
+#define WINDOW_WORDS 64
+struct stack_window {
+	__u64 w[WINDOW_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_window);
+} window SEC(".maps");
+
 /* Scratch space for the user stack being walked (too big for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -163,21 +176,39 @@ static __always_inline void hash_frames(struct ustack *st, __u64 *hash, __u32 *c
  * unreadable frame, frame address not above the last, or the depth limit). *LAST_RET gets the
  * last return address found.
  */
-static __always_inline int walk_user(const struct uregs *r, struct ustack *st, __u64 *last_ret)
+static __always_inline int walk_user(const struct uregs *r, struct ustack *st, __u64 *last_ret,
+				     struct stack_window **winp)
 {
-	__u64 fp = r->bp, frame[2];
+	__u64 fp = r->bp, frame[2], off;
+	struct stack_window *win;
+	__u32 zero = 0, idx;
 	int i;
 
 	st->ips[0] = r->ip;
 	st->nr = 1;
+	/* One read of the stack from sp serves the words at sp (see keep_sp_words) and the
+	 * frames that lie in it, most of them in shallow stacks; frames past it are read one by
+	 * one. Near the top of the stack the read fails and every frame is read alone. */
+	win = bpf_map_lookup_elem(&window, &zero);
+	if (win && bpf_probe_read_user(win->w, sizeof(win->w), (void *)r->sp))
+		win = NULL;
+	*winp = win;
 	/* rbp == 0 in a register says nothing: code without frame pointers leaves it so. */
 	if (fp == 0 || fp < r->sp)
 		return 0;
 	for (i = 1; i < PROFILE_MAX_DEPTH; i++) {
 		if (fp & 7)
 			return 0;
-		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp))
+		off = fp - r->sp;
+		if (win && fp >= r->sp && off <= (WINDOW_WORDS - 2) * 8) {
+			idx = off / 8;
+			if (idx > WINDOW_WORDS - 2)
+				return 0;
+			frame[0] = win->w[idx];
+			frame[1] = win->w[idx + 1];
+		} else if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp)) {
 			return 0;
+		}
 		if (frame[1] == 0)
 			return frame[0] == 0;
 		st->ips[i] = frame[1];
@@ -237,15 +268,22 @@ static __always_inline bool in_exec(const struct proc_ranges *pr, __u64 addr)
 	return false;
 }
 
-/* The words at sp that may be a frameless leaf's return address (see struct ustack). */
+/* The words at sp that may be a frameless leaf's return address (see struct ustack), from
+ * the window the walk read at sp when it has one. */
 static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp,
-					  struct ustack *st)
+					  const struct stack_window *win, struct ustack *st)
 {
 	__u64 w[2];
 
 	st->sp_words[0] = st->sp_words[1] = 0;
-	if (!pr || bpf_probe_read_user(w, sizeof(w), (void *)sp))
+	if (!pr)
 		return;
+	if (win) {
+		w[0] = win->w[0];
+		w[1] = win->w[1];
+	} else if (bpf_probe_read_user(w, sizeof(w), (void *)sp)) {
+		return;
+	}
 	if (in_exec(pr, w[0]))
 		st->sp_words[0] = w[0];
 	if (in_exec(pr, w[1]))
@@ -333,6 +371,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct ustack *st;
 	__u64 one = 1, *count, last_ret = 0;
 	struct proc_ranges *pr;
+	struct stack_window *win;
 	int complete;
 	long err;
 
@@ -345,7 +384,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	key.pid = tgid;
 	key.tid = per_thread ? tid : 0;
 	key.kstack_id = -1;
-	if (kernel_stacks) {
+	/* A sample in user mode has no kernel stack: skip the helper (about half a microsecond). */
+	if (kernel_stacks && (*(volatile __u64 *)&ctx->regs.cs & 3) != 3) {
 		key.kstack_id = bpf_get_stackid(ctx, &kstacks, 0);
 		if (key.kstack_id == -17)
 			stat_inc(STAT_KSTACK_COLLIDE);
@@ -359,7 +399,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 			stat_inc(STAT_NO_USER);
 		} else {
 			pr = bpf_map_lookup_elem(&procs, &tgid);
-			complete = walk_user(&regs, st, &last_ret);
+			complete = walk_user(&regs, st, &last_ret, &win);
 			/* Where the process's stack bottoms are known, only they end a walk: a
 			 * saved 0 may be data in code without frame pointers. */
 			if (complete && (!pr || !pr->bottom_end[0])) {
@@ -378,7 +418,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 			}
 			if (!complete)
 				key.flags |= COUNT_F_USER_TRUNCATED;
-			keep_sp_words(pr, regs.sp, st);
+			keep_sp_words(pr, regs.sp, win, st);
 			key.ustack_hash = store_ustack(st);
 		}
 	}
@@ -386,6 +426,11 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	count = bpf_map_lookup_elem(&counts, &key);
 	if (count) {
 		__sync_fetch_and_add(count, 1);
+		/* Known stack, so the process name was recorded (exec updates it); thread names
+		 * can change any time (pthread_setname_np). */
+		if (per_thread && tid != tgid)
+			remember_comm(tid, task);
+		return 0;
 	} else {
 		err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
 		if (err == -17) {
