@@ -90,6 +90,18 @@ int dwarf__inlines(struct dwarf *d, uint64_t vaddr, const char **names, int max)
 	return n;
 }
 
+void dwarf__warm(struct dwarf *d)
+{
+	const char *names[1];
+
+	for (asection *sec = d->abfd->sections; sec; sec = sec->next) {
+		if ((bfd_section_flags(sec) & SEC_ALLOC) && (bfd_section_flags(sec) & SEC_CODE)) {
+			dwarf__inlines(d, bfd_section_vma(sec), names, 1);
+			return;
+		}
+	}
+}
+
 char *dwarf__demangle(const char *name)
 {
 	if (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2))

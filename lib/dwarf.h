@@ -28,6 +28,10 @@ void dwarf__free(struct dwarf *d);
  */
 int dwarf__inlines(struct dwarf *d, uint64_t vaddr, const char **names, int max);
 
+/* Read what the first lookup would (BFD inflates and indexes .debug_info then), so that it
+ * happens now rather than at the first real lookup. */
+void dwarf__warm(struct dwarf *d);
+
 /* The demangled form of a C++ or Rust symbol NAME in a malloc'd string, or NULL when NAME is
  * not mangled or cannot be demangled. Parameters are printed as the demangler does. */
 char *dwarf__demangle(const char *name);

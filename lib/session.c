@@ -693,6 +693,7 @@ int session__run(struct session *s)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	double start, deadline, next_status;
+	bool prepared;
 	int err;
 
 	sigemptyset(&sa.sa_mask);
@@ -728,7 +729,13 @@ int session__run(struct session *s)
 			goto out;
 	}
 	next_status = start + 1;
+	prepared = false;
 	while (!stop_signal) {
+		/* Half a second in, the symbolizer reads what it will need at the end. */
+		if (!prepared && now_seconds() >= start + 0.5) {
+			symbolizer__prepare(s->sym, !s->opts.user_only);
+			prepared = true;
+		}
 		if (s->opts.status_line && now_seconds() >= next_status) {
 			show_status(s, now_seconds() - start);
 			next_status += 1;

@@ -449,19 +449,35 @@ const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, boo
 	return names[0];
 }
 
+static void symbolizer__load_ksyms(struct symbolizer *s)
+{
+	if (s->ksyms_tried)
+		return;
+	s->ksyms_tried = true;
+	s->ksyms = ksyms__load("/proc/kallsyms");
+	if (!s->ksyms)
+		pr_warn("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));
+}
+
+void symbolizer__prepare(struct symbolizer *s, bool kernel)
+{
+	if (kernel)
+		symbolizer__load_ksyms(s);
+	if (!(s->flags & SYMBOLIZE_INLINE))
+		return;
+	for (int b = 0; b < FILE_BUCKETS; b++)
+		for (struct file *f = s->files[b]; f; f = f->next)
+			if (f->elf && !f->dwarf_tried && file__dwarf(f))
+				dwarf__warm(f->dwarf);
+}
+
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return)
 {
 	const char *name;
 
 	if (is_return && addr)
 		addr--;
-	if (!s->ksyms_tried) {
-		s->ksyms_tried = true;
-		s->ksyms = ksyms__load("/proc/kallsyms");
-		if (!s->ksyms)
-			pr_warn("cannot read kernel symbols from /proc/kallsyms: %s",
-				strerror(errno));
-	}
+	symbolizer__load_ksyms(s);
 	if (!s->ksyms)
 		return UNKNOWN;
 	name = ksyms__lookup(s->ksyms, addr, NULL, NULL);

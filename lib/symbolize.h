@@ -49,6 +49,13 @@ struct elfsym *symbolizer__elf(struct symbolizer *s, pid_t pid, const struct map
 int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
 			    const char **out, int max);
 
+/*
+ * Do now what the first lookups would do later: read /proc/kallsyms (when KERNEL), and the
+ * DWARF of every file already opened. Meant to be called once while sampling, so that the
+ * end of a profile has less to do.
+ */
+void symbolizer__prepare(struct symbolizer *s, bool kernel);
+
 /* The name of the kernel frame at ADDR, likewise; "[unknown]" when kallsyms is unreadable. */
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return);
 
