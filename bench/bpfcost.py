@@ -36,6 +36,11 @@ import statistics
 import subprocess
 import sys
 import time
+from benchlib import median as med, spread
+
+
+def rng(xs):
+    return spread(xs, 0)
 
 BCC_PROFILE = "/usr/sbin/profile-bpfcc"
 
@@ -149,14 +154,6 @@ def measure(argv, prog_name, seconds, interval, warmup=1.0):
         tot = dict(secs=b[0] - a[0], ns=b[1] - a[1], runs=b[2] - a[2],
                    samples=(b[3] - a[3]) if a[3] is not None and b[3] is not None else None)
     return (per_run, per_sample, tot, p.returncode), err
-
-
-def med(xs):
-    return statistics.median(xs) if xs else None
-
-
-def rng(xs):
-    return f"{min(xs):.0f}-{max(xs):.0f}" if xs else "-"
 
 
 def main():

@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from benchlib import median as med, spread as rng
 
 
 def timed(argv, stdout=None, stdin=None):
@@ -46,16 +47,6 @@ def timed(argv, stdout=None, stdin=None):
                          subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
     return time.monotonic() - t0, ru.ru_utime + ru.ru_stime, os.waitstatus_to_exitcode(status)
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def rng(xs):
-    xs = [x for x in xs if x is not None]
-    return f"{min(xs):.2f}-{max(xs):.2f}" if xs else "-"
 
 
 def main():

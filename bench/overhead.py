@@ -31,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from benchlib import loadavg, median
 
 TARGET_RE = re.compile(r"fixedwork: units=(\d+) threads=(\d+) elapsed=([0-9.]+) cpu=([0-9.]+)")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -103,19 +104,6 @@ def perf_works(perf, data):
 
 def fmt(x, spec=".3f"):
     return "-" if x is None else format(x, spec)
-
-
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def loadavg():
-    try:
-        with open("/proc/loadavg") as f:
-            return " ".join(f.read().split()[:3])
-    except OSError:
-        return "?"
 
 
 # Aims of issue 7: (target, HZ) -> slowdown at most this, and not more than perf's.

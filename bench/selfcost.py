@@ -37,16 +37,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from benchlib import loadavg, median, spread
 
 GNU_TIME = "/usr/bin/time"
-
-
-def loadavg():
-    try:
-        with open("/proc/loadavg") as f:
-            return " ".join(f.read().split()[:3])
-    except OSError:
-        return "?"
 
 
 def proc_cpu(pid):
@@ -73,16 +66,6 @@ def child_of(pid):
         return int(kids[0]) if kids else None
     except (OSError, ValueError):
         return None
-
-
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def spread(xs):
-    xs = [x for x in xs if x is not None]
-    return f"{min(xs):.2f}-{max(xs):.2f}" if xs else "-"
 
 
 class Result:
