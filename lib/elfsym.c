@@ -611,6 +611,20 @@ out:
 
 #define MAX_FDES (1u << 22)
 
+int eh_frame_hdr__parse(const unsigned char *h, size_t len, uint32_t *count)
+{
+	if (len < EH_FRAME_HDR_TABLE)
+		return -EINVAL;
+	/* version, eh_frame_ptr_enc (4 bytes), fde_count_enc (udata4), table_enc (datarel|sdata4) */
+	if (h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b ||
+	    ((h[1] & 0x0f) != 0x0b && (h[1] & 0x0f) != 0x03))
+		return -ENOTSUP;
+	memcpy(count, h + 8, 4);
+	if (!*count || EH_FRAME_HDR_TABLE + (uint64_t)*count * 8 > len)
+		return -EINVAL;
+	return 0;
+}
+
 /*
  * Function starts from the .eh_frame_hdr search table (PT_GNU_EH_FRAME): version 1, fde_count
  * as udata4, table of (initial location, FDE address) pairs as datarel sdata4, sorted. A file
@@ -633,13 +647,10 @@ static int elfsym__read_fdes(struct elfsym *e, Elf *elf)
 			return 0;
 		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
 	}
-	if (!d || !d->d_buf || d->d_size < 12)
+	if (!d || !d->d_buf)
 		return 0;
 	h = d->d_buf;
-	if (h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b)
-		return 0;
-	memcpy(&count, h + 8, 4);
-	if (!count || count > MAX_FDES || 12 + (uint64_t)count * 8 > d->d_size)
+	if (eh_frame_hdr__parse(h, d->d_size, &count) || count > MAX_FDES)
 		return 0;
 	e->fde_starts = malloc(count * sizeof(*e->fde_starts));
 	if (!e->fde_starts)
@@ -647,7 +658,7 @@ static int elfsym__read_fdes(struct elfsym *e, Elf *elf)
 	for (uint32_t i = 0; i < count; i++) {
 		int32_t rel;
 
-		memcpy(&rel, h + 12 + (size_t)i * 8, 4);
+		memcpy(&rel, h + EH_FRAME_HDR_TABLE + (size_t)i * 8, 4);
 		e->fde_starts[i] = ph.p_vaddr + (int64_t)rel;	/* datarel: from the header */
 	}
 	e->nr_fdes = count;

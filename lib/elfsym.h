@@ -88,6 +88,16 @@ int elfsym__find_range(const struct elfsym *elf, const char *name, uint64_t *sta
  */
 uint64_t elfsym__fde_start(const struct elfsym *elf, uint64_t vaddr);
 
+/*
+ * Check an .eh_frame_hdr section of LEN bytes at H: version 1, a 4-byte eh_frame pointer,
+ * the FDE count as udata4 and a search table of (datarel sdata4) pairs that fits in LEN, the
+ * only layout a binary-search table lookup can use. Returns 0 and sets *COUNT (the table's
+ * entries start at H + EH_FRAME_HDR_TABLE, 8 bytes each), -ENOTSUP for another layout, or
+ * -EINVAL when it is cut short or empty. Pure.
+ */
+#define EH_FRAME_HDR_TABLE 12
+int eh_frame_hdr__parse(const unsigned char *h, size_t len, uint32_t *count);
+
 /* The greatest of the N sorted STARTS that is <= VADDR, or UINT64_MAX. Pure. */
 uint64_t fde_starts__find(const uint64_t *starts, size_t n, uint64_t vaddr);
 

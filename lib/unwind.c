@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "elfsym.h"
 #include "log.h"
 #include "procmaps.h"
 #include "unwind.h"
@@ -61,26 +62,20 @@ static int64_t ufile__vaddr_to_off(const struct ufile *f, uint64_t vaddr)
 	return -1;
 }
 
-/* Parse .eh_frame_hdr: version 1, and a table of (sdata4 datarel) pairs libunwind can search. */
+/* The .eh_frame_hdr search table libunwind will search (see eh_frame_hdr__parse). */
 static int ufile__parse_hdr(struct ufile *f)
 {
 	int64_t off = ufile__vaddr_to_off(f, f->hdr_vaddr);
-	const unsigned char *h;
 	uint32_t count;
+	int err;
 
-	if (off < 0 || (uint64_t)off + 12 > f->size)
+	if (off < 0)
 		return -ENOENT;
-	h = f->image + off;
-	/* version, eh_frame_ptr_enc, fde_count_enc (udata4), table_enc (datarel | sdata4) */
-	if (h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b)
-		return -ENOTSUP;
-	if ((h[1] & 0x0f) != 0x0b && (h[1] & 0x0f) != 0x03)	/* eh_frame_ptr: 4 bytes */
-		return -ENOTSUP;
-	memcpy(&count, h + 8, 4);
+	err = eh_frame_hdr__parse(f->image + off, f->size - off, &count);
+	if (err)
+		return err;
 	f->fde_count = count;
-	f->table_vaddr = f->hdr_vaddr + 12;
-	if (!count || (uint64_t)off + 12 + (uint64_t)count * 8 > f->size)
-		return -ENOENT;
+	f->table_vaddr = f->hdr_vaddr + EH_FRAME_HDR_TABLE;
 	return 0;
 }
 

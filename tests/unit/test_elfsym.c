@@ -401,6 +401,26 @@ static void test_libc(void)
 	elfsym_debug_dir = saved_debug_dir;
 }
 
+static void test_eh_frame_hdr_parse(void)
+{
+	/* version 1, pcrel|sdata4, udata4, datarel|sdata4; eh_frame ptr; count 2; 2 entries */
+	unsigned char h[12 + 16] = { 1, 0x1b, 0x03, 0x3b, 0, 0, 0, 0, 2, 0, 0, 0 };
+	uint32_t count = 0;
+
+	CU_ASSERT_EQUAL(eh_frame_hdr__parse(h, sizeof(h), &count), 0);
+	CU_ASSERT_EQUAL(count, 2);
+	CU_ASSERT_EQUAL(eh_frame_hdr__parse(h, sizeof(h) - 1, &count), -EINVAL);	/* cut */
+	CU_ASSERT_EQUAL(eh_frame_hdr__parse(h, 11, &count), -EINVAL);
+	h[3] = 0x1b;	/* table encoded pcrel: not searchable */
+	CU_ASSERT_EQUAL(eh_frame_hdr__parse(h, sizeof(h), &count), -ENOTSUP);
+	h[3] = 0x3b;
+	h[1] = 0x1c;	/* 8-byte eh_frame pointer: the count would not be at offset 8 */
+	CU_ASSERT_EQUAL(eh_frame_hdr__parse(h, sizeof(h), &count), -ENOTSUP);
+	h[1] = 0x1b;
+	h[8] = 0;	/* no entries */
+	CU_ASSERT_EQUAL(eh_frame_hdr__parse(h, sizeof(h), &count), -EINVAL);
+}
+
 static void test_fde_starts_find(void)
 {
 	static const uint64_t starts[] = { 0x1000, 0x1040, 0x2000 };
@@ -458,6 +478,7 @@ int register_elfsym_suite(void)
 		{ "lld layout", test_lld_layout },
 		{ "debug files", test_debug_files },
 		{ "libc via build-id debug file", test_libc },
+		{ ".eh_frame_hdr header", test_eh_frame_hdr_parse },
 		{ "FDE starts: lookup", test_fde_starts_find },
 		{ "FDE starts match symbol starts", test_fde_starts_match_symbols },
 	};
