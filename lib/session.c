@@ -741,8 +741,12 @@ int session__run(struct session *s)
 			next_status += 1;
 		}
 		err = perf_buffer__consume(s->mmap_pb);
+		/* The wait: records come without wakeups (see send_event), and on a timeout
+		 * ring_buffer__poll reads nothing, so consume after it. */
 		if (err >= 0)
 			err = ring_buffer__poll(s->events, TICK_MS);
+		if (err >= 0)
+			err = ring_buffer__consume(s->events);
 		if (err < 0 && err != -EINTR) {
 			session__fail(s, SESSION_ERR_RUNTIME, err, "cannot read events: %s",
 				      strerror(-err));
