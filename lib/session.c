@@ -556,6 +556,13 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	s->stats.unwind_frames += n;
 	s->stats.dwarf++;
 	s->stats.unwind_stop[stop]++;
+	/* No unwind info even at the leaf (code without CFI, JIT code): the frames the
+	 * frame-pointer walk found are the better stack; still truncated unless they reach a
+	 * stack bottom, which the fold checks by name. */
+	if (n == 1 && stop != UNWIND_STOP_END && e->nr_frames > 1) {
+		n = e->nr_frames;
+		memcpy(ips, e->frames, n * sizeof(*ips));
+	}
 	key.pid = e->pid;
 	key.tid = s->opts.threads ? e->tid : 0;
 	key.kstack_id = e->kstack_id;
