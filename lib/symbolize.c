@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +65,14 @@ struct symbolizer {
 	struct ksyms *ksyms;
 	bool ksyms_tried;
 	unsigned int flags;	/* SYMBOLIZE_* */
+	/* symbolizer__prepare's background thread and what it works on. */
+	pthread_t prepare_tid;
+	bool preparing, prepare_kernel;
+	struct file **prepare;
+	size_t nr_prepare;
 };
+
+static void symbolizer__wait(struct symbolizer *s);
 
 struct symbolizer *symbolizer__new(struct procmaps *pm, unsigned int flags)
 {
@@ -80,6 +89,8 @@ void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	symbolizer__wait(s);
+	free(s->prepare);
 	for (int b = 0; b < FILE_BUCKETS; b++) {
 		struct file *f, *next;
 
@@ -406,6 +417,7 @@ int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool
 
 	if (max < 1)
 		return 0;
+	symbolizer__wait(s);
 	out[0] = UNKNOWN;
 	if (is_return && addr)
 		addr--;
@@ -459,16 +471,50 @@ static void symbolizer__load_ksyms(struct symbolizer *s)
 		pr_warn("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));
 }
 
+/* The background warm-up: its own snapshot of files, fields nothing else reads until it is
+ * joined (see symbolizer__wait). */
+static void *prepare_thread(void *arg)
+{
+	struct symbolizer *s = arg;
+	struct sched_param sp = { 0 };
+
+	/* Only idle CPU: never time taken from the profiled programs. */
+	sched_setscheduler(0, SCHED_IDLE, &sp);
+	if (s->prepare_kernel)
+		symbolizer__load_ksyms(s);
+	for (size_t i = 0; i < s->nr_prepare; i++)
+		if (!s->prepare[i]->dwarf_tried && file__dwarf(s->prepare[i]))
+			dwarf__warm(s->prepare[i]->dwarf);
+	return NULL;
+}
+
 void symbolizer__prepare(struct symbolizer *s, bool kernel)
 {
-	if (kernel)
-		symbolizer__load_ksyms(s);
-	if (!(s->flags & SYMBOLIZE_INLINE))
+	size_t n = 0;
+
+	if (s->preparing)
 		return;
 	for (int b = 0; b < FILE_BUCKETS; b++)
 		for (struct file *f = s->files[b]; f; f = f->next)
-			if (f->elf && !f->dwarf_tried && file__dwarf(f))
-				dwarf__warm(f->dwarf);
+			n += f->elf && (s->flags & SYMBOLIZE_INLINE);
+	s->prepare = calloc(n ? n : 1, sizeof(*s->prepare));
+	if (!s->prepare)
+		return;
+	for (int b = 0; b < FILE_BUCKETS; b++)
+		for (struct file *f = s->files[b]; f; f = f->next)
+			if (f->elf && (s->flags & SYMBOLIZE_INLINE))
+				s->prepare[s->nr_prepare++] = f;
+	s->prepare_kernel = kernel;
+	s->preparing = pthread_create(&s->prepare_tid, NULL, prepare_thread, s) == 0;
+}
+
+/* Lookups start: the warm-up must be over (it touches the same BFD and kallsyms state). */
+static void symbolizer__wait(struct symbolizer *s)
+{
+	if (s->preparing) {
+		pthread_join(s->prepare_tid, NULL);
+		s->preparing = false;
+	}
 }
 
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return)
@@ -477,6 +523,7 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_retu
 
 	if (is_return && addr)
 		addr--;
+	symbolizer__wait(s);
 	symbolizer__load_ksyms(s);
 	if (!s->ksyms)
 		return UNKNOWN;

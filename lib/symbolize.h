@@ -50,9 +50,11 @@ int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool
 			    const char **out, int max);
 
 /*
- * Do now what the first lookups would do later: read /proc/kallsyms (when KERNEL), and the
- * DWARF of every file already opened. Meant to be called once while sampling, so that the
- * end of a profile has less to do.
+ * Start doing what the first lookups would do later: read /proc/kallsyms (when KERNEL), and
+ * the DWARF of every file already opened, in a thread at idle priority, so that it uses only
+ * CPU the profiled programs leave and the end of a profile has less to do. Meant to be called
+ * once while sampling; the first lookup (or symbolizer__free) waits for it to finish.
+ * symbolizer__elf may still be called meanwhile.
  */
 void symbolizer__prepare(struct symbolizer *s, bool kernel);
 
