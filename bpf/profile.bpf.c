@@ -23,6 +23,15 @@ const volatile bool follow_children = false;	/* add new processes forked by prof
 const volatile __u32 unwind_mode = UNWIND_AUTO;
 const volatile __u32 stack_copy = 16384;	/* bytes, at most PROFILE_MAX_STACK_COPY */
 
+/* Set by userspace after load, before attaching: the profiled processes checked without a
+ * map lookup (0-terminated), and whether `pids` may hold others (more pids than slots, or
+ * children added by on_fork). */
+__u32 fast_pids[PROFILE_FAST_PIDS];
+bool pids_spill;
+/* Bumped after every change to `procs` (by userspace too): per-CPU copies of older
+ * generations are stale. */
+__u64 procs_gen;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
@@ -82,6 +91,38 @@ struct {
 	__type(value, char[PROFILE_COMM_LEN]);
 } comms SEC(".maps");
 
+/*
+ * Hash-map lookups cost 0.3 us each at a sample here: the maps are large and cold, out of
+ * the caches and the TLB by the time the next timer tick comes. So the common case uses
+ * none, only per-CPU state, contiguous and touched at every sample on that CPU:
+ *
+ * `cached`: pairs of slots in front of `counts`. A sample whose key is in one of its pair's
+ * slots adds to that slot; a new key evicts the pair's smaller count to `counts`, and
+ * userspace adds what the slots still hold when sampling has stopped.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct count_slots);
+} cached SEC(".maps");
+
+/* `cur_proc`: the last process sampled on this CPU, with a copy of its `procs` entry (of
+ * generation `gen`). A new one also has its name recorded. */
+struct cpu_proc {
+	__u32 tgid;		/* 0: none yet */
+	__u32 has_ranges;	/* `procs` had an entry: pr is valid */
+	__u64 gen;		/* procs_gen when pr was copied */
+	struct proc_ranges pr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_proc);
+} cur_proc SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, STAT__MAX);
@@ -112,12 +153,29 @@ struct {
 
 
 
-static __always_inline void stat_inc(__u32 slot)
+static __always_inline void stat_add(__u32 slot, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
 
 	if (v)
-		*v += 1;
+		*v += n;
+}
+
+static __always_inline void stat_inc(__u32 slot)
+{
+	stat_add(slot, 1);
+}
+
+/* Whether TGID is one of the profiled processes. */
+static __always_inline bool profiled(__u32 tgid)
+{
+	for (int i = 0; i < PROFILE_FAST_PIDS; i++) {
+		if (!fast_pids[i])
+			break;
+		if (fast_pids[i] == tgid)
+			return true;
+	}
+	return pids_spill && bpf_map_lookup_elem(&pids, &tgid);
 }
 
 struct uregs {
@@ -223,19 +281,16 @@ static __always_inline int walk_user(const struct uregs *r, struct ustack *st, _
 	return 0;
 }
 
-/* Store the user stack in ST into `ustacks`; returns its key, or 0 when it could not be. */
-static __always_inline __u64 store_ustack(struct ustack *st)
+/* Store the user stack in ST, whose hash is HASH, into `ustacks`; returns HASH, or 0 when it
+ * could not be. */
+static __always_inline __u64 store_ustack(struct ustack *st, __u64 hash)
 {
 	struct ustack *old;
-	__u64 hash;
-	__u32 check;
 	long err;
 
-	hash_frames(st, &hash, &check);
-	st->check = check;
 	old = bpf_map_lookup_elem(&ustacks, &hash);
 	if (old) {
-		if (old->check == check && old->nr == st->nr)
+		if (old->check == st->check && old->nr == st->nr)
 			return hash;
 		stat_inc(STAT_USTACK_COLLIDE);
 		return 0;
@@ -360,6 +415,105 @@ static __always_inline void remember_comm(__u32 id, struct task_struct *task)
 	bpf_map_update_elem(&comms, &id, name, BPF_ANY);
 }
 
+/* Add N samples of KEY to `counts`. */
+static __always_inline void count_add(const struct count_key *key, __u64 n)
+{
+	__u64 *count = bpf_map_lookup_elem(&counts, key);
+	long err;
+
+	if (count) {
+		__sync_fetch_and_add(count, n);
+		return;
+	}
+	err = bpf_map_update_elem(&counts, key, &n, BPF_NOEXIST);
+	if (err == -17 /* EEXIST: another CPU added it first */) {
+		count = bpf_map_lookup_elem(&counts, key);
+		if (count)
+			__sync_fetch_and_add(count, n);
+	} else if (err) {
+		stat_add(STAT_COUNTS_FULL, n);
+	}
+}
+
+static __always_inline bool same_key(const struct count_key *a, const struct count_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3];
+}
+
+/*
+ * Count one sample of KEY in its pair of slots of this CPU's `cached` table; returns true.
+ * When neither slot holds KEY, returns false with *VICTIM the slot to give it (or NULL):
+ * the one with the smaller count.
+ */
+static __always_inline bool count_cached(const struct count_key *key, struct count_slot **victim)
+{
+	const __u64 *x = (const __u64 *)key;
+	__u64 h = (x[0] ^ x[1] * 0x9e3779b97f4a7c15ULL ^ x[2]) * 0xbf58476d1ce4e5b9ULL;
+	__u32 zero = 0, i = ((__u32)(h >> 40) & (PROFILE_CACHE_SLOTS / 2 - 1)) * 2;
+	struct count_slots *t = bpf_map_lookup_elem(&cached, &zero);
+	struct count_slot *a, *b;
+
+	*victim = NULL;
+	if (!t || i > PROFILE_CACHE_SLOTS - 2)
+		return false;
+	a = &t->s[i];
+	b = &t->s[i + 1];
+	if (a->count && same_key(&a->key, key)) {
+		a->count++;
+		return true;
+	}
+	if (b->count && same_key(&b->key, key)) {
+		b->count++;
+		return true;
+	}
+	*victim = b->count > a->count ? a : b;
+	return false;
+}
+
+/* Give SLOT to KEY, with one sample, after moving what it held to `counts`. */
+static __always_inline void count_new(struct count_slot *slot, const struct count_key *key)
+{
+	if (!slot) {
+		count_add(key, 1);
+		return;
+	}
+	if (slot->count)
+		count_add(&slot->key, slot->count);
+	slot->key = *key;
+	slot->count = 1;
+}
+
+/*
+ * The process TGID's `procs` entry, from this CPU's copy when it is the last one sampled
+ * here (NULL when it has none). A process new to the CPU has its name recorded.
+ */
+static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
+							      struct task_struct *task)
+{
+	__u64 gen = procs_gen;
+	struct proc_ranges *pr;
+	struct cpu_proc *cp;
+	__u32 zero = 0;
+
+	cp = bpf_map_lookup_elem(&cur_proc, &zero);
+	if (!cp)
+		return bpf_map_lookup_elem(&procs, &tgid);
+	if (cp->tgid == tgid && cp->gen == gen)
+		return cp->has_ranges ? &cp->pr : NULL;
+	if (cp->tgid != tgid)
+		remember_comm(tgid, BPF_CORE_READ(task, group_leader));
+	cp->tgid = tgid;
+	cp->gen = gen;
+	pr = bpf_map_lookup_elem(&procs, &tgid);
+	cp->has_ranges = pr != NULL;
+	if (!pr)
+		return NULL;
+	__builtin_memcpy(&cp->pr, pr, sizeof(cp->pr));
+	return &cp->pr;
+}
+
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
@@ -367,19 +521,23 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
 	struct count_key key = {};
+	struct count_slot *slot;
 	struct uregs regs;
-	struct ustack *st;
-	__u64 one = 1, *count, last_ret = 0;
-	struct proc_ranges *pr;
+	struct ustack *st = NULL;
+	__u64 last_ret = 0, hash = 0;
+	const struct proc_ranges *pr;
 	struct stack_window *win;
 	int complete;
-	long err;
 
 	if (tid == 0 && !include_idle)
 		return 0;
-	if (filter_pids && !bpf_map_lookup_elem(&pids, &tgid))
+	if (filter_pids && !profiled(tgid))
 		return 0;
 	stat_inc(STAT_SAMPLES);
+	pr = current_proc(tgid, task);
+	/* Thread names can change any time (pthread_setname_np). */
+	if (per_thread && tid != tgid)
+		remember_comm(tid, task);
 
 	key.pid = tgid;
 	key.tid = per_thread ? tid : 0;
@@ -397,8 +555,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		st = bpf_map_lookup_elem(&scratch, &zero);
 		if (!st || !user_regs(ctx, task, &regs)) {
 			stat_inc(STAT_NO_USER);
+			st = NULL;
 		} else {
-			pr = bpf_map_lookup_elem(&procs, &tgid);
 			complete = walk_user(&regs, st, &last_ret, &win);
 			/* Where the process's stack bottoms are known, only they end a walk: a
 			 * saved 0 may be data in code without frame pointers. */
@@ -414,38 +572,26 @@ int do_sample(struct bpf_perf_event_data *ctx)
 			if (unwind_mode == UNWIND_DWARF ||
 			    (unwind_mode == UNWIND_AUTO && !complete)) {
 				send_event(&regs, st, tgid, tid, key.kstack_id);
-				goto names;
+				return 0;
 			}
 			if (!complete)
 				key.flags |= COUNT_F_USER_TRUNCATED;
 			keep_sp_words(pr, regs.sp, win, st);
-			key.ustack_hash = store_ustack(st);
+			hash_frames(st, &hash, &st->check);
+			key.ustack_hash = hash;
+			key.ucheck = st->check;
 		}
 	}
 
-	count = bpf_map_lookup_elem(&counts, &key);
-	if (count) {
-		__sync_fetch_and_add(count, 1);
-		/* Known stack, so the process name was recorded (exec updates it); thread names
-		 * can change any time (pthread_setname_np). */
-		if (per_thread && tid != tgid)
-			remember_comm(tid, task);
+	if (count_cached(&key, &slot))
 		return 0;
-	} else {
-		err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
-		if (err == -17) {
-			count = bpf_map_lookup_elem(&counts, &key);
-			if (count)
-				__sync_fetch_and_add(count, 1);
-		} else if (err) {
-			stat_inc(STAT_COUNTS_FULL);
-			return 0;
-		}
+	/* New to this CPU's table: make sure its user stack is stored. A stack that cannot be
+	 * (map full, hash collision) is left out of the key; the sample counts all the same. */
+	if (st && key.ustack_hash && !store_ustack(st, key.ustack_hash)) {
+		key.ustack_hash = 0;
+		key.ucheck = 0;
 	}
-names:
-	remember_comm(tgid, BPF_CORE_READ(task, group_leader));
-	if (per_thread && tid != tgid)
-		remember_comm(tid, task);
+	count_new(slot, &key);
 	return 0;
 }
 
@@ -455,7 +601,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 
-	if (filter_pids && !bpf_map_lookup_elem(&pids, &tgid))
+	if (filter_pids && !profiled(tgid))
 		return 0;
 	if (bpf_map_lookup_elem(&comms, &tgid))
 		remember_comm(tgid, p);
@@ -473,11 +619,15 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (ptgid == ctgid)
 		return 0;
-	if (follow_children && bpf_map_lookup_elem(&pids, &ptgid))
+	if (follow_children && profiled(ptgid)) {
+		pids_spill = true;
 		bpf_map_update_elem(&pids, &ctgid, &one, BPF_ANY);
+	}
 	/* The child has the parent's C library at the same place. */
 	b = bpf_map_lookup_elem(&procs, &ptgid);
-	if (b)
+	if (b) {
 		bpf_map_update_elem(&procs, &ctgid, b, BPF_ANY);
+		__sync_fetch_and_add(&procs_gen, 1);
+	}
 	return 0;
 }

@@ -41,6 +41,25 @@ struct count_key {
 	__s32 kstack_id;	/* id in `kstacks`, or negative when none */
 	__u32 flags;		/* COUNT_F_* */
 	__u64 ustack_hash;	/* key in `ustacks`, or 0 when no user stack */
+	__u32 ucheck;		/* the stack's check word (struct ustack), or 0 */
+	__u32 pad;
+};
+
+/* Slots of the per-CPU `cached` table in front of `counts`, in pairs (a power of two; the
+ * table must stay under the kernel's 32 KiB per-CPU allocation limit). */
+#define PROFILE_CACHE_SLOTS	512
+/* pids the sampling program checks without a map lookup (the rest are in `pids` only). */
+#define PROFILE_FAST_PIDS	8
+
+/* A slot of `cached`: the latest stack seen on this CPU among those that share the slot,
+ * and its samples not yet added to `counts` (userspace adds the rest at the end). */
+struct count_slot {
+	struct count_key key;
+	__u64 count;
+};
+
+struct count_slots {
+	struct count_slot s[PROFILE_CACHE_SLOTS];
 };
 
 #define COUNT_F_USER_TRUNCATED	1	/* the user frame-pointer walk did not end cleanly */

@@ -46,6 +46,7 @@ struct session {
 	struct unwinder *unw;
 	struct stacks *dwarf_stacks;	/* samples unwound here */
 	pid_t child;			/* the command, 0 when none */
+	int nr_fast_pids;		/* of the BPF program's fast_pids[] */
 	int go_fd;			/* write end: releases the held command */
 	int exec_err_fd;		/* read end: errno of a failed exec, EOF on success */
 	struct session_stats stats;
@@ -269,6 +270,9 @@ static int load_bpf(struct session *s)
 	return 0;
 }
 
+/* Profile PID: `pids` holds every profiled process; the first few also go into the program's
+ * fast_pids[], which it checks without a map lookup (before attaching: no sample reads them
+ * half written). */
 static int add_pid(struct session *s, pid_t pid)
 {
 	__u32 key = pid;
@@ -278,6 +282,10 @@ static int add_pid(struct session *s, pid_t pid)
 		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
 				     "cannot add pid %d to the BPF filter: %s", pid,
 				     strerror(errno));
+	if (s->nr_fast_pids < PROFILE_FAST_PIDS)
+		s->skel->bss->fast_pids[s->nr_fast_pids++] = key;
+	else
+		s->skel->bss->pids_spill = true;
 	return 0;
 }
 
@@ -377,6 +385,8 @@ static void on_map_added(void *ctx, pid_t pid, const struct map *m)
 	if (base && !strncmp(base + 1, "libc.so", 7))
 		add_bottoms(s, pid, m, &pr);
 	bpf_map_update_elem(fd, &key, &pr, BPF_ANY);
+	/* After the update: CPUs holding a copy of an older generation read it again. */
+	__atomic_add_fetch(&s->skel->bss->procs_gen, 1, __ATOMIC_SEQ_CST);
 }
 
 struct session *session__open(const struct session_opts *opts, char **errmsg,
@@ -907,34 +917,87 @@ static int collect_stack(struct session *s, const struct count_key *key, const u
 	return 0;
 }
 
+/* The samples of KEY (COUNT of them) into OUT. */
+static int collect_key(struct session *s, const struct count_key *key, uint64_t count,
+		       struct folded *out, char **buf, size_t *len, size_t *cap)
+{
+	uint64_t ips[PROFILE_MAX_DEPTH + 1];
+	struct ustack us;
+	int nr = 0;
+
+	if (key->ustack_hash &&
+	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.ustacks), &key->ustack_hash, &us) == 0) {
+		nr = us.nr < PROFILE_MAX_DEPTH ? (int)us.nr : PROFILE_MAX_DEPTH;
+		memcpy(ips, us.ips, nr * sizeof(*ips));
+		procmaps__ensure(s->maps, key->pid);
+		nr = add_leaf_caller(s, key, us.sp_words, ips, nr);
+	}
+	return collect_stack(s, key, ips, nr, count, out, buf, len, cap);
+}
+
+/*
+ * Move what the per-CPU `cached` tables still hold into `counts` (sampling has stopped). A
+ * key that no longer fits there goes straight into OUT.
+ */
+static int drain_slots(struct session *s, struct folded *out, char **buf, size_t *len,
+		       size_t *cap)
+{
+	int sfd = bpf_map__fd(s->skel->maps.cached), cfd = bpf_map__fd(s->skel->maps.counts);
+	struct count_slots *tables = calloc(s->nr_cpus, sizeof(*tables));
+	__u32 zero = 0;
+	int err = 0;
+
+	if (!tables)
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	if (bpf_map_lookup_elem(sfd, &zero, tables)) {
+		free(tables);
+		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
+				     "cannot read the sample cache: %s", strerror(errno));
+	}
+	for (int c = 0; !err && c < s->nr_cpus; c++) {
+		for (int i = 0; !err && i < PROFILE_CACHE_SLOTS; i++) {
+			struct count_slot *sl = &tables[c].s[i];
+			__u64 count;
+
+			if (!sl->count)
+				continue;
+			if (bpf_map_lookup_elem(cfd, &sl->key, &count) == 0)
+				count += sl->count;
+			else
+				count = sl->count;
+			if (bpf_map_update_elem(cfd, &sl->key, &count, BPF_ANY))
+				err = collect_key(s, &sl->key, sl->count, out, buf, len, cap);
+		}
+	}
+	/* Emptied: a second collection does not count them again. */
+	memset(tables, 0, s->nr_cpus * sizeof(*tables));
+	if (!err && bpf_map_update_elem(sfd, &zero, tables, BPF_ANY))
+		err = session__fail(s, SESSION_ERR_RUNTIME, -errno,
+				    "cannot empty the sample cache: %s", strerror(errno));
+	free(tables);
+	return err;
+}
+
 int session__collect(struct session *s, struct folded *out)
 {
-	int fd = bpf_map__fd(s->skel->maps.counts), ufd = bpf_map__fd(s->skel->maps.ustacks);
+	int fd = bpf_map__fd(s->skel->maps.counts);
 	const struct stack_entry *e;
 	struct count_key key, next;
-	struct ustack us;
-	uint64_t ips[PROFILE_MAX_DEPTH + 1];
 	char *buf = NULL;
 	size_t len = 0, cap = 0, pos = 0;
 	void *prev = NULL;
-	int err = 0;
+	int err;
 
 	read_stats(s);
+	err = drain_slots(s, out, &buf, &len, &cap);
 	while (!err && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		__u64 count;
-		int nr = 0;
 
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &count))
 			continue;
-		if (key.ustack_hash && bpf_map_lookup_elem(ufd, &key.ustack_hash, &us) == 0) {
-			nr = us.nr < PROFILE_MAX_DEPTH ? (int)us.nr : PROFILE_MAX_DEPTH;
-			memcpy(ips, us.ips, nr * sizeof(*ips));
-			procmaps__ensure(s->maps, key.pid);
-			nr = add_leaf_caller(s, &key, us.sp_words, ips, nr);
-		}
-		err = collect_stack(s, &key, ips, nr, count, out, &buf, &len, &cap);
+		err = collect_key(s, &key, count, out, &buf, &len, &cap);
 	}
 	while (!err && (e = stacks__next(s->dwarf_stacks, &pos)))
 		err = collect_stack(s, &e->key, e->ips, e->nr, e->count, out, &buf, &len, &cap);
