@@ -28,6 +28,9 @@ const volatile __u32 stack_copy = 16384;	/* bytes, at most PROFILE_MAX_STACK_COP
  * children added by on_fork). */
 __u32 fast_pids[PROFILE_FAST_PIDS];
 bool pids_spill;
+/* Set by userspace when it sleeps for longer than its 20 ms (no records for a while): the next
+ * record wakes it. */
+bool wake_user;
 /* Bumped after every change to `procs` (by userspace too): per-CPU copies of older
  * generations are stale. */
 __u64 procs_gen;
@@ -395,9 +398,13 @@ static __always_inline void send_event(const struct uregs *r, const struct ustac
 	}
 	e->stack_len = off;
 	/* A wakeup per record costs about 8 us here (an IPI in a VM) against 1 us for the
-	 * whole sample: userspace polls every few ms, and is woken only when the ring fills. */
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
-	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4)
+	 * whole sample: userspace polls every 20 ms while records come, and is woken only when
+	 * the ring fills, or for the first record after it went to sleep for longer. */
+	if (wake_user) {
+		wake_user = false;
+		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	} else if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+		   bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4)
 		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	else
 		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);

@@ -29,6 +29,9 @@
 #define MAP_SIZE_MIN	16384
 #define MAP_SIZE_MAX	65536	/* derived sizes stop here; --map-size may go further */
 #define MMAP_PAGES	64	/* per-CPU buffer for mmap records: 256 KiB */
+#define TICK_IDLE_MS	250	/* ... and when none came for QUIET_TICKS: the first one
+				 * that comes wakes the loop (wake_user) */
+#define QUIET_TICKS	5
 #define TICK_MS		20	/* poll period: DWARF samples wait at most this long, so
 				 * older frames read from the live process are still there */
 #define USER_MAX_DEPTH	512	/* frames of a DWARF-unwound stack */
@@ -711,6 +714,7 @@ int session__run(struct session *s)
 	struct sigaction sa = { .sa_handler = on_signal };
 	double start, deadline, next_status;
 	bool prepared;
+	int quiet;
 	int err;
 
 	sigemptyset(&sa.sa_mask);
@@ -747,7 +751,11 @@ int session__run(struct session *s)
 	}
 	next_status = start + 1;
 	prepared = false;
+	quiet = 0;
 	while (!stop_signal) {
+		int tick = TICK_MS, n = 0;
+		double now;
+
 		/* Half a second in, the symbolizer reads what it will need at the end. */
 		if (!prepared && now_seconds() >= start + 0.5) {
 			symbolizer__prepare(s->sym, !s->opts.user_only);
@@ -759,11 +767,27 @@ int session__run(struct session *s)
 		}
 		err = perf_buffer__consume(s->mmap_pb);
 		/* The wait: records come without wakeups (see send_event), and on a timeout
-		 * ring_buffer__poll reads nothing, so consume after it. */
+		 * ring_buffer__poll reads nothing, so consume after it. With no records for a
+		 * while (a program with frame pointers), sleep longer: waking up costs the
+		 * profiled programs a context switch on a busy machine. */
+		if (quiet >= QUIET_TICKS) {
+			tick = TICK_IDLE_MS;
+			now = now_seconds();
+			if (deadline && (deadline - now) * 1000 < tick)
+				tick = (int)((deadline - now) * 1000) + 1;
+			if (s->opts.status_line && (next_status - now) * 1000 < tick)
+				tick = (int)((next_status - now) * 1000) + 1;
+			if (tick < TICK_MS)
+				tick = TICK_MS;
+		}
+		s->skel->bss->wake_user = tick > TICK_MS;
 		if (err >= 0)
-			err = ring_buffer__poll(s->events, TICK_MS);
+			err = n = ring_buffer__poll(s->events, tick);
 		if (err >= 0)
 			err = ring_buffer__consume(s->events);
+		if (err > 0)
+			n += err;
+		quiet = n > 0 ? 0 : quiet + 1;
 		if (err < 0 && err != -EINTR) {
 			session__fail(s, SESSION_ERR_RUNTIME, err, "cannot read events: %s",
 				      strerror(-err));
