@@ -12,7 +12,18 @@ BENCH_NOFP	:= -O2 -g -fomit-frame-pointer
 BENCH_TARGETS	:= $(BENCH)/fixedwork_nofp $(BENCH)/libfixedwork_nofp.so \
 		   $(BENCH)/fixedwork_fp $(BENCH)/libfixedwork_fp.so
 
-$(BENCH)/fixedwork: $(BENCH_TARGETS) $(BENCH)/spin
+$(BENCH)/fixedwork: $(BENCH_TARGETS) $(BENCH)/spin $(BENCH)/gaps_fp $(BENCH)/gaps_nofp
+
+# What a profiler takes from its target, seen from inside it (bench/intrusion.py).
+$(BENCH)/gaps_fp: bench/gaps.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BENCH_FP_CC) $(BENCH_FP) -pthread $< -o $@
+
+$(BENCH)/gaps_nofp: bench/gaps.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BENCH_NOFP) -pthread $< -o $@
 
 # A shallow busy loop for the system-wide background load of bench/selfcost.py.
 $(BENCH)/spin: bench/spin.c
