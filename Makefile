@@ -120,6 +120,7 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory $(OUT)/profile $(OUT)/bench/fixedwork
 	$(Q)python3 bench/overhead.py --build $(OUT) $(BENCH_ARGS)
+	$(Q)python3 bench/intrusion.py --build $(OUT) $(BENCH_ARGS)
 	$(Q)python3 bench/selfcost.py --build $(OUT) $(BENCH_ARGS)
 	$(Q)python3 bench/bpfcost.py --build $(OUT) $(BENCH_ARGS)
 	$(Q)python3 bench/endtoend.py --build $(OUT) $(BENCH_ARGS)
