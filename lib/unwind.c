@@ -145,14 +145,17 @@ struct uproc {
 	struct uproc *next;
 };
 
+struct uctx;
+
 struct unwinder {
 	struct procmaps *pm;
 	unw_accessors_t acc;
 	struct ufile *files[FILE_BUCKETS];
 	struct uproc *procs[PROC_BUCKETS];
+	struct uctx *ctx;	/* reused by every unwind (one at a time) */
 };
 
-/* What the accessors see during one unwind. */
+/* What the accessors see during one unwind: set up by uctx__begin. */
 struct uctx {
 	struct unwinder *u;
 	struct uproc *p;
@@ -163,6 +166,29 @@ struct uctx {
 	struct { uint64_t addr; bool valid; unsigned char data[PAGE]; } pages[PAGE_CACHE];
 	int next_page;
 };
+
+/*
+ * The unwinder's context, reset for sample S: 33 KiB with its page cache, allocated once
+ * (a calloc per sample cost more than some unwinds). NULL when out of memory.
+ */
+static struct uctx *uctx__begin(struct unwinder *u, const struct unwind_sample *s)
+{
+	struct uctx *c = u->ctx;
+
+	if (!c) {
+		c = u->ctx = malloc(sizeof(*c));
+		if (!c)
+			return NULL;
+	}
+	c->u = u;
+	c->s = s;
+	c->p = NULL;
+	c->no_info = c->copy_only = c->mem_fault = false;
+	for (int i = 0; i < PAGE_CACHE; i++)
+		c->pages[i].valid = false;
+	c->next_page = 0;
+	return c;
+}
 
 static struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
 {
@@ -477,6 +503,7 @@ void unwinder__free(struct unwinder *u)
 			free(f);
 		}
 	}
+	free(u->ctx);
 	free(u);
 }
 
@@ -489,16 +516,12 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
 
 	ips[0] = s->ip;
 	*stop = UNWIND_STOP_NO_MEMORY;
-	c = calloc(1, sizeof(*c));	/* the page cache is too big for the stack */
+	c = uctx__begin(u, s);
 	if (!c)
 		return 1;
-	c->u = u;
-	c->s = s;
 	c->p = unwinder__proc(u, s->pid);
-	if (!c->p || unw_init_remote(&cur, c->p->as, c) < 0) {
-		free(c);
+	if (!c->p || unw_init_remote(&cur, c->p->as, c) < 0)
 		return 1;
-	}
 	for (;;) {
 		unw_word_t ip;
 
@@ -522,7 +545,6 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
 		}
 		ips[n++] = ip;
 	}
-	free(c);
 	return n;
 }
 
@@ -533,11 +555,9 @@ int unwinder__leaf_return(struct unwinder *u, const struct unwind_sample *s, uin
 	unw_word_t ip = 0;
 	int err = -ENOENT;
 
-	c = calloc(1, sizeof(*c));
+	c = uctx__begin(u, s);
 	if (!c)
 		return -ENOMEM;
-	c->u = u;
-	c->s = s;
 	c->copy_only = true;
 	c->p = unwinder__proc(u, s->pid);
 	if (c->p && unw_init_remote(&cur, c->p->as, c) >= 0 && unw_step(&cur) > 0 &&
@@ -545,6 +565,5 @@ int unwinder__leaf_return(struct unwinder *u, const struct unwind_sample *s, uin
 		*ret = ip;
 		err = 0;
 	}
-	free(c);
 	return err;
 }
