@@ -356,10 +356,14 @@ static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp
  * stack, not two; stack_len says how much of it is valid.
  */
 static __always_inline void send_event(const struct uregs *r, const struct ustack *st,
-				       __u32 tgid, __u32 tid, __s32 kstack_id)
+				       const struct proc_ranges *pr, __u32 tgid, __u32 tid,
+				       __s32 kstack_id)
 {
 	struct sample_event *e;
 	__u64 off = 0, n, want = stack_copy;
+
+	if (pr && pr->copy_hint && pr->copy_hint < want)
+		want = pr->copy_hint;
 
 	stat_inc(STAT_EVENTS);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -578,7 +582,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 			}
 			if (unwind_mode == UNWIND_DWARF ||
 			    (unwind_mode == UNWIND_AUTO && !complete)) {
-				send_event(&regs, st, tgid, tid, key.kstack_id);
+				send_event(&regs, st, pr, tgid, tid, key.kstack_id);
 				return 0;
 			}
 			if (!complete)

@@ -101,7 +101,10 @@ struct proc_ranges {
 	__u64 bottom_end[PROFILE_MAX_BOTTOMS];
 	/* Executable ranges (merged when there are more mappings than slots). */
 	__u32 nr_exec;
-	__u32 pad;
+	/* Bytes of stack from sp a DWARF sample of this process carries, when less than
+	 * stack_copy: what its unwinds have needed so far, plus a margin (0: stack_copy).
+	 * Deeper stacks are read past the copy from the live process, and raise it. */
+	__u32 copy_hint;
 	__u64 exec_start[PROFILE_MAX_EXEC];
 	__u64 exec_end[PROFILE_MAX_EXEC];
 };

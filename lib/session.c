@@ -35,6 +35,8 @@
 #define TICK_MS		20	/* poll period: DWARF samples wait at most this long, so
 				 * older frames read from the live process are still there */
 #define USER_MAX_DEPTH	512	/* frames of a DWARF-unwound stack */
+#define HINT_SLOTS	256	/* processes whose copy_hint is remembered here */
+#define HINT_MARGIN	2048	/* bytes of stack copied past what unwinds have needed */
 
 struct session {
 	struct session_opts opts;
@@ -50,6 +52,7 @@ struct session {
 	struct stacks *dwarf_stacks;	/* samples unwound here */
 	pid_t child;			/* the command, 0 when none */
 	int nr_fast_pids;		/* of the BPF program's fast_pids[] */
+	struct { pid_t pid; uint32_t bytes; } hints[HINT_SLOTS];	/* copy_hint set, by pid */
 	int go_fd;			/* write end: releases the held command */
 	int exec_err_fd;		/* read end: errno of a failed exec, EOF on success */
 	struct session_stats stats;
@@ -539,6 +542,37 @@ static int open_mmap_events(struct session *s)
 	return 0;
 }
 
+/*
+ * A DWARF unwind of PID read USED bytes of stack from sp (STOP: how it ended). Make the
+ * process's samples carry that much stack plus a margin, not the whole --stack-copy: the
+ * copy is most of a DWARF sample's cost. Deeper stacks later are read past the copy from the
+ * live process, and raise it; an unwind that ran out of stack memory restores the whole copy.
+ */
+static void learn_copy_size(struct session *s, pid_t pid, size_t used, enum unwind_stop stop)
+{
+	uint32_t max = s->opts.stack_copy ? s->opts.stack_copy : 16384, need;
+	int fd = bpf_map__fd(s->skel->maps.procs);
+	__typeof__(s->hints[0]) *h = &s->hints[(uint32_t)pid % HINT_SLOTS];
+	struct proc_ranges pr;
+	__u32 key = pid;
+
+	need = stop == UNWIND_STOP_NO_MEMORY ? max : (uint32_t)((used + HINT_MARGIN + 1023) & ~1023ul);
+	if (need > max)
+		need = max;
+	if (h->pid == pid && h->bytes >= need)
+		return;
+	if (bpf_map_lookup_elem(fd, &key, &pr))
+		return;
+	if (!pr.copy_hint || pr.copy_hint < need) {
+		pr.copy_hint = need;
+		if (bpf_map_update_elem(fd, &key, &pr, BPF_EXIST))
+			return;
+		__atomic_add_fetch(&s->skel->bss->procs_gen, 1, __ATOMIC_SEQ_CST);
+	}
+	h->pid = pid;
+	h->bytes = pr.copy_hint;
+}
+
 /* A sample whose user stack BPF could not complete: unwind it with DWARF now, while the
  * process still runs (older frames past the copy are read from it). */
 static int on_sample_event(void *ctx, void *data, size_t size)
@@ -567,8 +601,10 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	n = unwinder__unwind(s->unw, &us, ips, USER_MAX_DEPTH, &stop);
 	s->stats.unwind_ns += thread_cpu_ns() - t0;
 	s->stats.unwind_frames += n;
+	s->stats.copy_bytes += e->stack_len;
 	s->stats.dwarf++;
 	s->stats.unwind_stop[stop]++;
+	learn_copy_size(s, e->pid, unwinder__stack_used(s->unw), stop);
 	/* No unwind info even at the leaf (code without CFI, JIT code): the frames the
 	 * frame-pointer walk found are the better stack; still truncated unless they reach a
 	 * stack bottom, which the fold checks by name. */

@@ -50,6 +50,7 @@ struct session_stats {
 	uint64_t unwind_stop[8];	/* of those, by enum unwind_stop */
 	uint64_t unwind_frames;		/* frames those unwinds produced */
 	uint64_t unwind_ns;		/* thread CPU time spent unwinding them */
+	uint64_t copy_bytes;		/* bytes of stack those samples carried */
 	double seconds;			/* time spent sampling */
 	int nr_cpus;			/* CPUs sampled */
 	int cmd_status;			/* wait status of the command, -1 when none */

@@ -26,6 +26,7 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define FILE_BUCKETS	256
 #define PROC_BUCKETS	256
 #define PAGE_CACHE	8
+#define STACK_SPAN	(8u << 20)	/* reads this close above sp are stack reads */
 #define PAGE		4096
 
 const char *const unwind_stop_names[UNWIND_STOP__MAX] = {
@@ -163,6 +164,7 @@ struct uctx {
 	bool no_info;		/* find_proc_info found no table */
 	bool copy_only;		/* stack reads from the copy only, never the live process */
 	bool mem_fault;		/* a read failed */
+	uint64_t stack_used;	/* bytes from sp the unwind read */
 	struct { uint64_t addr; bool valid; unsigned char data[PAGE]; } pages[PAGE_CACHE];
 	int next_page;
 };
@@ -184,6 +186,7 @@ static struct uctx *uctx__begin(struct unwinder *u, const struct unwind_sample *
 	c->s = s;
 	c->p = NULL;
 	c->no_info = c->copy_only = c->mem_fault = false;
+	c->stack_used = 0;
 	for (int i = 0; i < PAGE_CACHE; i++)
 		c->pages[i].valid = false;
 	c->next_page = 0;
@@ -342,6 +345,8 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 	/* The stack as it was at the sample. */
 	if (addr >= s->sp && addr - s->sp + sizeof(*val) <= s->stack_len) {
 		memcpy(val, (const char *)s->stack + (addr - s->sp), sizeof(*val));
+		if (addr - s->sp + sizeof(*val) > c->stack_used)
+			c->stack_used = addr - s->sp + sizeof(*val);
 		return 0;
 	}
 	/* Unwind tables and code, from our mapping of the file. */
@@ -355,8 +360,12 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 		}
 	}
 	/* Older frames, past the copy: still in place in the live process. */
-	if (!c->copy_only && read_live(c, addr, val) == 0)
+	if (!c->copy_only && read_live(c, addr, val) == 0) {
+		if (addr >= s->sp && addr - s->sp < STACK_SPAN &&
+		    addr - s->sp + sizeof(*val) > c->stack_used)
+			c->stack_used = addr - s->sp + sizeof(*val);
 		return 0;
+	}
 	c->mem_fault = true;
 	return -UNW_EINVAL;
 }
@@ -546,6 +555,11 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
 		ips[n++] = ip;
 	}
 	return n;
+}
+
+size_t unwinder__stack_used(const struct unwinder *u)
+{
+	return u->ctx ? u->ctx->stack_used : 0;
 }
 
 int unwinder__leaf_return(struct unwinder *u, const struct unwind_sample *s, uint64_t *ret)

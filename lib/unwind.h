@@ -61,6 +61,10 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
  */
 int unwinder__leaf_return(struct unwinder *u, const struct unwind_sample *s, uint64_t *ret);
 
+/* Bytes of stack from the sample's sp that the last unwinder__unwind read (from the copy or
+ * from the live process). */
+size_t unwinder__stack_used(const struct unwinder *u);
+
 /* Forget what is cached about PID (it exec'd or exited). */
 void unwinder__forget(struct unwinder *u, pid_t pid);
 

@@ -235,6 +235,20 @@ def command_chain_nofp_dwarf():
 
 
 @test
+def dwarf_copies_shrink_to_what_unwinds_need():
+    # The first samples carry the whole 16 KiB copy; once unwinds show the chain needs well
+    # under 1 KiB, the process's samples carry about 3 KiB, and still unwind completely.
+    stacks, err, _ = run_profile(["-v", "-F", "999", "--", workload("chain_nofp"), "2"])
+    m = re.search(r"stack copies of ([0-9.]+) KiB on average", err)
+    expect(m, f"no stack copy size in the -v summary: {err[-300:]!r}")
+    kib = float(m.group(1))
+    expect(kib < 6, f"stack copies of {kib} KiB on average, expected under 6 (of 16)")
+    s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_nofp")
+    expect(s >= 0.95, f"complete chain in {s:.1%} of samples, expected >= 95%")
+    return f"{kib} KiB on average, {s:.1%} complete"
+
+
+@test
 def unwind_fp_mode_marks_truncation():
     stacks, _, _ = run_profile(["--unwind", "fp", "--", workload("chain_nofp"), "1"])
     s = share(stacks, lambda f: f[1] == "[truncated]", "chain_nofp")
