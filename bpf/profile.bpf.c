@@ -113,7 +113,7 @@ struct {
 /* `cur_proc`: the last process sampled on this CPU, with a copy of its `procs` entry (of
  * generation `gen`). A new one also has its name recorded. */
 struct cpu_proc {
-	__u32 tgid;		/* 0: none yet */
+	__u32 tgid_1;		/* the process's tgid + 1 (pid 0 is the idle task); 0: none yet */
 	__u32 has_ranges;	/* `procs` had an entry: pr is valid */
 	__u64 gen;		/* procs_gen when pr was copied */
 	struct proc_ranges pr;
@@ -511,11 +511,11 @@ static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
 	cp = bpf_map_lookup_elem(&cur_proc, &zero);
 	if (!cp)
 		return bpf_map_lookup_elem(&procs, &tgid);
-	if (cp->tgid == tgid && cp->gen == gen)
+	if (cp->tgid_1 == tgid + 1 && cp->gen == gen)
 		return cp->has_ranges ? &cp->pr : NULL;
-	if (cp->tgid != tgid)
+	if (cp->tgid_1 != tgid + 1)
 		remember_comm(tgid, BPF_CORE_READ(task, group_leader));
-	cp->tgid = tgid;
+	cp->tgid_1 = tgid + 1;
 	cp->gen = gen;
 	pr = bpf_map_lookup_elem(&procs, &tgid);
 	cp->has_ranges = pr != NULL;

@@ -156,6 +156,16 @@ def all_system_chain_fp():
 
 
 @test
+def idle_task_named_with_idle():
+    # The idle task is pid 0: its samples must still get its name, not [unknown].
+    stacks, _, _ = run_profile(["-F", "99", "-a", "--idle", "-d", "1"])
+    names = {f[0] for f, _ in stacks}
+    expect(any(n.startswith("swapper") for n in names), f"no swapper samples: {sorted(names)}")
+    expect("[unknown]" not in names, f"unnamed process samples: {sorted(names)}")
+    return ", ".join(sorted(n for n in names if n.startswith("swapper")))
+
+
+@test
 def kernel_frames_above_read():
     stacks, _, _ = run_profile(["-F", "199", "--", workload("readloop"), "2"])
 
