@@ -21,7 +21,7 @@ const volatile bool user_stacks = true;
 const volatile bool kernel_stacks = true;
 const volatile bool follow_children = false;	/* add new processes forked by profiled ones */
 const volatile __u32 unwind_mode = UNWIND_AUTO;
-const volatile __u32 stack_copy = 16384;	/* bytes, at most PROFILE_MAX_STACK_COPY */
+const volatile __u32 stack_copy = PROFILE_STACK_COPY;	/* bytes, at most PROFILE_MAX_STACK_COPY */
 
 /* Set by userspace after load, before attaching: the profiled processes checked without a
  * map lookup (0-terminated), and whether `pids` may hold others (more pids than slots, or

@@ -7,6 +7,7 @@
 #define PROFILE_COMM_LEN	16
 #define PROFILE_PAGE_SIZE	4096
 #define PROFILE_MAX_STACK_COPY	24576	/* bytes of user stack an event can carry */
+#define PROFILE_STACK_COPY	16384	/* ... by default (--stack-copy) */
 #define PROFILE_MAX_BOTTOMS	4	/* stack-bottom function ranges per process */
 #define PROFILE_MAX_EXEC	16	/* executable address ranges per process */
 
@@ -44,6 +45,8 @@ struct count_key {
 	__u32 ucheck;		/* the stack's check word (struct ustack), or 0 */
 	__u32 pad;
 };
+/* The sampling program compares and hashes keys as four 64-bit words. */
+_Static_assert(sizeof(struct count_key) == 32, "count_key is four 64-bit words");
 
 /* Slots of the per-CPU `cached` table in front of `counts`, in pairs (a power of two; the
  * table must stay under the kernel's 32 KiB per-CPU allocation limit). */

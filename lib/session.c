@@ -236,6 +236,12 @@ static bool have_bpf_caps(void)
 #undef HAS
 }
 
+/* Bytes of user stack a DWARF sample carries at most: --stack-copy, or the default. */
+static uint32_t stack_copy_max(const struct session_opts *o)
+{
+	return o->stack_copy ? o->stack_copy : PROFILE_STACK_COPY;
+}
+
 static int load_bpf(struct session *s)
 {
 	const struct session_opts *o = &s->opts;
@@ -255,7 +261,7 @@ static int load_bpf(struct session *s)
 	skel->rodata->kernel_stacks = !o->user_only;
 	skel->rodata->follow_children = o->argv != NULL;
 	skel->rodata->unwind_mode = o->unwind_mode;
-	skel->rodata->stack_copy = o->stack_copy ? o->stack_copy : 16384;
+	skel->rodata->stack_copy = stack_copy_max(o);
 	bpf_map__set_max_entries(skel->maps.kstacks, size);
 	bpf_map__set_max_entries(skel->maps.ustacks, size);
 	bpf_map__set_max_entries(skel->maps.counts, size);
@@ -372,6 +378,18 @@ static void add_bottoms(struct session *s, pid_t pid, const struct map *m, struc
 	}
 }
 
+/* Write PID's `procs` entry PR (FLAGS: BPF_ANY, BPF_EXIST), then bump the generation that
+ * tells the CPUs holding a copy of an older one to read it again. */
+static int update_proc(struct session *s, pid_t pid, const struct proc_ranges *pr, __u64 flags)
+{
+	__u32 key = pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.procs), &key, pr, flags))
+		return -errno;
+	__atomic_add_fetch(&s->skel->bss->procs_gen, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
 /*
  * A mapping was added: tell BPF the process's executable ranges and, for a C library, where
  * its stacks begin, so that frame-pointer walks ending there count as complete without
@@ -390,9 +408,7 @@ static void on_map_added(void *ctx, pid_t pid, const struct map *m)
 	add_exec_range(&pr, m->start, m->end);
 	if (base && !strncmp(base + 1, "libc.so", 7))
 		add_bottoms(s, pid, m, &pr);
-	bpf_map_update_elem(fd, &key, &pr, BPF_ANY);
-	/* After the update: CPUs holding a copy of an older generation read it again. */
-	__atomic_add_fetch(&s->skel->bss->procs_gen, 1, __ATOMIC_SEQ_CST);
+	update_proc(s, pid, &pr, BPF_ANY);
 }
 
 struct session *session__open(const struct session_opts *opts, char **errmsg,
@@ -550,7 +566,7 @@ static int open_mmap_events(struct session *s)
  */
 static void learn_copy_size(struct session *s, pid_t pid, size_t used, enum unwind_stop stop)
 {
-	uint32_t max = s->opts.stack_copy ? s->opts.stack_copy : 16384, need;
+	uint32_t max = stack_copy_max(&s->opts), need;
 	int fd = bpf_map__fd(s->skel->maps.procs);
 	__typeof__(s->hints[0]) *h = &s->hints[(uint32_t)pid % HINT_SLOTS];
 	struct proc_ranges pr;
@@ -565,9 +581,8 @@ static void learn_copy_size(struct session *s, pid_t pid, size_t used, enum unwi
 		return;
 	if (!pr.copy_hint || pr.copy_hint < need) {
 		pr.copy_hint = need;
-		if (bpf_map_update_elem(fd, &key, &pr, BPF_EXIST))
+		if (update_proc(s, pid, &pr, BPF_EXIST))
 			return;
-		__atomic_add_fetch(&s->skel->bss->procs_gen, 1, __ATOMIC_SEQ_CST);
 	}
 	h->pid = pid;
 	h->bytes = pr.copy_hint;
