@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Helpers shared by the benchmarks: medians and spreads that skip missing values."""
+import os
 import statistics
+import sys
 
 
 def median(xs):
@@ -22,3 +24,13 @@ def loadavg():
             return " ".join(f.read().split()[:3])
     except OSError:
         return "?"
+
+
+def require(name, paths, root_for=None):
+    """Exit with one sentence when one of PATHS is not an executable built by `make bench`;
+    warn when not root and ROOT_FOR (what needs it) is given."""
+    for path in paths:
+        if not os.access(path, os.X_OK):
+            sys.exit(f"{name}: {path} is missing; run `make bench`")
+    if root_for and os.geteuid() != 0:
+        print(f"{name}: not root; {root_for} will probably fail", file=sys.stderr)

@@ -36,7 +36,7 @@ import statistics
 import subprocess
 import sys
 import time
-from benchlib import median as med, spread
+from benchlib import median as med, require, spread
 
 
 def rng(xs):
@@ -177,9 +177,7 @@ def main():
     profile = os.path.join(args.build, "profile")
     fp = os.path.join(args.build, "bench", "fixedwork_fp")
     nofp = os.path.join(args.build, "bench", "fixedwork_nofp")
-    for path in (profile, fp, nofp):
-        if not os.access(path, os.X_OK):
-            sys.exit(f"bpfcost: {path} is missing; run `make bench`")
+    require("bpfcost", (profile, fp, nofp))
     try:
         subprocess.run(["bpftool", "version"], capture_output=True, check=True)
     except (OSError, subprocess.CalledProcessError):

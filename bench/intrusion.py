@@ -30,10 +30,9 @@ import shutil
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-from benchlib import loadavg, median
+from benchlib import loadavg, median, require
 
 GAPS_RE = re.compile(r"gaps: threads=(\d+) seconds=([0-9.]+) short=(\d+) short_ns=(\d+) "
                      r"long=(\d+) long_ns=(\d+)")
@@ -101,12 +100,9 @@ def main():
         args.rounds, args.seconds = 2, 3
     freqs = [int(f) for f in args.freqs.split(",")]
     profile = os.path.join(args.build, "profile")
-    for path in [profile] + [os.path.join(args.build, "bench", f"gaps_{t}")
-                             for t in args.targets.split(",")]:
-        if not os.access(path, os.X_OK):
-            sys.exit(f"intrusion: {path} is missing; run `make bench`")
-    if os.geteuid() != 0:
-        print("intrusion: not root; profile and perf will probably fail", file=sys.stderr)
+    require("intrusion", [profile] + [os.path.join(args.build, "bench", f"gaps_{t}")
+                                       for t in args.targets.split(",")],
+            root_for="profile and perf")
     tmp = tempfile.mkdtemp(prefix="intrusion.")
     data = os.path.join(tmp, "perf.data")
     print(f"intrusion: {platform.node()}, kernel {platform.release()}, {os.cpu_count()} CPUs, "

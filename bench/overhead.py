@@ -29,9 +29,8 @@ import re
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
-from benchlib import loadavg, median
+from benchlib import loadavg, median, require
 
 TARGET_RE = re.compile(r"fixedwork: units=(\d+) threads=(\d+) elapsed=([0-9.]+) cpu=([0-9.]+)")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -138,11 +137,7 @@ def main():
     profile = os.path.join(args.build, "profile")
     targets = [("nofp", os.path.join(args.build, "bench", "fixedwork_nofp"), "dwarf"),
                ("fp", os.path.join(args.build, "bench", "fixedwork_fp"), "fp")]
-    for path in [profile] + [t[1] for t in targets]:
-        if not os.access(path, os.X_OK):
-            sys.exit(f"overhead: {path} is missing; run `make bench`")
-    if os.geteuid() != 0:
-        print("overhead: not root; profile and perf will probably fail", file=sys.stderr)
+    require("overhead", [profile] + [t[1] for t in targets], root_for="profile and perf")
 
     tmp = tempfile.mkdtemp(prefix="profile-bench-")
     data = os.path.join(tmp, "perf.data")

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from benchlib import loadavg, median, spread
+from benchlib import loadavg, median, require, spread
 
 GNU_TIME = "/usr/bin/time"
 
@@ -164,10 +164,8 @@ def main():
         ap.error("--duration must be at least 3 s")
     freqs = [int(f) for f in args.freqs.split(",") if f]
     profile = os.path.join(args.build, "profile")
-    for path in [profile] + [os.path.join(args.build, "bench", b)
-                             for b in ("fixedwork_fp", "fixedwork_nofp", "spin")]:
-        if not os.access(path, os.X_OK):
-            sys.exit(f"selfcost: {path} is missing; run `make bench`")
+    require("selfcost", [profile] + [os.path.join(args.build, "bench", b)
+                                      for b in ("fixedwork_fp", "fixedwork_nofp", "spin")])
     if not os.access(GNU_TIME, os.X_OK):
         sys.exit(f"selfcost: {GNU_TIME} is missing (Debian: apt-get install time)")
     if not shutil.which("xz"):
