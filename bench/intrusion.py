@@ -28,7 +28,6 @@ import platform
 import re
 import shutil
 import signal
-import statistics
 import subprocess
 import tempfile
 import time

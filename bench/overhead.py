@@ -27,7 +27,6 @@ import os
 import platform
 import re
 import shutil
-import statistics
 import subprocess
 import tempfile
 from benchlib import loadavg, median, require
