@@ -133,6 +133,18 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/* A page of zeros (never written). */
+struct zero_page {
+	__u8 b[PROFILE_PAGE_SIZE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct zero_page);
+} zeros SEC(".maps");
+
 /* The stack from sp, read at once for the frame-pointer walk. */
 #define WINDOW_WORDS 64
 struct stack_window {
@@ -361,6 +373,8 @@ static __always_inline void send_event(const struct uregs *r, const struct ustac
 {
 	struct sample_event *e;
 	__u64 off = 0, n, want = stack_copy;
+	__u32 key = 0;
+	const struct zero_page *zero = bpf_map_lookup_elem(&zeros, &key);
 
 	if (pr && pr->copy_hint && pr->copy_hint < want)
 		want = pr->copy_hint;
@@ -395,8 +409,13 @@ static __always_inline void send_event(const struct uregs *r, const struct ustac
 		asm volatile("" : "+r"(n), "+r"(off));
 		if (off > PROFILE_MAX_STACK_COPY || n > PROFILE_PAGE_SIZE || n == 0)
 			break;
-		if (bpf_probe_read_user(&e->stack[off], n, (void *)(r->sp + off)))
-			break;
+		if (bpf_probe_read_user(&e->stack[off], n, (void *)(r->sp + off))) {
+			/* sp in a page not there yet: a frame just made past the end of the
+			 * stack, nothing in it written (calls and pushes write). Zeros stand for
+			 * it and the copy goes on; any later page missing ends it. */
+			if (off || !zero || bpf_probe_read_kernel(&e->stack[0], n, zero->b))
+				break;
+		}
 		off += n;
 		n = PROFILE_PAGE_SIZE;
 	}
