@@ -325,11 +325,16 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks, cons
 			(unsigned long long)lost_events, (unsigned long long)lost_stacks,
 			(unsigned long long)st->mmap_lost);
 	if (st->unwind_frames)
-		pr_info("DWARF unwinding: %llu frames in %.1f ms of CPU, %.3f us per frame; "
-			"stack copies of %.1f KiB on average",
+		pr_info("DWARF unwinding: %llu frames in %.1f ms, %.3f us per frame, %.1f%% of "
+			"stacks by cached CFI rules; stack copies of %.1f KiB on average",
 			(unsigned long long)st->unwind_frames, st->unwind_ns / 1e6,
 			st->unwind_ns / 1e3 / st->unwind_frames,
+			st->dwarf ? 100.0 * st->unwind_fast / st->dwarf : 0.0,
 			st->dwarf ? st->copy_bytes / 1024.0 / st->dwarf : 0.0);
+	if (getenv("PROFILE_UNWIND_CHECK"))
+		pr_info("unwind check: %llu of %llu fast-path stacks differ from libunwind's",
+			(unsigned long long)st->unwind_mismatches,
+			(unsigned long long)st->unwind_fast);
 }
 
 int main(int argc, char **argv)

@@ -49,7 +49,9 @@ struct session_stats {
 	uint64_t dwarf;			/* samples unwound with DWARF in userspace */
 	uint64_t unwind_stop[8];	/* of those, by enum unwind_stop */
 	uint64_t unwind_frames;		/* frames those unwinds produced */
-	uint64_t unwind_ns;		/* thread CPU time spent unwinding them */
+	uint64_t unwind_ns;		/* time spent unwinding them */
+	uint64_t unwind_fast;		/* of the unwinds, those done by cached CFI rules alone */
+	uint64_t unwind_mismatches;	/* PROFILE_UNWIND_CHECK: of those, libunwind disagreed */
 	uint64_t copy_bytes;		/* bytes of stack those samples carried */
 	double seconds;			/* time spent sampling */
 	int nr_cpus;			/* CPUs sampled */
@@ -83,7 +85,7 @@ int session__collect(struct session *s, struct folded *out);
 const char *session__error(const struct session *s, enum session_err_kind *kind);
 
 /* Counters of the run, valid after session__collect. */
-const struct session_stats *session__stats(const struct session *s);
+const struct session_stats *session__stats(struct session *s);
 
 /* Detach, kill nothing that still runs on its own, free everything. NULL is fine. */
 void session__free(struct session *s);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "cfi.h"
 #include "elfsym.h"
 #include "log.h"
 #include "procmaps.h"
@@ -28,6 +29,8 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define PAGE_CACHE	8
 #define STACK_SPAN	(8u << 20)	/* reads this close above sp are stack reads */
 #define PAGE		4096
+#define RULES_MIN	256	/* slots of a file's rule cache, at first ... */
+#define RULES_MAX	(1u << 16)	/* ... and at most (32 bytes each) */
 
 const char *const unwind_stop_names[UNWIND_STOP__MAX] = {
 	[UNWIND_STOP_END] = "complete",
@@ -39,14 +42,24 @@ const char *const unwind_stop_names[UNWIND_STOP__MAX] = {
 
 /* --- ELF files: our own read-only mapping, segments and .eh_frame_hdr ------------------- */
 
+/* The CFI rule (or why there is none) at one link-time address of a file. */
+struct rule_slot {
+	uint64_t key;		/* vaddr + 1; 0: empty */
+	struct cfi_rule rule;
+	int err;		/* cfi__lookup's result */
+};
+
 struct ufile {
 	uint64_t dev, ino;
 	char *path;
 	bool ok;			/* mapped and has a usable .eh_frame_hdr */
 	const unsigned char *image;	/* the whole file, mmap'd read only */
 	size_t size;
-	struct { uint64_t vaddr, offset, filesz; } segs[16];
+	struct cfi_seg segs[16];
 	int nr_segs;
+	struct cfi_mem mem;		/* the image and segs, for cfi__lookup */
+	struct rule_slot *rules;	/* open addressing, RULES_MIN..RULES_MAX slots */
+	uint32_t rules_mask, rules_used;
 	uint64_t hdr_vaddr;		/* .eh_frame_hdr */
 	uint64_t table_vaddr;		/* its FDE search table */
 	uint64_t fde_count;
@@ -121,6 +134,7 @@ static void ufile__load(struct ufile *f, const char *path)
 			f->hdr_vaddr = ph.p_vaddr;
 		}
 	}
+	f->mem = (struct cfi_mem){ f->image, f->size, f->segs, f->nr_segs };
 	if (f->hdr_vaddr && f->nr_segs && ufile__parse_hdr(f) == 0)
 		f->ok = true;
 	else
@@ -129,6 +143,67 @@ out:
 	if (elf)
 		elf_end(elf);
 	close(fd);
+}
+
+static uint32_t rule_hash(uint64_t vaddr)
+{
+	return (uint32_t)((vaddr * 0x9e3779b97f4a7c15ULL) >> 32);
+}
+
+static struct rule_slot *rules__slot(struct rule_slot *t, uint32_t mask, uint64_t key)
+{
+	uint32_t i = rule_hash(key) & mask;
+
+	while (t[i].key && t[i].key != key)
+		i = (i + 1) & mask;
+	return &t[i];
+}
+
+/* Twice the slots, up to RULES_MAX; false when it cannot grow. */
+static bool ufile__grow_rules(struct ufile *f)
+{
+	uint32_t n = f->rules ? (f->rules_mask + 1) * 2 : RULES_MIN;
+	struct rule_slot *t;
+
+	if (n > RULES_MAX)
+		return false;
+	t = calloc(n, sizeof(*t));
+	if (!t)
+		return false;
+	for (uint32_t i = 0; f->rules && i <= f->rules_mask; i++)
+		if (f->rules[i].key)
+			*rules__slot(t, n - 1, f->rules[i].key) = f->rules[i];
+	free(f->rules);
+	f->rules = t;
+	f->rules_mask = n - 1;
+	return true;
+}
+
+/*
+ * The CFI rule at link-time address VADDR of F, worked out once and kept; NULL when there is
+ * none a rule can express (libunwind's turn). OUT holds it when the cache is full.
+ */
+static const struct cfi_rule *ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out)
+{
+	struct rule_slot *sl = NULL;
+	int err;
+
+	if (f->rules) {
+		sl = rules__slot(f->rules, f->rules_mask, vaddr + 1);
+		if (sl->key)
+			return sl->err ? NULL : &sl->rule;
+	}
+	err = cfi__lookup(&f->mem, f->hdr_vaddr, (uint32_t)f->fde_count, vaddr, out);
+	if (!f->rules || (f->rules_used + 1) * 2 > f->rules_mask + 1)
+		sl = ufile__grow_rules(f) ? rules__slot(f->rules, f->rules_mask, vaddr + 1) :
+		     NULL;		/* full at RULES_MAX: not kept */
+	if (sl) {
+		sl->key = vaddr + 1;
+		sl->err = err;
+		sl->rule = *out;
+		f->rules_used++;
+	}
+	return err ? NULL : out;
 }
 
 /* --- per process: address space, and where its files are --------------------------------- */
@@ -154,6 +229,8 @@ struct unwinder {
 	struct ufile *files[FILE_BUCKETS];
 	struct uproc *procs[PROC_BUCKETS];
 	struct uctx *ctx;	/* reused by every unwind (one at a time) */
+	bool check;		/* PROFILE_UNWIND_CHECK: libunwind redoes every fast unwind */
+	struct unwind_counts counts;
 };
 
 /* What the accessors see during one unwind: set up by uctx__begin. */
@@ -332,23 +409,40 @@ static int read_live(struct uctx *c, uint64_t addr, unw_word_t *val)
 	return 0;
 }
 
-static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
-		      void *arg)
+/* The word at ADDR of the sampled thread's stack: from the copy, else (unless copy_only) still
+ * in place in the live process. Returns 0 or -1; keeps stack_used. */
+static int read_stack(struct uctx *c, uint64_t addr, uint64_t *val)
 {
-	struct uctx *c = arg;
 	const struct unwind_sample *s = c->s;
-	struct loaded *l;
-	(void)as;
 
-	if (write)
-		return -UNW_EINVAL;
-	/* The stack as it was at the sample. */
 	if (addr >= s->sp && addr - s->sp + sizeof(*val) <= s->stack_len) {
 		memcpy(val, (const char *)s->stack + (addr - s->sp), sizeof(*val));
 		if (addr - s->sp + sizeof(*val) > c->stack_used)
 			c->stack_used = addr - s->sp + sizeof(*val);
 		return 0;
 	}
+	if (c->copy_only || read_live(c, addr, val))
+		return -1;
+	if (addr >= s->sp && addr - s->sp < STACK_SPAN &&
+	    addr - s->sp + sizeof(*val) > c->stack_used)
+		c->stack_used = addr - s->sp + sizeof(*val);
+	return 0;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
+		      void *arg)
+{
+	struct uctx *c = arg;
+	const struct unwind_sample *s = c->s;
+	struct loaded *l;
+	uint64_t v;
+	(void)as;
+
+	if (write)
+		return -UNW_EINVAL;
+	/* The stack as it was at the sample. */
+	if (addr >= s->sp && addr - s->sp + sizeof(*val) <= s->stack_len)
+		goto stack;
 	/* Unwind tables and code, from our mapping of the file. */
 	l = uproc__find_loaded(c->p, addr);
 	if (l) {
@@ -360,10 +454,9 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 		}
 	}
 	/* Older frames, past the copy: still in place in the live process. */
-	if (!c->copy_only && read_live(c, addr, val) == 0) {
-		if (addr >= s->sp && addr - s->sp < STACK_SPAN &&
-		    addr - s->sp + sizeof(*val) > c->stack_used)
-			c->stack_used = addr - s->sp + sizeof(*val);
+stack:
+	if (read_stack(c, addr, &v) == 0) {
+		*val = v;
 		return 0;
 	}
 	c->mem_fault = true;
@@ -456,6 +549,7 @@ struct unwinder *unwinder__new(struct procmaps *pm)
 		return NULL;
 	}
 	u->pm = pm;
+	u->check = getenv("PROFILE_UNWIND_CHECK") != NULL;
 	u->acc.find_proc_info = find_proc_info;
 	u->acc.put_unwind_info = put_unwind_info;
 	u->acc.get_dyn_info_list_addr = get_dyn_info_list_addr;
@@ -508,6 +602,7 @@ void unwinder__free(struct unwinder *u)
 			next = f->next;
 			if (f->image)
 				munmap((void *)f->image, f->size);
+			free(f->rules);
 			free(f->path);
 			free(f);
 		}
@@ -516,20 +611,66 @@ void unwinder__free(struct unwinder *u)
 	free(u);
 }
 
-int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t *ips, int max,
-		     enum unwind_stop *stop)
+/*
+ * The fast path: cached CFI rules (ufile__rule), two or three stack reads per frame. Returns
+ * the number of frames in IPS and sets *STOP; 0 when some frame needs libunwind (no rule for
+ * its address, a register we do not have, a word we cannot read), which then does the whole
+ * stack so that what is reported does not depend on which path ran.
+ */
+static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop *stop)
 {
-	struct uctx *c;
+	const struct unwind_sample *s = c->s;
+	uint64_t ip = s->ip, sp = s->sp, bp = s->bp;
+	bool bp_ok = true;
+	int n = 1;
+
+	for (;;) {
+		/* A caller's return address may be past its function's end (a call to a
+		 * noreturn function): its rule is the call's, one byte before. */
+		uint64_t pc = n > 1 ? ip - 1 : ip, cfa, ra;
+		const struct cfi_rule *r;
+		struct cfi_rule tmp;
+		struct loaded *l;
+
+		if (n >= max) {
+			*stop = UNWIND_STOP_DEPTH;
+			return n;
+		}
+		l = uproc__loaded_for_ip(c, pc);
+		if (!l || !(r = ufile__rule(l->f, pc - l->bias, &tmp)))
+			return 0;
+		if (r->cfa_reg == CFI_REG_RBP && !bp_ok)
+			return 0;
+		cfa = (r->cfa_reg == CFI_REG_RSP ? sp : bp) + (int64_t)r->cfa_off;
+		if (r->cfa_deref && read_stack(c, cfa, &cfa))
+			return 0;
+		if (r->ra == CFI_UNDEFINED) {
+			*stop = UNWIND_STOP_END;	/* the outermost frame (_start, clone) */
+			return n;
+		}
+		if (read_stack(c, cfa + (int64_t)r->ra_off, &ra))
+			return 0;
+		if (r->bp == CFI_AT_CFA && read_stack(c, cfa + (int64_t)r->bp_off, &bp))
+			return 0;
+		if (r->bp == CFI_UNDEFINED)
+			bp_ok = false;
+		sp = cfa;
+		ip = ra;
+		if (!ip) {
+			*stop = UNWIND_STOP_END;
+			return n;
+		}
+		ips[n++] = ip;
+	}
+}
+
+static int unwind_libunwind(struct uctx *c, uint64_t *ips, int max, enum unwind_stop *stop)
+{
 	unw_cursor_t cur;
 	int n = 1, ret;
 
-	ips[0] = s->ip;
 	*stop = UNWIND_STOP_NO_MEMORY;
-	c = uctx__begin(u, s);
-	if (!c)
-		return 1;
-	c->p = unwinder__proc(u, s->pid);
-	if (!c->p || unw_init_remote(&cur, c->p->as, c) < 0)
+	if (unw_init_remote(&cur, c->p->as, c) < 0)
 		return 1;
 	for (;;) {
 		unw_word_t ip;
@@ -555,6 +696,68 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
 		ips[n++] = ip;
 	}
 	return n;
+}
+
+/* PROFILE_UNWIND_CHECK: libunwind's answer for the stack the fast path unwound into IPS. */
+static void check_fast(struct unwinder *u, const struct unwind_sample *s, const uint64_t *ips,
+		       int n, enum unwind_stop stop, int max)
+{
+	static uint64_t theirs[1024];
+	struct uctx *c = uctx__begin(u, s);
+	enum unwind_stop their_stop;
+	int m;
+
+	if (!c || max > 1024)
+		return;
+	c->p = unwinder__proc(u, s->pid);
+	theirs[0] = s->ip;
+	m = c->p ? unwind_libunwind(c, theirs, max, &their_stop) : 0;
+	if (m == n && their_stop == stop && !memcmp(ips, theirs, n * sizeof(*ips)))
+		return;
+	if (u->counts.mismatches++ < 10) {
+		pr_warn("unwind check: pid %d ip %#llx: fast path %d frames (%s), libunwind %d (%s)",
+			s->pid, (unsigned long long)s->ip, n, unwind_stop_names[stop], m,
+			unwind_stop_names[their_stop]);
+		for (int i = 0; i < n || i < m; i++)
+			pr_warn("  %2d %#18llx %#18llx", i, i < n ? (unsigned long long)ips[i] : 0ULL,
+				i < m ? (unsigned long long)theirs[i] : 0ULL);
+	}
+}
+
+int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t *ips, int max,
+		     enum unwind_stop *stop)
+{
+	struct uctx *c;
+	int n;
+
+	ips[0] = s->ip;
+	*stop = UNWIND_STOP_NO_MEMORY;
+	c = uctx__begin(u, s);
+	if (!c)
+		return 1;
+	c->p = unwinder__proc(u, s->pid);
+	if (!c->p)
+		return 1;
+	n = unwind_fast(c, ips, max, stop);
+	if (n) {
+		size_t used = c->stack_used;
+
+		u->counts.fast++;
+		if (u->check) {
+			check_fast(u, s, ips, n, *stop, max);
+			u->ctx->stack_used = used;
+		}
+		return n;
+	}
+	u->counts.slow++;
+	c = uctx__begin(u, s);
+	c->p = unwinder__proc(u, s->pid);
+	return unwind_libunwind(c, ips, max, stop);
+}
+
+const struct unwind_counts *unwinder__counts(const struct unwinder *u)
+{
+	return &u->counts;
 }
 
 size_t unwinder__stack_used(const struct unwinder *u)

@@ -2,11 +2,13 @@
 /*
  * unwind: DWARF CFI unwinding of sampled user stacks, in userspace, after the fact.
  *
- * A sample brings the registers (ip, sp, bp) and a copy of the top of the user stack. libunwind
- * (remote interface, our accessors) unwinds over that copy; memory past it (older callers'
- * frames, still in place while the thread is inside them) is read from the live process with
- * process_vm_readv; unwind tables (.eh_frame_hdr) and code are read from our own mapping of
- * each ELF file, found once per file and kept.
+ * A sample brings the registers (ip, sp, bp) and a copy of the top of the user stack. Each
+ * frame's CFI rule (cfi.h), worked out once per address and cached per file, says where the
+ * caller's sp, ip and rbp are in that copy; memory past it (older callers' frames, still in
+ * place while the thread is inside them) is read from the live process with
+ * process_vm_readv. A stack with a frame no such rule covers goes to libunwind (remote
+ * interface, our accessors) as a whole. Unwind tables (.eh_frame_hdr, .eh_frame) and code
+ * are read from our own mapping of each ELF file, found once per file and kept.
  */
 #ifndef UNWIND_H
 #define UNWIND_H
@@ -60,6 +62,15 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
  * or there is no unwind info.
  */
 int unwinder__leaf_return(struct unwinder *u, const struct unwind_sample *s, uint64_t *ret);
+
+/* How the stacks were unwound so far. */
+struct unwind_counts {
+	uint64_t fast;		/* by cached CFI rules alone */
+	uint64_t slow;		/* by libunwind (some frame had no rule a cache entry can hold) */
+	uint64_t mismatches;	/* PROFILE_UNWIND_CHECK: fast stacks libunwind unwound otherwise */
+};
+
+const struct unwind_counts *unwinder__counts(const struct unwinder *u);
 
 /* Bytes of stack from the sample's sp that the last unwinder__unwind read (from the copy or
  * from the live process). */

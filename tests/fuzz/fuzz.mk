@@ -10,10 +10,11 @@ FUZZ_CFLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 FUZZ_SECONDS	?= 60
 FUZZ_TEST_SECONDS ?= 10
 
-FUZZ_TARGETS	:= procmaps kallsyms perfmap elfsym flamegraph
+FUZZ_TARGETS	:= procmaps kallsyms perfmap elfsym flamegraph cfi
 fuzz_srcs_procmaps	:= lib/procmaps.c
 fuzz_srcs_kallsyms	:= lib/kallsyms.c
 fuzz_srcs_perfmap	:= lib/perfmap.c
+fuzz_srcs_cfi		:= lib/cfi.c
 fuzz_srcs_elfsym	:= lib/elfsym.c lib/log.c
 fuzz_libs_elfsym	:= -lelf -lz
 fuzz_srcs_flamegraph	:= lib/folded_read.c lib/folded.c lib/log.c flamegraph/flamegraph.c

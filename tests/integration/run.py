@@ -259,6 +259,34 @@ def dwarf_copies_shrink_to_what_unwinds_need():
 
 
 @test
+def cached_cfi_rules_agree_with_libunwind():
+    # The fast path (CFI rules cached per address) unwinds nearly every stack; with
+    # PROFILE_UNWIND_CHECK libunwind unwinds each of those again and must find the same
+    # frames and the same end: a shared library, threads, inlined code, C++, Debian's xz.
+    env = dict(os.environ, PROFILE_UNWIND_CHECK="1")
+    cmds = [[workload("chain_nofp"), "2"], [workload("threads")], [workload("inline")],
+            [workload("templates")],
+            ["sh", "-c", f"exec xz -6 -T1 -c {profile_bin()} {profile_bin()} > /dev/null"]]
+    seen = []
+    for cmd in cmds:
+        p = subprocess.run([profile_bin(), "-v", "-F", "999", "-d", "2", "-o", os.devnull,
+                            "--"] + cmd, capture_output=True, text=True, env=env,
+                           timeout=60, errors="replace")
+        expect(p.returncode == 0, f"{cmd[0]}: exited {p.returncode}: {p.stderr[-300:]}")
+        m = re.search(r"unwind check: (\d+) of (\d+) fast-path stacks differ", p.stderr)
+        f = re.search(r"([0-9.]+)% of stacks by cached CFI rules", p.stderr)
+        expect(m and f, f"{cmd[0]}: no unwind check in the summary: {p.stderr[-300:]!r}")
+        bad, fast = int(m.group(1)), int(m.group(2))
+        name = os.path.basename(cmd[0]) if cmd[0] != "sh" else "xz"
+        expect(bad == 0, f"{name}: {bad} of {fast} stacks differ from libunwind's: "
+               f"{p.stderr[-1500:]}")
+        expect(fast >= 200 and float(f.group(1)) >= 95,
+               f"{name}: only {fast} stacks ({f.group(1)}%) by cached CFI rules")
+        seen.append(f"{name} {fast} ({f.group(1)}%)")
+    return ", ".join(seen)
+
+
+@test
 def unwind_fp_mode_marks_truncation():
     stacks, _, _ = run_profile(["--unwind", "fp", "--", workload("chain_nofp"), "1"])
     s = share(stacks, lambda f: f[1] == "[truncated]", "chain_nofp")

@@ -9,6 +9,7 @@ int register_kallsyms_suite(void);
 int register_elfsym_suite(void);
 int register_folded_suite(void);
 int register_unwind_suite(void);
+int register_cfi_suite(void);
 int register_perfmap_suite(void);
 int register_folded_read_suite(void);
 int register_flamegraph_suite(void);

@@ -4,6 +4,7 @@
  * copy of the top of the stack, and the rest read live. __builtin_return_address is the
  * oracle for the first caller.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "procmaps.h"
@@ -106,13 +107,44 @@ static void test_leaf_return_at_entry(void)
 	CU_ASSERT_NOT_EQUAL(unwinder__leaf_return(unw, &s, &ret), 0);
 }
 
+/*
+ * Stacks of this process go through the cached CFI rules, and libunwind, asked again for
+ * each (PROFILE_UNWIND_CHECK), finds the same frames.
+ */
+static void test_fast_path_agrees_with_libunwind(void)
+{
+	static const size_t copies[] = { 4096, 512, 64 };
+	struct unwinder *saved = unw;
+	const struct unwind_counts *c;
+
+	setenv("PROFILE_UNWIND_CHECK", "1", 1);
+	unw = unwinder__new(pm);
+	unsetenv("PROFILE_UNWIND_CHECK");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(unw);
+	for (size_t i = 0; i < sizeof(copies) / sizeof(copies[0]); i++) {
+		struct result r = { 0 };
+
+		middle(copies[i], &r);
+		CU_ASSERT_EQUAL(r.ips[1], r.ret0);
+		CU_ASSERT_EQUAL(r.stop, UNWIND_STOP_END);
+	}
+	c = unwinder__counts(unw);
+	CU_ASSERT_EQUAL(c->fast, 3);
+	CU_ASSERT_EQUAL(c->slow, 0);
+	CU_ASSERT_EQUAL(c->mismatches, 0);
+	unwinder__free(unw);
+	unw = saved;
+}
+
 int register_unwind_suite(void)
 {
 	CU_pSuite s = CU_add_suite("unwind", setup, teardown);
 
 	if (!s || !CU_add_test(s, "unwind this process from a stack copy", test_unwind_self) ||
 	    !CU_add_test(s, "an address without unwind info", test_unwind_unknown_ip) ||
-	    !CU_add_test(s, "leaf return address at function entry", test_leaf_return_at_entry))
+	    !CU_add_test(s, "leaf return address at function entry", test_leaf_return_at_entry) ||
+	    !CU_add_test(s, "cached CFI rules agree with libunwind",
+			 test_fast_path_agrees_with_libunwind))
 		return -1;
 	return 0;
 }

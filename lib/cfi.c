@@ -1,0 +1,612 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * cfi: CIE and FDE records of .eh_frame, and the CFA program run up to one address, after the
+ * DWARF 4 specification (section 6.4) and the LSB's .eh_frame description (pointer encodings,
+ * augmentation strings). Only rbp, the return address and the CFA are tracked; operations on
+ * other registers are read and ignored.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include "cfi.h"
+#include "elfsym.h"
+
+/* DW_EH_PE_* pointer encodings: the format in the low nibble, the base in bits 4-6. */
+#define PE_OMIT		0xff
+#define PE_FORMAT	0x0f
+#define PE_APPLY	0x70
+#define PE_PCREL	0x10
+
+/* DW_CFA_* operations (those with an operand in the low 6 bits first). */
+#define CFA_advance_loc		0x40
+#define CFA_offset		0x80
+#define CFA_restore		0xc0
+enum {
+	CFA_nop = 0x00, CFA_set_loc, CFA_advance_loc1, CFA_advance_loc2, CFA_advance_loc4,
+	CFA_offset_extended, CFA_restore_extended, CFA_undefined, CFA_same_value, CFA_register,
+	CFA_remember_state, CFA_restore_state, CFA_def_cfa, CFA_def_cfa_register,
+	CFA_def_cfa_offset, CFA_def_cfa_expression, CFA_expression, CFA_offset_extended_sf,
+	CFA_def_cfa_sf, CFA_def_cfa_offset_sf, CFA_val_offset, CFA_val_offset_sf,
+	CFA_val_expression,
+	CFA_GNU_args_size = 0x2e, CFA_GNU_negative_offset_extended = 0x2f,
+};
+
+#define OP_deref	0x06
+#define OP_breg0	0x70
+
+#define MAX_STATES	16	/* remember_state nesting */
+
+/* A register's rule while the program runs: enum cfi_where, or UNSUP. */
+#define UNSUP		0xff
+
+const unsigned char *cfi_mem__ptr(const struct cfi_mem *m, uint64_t vaddr, uint64_t len)
+{
+	for (int i = 0; i < m->nr_segs; i++) {
+		const struct cfi_seg *s = &m->segs[i];
+		uint64_t rel = vaddr - s->vaddr;
+
+		if (vaddr < s->vaddr || rel >= s->filesz || len > s->filesz - rel)
+			continue;
+		if (s->offset > m->size || rel + len > m->size - s->offset)
+			return NULL;
+		return m->image + s->offset + rel;
+	}
+	return NULL;
+}
+
+/* --- reading ------------------------------------------------------------------------------- */
+
+struct rd {
+	const unsigned char *p, *start, *end;
+	uint64_t start_vaddr;	/* link-time address of START */
+	bool bad;		/* read past the end, or an encoding we cannot read */
+};
+
+static uint64_t rd_vaddr(const struct rd *r)
+{
+	return r->start_vaddr + (uint64_t)(r->p - r->start);
+}
+
+static uint64_t rd_u(struct rd *r, int n)
+{
+	uint64_t v = 0;
+
+	if (r->end - r->p < n) {
+		r->bad = true;
+		r->p = r->end;
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	uint64_t v = 0;
+	int shift = 0;
+
+	while (r->p < r->end) {
+		unsigned char b = *r->p++;
+
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = true;
+	return 0;
+}
+
+static int64_t rd_sleb(struct rd *r)
+{
+	uint64_t v = 0;
+	int shift = 0;
+
+	while (r->p < r->end) {
+		unsigned char b = *r->p++;
+
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				v |= ~(uint64_t)0 << shift;
+			return (int64_t)v;
+		}
+	}
+	r->bad = true;
+	return 0;
+}
+
+/* A pointer in encoding ENC; APPLY adds its base (only pc-relative is known here). */
+static uint64_t rd_enc(struct rd *r, uint8_t enc, bool apply)
+{
+	uint64_t at = rd_vaddr(r), v;
+
+	if (enc == PE_OMIT)
+		return 0;
+	switch (enc & PE_FORMAT) {
+	case 0x00: v = rd_u(r, 8); break;			/* absptr */
+	case 0x01: v = rd_uleb(r); break;
+	case 0x02: v = rd_u(r, 2); break;
+	case 0x03: v = rd_u(r, 4); break;
+	case 0x04: v = rd_u(r, 8); break;
+	case 0x09: v = (uint64_t)rd_sleb(r); break;
+	case 0x0a: v = (uint64_t)(int64_t)(int16_t)rd_u(r, 2); break;
+	case 0x0b: v = (uint64_t)(int64_t)(int32_t)rd_u(r, 4); break;
+	case 0x0c: v = rd_u(r, 8); break;
+	default: r->bad = true; return 0;
+	}
+	if (!apply)
+		return v;
+	switch (enc & PE_APPLY) {
+	case 0: return v;
+	case PE_PCREL: return v + at;
+	default: r->bad = true; return 0;	/* datarel, textrel, funcrel: not in .eh_frame */
+	}
+}
+
+/*
+ * The record (CIE or FDE) at VADDR: sets R to its contents after the length and *ID to the
+ * CIE id / CIE pointer field's value, *ID_VADDR to that field's address.
+ */
+static int record_open(const struct cfi_mem *m, uint64_t vaddr, struct rd *r, uint64_t *id,
+		       uint64_t *id_vaddr)
+{
+	const unsigned char *p = cfi_mem__ptr(m, vaddr, 4);
+	uint64_t len, hdr = 4;
+
+	if (!p)
+		return -EINVAL;
+	len = (uint32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24);
+	if (len == 0)
+		return -EINVAL;		/* the terminator */
+	if (len == 0xffffffff)
+		return -ENOTSUP;	/* 64-bit DWARF: not produced for x86-64 .eh_frame */
+	p = cfi_mem__ptr(m, vaddr, hdr + len);
+	if (!p || len < 4)
+		return -EINVAL;
+	*r = (struct rd){ .p = p + hdr, .start = p + hdr, .end = p + hdr + len,
+			  .start_vaddr = vaddr + hdr };
+	*id_vaddr = vaddr + hdr;
+	*id = rd_u(r, 4);
+	return 0;
+}
+
+/* --- the CFA program ----------------------------------------------------------------------- */
+
+struct reg {
+	uint8_t where;		/* enum cfi_where or UNSUP */
+	int64_t off;
+};
+
+struct row {
+	uint8_t cfa_reg;
+	uint8_t cfa_deref;
+	bool cfa_unsup;
+	int64_t cfa_off;
+	struct reg bp, ra;
+};
+
+struct cie {
+	uint64_t code_align;
+	int64_t data_align;
+	uint8_t fde_enc;
+	bool has_z;
+	struct rd insns;
+};
+
+struct prog {
+	const struct cie *cie;
+	struct row row, init;		/* current, and after the CIE's instructions */
+	struct row stack[MAX_STATES];
+	int depth;
+	uint64_t loc, pc;
+	bool past;			/* advanced beyond pc: the row is final */
+	bool unsup;			/* an operation we cannot follow, anywhere */
+};
+
+/* V times the data alignment factor, wrapping (nonsense offsets are refused later, as
+ * outside 32 bits). */
+static int64_t factored(uint64_t v, const struct cie *c)
+{
+	return (int64_t)(v * (uint64_t)c->data_align);
+}
+
+static struct reg *prog_reg(struct row *row, uint64_t regno)
+{
+	if (regno == CFI_REG_RBP)
+		return &row->bp;
+	if (regno == CFI_REG_RA)
+		return &row->ra;
+	return NULL;			/* not tracked */
+}
+
+static void set_reg(struct row *row, uint64_t regno, uint8_t where, int64_t off)
+{
+	struct reg *g = prog_reg(row, regno);
+
+	if (g) {
+		g->where = where;
+		g->off = off;
+	}
+}
+
+/* DW_CFA_restore: back to the CIE's rule (INIT), which the CIE itself cannot use. */
+static int restore_reg(struct row *row, const struct row *init, uint64_t regno)
+{
+	if (!init)
+		return -EINVAL;
+	if (regno == CFI_REG_RBP)
+		row->bp = init->bp;
+	else if (regno == CFI_REG_RA)
+		row->ra = init->ra;
+	return 0;
+}
+
+static void advance(struct prog *pg, uint64_t loc)
+{
+	if (loc > pg->pc)
+		pg->past = true;
+	else
+		pg->loc = loc;
+}
+
+/* CFA = *(reg + off), the one expression kept: GCC's rule for functions that realign. */
+static void def_cfa_expr(struct row *row, struct rd *r)
+{
+	uint64_t len = rd_uleb(r);
+	struct rd e;
+
+	if (r->bad || len > (uint64_t)(r->end - r->p)) {
+		r->bad = true;
+		return;
+	}
+	e = (struct rd){ .p = r->p, .start = r->p, .end = r->p + len };
+	r->p += len;
+	row->cfa_unsup = true;
+	if (e.p < e.end && (*e.p == OP_breg0 + CFI_REG_RSP || *e.p == OP_breg0 + CFI_REG_RBP)) {
+		uint8_t reg = *e.p++ - OP_breg0;
+		int64_t off = rd_sleb(&e);
+
+		if (!e.bad && e.p + 1 == e.end && *e.p == OP_deref) {
+			row->cfa_unsup = false;
+			row->cfa_reg = reg;
+			row->cfa_off = off;
+			row->cfa_deref = 1;
+		}
+	}
+}
+
+static void skip_block(struct rd *r)
+{
+	uint64_t len = rd_uleb(r);
+
+	if (r->bad || len > (uint64_t)(r->end - r->p))
+		r->bad = true;
+	else
+		r->p += len;
+}
+
+/* Run the instructions in R until they end or pass pg->pc. INIT: the CIE's row for
+ * DW_CFA_restore (NULL while running the CIE's own). */
+static int run(struct prog *pg, struct rd *r, const struct row *init)
+{
+	const struct cie *c = pg->cie;
+	struct row *row = &pg->row;
+
+	while (r->p < r->end && !pg->past && !pg->unsup) {
+		uint8_t op = *r->p++;
+		uint64_t reg, u;
+		int64_t s;
+
+		switch (op & 0xc0) {
+		case CFA_advance_loc:
+			advance(pg, pg->loc + (op & 0x3f) * c->code_align);
+			continue;
+		case CFA_offset:
+			u = rd_uleb(r);
+			set_reg(row, op & 0x3f, CFI_AT_CFA, factored(u, c));
+			continue;
+		case CFA_restore:
+			if (restore_reg(row, init, op & 0x3f))
+				return -EINVAL;
+			continue;
+		}
+		switch (op) {
+		case CFA_nop:
+			break;
+		case CFA_set_loc:
+			u = rd_enc(r, c->fde_enc, true);
+			if (!r->bad)
+				advance(pg, u);
+			break;
+		case CFA_advance_loc1:
+			u = rd_u(r, 1);
+			advance(pg, pg->loc + u * c->code_align);
+			break;
+		case CFA_advance_loc2:
+			u = rd_u(r, 2);
+			advance(pg, pg->loc + u * c->code_align);
+			break;
+		case CFA_advance_loc4:
+			u = rd_u(r, 4);
+			advance(pg, pg->loc + u * c->code_align);
+			break;
+		case CFA_offset_extended:
+			reg = rd_uleb(r);
+			u = rd_uleb(r);
+			set_reg(row, reg, CFI_AT_CFA, factored(u, c));
+			break;
+		case CFA_offset_extended_sf:
+			reg = rd_uleb(r);
+			s = rd_sleb(r);
+			set_reg(row, reg, CFI_AT_CFA, factored((uint64_t)s, c));
+			break;
+		case CFA_GNU_negative_offset_extended:
+			reg = rd_uleb(r);
+			u = rd_uleb(r);
+			set_reg(row, reg, CFI_AT_CFA, factored(0 - u, c));
+			break;
+		case CFA_restore_extended:
+			if (restore_reg(row, init, rd_uleb(r)))
+				return -EINVAL;
+			break;
+		case CFA_undefined:
+			set_reg(row, rd_uleb(r), CFI_UNDEFINED, 0);
+			break;
+		case CFA_same_value:
+			set_reg(row, rd_uleb(r), CFI_SAME, 0);
+			break;
+		case CFA_register:		/* saved in another register: not sampled */
+			reg = rd_uleb(r);
+			rd_uleb(r);
+			set_reg(row, reg, UNSUP, 0);
+			break;
+		case CFA_val_offset:		/* the value is an address: not for rbp or rip */
+			reg = rd_uleb(r);
+			rd_uleb(r);
+			set_reg(row, reg, UNSUP, 0);
+			break;
+		case CFA_val_offset_sf:
+			reg = rd_uleb(r);
+			rd_sleb(r);
+			set_reg(row, reg, UNSUP, 0);
+			break;
+		case CFA_expression:
+		case CFA_val_expression:
+			reg = rd_uleb(r);
+			skip_block(r);
+			set_reg(row, reg, UNSUP, 0);
+			break;
+		case CFA_remember_state:
+			if (pg->depth == MAX_STATES) {
+				pg->unsup = true;
+				break;
+			}
+			pg->stack[pg->depth++] = *row;
+			break;
+		case CFA_restore_state:
+			if (!pg->depth)
+				return -EINVAL;
+			*row = pg->stack[--pg->depth];
+			break;
+		case CFA_def_cfa:
+			row->cfa_reg = (uint8_t)rd_uleb(r);
+			row->cfa_off = (int64_t)rd_uleb(r);
+			row->cfa_deref = 0;
+			row->cfa_unsup = false;
+			break;
+		case CFA_def_cfa_sf:
+			row->cfa_reg = (uint8_t)rd_uleb(r);
+			row->cfa_off = factored((uint64_t)rd_sleb(r), c);
+			row->cfa_deref = 0;
+			row->cfa_unsup = false;
+			break;
+		case CFA_def_cfa_register:
+			row->cfa_reg = (uint8_t)rd_uleb(r);
+			if (row->cfa_deref)	/* only valid after a register + offset rule */
+				row->cfa_unsup = true;
+			break;
+		case CFA_def_cfa_offset:
+			row->cfa_off = (int64_t)rd_uleb(r);
+			if (row->cfa_deref)
+				row->cfa_unsup = true;
+			break;
+		case CFA_def_cfa_offset_sf:
+			row->cfa_off = factored((uint64_t)rd_sleb(r), c);
+			if (row->cfa_deref)
+				row->cfa_unsup = true;
+			break;
+		case CFA_def_cfa_expression:
+			def_cfa_expr(row, r);
+			break;
+		case CFA_GNU_args_size:
+			rd_uleb(r);
+			break;
+		default:
+			pg->unsup = true;	/* vendor operations we do not know */
+			break;
+		}
+		if (r->bad)
+			return -EINVAL;
+	}
+	return r->bad ? -EINVAL : 0;
+}
+
+/* --- CIE and FDE --------------------------------------------------------------------------- */
+
+static int cie_parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c)
+{
+	uint64_t id, id_vaddr, ra;
+	const char *aug;
+	size_t aug_len;
+	const unsigned char *aug_end = NULL;
+	uint8_t version;
+	struct rd r;
+	int err;
+
+	err = record_open(m, vaddr, &r, &id, &id_vaddr);
+	if (err)
+		return err;
+	if (id != 0)
+		return -EINVAL;		/* not a CIE */
+	version = (uint8_t)rd_u(&r, 1);
+	if (version != 1 && version != 3)
+		return -ENOTSUP;
+	aug = (const char *)r.p;
+	aug_len = strnlen(aug, (size_t)(r.end - r.p));
+	if (aug_len == (size_t)(r.end - r.p))
+		return -EINVAL;
+	r.p += aug_len + 1;
+	memset(c, 0, sizeof(*c));
+	c->fde_enc = 0;			/* absptr without 'R' */
+	c->code_align = rd_uleb(&r);
+	c->data_align = rd_sleb(&r);
+	ra = version == 1 ? rd_u(&r, 1) : rd_uleb(&r);
+	if (r.bad)
+		return -EINVAL;
+	if (ra != CFI_REG_RA)
+		return -ENOTSUP;
+	if (aug_len && aug[0] != 'z')
+		return -ENOTSUP;	/* "eh" and other pre-'z' forms */
+	if (aug_len) {
+		uint64_t n = rd_uleb(&r);
+
+		if (r.bad || n > (uint64_t)(r.end - r.p))
+			return -EINVAL;
+		aug_end = r.p + n;
+		c->has_z = true;
+	}
+	for (size_t i = 1; i < aug_len; i++) {
+		switch (aug[i]) {
+		case 'R':
+			c->fde_enc = (uint8_t)rd_u(&r, 1);
+			break;
+		case 'P': {
+			uint8_t enc = (uint8_t)rd_u(&r, 1);
+
+			rd_enc(&r, enc & 0x7f, false);	/* the personality routine: skipped */
+			break;
+		}
+		case 'L':
+			rd_u(&r, 1);
+			break;
+		case 'S':
+			return -ENOTSUP;	/* a signal frame: libunwind knows sigreturn */
+		default:
+			i = aug_len;		/* the rest is skipped with the 'z' length */
+			break;
+		}
+		if (r.bad || r.p > aug_end)
+			return -EINVAL;
+	}
+	if (aug_end)
+		r.p = aug_end;
+	c->insns = r;
+	return 0;
+}
+
+static int row_to_rule(const struct row *row, struct cfi_rule *out)
+{
+	if (row->cfa_unsup || (row->cfa_reg != CFI_REG_RSP && row->cfa_reg != CFI_REG_RBP) ||
+	    row->ra.where == UNSUP || row->ra.where == CFI_SAME || row->bp.where == UNSUP)
+		return -ENOTSUP;
+	if (row->cfa_off < INT32_MIN || row->cfa_off > INT32_MAX ||
+	    row->ra.off < INT32_MIN || row->ra.off > INT32_MAX ||
+	    row->bp.off < INT32_MIN || row->bp.off > INT32_MAX)
+		return -ENOTSUP;
+	*out = (struct cfi_rule){
+		.cfa_reg = row->cfa_reg, .cfa_deref = row->cfa_deref, .cfa_off = (int32_t)row->cfa_off,
+		.ra = row->ra.where, .ra_off = (int32_t)row->ra.off,
+		.bp = row->bp.where, .bp_off = (int32_t)row->bp.off,
+	};
+	return 0;
+}
+
+int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struct cfi_rule *out)
+{
+	struct prog pg;
+	struct cie cie;
+	struct rd r, insns;
+	uint64_t id, id_vaddr, start, range;
+	int err;
+
+	err = record_open(m, fde_vaddr, &r, &id, &id_vaddr);
+	if (err)
+		return err;
+	if (id == 0 || id > id_vaddr)
+		return -EINVAL;		/* a CIE, or a pointer before the start of memory */
+	err = cie_parse(m, id_vaddr - id, &cie);
+	if (err)
+		return err;
+	start = rd_enc(&r, cie.fde_enc, true);
+	range = rd_enc(&r, cie.fde_enc & PE_FORMAT, false);
+	if (r.bad)
+		return -EINVAL;
+	if (pc < start || pc - start >= range)
+		return -ENOENT;
+	if (cie.has_z) {
+		uint64_t n = rd_uleb(&r);
+
+		if (r.bad || n > (uint64_t)(r.end - r.p))
+			return -EINVAL;
+		r.p += n;
+	}
+	memset(&pg, 0, sizeof(pg));
+	pg.cie = &cie;
+	pg.loc = start;
+	pg.pc = pc;
+	insns = cie.insns;
+	err = run(&pg, &insns, NULL);
+	if (err)
+		return err;
+	if (pg.past)
+		return -EINVAL;		/* the CIE's instructions cannot advance */
+	pg.init = pg.row;
+	pg.depth = 0;
+	err = run(&pg, &r, &pg.init);
+	if (err)
+		return err;
+	if (pg.unsup)
+		return -ENOTSUP;
+	return row_to_rule(&pg.row, out);
+}
+
+int cfi__find_fde(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,
+		  uint64_t *fde_vaddr)
+{
+	const unsigned char *t = cfi_mem__ptr(m, hdr_vaddr + EH_FRAME_HDR_TABLE, (uint64_t)count * 8);
+	size_t lo = 0, hi = count;
+	int32_t v;
+
+	if (!t || !count)
+		return -ENOENT;
+	/* Entries: (initial location, FDE address), both sdata4 from the header, sorted. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		memcpy(&v, t + mid * 8, 4);
+		if (hdr_vaddr + (int64_t)v <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	memcpy(&v, t + (lo - 1) * 8 + 4, 4);
+	*fde_vaddr = hdr_vaddr + (int64_t)v;
+	return 0;
+}
+
+int cfi__lookup(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,
+		struct cfi_rule *r)
+{
+	uint64_t fde;
+	int err = cfi__find_fde(m, hdr_vaddr, count, pc, &fde);
+
+	return err ? err : cfi__rule_at(m, fde, pc, r);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * cfi: the DWARF call frame information of x86-64 code (.eh_frame), read straight from an
+ * ELF file's bytes, reduced to what a stack walk needs at one instruction: where the caller's
+ * stack pointer (the CFA), return address and rbp are.
+ *
+ * The unwinder caches one such rule per sampled address and steps with two memory reads,
+ * instead of going through libunwind for every frame (which takes a lock with two
+ * sigprocmask calls per step and searches the FDE table again each time). Anything a rule
+ * cannot say (a CFA computed by an expression, a signal frame, registers saved in other
+ * registers) is -ENOTSUP, and the unwinder leaves that stack to libunwind.
+ */
+#ifndef CFI_H
+#define CFI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* DWARF register numbers on x86-64 that a rule is about. */
+#define CFI_REG_RBP	6
+#define CFI_REG_RSP	7
+#define CFI_REG_RA	16
+
+/* Where the caller's value of a register is. */
+enum cfi_where {
+	CFI_SAME = 0,		/* unchanged by this frame */
+	CFI_UNDEFINED,		/* none: for the return address, the outermost frame */
+	CFI_AT_CFA,		/* saved in memory at CFA + off */
+};
+
+/* The caller's registers at one instruction. */
+struct cfi_rule {
+	uint8_t cfa_reg;	/* CFA = cfa_reg + cfa_off (CFI_REG_RSP or CFI_REG_RBP) ... */
+	uint8_t cfa_deref;	/* ... or, when set, the word at cfa_reg + cfa_off */
+	uint8_t ra;		/* enum cfi_where of the return address */
+	uint8_t bp;		/* enum cfi_where of rbp */
+	int32_t cfa_off;
+	int32_t ra_off;
+	int32_t bp_off;
+};
+
+/* One PT_LOAD segment of the file: link-time address VADDR is at file offset OFFSET. */
+struct cfi_seg {
+	uint64_t vaddr, offset, filesz;
+};
+
+/* An ELF file's bytes and where its segments are, to read CFI by link-time address. */
+struct cfi_mem {
+	const unsigned char *image;
+	size_t size;
+	const struct cfi_seg *segs;
+	int nr_segs;
+};
+
+/* LEN bytes at link-time address VADDR, or NULL when they are not all in one segment's
+ * file bytes. */
+const unsigned char *cfi_mem__ptr(const struct cfi_mem *m, uint64_t vaddr, uint64_t len);
+
+/*
+ * The FDE that may cover PC, from the .eh_frame_hdr search table at HDR_VADDR with COUNT
+ * entries (checked by eh_frame_hdr__parse): sets *FDE_VADDR to the FDE of the last function
+ * starting at or before PC. Returns 0, or -ENOENT (PC before the first one).
+ */
+int cfi__find_fde(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,
+		  uint64_t *fde_vaddr);
+
+/*
+ * The rule at PC (link-time address) from the FDE at FDE_VADDR and its CIE. Returns 0;
+ * -ENOENT when the FDE does not cover PC; -ENOTSUP for what a rule cannot express (see
+ * above); -EINVAL for malformed CFI.
+ */
+int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struct cfi_rule *r);
+
+/* cfi__find_fde, then cfi__rule_at. */
+int cfi__lookup(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,
+		struct cfi_rule *r);
+
+#endif

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * cfi: rules read from .eh_frame bytes written here by hand, as GCC lays them out: an
+ * .eh_frame_hdr search table, CIEs ("zR", "zRS") and FDEs whose programs step through a
+ * prologue, remember/restore state, a realigning function's CFA expression, an expression
+ * no rule can hold, and the outermost frame.
+ */
+#include <errno.h>
+#include <string.h>
+#include "cfi.h"
+#include "suites.h"
+
+#define BASE	0x1000		/* link-time address of buf[0] */
+
+static unsigned char buf[1024];
+static size_t len;
+static struct cfi_seg seg;
+static struct cfi_mem mem;
+static uint64_t fde_a, fde_b, fde_plt, fde_sig, fde_start, cie_plain;
+
+static void put(const void *p, size_t n)
+{
+	memcpy(buf + len, p, n);
+	len += n;
+}
+
+static void put8(uint8_t v)
+{
+	put(&v, 1);
+}
+
+static void put32(uint32_t v)
+{
+	put(&v, 4);
+}
+
+static void put_bytes(const char *s, size_t n)
+{
+	put(s, n);
+}
+
+static uint64_t here(void)
+{
+	return BASE + len;
+}
+
+/* Pad the record that started at START to a multiple of 4 and write its length. */
+static void close_record(size_t start)
+{
+	uint32_t n;
+
+	while ((len - start) % 4)
+		put8(0);		/* DW_CFA_nop */
+	n = (uint32_t)(len - start - 4);
+	memcpy(buf + start, &n, 4);
+}
+
+static uint64_t cie(const char *aug)
+{
+	size_t start = len;
+
+	put32(0);			/* length, written by close_record */
+	put32(0);			/* CIE id */
+	put8(1);			/* version */
+	put_bytes(aug, strlen(aug) + 1);
+	put8(1);			/* code alignment */
+	put8(0x78);			/* data alignment -8 */
+	put8(16);			/* return address register */
+	put8(1);			/* augmentation data length */
+	put8(0x1b);			/* FDE pointers: pcrel sdata4 */
+	put_bytes("\x0c\x07\x08", 3);	/* def_cfa rsp+8 */
+	put_bytes("\x90\x01", 2);	/* offset r16 at cfa-8 */
+	close_record(start);
+	return BASE + start;
+}
+
+static uint64_t fde(uint64_t cie_vaddr, uint64_t pc, uint32_t range, const char *insns,
+		    size_t n)
+{
+	size_t start = len;
+
+	put32(0);
+	put32((uint32_t)(here() - cie_vaddr));
+	put32((uint32_t)(pc - here()));
+	put32(range);
+	put8(0);			/* augmentation data length */
+	put_bytes(insns, n);
+	close_record(start);
+	return BASE + start;
+}
+
+static int setup(void)
+{
+	static const char a[] =
+		"\x41"			/* advance 1 */
+		"\x0e\x10"		/* def_cfa_offset 16 */
+		"\x86\x02"		/* offset rbp at cfa-16 */
+		"\x43"			/* advance 3 */
+		"\x0d\x06"		/* def_cfa_register rbp */
+		"\x02\x30"		/* advance_loc1 0x30 */
+		"\x0c\x07\x08"		/* def_cfa rsp+8 */
+		"\xc6";			/* restore rbp */
+	static const char b[] =
+		"\x41\x0e\x10"		/* advance 1; def_cfa_offset 16 */
+		"\x83\x02"		/* offset rbx: not tracked */
+		"\x44\x0a"		/* advance 4; remember_state */
+		"\x0e\x08"		/* def_cfa_offset 8 */
+		"\x41\x0b"		/* advance 1; restore_state */
+		"\x44\x0f\x03\x76\x78\x06";	/* advance 4; cfa = *(rbp - 8) */
+	static const char plt[] =	/* cfa = rsp + 8 + ((rip & 15) >= 11) * 8, as in .plt */
+		"\x0f\x0b\x77\x08\x80\x00\x3f\x1a\x3b\x2a\x33\x24\x22";
+	static const char start[] = "\x41\x07\x10";	/* advance 1; undefined rip */
+	uint64_t cie_sig, hdr = BASE;
+	static const uint64_t pcs[] = { 0x2000, 0x3000, 0x4000, 0x5000, 0x6000 };
+	uint64_t *fdes[] = { &fde_a, &fde_b, &fde_plt, &fde_sig, &fde_start };
+	size_t table;
+
+	/* .eh_frame_hdr: version, eh_frame_ptr, count and table encodings, count, table */
+	put8(1);
+	put8(0x1b);
+	put8(0x03);
+	put8(0x3b);
+	put32(0);
+	put32(5);
+	table = len;
+	len += 5 * 8;
+	cie_plain = cie("zR");
+	cie_sig = cie("zRS");
+	fde_a = fde(cie_plain, 0x2000, 0x40, a, sizeof(a) - 1);
+	fde_b = fde(cie_plain, 0x3000, 0x20, b, sizeof(b) - 1);
+	fde_plt = fde(cie_plain, 0x4000, 0x20, plt, sizeof(plt) - 1);
+	fde_sig = fde(cie_sig, 0x5000, 0x20, "", 0);
+	fde_start = fde(cie_plain, 0x6000, 0x20, start, sizeof(start) - 1);
+	for (int i = 0; i < 5; i++) {
+		int32_t e[2] = { (int32_t)(pcs[i] - hdr), (int32_t)(*fdes[i] - hdr) };
+
+		memcpy(buf + table + i * 8, e, 8);
+	}
+	seg = (struct cfi_seg){ .vaddr = BASE, .offset = 0, .filesz = len };
+	mem = (struct cfi_mem){ buf, len, &seg, 1 };
+	return 0;
+}
+
+static void expect(uint64_t pc, uint8_t cfa_reg, int32_t cfa_off, uint8_t bp, int32_t bp_off)
+{
+	struct cfi_rule r;
+
+	CU_ASSERT_EQUAL_FATAL(cfi__lookup(&mem, BASE, 5, pc, &r), 0);
+	CU_ASSERT_EQUAL(r.cfa_reg, cfa_reg);
+	CU_ASSERT_EQUAL(r.cfa_off, cfa_off);
+	CU_ASSERT_EQUAL(r.cfa_deref, 0);
+	CU_ASSERT_EQUAL(r.ra, CFI_AT_CFA);
+	CU_ASSERT_EQUAL(r.ra_off, -8);
+	CU_ASSERT_EQUAL(r.bp, bp);
+	if (bp == CFI_AT_CFA)
+		CU_ASSERT_EQUAL(r.bp_off, bp_off);
+}
+
+static void test_prologue_body_epilogue(void)
+{
+	expect(0x2000, CFI_REG_RSP, 8, CFI_SAME, 0);		/* entry */
+	expect(0x2001, CFI_REG_RSP, 16, CFI_AT_CFA, -16);	/* after push rbp */
+	expect(0x2003, CFI_REG_RSP, 16, CFI_AT_CFA, -16);
+	expect(0x2004, CFI_REG_RBP, 16, CFI_AT_CFA, -16);	/* after mov rsp, rbp */
+	expect(0x2033, CFI_REG_RBP, 16, CFI_AT_CFA, -16);
+	expect(0x2034, CFI_REG_RSP, 8, CFI_SAME, 0);		/* after pop rbp */
+	expect(0x203f, CFI_REG_RSP, 8, CFI_SAME, 0);
+}
+
+static void test_remember_restore(void)
+{
+	struct cfi_rule r;
+
+	expect(0x3001, CFI_REG_RSP, 16, CFI_SAME, 0);	/* rbx saved: not tracked */
+	expect(0x3005, CFI_REG_RSP, 8, CFI_SAME, 0);	/* remembered, then changed */
+	expect(0x3006, CFI_REG_RSP, 16, CFI_SAME, 0);	/* restored */
+	CU_ASSERT_EQUAL_FATAL(cfi__lookup(&mem, BASE, 5, 0x300a, &r), 0);
+	CU_ASSERT_EQUAL(r.cfa_reg, CFI_REG_RBP);	/* realigned: cfa = *(rbp - 8) */
+	CU_ASSERT_EQUAL(r.cfa_deref, 1);
+	CU_ASSERT_EQUAL(r.cfa_off, -8);
+}
+
+static void test_what_a_rule_cannot_hold(void)
+{
+	struct cfi_rule r;
+
+	CU_ASSERT_EQUAL(cfi__lookup(&mem, BASE, 5, 0x4008, &r), -ENOTSUP);	/* expression */
+	CU_ASSERT_EQUAL(cfi__lookup(&mem, BASE, 5, 0x5000, &r), -ENOTSUP);	/* signal frame */
+	CU_ASSERT_EQUAL(cfi__lookup(&mem, BASE, 5, 0x6001, &r), 0);
+	CU_ASSERT_EQUAL(r.ra, CFI_UNDEFINED);					/* outermost */
+	CU_ASSERT_EQUAL(cfi__lookup(&mem, BASE, 5, 0x6000, &r), 0);
+	CU_ASSERT_EQUAL(r.ra, CFI_AT_CFA);
+}
+
+static void test_addresses_outside(void)
+{
+	struct cfi_rule r;
+	uint64_t f;
+
+	CU_ASSERT_EQUAL(cfi__find_fde(&mem, BASE, 5, 0x1fff, &f), -ENOENT);
+	CU_ASSERT_EQUAL(cfi__find_fde(&mem, BASE, 5, 0x2040, &f), 0);
+	CU_ASSERT_EQUAL(f, fde_a);
+	CU_ASSERT_EQUAL(cfi__lookup(&mem, BASE, 5, 0x2040, &r), -ENOENT);	/* past A's end */
+	CU_ASSERT_EQUAL(cfi__find_fde(&mem, BASE, 5, 0x7000, &f), 0);
+	CU_ASSERT_EQUAL(f, fde_start);
+	/* A table that does not fit in the segment: nothing found. */
+	CU_ASSERT_EQUAL(cfi__find_fde(&mem, BASE, 1000, 0x2000, &f), -ENOENT);
+}
+
+static void test_malformed(void)
+{
+	unsigned char save[4];
+	struct cfi_rule r;
+	size_t off = fde_a - BASE;
+	uint32_t big = 0x10000, cie_ptr;
+
+	/* An FDE whose length runs past the segment. */
+	memcpy(save, buf + off, 4);
+	memcpy(buf + off, &big, 4);
+	CU_ASSERT_EQUAL(cfi__rule_at(&mem, fde_a, 0x2000, &r), -EINVAL);
+	memcpy(buf + off, save, 4);
+	/* An FDE whose CIE pointer leads to another FDE. */
+	memcpy(save, buf + off + 4, 4);
+	cie_ptr = (uint32_t)(fde_a + 4 - fde_b);
+	memcpy(buf + off + 4, &cie_ptr, 4);
+	CU_ASSERT_EQUAL(cfi__rule_at(&mem, fde_a, 0x2000, &r), -EINVAL);
+	memcpy(buf + off + 4, save, 4);
+	/* The CIE itself is no FDE. */
+	CU_ASSERT_EQUAL(cfi__rule_at(&mem, cie_plain, 0x2000, &r), -EINVAL);
+	/* And unchanged, it reads again. */
+	CU_ASSERT_EQUAL(cfi__rule_at(&mem, fde_a, 0x2000, &r), 0);
+}
+
+static void test_mem_bounds(void)
+{
+	CU_ASSERT_PTR_EQUAL(cfi_mem__ptr(&mem, BASE, 4), buf);
+	CU_ASSERT_PTR_EQUAL(cfi_mem__ptr(&mem, BASE + len - 4, 4), buf + len - 4);
+	CU_ASSERT_PTR_NULL(cfi_mem__ptr(&mem, BASE + len - 3, 4));
+	CU_ASSERT_PTR_NULL(cfi_mem__ptr(&mem, BASE - 1, 4));
+	CU_ASSERT_PTR_NULL(cfi_mem__ptr(&mem, UINT64_MAX - 1, 4));
+}
+
+int register_cfi_suite(void)
+{
+	CU_pSuite s = CU_add_suite("cfi", setup, NULL);
+
+	if (!s || !CU_add_test(s, "prologue, body and epilogue", test_prologue_body_epilogue) ||
+	    !CU_add_test(s, "remember/restore state, CFA expression", test_remember_restore) ||
+	    !CU_add_test(s, "what a rule cannot hold", test_what_a_rule_cannot_hold) ||
+	    !CU_add_test(s, "addresses outside every FDE", test_addresses_outside) ||
+	    !CU_add_test(s, "malformed records", test_malformed) ||
+	    !CU_add_test(s, "segment bounds", test_mem_bounds))
+		return -1;
+	return 0;
+}
