@@ -71,10 +71,10 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } mmap_events SEC(".maps");
 
-/* Samples for DWARF unwinding in userspace. Its size is set by userspace. */
+/* Samples for DWARF unwinding in userspace. Its size is set by userspace (ring_size). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
+	__uint(max_entries, 1 << 20);
 } events SEC(".maps");
 
 /* tgid -> stack-bottom functions and executable ranges of that process (set by userspace

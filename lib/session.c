@@ -32,6 +32,8 @@
 #define TICK_IDLE_MS	250	/* ... and when none came for QUIET_TICKS: the first one
 				 * that comes wakes the loop (wake_user) */
 #define QUIET_TICKS	5
+#define RING_MIN	(1u << 20)	/* DWARF sample ring buffer: see ring_size */
+#define RING_MAX	(256u << 20)
 #define TICK_MS		20	/* poll period: DWARF samples wait at most this long, so
 				 * older frames read from the live process are still there */
 #define USER_MAX_DEPTH	512	/* frames of a DWARF-unwound stack */
@@ -208,6 +210,23 @@ static unsigned int derived_map_size(const struct session_opts *o, int nr_cpus)
 	return n > MAP_SIZE_MAX ? MAP_SIZE_MAX : (unsigned int)n;
 }
 
+/*
+ * The ring buffer of DWARF samples: 50 ms of the worst case (every CPU sampling, every sample
+ * with a full stack copy), which the loop drains every 20 ms (and BPF wakes it at a quarter
+ * full), as a power of two between 1 and 256 MiB. Its pages are mapped twice in this
+ * process, so they are twice its size in RSS once written: 16 MiB fixed made 32 MB of a 2-CPU
+ * run's 69 MB.
+ */
+static uint32_t ring_size(const struct session_opts *o, int nr_cpus, uint32_t copy)
+{
+	double need = 0.05 * o->freq * nr_cpus * (copy + 256.0);
+	uint32_t size = RING_MIN;
+
+	while (size < RING_MAX && size < need)
+		size <<= 1;
+	return size;
+}
+
 static int check_targets(struct session *s)
 {
 	for (size_t i = 0; i < s->opts.nr_pids; i++) {
@@ -270,7 +289,10 @@ static int load_bpf(struct session *s)
 	bpf_map__set_max_entries(skel->maps.comms, size);
 	bpf_map__set_max_entries(skel->maps.pids, 65536);
 	bpf_map__set_max_entries(skel->maps.procs, 65536);
-	pr_debug("map size %u entries", size);
+	bpf_map__set_max_entries(skel->maps.events,
+				 ring_size(o, s->nr_cpus, skel->rodata->stack_copy));
+	pr_debug("map size %u entries, ring buffer %u KiB", size,
+		 bpf_map__max_entries(skel->maps.events) >> 10);
 
 	err = profile_bpf__load(skel);
 	if ((err == -EPERM || err == -EACCES) && !have_bpf_caps())
