@@ -21,8 +21,16 @@ the median share alone, i.e. the slowdown the tool causes, and "ns per sample" i
 gap time divided by the extra interruptions: what each sample costs the target. Runs of one
 target alternate within a round, their order rotated every round; medians over the rounds.
 Nothing asserts on timings: it prints figures, and the aims of issue 7 beside them.
+
+With --trace, one more run per row is traced (perf record -a of the hrtimer and sched_switch
+tracepoints, during the measurement) and counted by cause: the sampling timer, the tick,
+other timers, the tool's own process preempting the target, other tasks. Where the extra
+shares are too close to tell apart (99 Hz: about 100 samples a second, a few us each),
+this shows whether the tools interrupt the target equally often; ns/sample at 999 Hz then
+says which interruption costs more.
 """
 import argparse
+import collections
 import os
 import platform
 import re
@@ -42,9 +50,38 @@ ATTACH_WAIT = 2.0
 AIMS = {("fp", 99): 1.0, ("fp", 999): 3.0, ("nofp", 999): 5.0}
 
 
-def one_run(gaps, seconds, tool_argv):
+TRACE_EVENTS = "timer:hrtimer_expire_entry,sched:sched_switch"
+TRACE_RE = re.compile(r"^\s*(\S+)\s+(\d+)\s+([a-z_]+:[a-z_]+):\s*(.*)$")
+
+
+def count_interruptions(perf, data, tracer_pid):
+    """What interrupted the gaps threads in a trace of TRACE_EVENTS: a Counter of
+    'samples' (perf_swevent_hrtimer: the sampling timer), 'tick', 'other timers', and
+    'switch to COMM' (the thread preempted by that task)."""
+    out = subprocess.run([perf, "script", "-i", data, "-F", "comm,tid,event,trace"],
+                         capture_output=True, text=True, errors="replace").stdout
+    c = collections.Counter()
+    for line in out.splitlines():
+        m = TRACE_RE.match(line)
+        if not m or not m.group(1).startswith("gaps"):
+            continue
+        event, trace = m.group(3), m.group(4)
+        if event == "timer:hrtimer_expire_entry":
+            fn = re.search(r"function=(\S+)", trace)
+            fn = fn.group(1) if fn else ""
+            c["samples" if fn == "perf_swevent_hrtimer" else
+              "tick" if fn.startswith("tick_") else "other timers"] += 1
+        elif event == "sched:sched_switch":
+            nxt = re.search(r"next_comm=(.*?) next_pid=(\d+)", trace)
+            if nxt and int(nxt.group(2)) != tracer_pid:
+                c["switch to " + nxt.group(1).strip()] += 1
+    return c
+
+
+def one_run(gaps, seconds, tool_argv, trace_perf=None):
     """Run gaps under TOOL_ARGV (a list with {pid} in it, or None); returns a dict or an
-    error string."""
+    error string. With TRACE_PERF, the run is traced (perf record -a of TRACE_EVENTS for
+    all but its last second) and the dict has 'trace', a Counter of count_interruptions."""
     t = subprocess.Popen([gaps, f"{seconds:g}"], stdout=subprocess.PIPE, text=True)
     line = t.stdout.readline()
     m = re.match(r"gaps: ready pid=(\d+)", line)
@@ -62,6 +99,12 @@ def one_run(gaps, seconds, tool_argv):
         if tool and tool.poll() is not None:
             return f"{argv[0]} exited {tool.returncode}: {tool.stderr.read().strip()[-200:]}"
         t.send_signal(signal.SIGUSR1)
+        if trace_perf:
+            tdata = os.path.join(tempfile.gettempdir(), f"intrusion-trace.{os.getpid()}")
+            tracer = subprocess.Popen([trace_perf, "record", "-q", "-a", "-e", TRACE_EVENTS,
+                                       "-o", tdata, "--", "sleep", f"{seconds - 1:g}"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            tracer.wait()
         out, _ = t.communicate(timeout=seconds + 60)
     finally:
         if t.poll() is None:
@@ -80,9 +123,48 @@ def one_run(gaps, seconds, tool_argv):
     threads, secs, sn, sns, ln, lns = m.groups()
     cpu_ns = int(threads) * float(secs) * 1e9
     s = SAMPLES_RE.search(err or "")
-    return dict(short_n=int(sn), short_pct=100 * int(sns) / cpu_ns, long_pct=100 * int(lns) / cpu_ns,
+    trace = None
+    if trace_perf:
+        trace = count_interruptions(trace_perf, tdata, tracer.pid)
+        for f in (tdata, tdata + ".old"):
+            if os.path.exists(f):
+                os.unlink(f)
+    return dict(trace=trace, trace_s=(seconds - 1) * int(threads),short_n=int(sn), short_pct=100 * int(sns) / cpu_ns, long_pct=100 * int(lns) / cpu_ns,
                 total_pct=100 * (int(sns) + int(lns)) / cpu_ns, short_per_s=int(sn) / (cpu_ns / 1e9),
                 short_ns=int(sns), cpu_s=cpu_ns / 1e9, samples=int(s.group(1)) if s else None)
+
+
+def plan(target, freqs, profile, perf, data):
+    """The runs of one round for TARGET: (tool, hz, argv or None)."""
+    perf_cg = ["-g"] if target == "fp" else ["--call-graph", "dwarf"]
+    cmds = [("alone", 0, None)]
+    for hz in freqs:
+        cmds.append(("profile", hz, [profile, "-F", str(hz), "-p", "{pid}", "-o", "/dev/null"]))
+        if perf:
+            cmds.append(("perf", hz, [perf, "record", "-q", "-F", str(hz), "-e", "cpu-clock"] +
+                         perf_cg + ["-p", "{pid}", "-o", data]))
+    return cmds
+
+
+def print_traced(traced):
+    """What interrupted the target's threads, per second and thread, in the traced runs."""
+    print("\nWhat interrupted the target's threads (one traced run each; per second per "
+          "thread):\n")
+    head = (f"{'target':<6} {'tool':<8} {'Hz':>4} {'samples':>8} {'tick':>6} "
+            f"{'timers':>7} {'by tool':>8} {'by others':>10}")
+    print(head)
+    print("-" * len(head))
+    for (target, tool, hz), r in traced.items():
+        c, secs = r["trace"], r["trace_s"]
+        by_tool = sum(v for k, v in c.items() if k == f"switch to {tool}")
+        others = sum(v for k, v in c.items() if k.startswith("switch to ")) - by_tool
+        print(f"{target:<6} {tool:<8} {hz or '':>4} {c['samples'] / secs:>8.1f} "
+              f"{c['tick'] / secs:>6.1f} {c['other timers'] / secs:>7.1f} "
+              f"{by_tool / secs:>8.1f} {others / secs:>10.1f}")
+    print("\nsamples: the sampling timer (perf_swevent_hrtimer) fired on the thread; tick: "
+          "the scheduler\ntick; timers: other timers expiring there (e.g. a tool's poll "
+          "timeout); by tool / by others:\nthe thread preempted by the tool's process "
+          "(its wakeups) / by other tasks.")
 
 
 def main():
@@ -94,6 +176,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="2 rounds of 3 s")
     ap.add_argument("--targets", default="fp,nofp", help="fp, nofp or both (default)")
     ap.add_argument("--perf", default=shutil.which("perf"), help="perf binary (default: PATH)")
+    ap.add_argument("--trace", action="store_true",
+                    help="one more run per row, traced: what interrupted the target")
     args = ap.parse_args()
     if args.quick:
         args.rounds, args.seconds = 2, 3
@@ -111,20 +195,13 @@ def main():
               "profile only")
 
     results = {}    # (target, tool, hz) -> list of run dicts
+    traced = {}     # (target, tool, hz) -> the traced run's dict
     t_start = time.monotonic()
     try:
         for rnd in range(args.rounds):
             for target in args.targets.split(","):
                 gaps = os.path.join(args.build, "bench", f"gaps_{target}")
-                perf_cg = ["-g"] if target == "fp" else ["--call-graph", "dwarf"]
-                cmds = [("alone", 0, None)]
-                for hz in freqs:
-                    cmds.append(("profile", hz, [profile, "-F", str(hz), "-p", "{pid}", "-o",
-                                                 "/dev/null"]))
-                    if args.perf:
-                        cmds.append(("perf", hz, [args.perf, "record", "-q", "-F", str(hz),
-                                                  "-e", "cpu-clock"] + perf_cg +
-                                     ["-p", "{pid}", "-o", data]))
+                cmds = plan(target, freqs, profile, args.perf, data)
                 k = rnd % len(cmds)
                 for tool, hz, argv in cmds[k:] + cmds[:k]:
                     r = one_run(gaps, args.seconds, argv)
@@ -135,6 +212,13 @@ def main():
                     print(f"  round {rnd + 1} {target:<5} {tool:<8} {hz or '':>4}  "
                           f"gaps {r['total_pct']:6.3f}% (short {r['short_pct']:.3f}%, "
                           f"{r['short_per_s']:.0f}/s)", flush=True)
+        if args.trace and args.perf:
+            for target in args.targets.split(","):
+                gaps = os.path.join(args.build, "bench", f"gaps_{target}")
+                for tool, hz, argv in plan(target, freqs, profile, args.perf, data):
+                    r = one_run(gaps, args.seconds, argv, trace_perf=args.perf)
+                    if not isinstance(r, str):
+                        traced[(target, tool, hz)] = r
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"intrusion: {time.monotonic() - t_start:.0f} s\n")
@@ -193,6 +277,8 @@ def main():
             line += (f"; {perf_name} {theirs:+.3f}% "
                      f"({'not more than perf' if ours <= theirs else 'MORE than perf'})")
         print(line)
+    if traced:
+        print_traced(traced)
 
 
 if __name__ == "__main__":
