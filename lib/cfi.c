@@ -82,43 +82,45 @@ static uint64_t rd_u(struct rd *r, int n)
 	return v;
 }
 
-static uint64_t rd_uleb(struct rd *r)
+/* A LEB128 number's bits, and in *SHIFT how many it had (for the sign of SLEB128). */
+static uint64_t rd_leb(struct rd *r, int *shift, unsigned char *last)
 {
 	uint64_t v = 0;
-	int shift = 0;
 
+	*shift = 0;
 	while (r->p < r->end) {
 		unsigned char b = *r->p++;
 
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
+		if (*shift < 64)
+			v |= (uint64_t)(b & 0x7f) << *shift;
+		*shift += 7;
+		if (!(b & 0x80)) {
+			*last = b;
 			return v;
+		}
 	}
 	r->bad = true;
+	*last = 0;
 	return 0;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	unsigned char last;
+	int shift;
+
+	return rd_leb(r, &shift, &last);
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-	uint64_t v = 0;
-	int shift = 0;
+	unsigned char last;
+	int shift;
+	uint64_t v = rd_leb(r, &shift, &last);
 
-	while (r->p < r->end) {
-		unsigned char b = *r->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~(uint64_t)0 << shift;
-			return (int64_t)v;
-		}
-	}
-	r->bad = true;
-	return 0;
+	if (shift < 64 && (last & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
 }
 
 /* A pointer in encoding ENC; APPLY adds its base (only pc-relative is known here). */
