@@ -327,15 +327,9 @@ static int run(struct prog *pg, struct rd *r, const struct row *init)
 				advance(pg, u);
 			break;
 		case CFA_advance_loc1:
-			u = rd_u(r, 1);
-			advance(pg, pg->loc + u * c->code_align);
-			break;
 		case CFA_advance_loc2:
-			u = rd_u(r, 2);
-			advance(pg, pg->loc + u * c->code_align);
-			break;
-		case CFA_advance_loc4:
-			u = rd_u(r, 4);
+		case CFA_advance_loc4:		/* a 1, 2 or 4-byte delta */
+			u = rd_u(r, op == CFA_advance_loc1 ? 1 : op == CFA_advance_loc2 ? 2 : 4);
 			advance(pg, pg->loc + u * c->code_align);
 			break;
 		case CFA_offset_extended:

@@ -440,11 +440,10 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 
 	if (write)
 		return -UNW_EINVAL;
-	/* The stack as it was at the sample. */
-	if (addr >= s->sp && addr - s->sp + sizeof(*val) <= s->stack_len)
-		goto stack;
-	/* Unwind tables and code, from our mapping of the file. */
-	l = uproc__find_loaded(c->p, addr);
+	/* Unwind tables and code, from our mapping of the file, unless it is the stack copy.
+	 * (The whole file bounds the read, not its segment: libunwind reads aligned words.) */
+	l = addr >= s->sp && addr - s->sp + sizeof(*val) <= s->stack_len ? NULL :
+	    uproc__find_loaded(c->p, addr);
 	if (l) {
 		int64_t off = ufile__vaddr_to_off(l->f, addr - l->bias);
 
@@ -453,8 +452,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 			return 0;
 		}
 	}
-	/* Older frames, past the copy: still in place in the live process. */
-stack:
+	/* The stack: the copy, then older frames still in place in the live process. */
 	if (read_stack(c, addr, &v) == 0) {
 		*val = v;
 		return 0;
@@ -727,6 +725,7 @@ static void check_fast(struct unwinder *u, const struct unwind_sample *s, const 
 int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t *ips, int max,
 		     enum unwind_stop *stop)
 {
+	struct uproc *p;
 	struct uctx *c;
 	int n;
 
@@ -750,8 +749,9 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
 		return n;
 	}
 	u->counts.slow++;
-	c = uctx__begin(u, s);
-	c->p = unwinder__proc(u, s->pid);
+	p = c->p;
+	c = uctx__begin(u, s);		/* what the fast path read does not count */
+	c->p = p;
 	return unwind_libunwind(c, ips, max, stop);
 }
 
