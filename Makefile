@@ -34,7 +34,7 @@ LDLIBS		:= $(shell $(PKG_CONFIG) --libs $(PKG_LIBS) 2>/dev/null || echo -lbpf -l
 
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -Wall
 
-LIB_SRCS	:= $(wildcard lib/*.c) $(wildcard flamegraph/*.c)
+LIB_SRCS	:= $(wildcard lib/*/*.c) $(wildcard flamegraph/*.c)
 LIB_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 CMD_OBJS	:= $(OUT)/cmd/profile.o
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)

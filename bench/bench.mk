@@ -50,7 +50,7 @@ $(BENCH)/fixedwork_fp: bench/fixedwork.c bench/fixedwork.h $(BENCH)/libfixedwork
 	$(Q)$(BENCH_FP_CC) $(BENCH_FP) -pthread $< -L$(BENCH) -lfixedwork_fp -Wl,-rpath,'$$ORIGIN' -o $@
 .PHONY: $(BENCH)/fixedwork
 
-# Symbolization: bench/symbench.c drives lib/symbolize.c over one ELF file (bench/symbolize.py).
+# Symbolization: bench/symbench.c drives lib/symbolize/symbolize.c over one ELF file (bench/symbolize.py).
 $(BENCH)/symbench: $(OUT)/bench/symbench.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@

@@ -28,9 +28,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "dwarf.h"
-#include "procmaps.h"
-#include "symbolize.h"
+#include "symbolize/inlines.h"
+#include "proc/procmaps.h"
+#include "symbolize/symbolize.h"
 
 /* No such process: map__file_path then reads FILE by its own path (inode checked). */
 #define FAKE_PID 0x7ffffff0
@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 	unsigned int flags = SYMBOLIZE_INLINE | SYMBOLIZE_DEMANGLE;
 	double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 	static char outbuf[1 << 16];
-	const char *names[DWARF_MAX_INLINE + 1];
+	const char *names[INLINES_MAX + 1];
 	struct symbolizer *s;
 	struct procmaps *pm;
 	struct rusage ru;
@@ -134,7 +134,7 @@ usage:
 		if (end == line)
 			continue;
 		nr = symbolizer__user_frames(s, FAKE_PID, addr, false, names,
-					     DWARF_MAX_INLINE + 1);
+					     INLINES_MAX + 1);
 		printf("0x%" PRIx64 "\t", addr);
 		for (int i = 0; i < nr; i++)
 			printf("%s%s", i ? ";" : "", names[i]);

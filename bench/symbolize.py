@@ -10,7 +10,7 @@ does both. For each address set (node, python3, libc.so.6 with its libc6-dbg deb
     llvm-symbolizer  llvm-symbolizer --inlining --obj=FILE            < addresses (0x...)
     addr2line        addr2line -f -i -C -e FILE                       < addresses (hex)
 
-symbench runs lib/symbolize.c as the profiler does (symbol, demangling, DWARF inline chain,
+symbench runs lib/symbolize/symbolize.c as the profiler does (symbol, demangling, DWARF inline chain,
 FILE+0xSTART for unnamed code). Every tool gets the same FILE, the real ELF file
 (/usr/bin/node -> its target, /usr/bin/python3 -> python3.11, libc.so.6): all three find
 libc's debug file under /usr/lib/debug/.build-id/ by themselves. Each tool runs --rounds times

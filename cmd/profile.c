@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 #include "flamegraph.h"
-#include "folded.h"
-#include "log.h"
-#include "session.h"
-#include "unwind.h"
+#include "output/folded.h"
+#include "base/log.h"
+#include "collect/session.h"
+#include "unwind/unwind.h"
 
 /* Exit statuses (man/profile.1, EXIT STATUS). */
 enum {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "flamegraph.h"
-#include "folded_read.h"
+#include "output/folded_read.h"
 
 static void usage(FILE *f)
 {

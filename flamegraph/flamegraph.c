@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "flamegraph.h"
-#include "folded.h"
-#include "folded_read.h"
+#include "output/folded.h"
+#include "output/folded_read.h"
 #include "fg_assets.h"
 
 /*

@@ -11,13 +11,13 @@ FUZZ_SECONDS	?= 60
 FUZZ_TEST_SECONDS ?= 10
 
 FUZZ_TARGETS	:= procmaps kallsyms perfmap elfsym flamegraph cfi
-fuzz_srcs_procmaps	:= lib/procmaps.c
-fuzz_srcs_kallsyms	:= lib/kallsyms.c
-fuzz_srcs_perfmap	:= lib/perfmap.c
-fuzz_srcs_cfi		:= lib/cfi.c
-fuzz_srcs_elfsym	:= lib/elfsym.c lib/log.c
+fuzz_srcs_procmaps	:= lib/proc/procmaps.c
+fuzz_srcs_kallsyms	:= lib/symbolize/kallsyms.c
+fuzz_srcs_perfmap	:= lib/symbolize/perfmap.c
+fuzz_srcs_cfi		:= lib/unwind/cfi.c
+fuzz_srcs_elfsym	:= lib/dso/elfsym.c lib/base/log.c
 fuzz_libs_elfsym	:= -lelf -lz
-fuzz_srcs_flamegraph	:= lib/folded_read.c lib/folded.c lib/log.c flamegraph/flamegraph.c
+fuzz_srcs_flamegraph	:= lib/output/folded_read.c lib/output/folded.c lib/base/log.c flamegraph/flamegraph.c
 fuzz_libs_flamegraph	:= -lm
 FUZZ_BINS	:= $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 

@@ -6,7 +6,7 @@
  */
 #include <stdint.h>
 #include <string.h>
-#include "cfi.h"
+#include "unwind/cfi.h"
 
 #define SEG_VADDR	0x2000
 

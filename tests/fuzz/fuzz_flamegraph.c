@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "flamegraph.h"
-#include "folded_read.h"
+#include "output/folded_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

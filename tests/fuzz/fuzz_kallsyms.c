@@ -2,7 +2,7 @@
 /* libFuzzer: kallsyms text. */
 #include <stdint.h>
 #include <stdio.h>
-#include "kallsyms.h"
+#include "symbolize/kallsyms.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

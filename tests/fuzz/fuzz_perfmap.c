@@ -2,7 +2,7 @@
 /* libFuzzer: /tmp/perf-PID.map text, which any process can write. */
 #include <stdint.h>
 #include <stdio.h>
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "procmaps.h"
+#include "proc/procmaps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "cfi.h"
+#include "unwind/cfi.h"
 #include "suites.h"
 
 #define BASE	0x1000		/* link-time address of buf[0] */

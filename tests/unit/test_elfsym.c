@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <CUnit/CUnit.h>
-#include "elfsym.h"
+#include "dso/elfsym.h"
 #include "suites.h"
 
 #define LIBC_PATH	"/lib/x86_64-linux-gnu/libc.so.6"

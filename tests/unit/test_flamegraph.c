@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "flamegraph.h"
-#include "folded.h"
+#include "output/folded.h"
 #include "suites.h"
 
 /* Render the folded TEXT (lines "stack count") with O; the SVG, or NULL. Caller frees. */

@@ -2,7 +2,7 @@
 /* folded: building frames, merging identical stacks, sorted output. */
 #include <stdlib.h>
 #include <string.h>
-#include "folded.h"
+#include "output/folded.h"
 #include "suites.h"
 
 static char *write_to_string(const struct folded *f)

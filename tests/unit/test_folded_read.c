@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "folded_read.h"
+#include "output/folded_read.h"
 #include "suites.h"
 
 static void test_parse_line(void)

@@ -2,7 +2,7 @@
 /* kallsyms: parsing and lookup. */
 #include <errno.h>
 #include <string.h>
-#include "kallsyms.h"
+#include "symbolize/kallsyms.h"
 #include "suites.h"
 
 static const char sample[] =

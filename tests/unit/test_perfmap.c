@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* perfmap: /tmp/perf-PID.map parsing and lookup. */
 #include <string.h>
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 #include "suites.h"
 
 static struct perfmap *parse_string(const char *text)

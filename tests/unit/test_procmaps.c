@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "procmaps.h"
+#include "proc/procmaps.h"
 #include "suites.h"
 
 static const struct {

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "procmaps.h"
+#include "proc/procmaps.h"
 #include "suites.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 static struct procmaps *pm;
 static struct unwinder *unw;

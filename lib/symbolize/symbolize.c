@@ -11,13 +11,13 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include "dwarf.h"
-#include "elfsym.h"
-#include "kallsyms.h"
-#include "log.h"
-#include "perfmap.h"
-#include "procmaps.h"
-#include "symbolize.h"
+#include "symbolize/inlines.h"
+#include "dso/elfsym.h"
+#include "symbolize/kallsyms.h"
+#include "base/log.h"
+#include "symbolize/perfmap.h"
+#include "proc/procmaps.h"
+#include "symbolize/symbolize.h"
 
 #define UNKNOWN "[unknown]"
 
@@ -28,8 +28,8 @@ struct file {
 	char *read_path;	/* where we read it (for DWARF), or NULL */
 	char *label;		/* "[basename]" for addresses without a symbol */
 	struct elfsym *elf;	/* NULL when it could not be read */
-	struct dwarf *dwarf;	/* inline chains; NULL when none */
-	bool dwarf_tried;
+	struct inlines *inl;	/* inline chains; NULL when none */
+	bool inl_tried;
 	struct file *next;
 };
 
@@ -97,7 +97,7 @@ void symbolizer__free(struct symbolizer *s)
 		for (f = s->files[b]; f; f = next) {
 			next = f->next;
 			elfsym__free(f->elf);
-			dwarf__free(f->dwarf);
+			inlines__free(f->inl);
 			free(f->read_path);
 			free(f->path);
 			free(f->label);
@@ -220,17 +220,17 @@ static void file__open(struct file *f, pid_t pid, const struct map *m)
 
 /* DWARF for inline chains, opened at the first lookup: the debug file when symbols came from
  * one, else the file itself. */
-static struct dwarf *file__dwarf(struct file *f)
+static struct inlines *file__inlines(struct file *f)
 {
 	const char *path;
 
-	if (f->dwarf_tried)
-		return f->dwarf;
-	f->dwarf_tried = true;
+	if (f->inl_tried)
+		return f->inl;
+	f->inl_tried = true;
 	path = elfsym__debug_path(f->elf) ? elfsym__debug_path(f->elf) : f->read_path;
 	if (path)
-		f->dwarf = dwarf__open(path);
-	return f->dwarf;
+		f->inl = inlines__open(path);
+	return f->inl;
 }
 
 static struct file *file__get(struct symbolizer *s, pid_t pid, const struct map *m)
@@ -369,8 +369,8 @@ static const char *symbolize_vdso(struct symbolizer *s, pid_t pid, const struct 
 static const struct name_ent *symbolize_in_file(struct symbolizer *s, struct file *f,
 						uint64_t vaddr)
 {
-	const char *names[DWARF_MAX_INLINE + 1], *inl[DWARF_MAX_INLINE], *name;
-	char *owned[DWARF_MAX_INLINE + 1] = { 0 }, fde_name[PROCMAPS_PATH_MAX + 24];
+	const char *names[INLINES_MAX + 1], *inl[INLINES_MAX], *name;
+	char *owned[INLINES_MAX + 1] = { 0 }, fde_name[PROCMAPS_PATH_MAX + 24];
 	const struct name_ent *n;
 	int nr = 1, ni = 0;
 
@@ -387,15 +387,15 @@ static const struct name_ent *symbolize_in_file(struct symbolizer *s, struct fil
 		snprintf(fde_name, sizeof(fde_name), "%s+0x%" PRIx64, base_name(f->path), start);
 		return names__add1(s, f, vaddr, fde_name);
 	}
-	if ((s->flags & SYMBOLIZE_DEMANGLE) && (owned[0] = dwarf__demangle(name)))
+	if ((s->flags & SYMBOLIZE_DEMANGLE) && (owned[0] = demangle(name)))
 		name = owned[0];
 	names[0] = name;
-	if ((s->flags & SYMBOLIZE_INLINE) && file__dwarf(f))
-		ni = dwarf__inlines(f->dwarf, vaddr, inl, DWARF_MAX_INLINE);
+	if ((s->flags & SYMBOLIZE_INLINE) && file__inlines(f))
+		ni = inlines__at(f->inl, vaddr, inl, INLINES_MAX);
 	/* inl[ni - 1] is the function itself (named above from the symbol table). */
 	for (int i = ni - 2; i >= 0; i--, nr++) {
 		names[nr] = inl[i];
-		if ((s->flags & SYMBOLIZE_DEMANGLE) && (owned[nr] = dwarf__demangle(inl[i])))
+		if ((s->flags & SYMBOLIZE_DEMANGLE) && (owned[nr] = demangle(inl[i])))
 			names[nr] = owned[nr];
 	}
 	n = names__add(s, f, vaddr, names, nr, "_[i]");
@@ -455,9 +455,9 @@ int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool
 
 const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return)
 {
-	const char *names[DWARF_MAX_INLINE + 1];
+	const char *names[INLINES_MAX + 1];
 
-	symbolizer__user_frames(s, pid, addr, is_return, names, DWARF_MAX_INLINE + 1);
+	symbolizer__user_frames(s, pid, addr, is_return, names, INLINES_MAX + 1);
 	return names[0];
 }
 
@@ -483,8 +483,8 @@ static void *prepare_thread(void *arg)
 	if (s->prepare_kernel)
 		symbolizer__load_ksyms(s);
 	for (size_t i = 0; i < s->nr_prepare; i++)
-		if (!s->prepare[i]->dwarf_tried && file__dwarf(s->prepare[i]))
-			dwarf__warm(s->prepare[i]->dwarf);
+		if (!s->prepare[i]->inl_tried && file__inlines(s->prepare[i]))
+			inlines__warm(s->prepare[i]->inl);
 	return NULL;
 }
 

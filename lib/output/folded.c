@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "folded.h"
+#include "output/folded.h"
 
 struct entry {
 	char *stack;

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "procmaps.h"
+#include "proc/procmaps.h"
 
 #define NR_BUCKETS 1024
 

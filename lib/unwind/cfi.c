@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
-#include "cfi.h"
-#include "elfsym.h"
+#include "unwind/cfi.h"
+#include "dso/elfsym.h"
 
 /* DW_EH_PE_* pointer encodings: the format in the low nibble, the base in bits 4-6. */
 #define PE_OMIT		0xff

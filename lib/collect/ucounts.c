@@ -3,10 +3,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include "stacks.h"
+#include "collect/ucounts.h"
 
-struct stacks {
-	struct stack_entry **slots;	/* open addressing, at most half full */
+struct ucounts {
+	struct ucount **slots;	/* open addressing, at most half full */
 	uint64_t *hashes;
 	size_t cap, nr;
 };
@@ -23,16 +23,16 @@ static uint64_t hash_entry(const struct count_key *key, const uint64_t *ips, uin
 	return h;
 }
 
-static bool same(const struct stack_entry *e, const struct count_key *key, const uint64_t *ips,
+static bool same(const struct ucount *e, const struct count_key *key, const uint64_t *ips,
 		 uint32_t nr)
 {
 	return e->nr == nr && !memcmp(&e->key, key, offsetof(struct count_key, ustack_hash)) &&
 	       !memcmp(e->ips, ips, nr * sizeof(*ips));
 }
 
-struct stacks *stacks__new(void)
+struct ucounts *ucounts__new(void)
 {
-	struct stacks *st = calloc(1, sizeof(*st));
+	struct ucounts *st = calloc(1, sizeof(*st));
 
 	if (!st)
 		return NULL;
@@ -40,13 +40,13 @@ struct stacks *stacks__new(void)
 	st->slots = calloc(st->cap, sizeof(*st->slots));
 	st->hashes = calloc(st->cap, sizeof(*st->hashes));
 	if (!st->slots || !st->hashes) {
-		stacks__free(st);
+		ucounts__free(st);
 		return NULL;
 	}
 	return st;
 }
 
-void stacks__free(struct stacks *st)
+void ucounts__free(struct ucounts *st)
 {
 	if (!st)
 		return;
@@ -57,10 +57,10 @@ void stacks__free(struct stacks *st)
 	free(st);
 }
 
-static int stacks__grow(struct stacks *st)
+static int ucounts__grow(struct ucounts *st)
 {
 	size_t cap = st->cap * 2;
-	struct stack_entry **slots = calloc(cap, sizeof(*slots));
+	struct ucount **slots = calloc(cap, sizeof(*slots));
 	uint64_t *hashes = calloc(cap, sizeof(*hashes));
 
 	if (!slots || !hashes) {
@@ -86,14 +86,14 @@ static int stacks__grow(struct stacks *st)
 	return 0;
 }
 
-int stacks__add(struct stacks *st, const struct count_key *key, const uint64_t *ips,
+int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t *ips,
 		uint32_t nr)
 {
 	uint64_t h = hash_entry(key, ips, nr);
-	struct stack_entry *e;
+	struct ucount *e;
 	size_t i;
 
-	if (2 * (st->nr + 1) > st->cap && stacks__grow(st))
+	if (2 * (st->nr + 1) > st->cap && ucounts__grow(st))
 		return -ENOMEM;
 	for (i = h & (st->cap - 1); st->slots[i]; i = (i + 1) & (st->cap - 1)) {
 		if (st->hashes[i] == h && same(st->slots[i], key, ips, nr)) {
@@ -115,7 +115,7 @@ int stacks__add(struct stacks *st, const struct count_key *key, const uint64_t *
 	return 0;
 }
 
-const struct stack_entry *stacks__next(const struct stacks *st, size_t *pos)
+const struct ucount *ucounts__next(const struct ucounts *st, size_t *pos)
 {
 	for (; *pos < st->cap; (*pos)++)
 		if (st->slots[*pos])

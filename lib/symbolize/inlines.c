@@ -5,18 +5,18 @@
 #include <bfd.h>
 #include <stdlib.h>
 #include <string.h>
-#include "dwarf.h"
-#include "log.h"
+#include "symbolize/inlines.h"
+#include "base/log.h"
 
 /* libiberty's demangle.h values; the header is not shipped by Debian's binutils-dev. */
 #define DMGL_PARAMS	(1 << 0)
 #define DMGL_ANSI	(1 << 1)
 
-struct dwarf {
+struct inlines {
 	bfd *abfd;
 };
 
-static void dwarf__init_bfd(void)
+static void inlines__init_bfd(void)
 {
 	static int done;
 
@@ -26,12 +26,12 @@ static void dwarf__init_bfd(void)
 	}
 }
 
-struct dwarf *dwarf__open(const char *path)
+struct inlines *inlines__open(const char *path)
 {
-	struct dwarf *d;
+	struct inlines *d;
 	bfd *abfd;
 
-	dwarf__init_bfd();
+	inlines__init_bfd();
 	abfd = bfd_openr(path, NULL);
 	if (!abfd)
 		return NULL;
@@ -50,7 +50,7 @@ struct dwarf *dwarf__open(const char *path)
 	return d;
 }
 
-void dwarf__free(struct dwarf *d)
+void inlines__free(struct inlines *d)
 {
 	if (!d)
 		return;
@@ -58,7 +58,7 @@ void dwarf__free(struct dwarf *d)
 	free(d);
 }
 
-int dwarf__inlines(struct dwarf *d, uint64_t vaddr, const char **names, int max)
+int inlines__at(struct inlines *d, uint64_t vaddr, const char **names, int max)
 {
 	const char *file = NULL, *func = NULL;
 	unsigned int line = 0;
@@ -90,19 +90,19 @@ int dwarf__inlines(struct dwarf *d, uint64_t vaddr, const char **names, int max)
 	return n;
 }
 
-void dwarf__warm(struct dwarf *d)
+void inlines__warm(struct inlines *d)
 {
 	const char *names[1];
 
 	for (asection *sec = d->abfd->sections; sec; sec = sec->next) {
 		if ((bfd_section_flags(sec) & SEC_ALLOC) && (bfd_section_flags(sec) & SEC_CODE)) {
-			dwarf__inlines(d, bfd_section_vma(sec), names, 1);
+			inlines__at(d, bfd_section_vma(sec), names, 1);
 			return;
 		}
 	}
 }
 
-char *dwarf__demangle(const char *name)
+char *demangle(const char *name)
 {
 	if (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2))
 		return NULL;

@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
-#include "elfsym.h"
-#include "log.h"
+#include "dso/elfsym.h"
+#include "base/log.h"
 
 #define ELFSYM_MAX_FILE		(4ULL << 30)	/* refuse files above 4 GiB */
 #define BUILD_ID_MAX		64		/* bytes; GNU ld writes 20 */

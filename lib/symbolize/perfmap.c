@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 
 #define NAME_MAX_LEN	1023
 #define MAX_ENTRIES	(4u << 20)

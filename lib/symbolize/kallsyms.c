@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kallsyms.h"
+#include "symbolize/kallsyms.h"
 
 #define KSYM_NAME_MAX 255
 

@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "log.h"
+#include "base/log.h"
 
 int log_level = LOG_WARN;
 

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "folded_read.h"
+#include "output/folded_read.h"
 
 #define CHUNK (64u << 10)
 

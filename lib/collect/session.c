@@ -16,14 +16,14 @@
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "elfsym.h"
-#include "folded.h"
-#include "log.h"
-#include "procmaps.h"
-#include "session.h"
-#include "stacks.h"
-#include "symbolize.h"
-#include "unwind.h"
+#include "dso/elfsym.h"
+#include "output/folded.h"
+#include "base/log.h"
+#include "proc/procmaps.h"
+#include "collect/session.h"
+#include "collect/ucounts.h"
+#include "symbolize/symbolize.h"
+#include "unwind/unwind.h"
 #include "profile.skel.h"
 
 #define MAP_SIZE_MIN	16384
@@ -51,7 +51,7 @@ struct session {
 	struct procmaps *maps;
 	struct symbolizer *sym;
 	struct unwinder *unw;
-	struct stacks *dwarf_stacks;	/* samples unwound here */
+	struct ucounts *unwound;	/* samples unwound here */
 	pid_t child;			/* the command, 0 when none */
 	int nr_fast_pids;		/* of the BPF program's fast_pids[] */
 	struct { pid_t pid; uint32_t bytes; } hints[HINT_SLOTS];	/* copy_hint set, by pid */
@@ -462,8 +462,8 @@ struct session *session__open(const struct session_opts *opts, char **errmsg,
 	s->sym = symbolizer__new(s->maps, (opts->no_inline ? 0 : SYMBOLIZE_INLINE) |
 					  (opts->no_demangle ? 0 : SYMBOLIZE_DEMANGLE));
 	s->unw = unwinder__new(s->maps);
-	s->dwarf_stacks = stacks__new();
-	if (!s->maps || !s->sym || !s->unw || !s->dwarf_stacks) {
+	s->unwound = ucounts__new();
+	if (!s->maps || !s->sym || !s->unw || !s->unwound) {
 		err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -656,7 +656,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	key.kstack_id = e->kstack_id;
 	if (stop != UNWIND_STOP_END)
 		key.flags |= COUNT_F_USER_TRUNCATED;
-	if (stacks__add(s->dwarf_stacks, &key, ips, n))
+	if (ucounts__add(s->unwound, &key, ips, n))
 		return -ENOMEM;
 	return 0;
 }
@@ -1080,7 +1080,7 @@ static int drain_slots(struct session *s, struct folded *out, char **buf, size_t
 int session__collect(struct session *s, struct folded *out)
 {
 	int fd = bpf_map__fd(s->skel->maps.counts);
-	const struct stack_entry *e;
+	const struct ucount *e;
 	struct count_key key, next;
 	char *buf = NULL;
 	size_t len = 0, cap = 0, pos = 0;
@@ -1098,7 +1098,7 @@ int session__collect(struct session *s, struct folded *out)
 			continue;
 		err = collect_key(s, &key, count, out, &buf, &len, &cap);
 	}
-	while (!err && (e = stacks__next(s->dwarf_stacks, &pos)))
+	while (!err && (e = ucounts__next(s->unwound, &pos)))
 		err = collect_stack(s, &e->key, e->ips, e->nr, e->count, out, &buf, &len, &cap);
 	free(buf);
 	return err;
@@ -1141,7 +1141,7 @@ void session__free(struct session *s)
 	profile_bpf__destroy(s->skel);
 	unwinder__free(s->unw);
 	symbolizer__free(s->sym);
-	stacks__free(s->dwarf_stacks);
+	ucounts__free(s->unwound);
 	procmaps__free(s->maps);
 	free(s->links);
 	free(s->pfds);

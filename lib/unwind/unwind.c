@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include "cfi.h"
-#include "elfsym.h"
-#include "log.h"
-#include "procmaps.h"
-#include "unwind.h"
+#include "unwind/cfi.h"
+#include "dso/elfsym.h"
+#include "base/log.h"
+#include "proc/procmaps.h"
+#include "unwind/unwind.h"
 
 /* Not in libunwind's public headers, but exported: search a binary-search table of FDEs
  * (.eh_frame_hdr) described by DI, reading it through the address space's accessors. */
