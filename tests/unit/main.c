@@ -19,6 +19,7 @@ int main(int argc, char **argv)
 		register_perfmap_suite,
 		register_folded_read_suite,
 		register_flamegraph_suite,
+		register_htab_suite,
 	};
 	unsigned int failed;
 

@@ -13,6 +13,7 @@ int register_cfi_suite(void);
 int register_perfmap_suite(void);
 int register_folded_read_suite(void);
 int register_flamegraph_suite(void);
+int register_htab_suite(void);
 
 /* Directory holding the unit-test fixtures built by the Makefile (build/tests/fixtures). */
 extern const char *fixtures_dir;
