@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* collect/bpf: the BPF side of a session: libbpf's messages, privilege and BTF checks, map
+ * and ring-buffer sizes, loading, the pid filter, perf attach/detach per CPU, the stats. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "base/log.h"
+#include "collect/session_int.h"
+#include "profile.skel.h"
+
+#define MAP_SIZE_MIN	16384
+#define MAP_SIZE_MAX	65536	/* derived sizes stop here; --map-size may go further */
+#define RING_MIN	(1u << 20)	/* DWARF sample ring buffer: see ring_size */
+#define RING_MAX	(256u << 20)
+
+int session__libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if ((level == LIBBPF_DEBUG && log_level < LOG_DEBUG) ||
+	    (level == LIBBPF_INFO && log_level < LOG_INFO) || log_level < LOG_INFO)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* --- checks ----------------------------------------------------------------------------- */
+
+int session__check_btf(struct session *s)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return session__fail(s, SESSION_ERR_ENV, -ENOENT,
+				     "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): "
+				     "profile needs a kernel built with CONFIG_DEBUG_INFO_BTF");
+	return 0;
+}
+
+/* Whether this process may load BPF and open perf events: CAP_SYS_ADMIN, or CAP_BPF and
+ * CAP_PERFMON, effective. */
+static bool have_bpf_caps(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, data))
+		return geteuid() == 0;
+#define HAS(cap) (data[(cap) / 32].effective & (1u << ((cap) % 32)))
+	return HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON));
+#undef HAS
+}
+
+/* --- loading ---------------------------------------------------------------------------- */
+
+static unsigned int derived_map_size(const struct session_opts *o, int nr_cpus)
+{
+	double secs = o->duration > 0 ? o->duration : 30;
+	double n = o->freq * secs * nr_cpus;
+
+	if (o->map_size)
+		return o->map_size;
+	if (n < MAP_SIZE_MIN)
+		return MAP_SIZE_MIN;
+	return n > MAP_SIZE_MAX ? MAP_SIZE_MAX : (unsigned int)n;
+}
+
+/*
+ * The ring buffer of DWARF samples: 50 ms of the worst case (every CPU sampling, every sample
+ * with a full stack copy), which the loop drains every 20 ms (and BPF wakes it at a quarter
+ * full), as a power of two between 1 and 256 MiB. Its pages are mapped twice in this
+ * process, so they are twice its size in RSS once written: 16 MiB fixed made 32 MB of a 2-CPU
+ * run's 69 MB.
+ */
+static uint32_t ring_size(const struct session_opts *o, int nr_cpus, uint32_t copy)
+{
+	double need = 0.05 * o->freq * nr_cpus * (copy + 256.0);
+	uint32_t size = RING_MIN;
+
+	while (size < RING_MAX && size < need)
+		size <<= 1;
+	return size;
+}
+
+int session__load_bpf(struct session *s)
+{
+	const struct session_opts *o = &s->opts;
+	struct profile_bpf *skel;
+	unsigned int size = derived_map_size(o, s->nr_cpus);
+	int err;
+
+	skel = profile_bpf__open();
+	if (!skel)
+		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
+				     "cannot open the BPF programs: %s", strerror(errno));
+	s->skel = skel;
+	skel->rodata->filter_pids = !o->all;
+	skel->rodata->include_idle = o->idle;
+	skel->rodata->per_thread = o->threads;
+	skel->rodata->user_stacks = !o->kernel_only;
+	skel->rodata->kernel_stacks = !o->user_only;
+	skel->rodata->follow_children = o->argv != NULL;
+	skel->rodata->unwind_mode = o->unwind_mode;
+	skel->rodata->stack_copy = session__stack_copy_max(o);
+	bpf_map__set_max_entries(skel->maps.kstacks, size);
+	bpf_map__set_max_entries(skel->maps.ustacks, size);
+	bpf_map__set_max_entries(skel->maps.counts, size);
+	bpf_map__set_max_entries(skel->maps.comms, size);
+	bpf_map__set_max_entries(skel->maps.pids, 65536);
+	bpf_map__set_max_entries(skel->maps.procs, 65536);
+	bpf_map__set_max_entries(skel->maps.events,
+				 ring_size(o, s->nr_cpus, skel->rodata->stack_copy));
+	pr_debug("map size %u entries, ring buffer %u KiB", size,
+		 bpf_map__max_entries(skel->maps.events) >> 10);
+
+	err = profile_bpf__load(skel);
+	if ((err == -EPERM || err == -EACCES) && !have_bpf_caps())
+		return session__fail(s, SESSION_ERR_ENV, err,
+				     "permission denied loading BPF: profile needs root, or "
+				     "CAP_BPF and CAP_PERFMON");
+	if (err)
+		return session__fail(s, SESSION_ERR_RUNTIME, err,
+				     "cannot load the BPF programs: %s (run with -vv for details)",
+				     strerror(-err));
+	return 0;
+}
+
+/* Profile PID: `pids` holds every profiled process; the first few also go into the program's
+ * fast_pids[], which it checks without a map lookup (before attaching: no sample reads them
+ * half written). */
+int session__add_pid(struct session *s, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.pids), &key, &one, BPF_ANY))
+		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
+				     "cannot add pid %d to the BPF filter: %s", pid,
+				     strerror(errno));
+	if (s->nr_fast_pids < PROFILE_FAST_PIDS)
+		s->skel->bss->fast_pids[s->nr_fast_pids++] = key;
+	else
+		s->skel->bss->pids_spill = true;
+	return 0;
+}
+
+/* --- sampling --------------------------------------------------------------------------- */
+
+int session__attach(struct session *s)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = s->opts.freq,
+	};
+	int attached = 0;
+
+	s->pfds = malloc(s->nr_cpus * sizeof(*s->pfds));
+	s->links = calloc(s->nr_cpus, sizeof(*s->links));
+	if (!s->pfds || !s->links)
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		s->pfds[cpu] = fd;
+		if (fd < 0) {
+			int err = -errno;
+
+			if (err == -ENODEV)	/* offline CPU */
+				continue;
+			if (err == -EINVAL)
+				return session__fail(s, SESSION_ERR_USAGE, err,
+						     "the kernel refuses %u Hz sampling (see "
+						     "sysctl kernel.perf_event_max_sample_rate)",
+						     s->opts.freq);
+			if (err == -EACCES || err == -EPERM)
+				return session__fail(s, SESSION_ERR_ENV, err,
+						     "permission denied opening perf events: "
+						     "profile needs root, or CAP_PERFMON");
+			return session__fail(s, SESSION_ERR_RUNTIME, err,
+					     "cannot open a cpu-clock event on CPU %d: %s", cpu,
+					     strerror(-err));
+		}
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.do_sample, fd);
+		if (!s->links[cpu])
+			return session__fail(s, SESSION_ERR_RUNTIME, -errno,
+					     "cannot attach to the perf event on CPU %d: %s", cpu,
+					     strerror(errno));
+		attached++;
+	}
+	s->stats.nr_cpus = attached;
+	if (!attached)
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENODEV, "no CPU could be sampled");
+	return 0;
+}
+
+void session__detach(struct session *s)
+{
+	for (int cpu = 0; s->links && cpu < s->nr_cpus; cpu++) {
+		bpf_link__destroy(s->links[cpu]);
+		s->links[cpu] = NULL;
+	}
+	for (int cpu = 0; s->pfds && cpu < s->nr_cpus; cpu++) {
+		if (s->pfds[cpu] >= 0)
+			close(s->pfds[cpu]);
+		s->pfds[cpu] = -1;
+	}
+}
+
+void session__read_stats(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.stats);
+	__u64 *vals = calloc(s->nr_cpus, sizeof(*vals));
+
+	if (!vals)
+		return;
+	for (__u32 k = 0; k < STAT__MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		s->stats.bpf[k] = 0;
+		for (int c = 0; c < s->nr_cpus; c++)
+			s->stats.bpf[k] += vals[c];
+	}
+	free(vals);
+}

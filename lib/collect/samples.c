@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * collect/samples: the consumer of DWARF samples. A sample whose user stack BPF could not
+ * complete comes through the `events` ring buffer with its registers and a copy of the stack;
+ * it is unwound here while the process still runs and counted in the session's ucounts.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "base/clock.h"
+#include "collect/session_int.h"
+#include "collect/ucounts.h"
+#include "proc/procmaps.h"
+#include "unwind/unwind.h"
+#include "profile.skel.h"
+
+/* A sample whose user stack BPF could not complete: unwind it with DWARF now, while the
+ * process still runs (older frames past the copy are read from it). */
+static int on_sample_event(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	const struct sample_event *e = data;
+	size_t hdr = offsetof(struct sample_event, stack);
+	uint64_t ips[USER_MAX_DEPTH];
+	struct count_key key = { 0 };
+	struct unwind_sample us;
+	enum unwind_stop stop;
+	uint64_t t0;
+	int n;
+
+	if (size < hdr || e->stack_len > size - hdr || e->nr_frames > PROFILE_MAX_DEPTH)
+		return 0;
+	/* mmap records of a process that just started may still wait in their buffer. */
+	if (!procmaps__find(s->maps, e->pid, e->ip))
+		perf_buffer__consume(s->mmap_pb);
+	procmaps__ensure(s->maps, e->pid);
+	us = (struct unwind_sample){
+		.pid = e->pid, .ip = e->ip, .sp = e->sp, .bp = e->bp,
+		.stack = e->stack, .stack_len = e->stack_len,
+	};
+	t0 = clock_mono_ns();
+	n = unwinder__unwind(s->unw, &us, ips, USER_MAX_DEPTH, &stop);
+	s->stats.unwind_ns += clock_mono_ns() - t0;
+	s->stats.unwind_frames += n;
+	s->stats.copy_bytes += e->stack_len;
+	s->stats.dwarf++;
+	s->stats.unwind_stop[stop]++;
+	session__learn_copy_size(s, e->pid, unwinder__stack_used(s->unw), stop);
+	/* No unwind info even at the leaf (code without CFI, JIT code): the frames the
+	 * frame-pointer walk found are the better stack; still truncated unless they reach a
+	 * stack bottom, which the fold checks by name. */
+	if (n == 1 && stop != UNWIND_STOP_END && e->nr_frames > 1) {
+		n = e->nr_frames;
+		memcpy(ips, e->frames, n * sizeof(*ips));
+	}
+	key.pid = e->pid;
+	key.tid = s->opts.threads ? e->tid : 0;
+	key.kstack_id = e->kstack_id;
+	if (stop != UNWIND_STOP_END)
+		key.flags |= COUNT_F_USER_TRUNCATED;
+	if (ucounts__add(s->unwound, &key, ips, n))
+		return -ENOMEM;
+	return 0;
+}
+
+int session__open_samples(struct session *s)
+{
+	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_sample_event, s, NULL);
+	if (!s->events)
+		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
+				     "cannot open the sample ring buffer: %s", strerror(errno));
+	return 0;
+}

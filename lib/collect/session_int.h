@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * session_int: what the files of lib/collect/ share, and nothing outside it includes. One
+ * struct session; each file does one job on it:
+ *
+ *	session.c	open, run (the poll loop, signals, the status line), errors, free
+ *	command.c	the command, forked held on a pipe and released after attach
+ *	bpf.c		libbpf logging, privilege and BTF checks, sizing and loading the BPF
+ *			programs, the pid filter, perf attach/detach per CPU, the stats map
+ *	procstate.c	per-process BPF state: executable ranges, stack bottoms, copy hints
+ *	sideband.c	the PERF_RECORD_MMAP2/FORK/LOST records
+ *	samples.c	the DWARF sample consumer (ring buffer -> unwinder -> ucounts)
+ *	drain.c		the per-CPU slots, `counts`, `ustacks` and ucounts -> stacks
+ */
+#ifndef COLLECT_SESSION_INT_H
+#define COLLECT_SESSION_INT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include <bpf/libbpf.h>
+#include "collect/session.h"
+#include "unwind/unwind.h"
+
+#define USER_MAX_DEPTH	512	/* frames of a DWARF-unwound stack */
+#define HINT_SLOTS	256	/* processes whose copy_hint is remembered here */
+
+struct map;
+
+struct session {
+	struct session_opts opts;
+	struct profile_bpf *skel;
+	int nr_cpus;
+	int *pfds;			/* cpu-clock event per CPU, -1 where offline */
+	struct bpf_link **links;
+	struct perf_buffer *mmap_pb;
+	struct ring_buffer *events;
+	struct procmaps *maps;
+	struct symbolizer *sym;
+	struct unwinder *unw;
+	struct ucounts *unwound;	/* samples unwound here */
+	pid_t child;			/* the command, 0 when none */
+	int nr_fast_pids;		/* of the BPF program's fast_pids[] */
+	struct { pid_t pid; uint32_t bytes; } hints[HINT_SLOTS];	/* copy_hint set, by pid */
+	int go_fd;			/* write end: releases the held command */
+	int exec_err_fd;		/* read end: errno of a failed exec, EOF on success */
+	struct session_stats stats;
+	char *err;
+	enum session_err_kind err_kind;
+};
+
+/* session.c: record the error sentence and its KIND; returns ERR (negative errno, -EINVAL
+ * when ERR is not negative) for the caller to return. */
+int session__fail(struct session *s, enum session_err_kind kind, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* command.c: fork the command held before its first instruction (S->child, S->go_fd,
+ * S->exec_err_fd). Returns 0 or negative errno with the error set. */
+int session__start_command(struct session *s);
+
+/* command.c: let the command run; returns 0 when it was executed, else the exec's error
+ * (negative errno, SESSION_ERR_TARGET) with the command reaped. */
+int session__release_command(struct session *s);
+
+/* command.c: end the command if it is still ours (SIG: SIGTERM after a profile, SIGKILL when
+ * it was never released), record its wait status, and close the pipes still open. */
+void session__stop_command(struct session *s, int sig);
+
+/* bpf.c: libbpf's messages through our verbosity (libbpf_set_print). */
+int session__libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);
+
+/* bpf.c: whether the kernel has BTF. Returns 0 or -ENOENT with the error set. */
+int session__check_btf(struct session *s);
+
+/* bpf.c: open the BPF programs, set their read-only data and map sizes from S->opts, load
+ * them (S->skel). Returns 0 or negative errno with the error set. */
+int session__load_bpf(struct session *s);
+
+/* bpf.c: add PID to the BPF pid filter. Returns 0 or negative errno with the error set. */
+int session__add_pid(struct session *s, pid_t pid);
+
+/* bpf.c: one cpu-clock event per online CPU, the sampling program attached to each.
+ * Returns 0 or negative errno with the error set (kind USAGE for a refused frequency). */
+int session__attach(struct session *s);
+
+/* bpf.c: detach and close the events; nothing is sampled afterwards. Idempotent. */
+void session__detach(struct session *s);
+
+/* bpf.c: S->stats.bpf from the per-CPU `stats` map, summed over CPUs. */
+void session__read_stats(struct session *s);
+
+/* Bytes of user stack a DWARF sample carries at most: --stack-copy, or the default. */
+static inline uint32_t session__stack_copy_max(const struct session_opts *o)
+{
+	return o->stack_copy ? o->stack_copy : PROFILE_STACK_COPY;
+}
+
+/* procstate.c: the procmaps hook (CTX is the session): PID's executable ranges and, for a C
+ * library, its stack bottoms into PID's `procs` entry. */
+void session__on_map_added(void *ctx, pid_t pid, const struct map *m);
+
+/* procstate.c: a DWARF unwind of PID read USED bytes of stack (STOP: how it ended); make
+ * PID's samples carry that much stack plus a margin. */
+void session__learn_copy_size(struct session *s, pid_t pid, size_t used, enum unwind_stop stop);
+
+/* sideband.c: open the perf buffer of mmap/fork records (S->mmap_pb). Returns 0 or negative
+ * errno with the error set. */
+int session__open_sideband(struct session *s);
+
+/* samples.c: open the ring buffer of DWARF samples (S->events), consumed into S->unwound.
+ * Returns 0 or negative errno with the error set. */
+int session__open_samples(struct session *s);
+
+#endif

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * collect/sideband: PERF_RECORD_MMAP2, FORK and LOST records of every process, from a dummy
+ * software event per CPU (perf's own mechanism): executable mappings are known as they
+ * appear, so a process that exits before the end of the profile still symbolizes.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "base/log.h"
+#include "collect/session_int.h"
+#include "proc/procmaps.h"
+#include "profile.skel.h"
+
+#define MMAP_PAGES	64	/* per-CPU buffer for mmap records: 256 KiB */
+
+/* PERF_RECORD_MMAP2 as the kernel writes it (without the build-id variant). */
+struct mmap2_record {
+	struct perf_event_header header;
+	__u32 pid, tid;
+	__u64 addr, len, pgoff;
+	__u32 maj, min;
+	__u64 ino, ino_generation;
+	__u32 prot, flags;
+	char filename[];
+};
+
+struct fork_record {
+	struct perf_event_header header;
+	__u32 pid, ppid, tid, ptid;
+	__u64 time;
+};
+
+struct lost_record {
+	struct perf_event_header header;
+	__u64 id, lost;
+};
+
+static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_event_header *h)
+{
+	struct session *s = ctx;
+	(void)cpu;
+
+	if (h->type == PERF_RECORD_LOST) {
+		s->stats.mmap_lost += ((struct lost_record *)h)->lost;
+	} else if (h->type == PERF_RECORD_FORK && h->size >= sizeof(struct fork_record)) {
+		struct fork_record *r = (struct fork_record *)h;
+
+		/* A new process starts with its parent's mappings: no mmap records for those. */
+		if (r->pid != r->ppid && r->pid == r->tid && procmaps__fork(s->maps, r->ppid, r->pid))
+			pr_warn("out of memory recording mappings of pid %u", r->pid);
+	} else if (h->type == PERF_RECORD_MMAP2 && h->size > sizeof(struct mmap2_record)) {
+		struct mmap2_record *r = (struct mmap2_record *)h;
+		size_t max = h->size - sizeof(*r);
+		__u32 key = r->pid;
+		__u8 v;
+		struct map m = {
+			.start = r->addr,
+			.end = r->addr + r->len,
+			.pgoff = r->pgoff,
+			.ino = r->ino,
+			.dev = makedev(r->maj, r->min),
+		};
+
+		if (!s->opts.all &&
+		    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.pids), &key, &v))
+			return LIBBPF_PERF_EVENT_CONT;
+		if (!memchr(r->filename, '\0', max))
+			return LIBBPF_PERF_EVENT_CONT;
+		m.path = r->filename;
+		if (procmaps__add(s->maps, r->pid, &m))
+			pr_warn("out of memory recording mappings of pid %u", r->pid);
+	}
+	return LIBBPF_PERF_EVENT_CONT;
+}
+
+/* mmap records of every process, from now on: new executables and libraries are known even
+ * when their process exits before the profile ends. */
+int session__open_sideband(struct session *s)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.mmap = 1,
+		.mmap2 = 1,
+		.task = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+
+	s->mmap_pb = perf_buffer__new_raw(bpf_map__fd(s->skel->maps.mmap_events), MMAP_PAGES,
+					  &attr, on_mmap_record, s, NULL);
+	if (!s->mmap_pb)
+		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
+				     "cannot open mmap events: %s", strerror(errno));
+	return 0;
+}
