@@ -14,6 +14,7 @@
 #include "output/folded.h"
 #include "base/log.h"
 #include "collect/session.h"
+#include "profile/profile.h"
 #include "unwind/unwind.h"
 
 /* Exit statuses (man/profile.1, EXIT STATUS). */
@@ -342,6 +343,7 @@ int main(int argc, char **argv)
 	struct settings st = { 0 };
 	enum session_err_kind kind = 0;
 	struct session *s = NULL;
+	struct profile *profile = NULL;
 	struct folded *folded = NULL;
 	char *errmsg = NULL;
 	FILE *out = stdout;
@@ -363,7 +365,8 @@ int main(int argc, char **argv)
 		}
 	}
 	folded = folded__new();
-	if (!folded) {
+	profile = profile__new();
+	if (!folded || !profile) {
 		fprintf(stderr, "profile: out of memory\n");
 		ret = EXIT_RUNTIME;
 		goto out;
@@ -381,11 +384,18 @@ int main(int argc, char **argv)
 		st.quiet = true;
 	}
 	t_sampled = monotonic_seconds();
-	if (session__collect(s, folded) ||
-	    (st.svg ? flamegraph__write_folded(folded, out, &st.fg) : folded__write(folded, out))) {
-		const char *msg = session__error(s, &kind);
-
-		fprintf(stderr, "profile: %s\n", msg ? msg : "cannot write the output");
+	if (session__build_profile(s, profile)) {
+		fprintf(stderr, "profile: %s\n", session__error(s, &kind));
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	if (folded__add_profile(folded, profile)) {
+		fprintf(stderr, "profile: out of memory\n");
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	if (st.svg ? flamegraph__write_folded(folded, out, &st.fg) : folded__write(folded, out)) {
+		fprintf(stderr, "profile: cannot write the output\n");
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
@@ -408,6 +418,7 @@ out:
 	}
 	session__free(s);
 	folded__free(folded);
+	profile__free(profile);
 	free(errmsg);
 	return ret;
 }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
- * collect/drain: after sampling, what BPF counted (the per-CPU slots, `counts`, `ustacks`,
- * `kstacks`) and what was unwound here (ucounts) -> symbolized, fixed-up folded stacks.
+ * collect/drain: after sampling, what BPF counted (the per-CPU slots, `counts`, `ustacks`)
+ * and what was unwound here (ucounts) -> the profile model, one counted stack at a time
+ * (model.c).
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -12,27 +12,15 @@
 #include "collect/fixup.h"
 #include "collect/session_int.h"
 #include "collect/ucounts.h"
-#include "output/folded.h"
+#include "profile/profile.h"
 #include "proc/procmaps.h"
-#include "symbolize/symbolize.h"
 #include "unwind/unwind.h"
 #include "profile.skel.h"
 
-static const char *comm_of(struct session *s, __u32 id, char *buf)
-{
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.comms), &id, buf) == 0) {
-		buf[PROFILE_COMM_LEN - 1] = '\0';
-		if (buf[0])
-			return buf;
-	}
-	return "[unknown]";
-}
-
 /*
- * A frame-pointer walk starts at rbp and so skips the caller of a leaf that keeps no frame.
- * When BPF kept words at sp that may be that return address, ask the leaf's CFI: if it puts
- * the return address there and the walk does not have it already, put it in IPS (which has
- * room for NU + 1 frames). Returns the new number of frames.
+ * The caller of a leaf that keeps no frame, which a frame-pointer walk skips: when BPF kept
+ * WORDS at sp that may be its return address, the leaf's CFI says whether one is. Returns
+ * the new number of the NU addresses of IPS (room for NU + 1).
  */
 static int add_leaf_caller(struct session *s, const struct count_key *key, const __u64 *words,
 			   uint64_t *ips, int nu)
@@ -47,89 +35,14 @@ static int add_leaf_caller(struct session *s, const struct count_key *key, const
 		return nu;
 	/* Only the words matter: the CFI at ip says at which offset from sp the return address
 	 * is; rbp-based rules read outside the copy and fail, as they should. */
-	if (unwinder__leaf_return(s->unw, &us, &ret) || !ret || (nu > 1 && ips[1] == ret))
+	if (unwinder__leaf_return(s->unw, &us, &ret))
 		return nu;
-	memmove(&ips[2], &ips[1], (nu - 1) * sizeof(*ips));
-	ips[1] = ret;
-	return nu + 1;
+	return fixup__add_leaf_caller(ips, nu, ret);
 }
 
-static int fold_key(struct session *s, struct symbolizer *sym, const struct count_key *key,
-		    const uint64_t *ips, int nu, char **buf, size_t *len, size_t *cap,
-		    bool *truncated)
-{
-	char comm[PROFILE_COMM_LEN], tcomm[PROFILE_COMM_LEN], tframe[PROFILE_COMM_LEN + 16];
-	/* Frames of every address, root first within an address: first[i] is where address
-	 * i's frames start in names[], nframes[i] how many. */
-	static const char *names[USER_MAX_DEPTH * 4];
-	static int first[USER_MAX_DEPTH], nframes[USER_MAX_DEPTH];
-	__u64 kips[PROFILE_MAX_DEPTH];
-	int err, n, used = 0;
-
-	if (nu > USER_MAX_DEPTH)
-		nu = USER_MAX_DEPTH;
-	if (nu)
-		procmaps__ensure(s->maps, key->pid);
-	for (int i = 0; i < nu; i++) {
-		int room = (int)(sizeof(names) / sizeof(names[0])) - used;
-
-		first[i] = used;
-		nframes[i] = symbolizer__user_frames(sym, key->pid, ips[i], i > 0, &names[used],
-						     room > 0 ? room : 0);
-		used += nframes[i];
-		/* Frames outside the stack-bottom function (_start, __libc_start_main, clone3) are
-		 * dropped, so that DWARF- and frame-pointer-unwound stacks share one root. */
-		if (i > 0 && nframes[i] && fixup__is_stack_bottom(names[first[i]])) {
-			nu = i + 1;
-			break;
-		}
-	}
-	*truncated = (key->flags & COUNT_F_USER_TRUNCATED) &&
-		     !(nu > 0 && nframes[nu - 1] && fixup__is_stack_bottom(names[first[nu - 1]]));
-
-	*len = 0;
-	err = folded__push_frame(buf, len, cap, comm_of(s, key->pid, comm), NULL);
-	if (!err && s->opts.threads && key->tid) {
-		snprintf(tframe, sizeof(tframe), "%s/%u", comm_of(s, key->tid, tcomm), key->tid);
-		err = folded__push_frame(buf, len, cap, tframe, NULL);
-	}
-	if (!err && *truncated)
-		err = folded__push_frame(buf, len, cap, "[truncated]", NULL);
-	for (int i = nu - 1; i >= 0 && !err; i--)
-		for (int j = 0; j < nframes[i] && !err; j++)
-			err = folded__push_frame(buf, len, cap, names[first[i] + j], NULL);
-	if (!err && key->kstack_id >= 0 &&
-	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.kstacks), &key->kstack_id, kips) == 0) {
-		for (n = 0; n < PROFILE_MAX_DEPTH && kips[n]; n++)
-			;
-		for (int i = n - 1; i >= 0 && !err; i--)
-			err = folded__push_frame(buf, len, cap,
-						 symbolizer__kernel(sym, kips[i], i > 0), "_[k]");
-	}
-	return err;
-}
-
-static int collect_stack(struct session *s, const struct count_key *key, const uint64_t *ips,
-			 int nr, uint64_t count, struct folded *out, char **buf, size_t *len,
-			 size_t *cap)
-{
-	bool truncated;
-	int err;
-
-	err = fold_key(s, s->sym, key, ips, nr, buf, len, cap, &truncated);
-	if (!err)
-		err = folded__add(out, *buf, count);
-	if (err)
-		return session__fail(s, SESSION_ERR_RUNTIME, err, "out of memory");
-	s->stats.samples += count;
-	if (truncated)
-		s->stats.truncated += count;
-	return 0;
-}
-
-/* The samples of KEY (COUNT of them) into OUT. */
-static int collect_key(struct session *s, const struct count_key *key, uint64_t count,
-		       struct folded *out, char **buf, size_t *len, size_t *cap)
+/* The samples of KEY (COUNT of them), its user stack from `ustacks`, into the model. */
+static int drain_key(struct session *s, struct builder *b, const struct count_key *key,
+		     uint64_t count)
 {
 	uint64_t ips[PROFILE_MAX_DEPTH + 1];
 	struct ustack us;
@@ -142,15 +55,14 @@ static int collect_key(struct session *s, const struct count_key *key, uint64_t 
 		procmaps__ensure(s->maps, key->pid);
 		nr = add_leaf_caller(s, key, us.sp_words, ips, nr);
 	}
-	return collect_stack(s, key, ips, nr, count, out, buf, len, cap);
+	return builder__add(b, key, ips, nr, count);
 }
 
 /*
  * Move what the per-CPU `cached` tables still hold into `counts` (sampling has stopped). A
- * key that no longer fits there goes straight into OUT.
+ * key that no longer fits there goes straight into the model.
  */
-static int drain_slots(struct session *s, struct folded *out, char **buf, size_t *len,
-		       size_t *cap)
+static int drain_slots(struct session *s, struct builder *b)
 {
 	int sfd = bpf_map__fd(s->skel->maps.cached), cfd = bpf_map__fd(s->skel->maps.counts);
 	struct count_slots *tables = calloc(s->nr_cpus, sizeof(*tables));
@@ -176,7 +88,7 @@ static int drain_slots(struct session *s, struct folded *out, char **buf, size_t
 			else
 				count = sl->count;
 			if (bpf_map_update_elem(cfd, &sl->key, &count, BPF_ANY))
-				err = collect_key(s, &sl->key, sl->count, out, buf, len, cap);
+				err = drain_key(s, b, &sl->key, sl->count);
 		}
 	}
 	/* Emptied: a second collection does not count them again. */
@@ -188,18 +100,36 @@ static int drain_slots(struct session *s, struct folded *out, char **buf, size_t
 	return err;
 }
 
-int session__collect(struct session *s, struct folded *out)
+/* What the samples of the model are: on-CPU samples, one every 1/freq s of CPU time. */
+static int set_meta(struct session *s, struct profile *p)
+{
+	struct profile_meta m = {
+		.weight_type = "samples", .weight_unit = "count",
+		.period_type = "cpu", .period_unit = "nanoseconds",
+		.period = 1000000000ull / s->opts.freq, .frequency = s->opts.freq,
+	};
+
+	if (profile__set_meta(p, &m))
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	return 0;
+}
+
+int session__build_profile(struct session *s, struct profile *p)
 {
 	int fd = bpf_map__fd(s->skel->maps.counts);
+	struct builder *b = builder__new(s, p);
 	const struct ucount *e;
 	struct count_key key, next;
-	char *buf = NULL;
-	size_t len = 0, cap = 0, pos = 0;
 	void *prev = NULL;
+	size_t pos = 0;
 	int err;
 
+	if (!b)
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	session__read_stats(s);
-	err = drain_slots(s, out, &buf, &len, &cap);
+	err = set_meta(s, p);
+	if (!err)
+		err = drain_slots(s, b);
 	while (!err && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		__u64 count;
 
@@ -207,10 +137,10 @@ int session__collect(struct session *s, struct folded *out)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &count))
 			continue;
-		err = collect_key(s, &key, count, out, &buf, &len, &cap);
+		err = drain_key(s, b, &key, count);
 	}
 	while (!err && (e = ucounts__next(s->unwound, &pos)))
-		err = collect_stack(s, &e->key, e->ips, e->nr, e->count, out, &buf, &len, &cap);
-	free(buf);
+		err = builder__add(b, &e->key, e->ips, e->nr, e->count);
+	builder__free(b);
 	return err;
 }

@@ -13,3 +13,58 @@ bool fixup__is_stack_bottom(const char *name)
 			return true;
 	return false;
 }
+
+bool fixup__ends_at(int i, const char *name)
+{
+	return i > 0 && fixup__is_stack_bottom(name);
+}
+
+bool fixup__truncated(bool unwind_truncated, const char *outer)
+{
+	return unwind_truncated && !fixup__is_stack_bottom(outer);
+}
+
+int fixup__add_leaf_caller(uint64_t *ips, int n, uint64_t ret)
+{
+	if (n < 1 || !ret || (n > 1 && ips[1] == ret))
+		return n;
+	memmove(&ips[2], &ips[1], (n - 1) * sizeof(*ips));
+	ips[1] = ret;
+	return n + 1;
+}
+
+int fixup__kernel_depth(const uint64_t *ips, int max)
+{
+	int n;
+
+	for (n = 0; n < max && ips[n]; n++)
+		;
+	return n;
+}
+
+bool fixup__prefer_walk(int n, bool complete, uint32_t nr_walk)
+{
+	return n == 1 && !complete && nr_walk > 1;
+}
+
+/* Whether NAME (LEN bytes) ends with SUFFIX. */
+static bool ends_with(const char *name, size_t len, const char *suffix)
+{
+	size_t slen = strlen(suffix);
+
+	return len >= slen && !memcmp(name + len - slen, suffix, slen);
+}
+
+enum profile_frame_kind fixup__frame_kind(const char *name, int index, size_t *len)
+{
+	*len = strlen(name);
+	if (ends_with(name, *len, "_[j]")) {
+		*len -= 4;
+		return PROFILE_FRAME_JIT;
+	}
+	if (index > 0 && ends_with(name, *len, "_[i]")) {
+		*len -= 4;
+		return PROFILE_FRAME_INLINE;
+	}
+	return PROFILE_FRAME_USER;
+}

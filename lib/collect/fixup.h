@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * fixup: the pure rules by which collect/ fixes up sampled stacks before they enter the
- * profile model. No BPF, no /proc, no symbolizer: unit tests call them directly.
+ * profile model. No BPF, no /proc, no symbolizer: unit tests call them directly. User
+ * stacks here are arrays of addresses, leaf first.
  */
 #ifndef COLLECT_FIXUP_H
 #define COLLECT_FIXUP_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include "profile/profile.h"
 
 /*
  * Functions of the C library where a thread's stack begins: __libc_start_call_main for the
@@ -21,5 +24,46 @@ extern const char *const fixup_stack_bottoms[];
 
 /* Whether NAME (a frame name; NULL is fine) is one of fixup_stack_bottoms. */
 bool fixup__is_stack_bottom(const char *name);
+
+/*
+ * Whether a user stack ends at its address I (0: the leaf), whose outermost function is NAME
+ * (NULL when it has no name): a stack bottom past the leaf. The addresses after it (_start,
+ * __libc_start_main, clone3) are dropped, so that DWARF- and frame-pointer-unwound stacks
+ * share one root.
+ */
+bool fixup__ends_at(int i, const char *name);
+
+/*
+ * Whether a user stack is marked [truncated]: its walk or unwind did not end cleanly
+ * (UNWIND_TRUNCATED) and OUTER, the outermost function of its last address kept (NULL: no
+ * name, no user stack), is not a stack bottom, where walks that end cleanly stop.
+ */
+bool fixup__truncated(bool unwind_truncated, const char *outer);
+
+/*
+ * A frame-pointer walk starts at rbp and so skips the caller of a leaf that keeps no frame.
+ * RET is that caller's return address when the leaf's CFI found one in the words at sp (0:
+ * none): put it in IPS (N addresses, room for N + 1) after the leaf, unless the walk has it
+ * there already. Returns the new number of addresses.
+ */
+int fixup__add_leaf_caller(uint64_t *ips, int n, uint64_t ret);
+
+/* Number of addresses of a kernel stack as `kstacks` holds it: MAX slots, leaf first, ended
+ * by a 0 when shorter. */
+int fixup__kernel_depth(const uint64_t *ips, int max);
+
+/*
+ * Whether a DWARF unwind that found N frames and did not end cleanly (COMPLETE false) should
+ * give way to the NR_WALK frames the frame-pointer walk found: it had no unwind info even
+ * at the leaf (code without CFI, JIT code).
+ */
+bool fixup__prefer_walk(int n, bool complete, uint32_t nr_walk);
+
+/*
+ * The symbolizer marks frames by a suffix of their name: "_[j]" a JIT symbol, "_[i]" a
+ * function inlined into the frame before it (INDEX > 0 in its address's frames). The kind of
+ * frame NAME, and in *LEN the length of its name without the suffix.
+ */
+enum profile_frame_kind fixup__frame_kind(const char *name, int index, size_t *len);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "base/clock.h"
+#include "collect/fixup.h"
 #include "collect/session_int.h"
 #include "collect/ucounts.h"
 #include "proc/procmaps.h"
@@ -49,8 +50,8 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	session__learn_copy_size(s, e->pid, unwinder__stack_used(s->unw), stop);
 	/* No unwind info even at the leaf (code without CFI, JIT code): the frames the
 	 * frame-pointer walk found are the better stack; still truncated unless they reach a
-	 * stack bottom, which the fold checks by name. */
-	if (n == 1 && stop != UNWIND_STOP_END && e->nr_frames > 1) {
+	 * stack bottom, which the model's builder checks by name. */
+	if (fixup__prefer_walk(n, stop == UNWIND_STOP_END, e->nr_frames)) {
 		n = e->nr_frames;
 		memcpy(ips, e->frames, n * sizeof(*ips));
 	}

@@ -2,7 +2,7 @@
 /*
  * session: one profiling run. Loads and configures the BPF programs, starts the command (held
  * until sampling is attached) or checks the pids, samples until the duration ends, a signal
- * arrives or the targets exit, then turns what BPF counted into folded stacks.
+ * arrives or the targets exit, then turns what BPF counted into a profile model.
  */
 #ifndef SESSION_H
 #define SESSION_H
@@ -13,7 +13,7 @@
 #include <linux/types.h>
 #include "profile.h"
 
-struct folded;
+struct profile;
 
 struct session_opts {
 	const pid_t *pids;	/* processes to profile (-p), or NULL */
@@ -44,7 +44,7 @@ enum session_err_kind {
 struct session_stats {
 	uint64_t bpf[STAT__MAX];	/* the BPF program's counters, summed over CPUs */
 	uint64_t mmap_lost;		/* mmap records the kernel dropped (buffer full) */
-	uint64_t samples;		/* samples in the folded output */
+	uint64_t samples;		/* samples in the profile */
 	uint64_t truncated;		/* of those, samples whose user stack is truncated */
 	uint64_t dwarf;			/* samples unwound with DWARF in userspace */
 	uint64_t unwind_stop[8];	/* of those, by enum unwind_stop */
@@ -76,15 +76,16 @@ struct session *session__open(const struct session_opts *opts, char **errmsg,
 int session__run(struct session *s);
 
 /*
- * Symbolize everything counted and add it to OUT as folded stacks. Returns 0 or negative
- * errno with session__error() set.
+ * Symbolize everything counted and add it to the profile model P as samples (weights in
+ * samples, labels pid, comm, and tid and thread name with opts.threads), their stacks fixed
+ * up (see collect/fixup.h). Returns 0 or negative errno with session__error() set.
  */
-int session__collect(struct session *s, struct folded *out);
+int session__build_profile(struct session *s, struct profile *p);
 
 /* The last error's sentence and kind; NULL when none. Owned by S. */
 const char *session__error(const struct session *s, enum session_err_kind *kind);
 
-/* Counters of the run, valid after session__collect. */
+/* Counters of the run, valid after session__build_profile. */
 const struct session_stats *session__stats(struct session *s);
 
 /* Detach, kill nothing that still runs on its own, free everything. NULL is fine. */

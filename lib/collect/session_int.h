@@ -10,7 +10,8 @@
  *	procstate.c	per-process BPF state: executable ranges, stack bottoms, copy hints
  *	sideband.c	the PERF_RECORD_MMAP2/FORK/LOST records
  *	samples.c	the DWARF sample consumer (ring buffer -> unwinder -> ucounts)
- *	drain.c		the per-CPU slots, `counts`, `ustacks` and ucounts -> stacks
+ *	drain.c		the per-CPU slots, `counts`, `ustacks` and ucounts -> model.c
+ *	model.c		one counted stack -> a sample of the profile model (with fixup.c)
  */
 #ifndef COLLECT_SESSION_INT_H
 #define COLLECT_SESSION_INT_H
@@ -28,6 +29,8 @@
 #define HINT_SLOTS	256	/* processes whose copy_hint is remembered here */
 
 struct map;
+struct profile;
+struct builder;
 
 struct session {
 	struct session_opts opts;
@@ -112,5 +115,18 @@ int session__open_sideband(struct session *s);
 /* samples.c: open the ring buffer of DWARF samples (S->events), consumed into S->unwound.
  * Returns 0 or negative errno with the error set. */
 int session__open_samples(struct session *s);
+
+/* model.c: a builder of the samples of S in the profile model P (neither owned). NULL on
+ * ENOMEM. Free with builder__free (NULL is fine). */
+struct builder *builder__new(struct session *s, struct profile *p);
+void builder__free(struct builder *b);
+
+/*
+ * COUNT samples of KEY with the NU user addresses IPS (leaf first) into the model: symbolized,
+ * trimmed at a stack bottom, marked truncated unless complete, with KEY's kernel stack and
+ * labels; S->stats counts them. Returns 0 or negative errno with the error set.
+ */
+int builder__add(struct builder *b, const struct count_key *key, const uint64_t *ips, int nu,
+		 uint64_t count);
 
 #endif

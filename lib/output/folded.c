@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "output/folded.h"
+#include "profile/profile.h"
 
 struct entry {
 	char *stack;
@@ -179,4 +181,68 @@ int folded__push_frame(char **buf, size_t *len, size_t *cap, const char *name,
 	*p = '\0';
 	*len = p - *buf;
 	return 0;
+}
+
+/* --- from the profile model ------------------------------------------------------------- */
+
+static const char *const frame_suffix[] = {
+	[PROFILE_FRAME_USER] = NULL,
+	[PROFILE_FRAME_KERNEL] = "_[k]",
+	[PROFILE_FRAME_INLINE] = "_[i]",
+	[PROFILE_FRAME_JIT] = "_[j]",
+};
+
+static const char *label_name(const struct profile *p, uint32_t id)
+{
+	return id == PROFILE_NONE ? "[unknown]" : profile__string(p, id);
+}
+
+/* The folded stack of sample S of P into BUF (LEN, CAP as folded__push_frame's). */
+static int fold_sample(const struct profile *p, const struct profile_sample *s, char **buf,
+		       size_t *len, size_t *cap)
+{
+	const struct profile_labels *l = &s->labels;
+	const uint32_t *locs;
+	char tid[16];
+	uint32_t n;
+	int err;
+
+	*len = 0;
+	err = folded__push_frame(buf, len, cap, label_name(p, l->comm), NULL);
+	if (!err && l->tid) {
+		snprintf(tid, sizeof(tid), "/%u", l->tid);
+		err = folded__push_frame(buf, len, cap, label_name(p, l->thread_comm), tid);
+	}
+	if (!err && l->truncated)
+		err = folded__push_frame(buf, len, cap, "[truncated]", NULL);
+	locs = profile__stack(p, s->stack, &n);
+	for (uint32_t i = n; i-- > 0 && !err;) {
+		struct profile_location loc;
+
+		profile__location(p, locs[i], &loc);
+		for (uint32_t j = 0; j < loc.nr_frames && !err; j++) {
+			const struct profile_frame *fr = &loc.frames[j];
+
+			err = folded__push_frame(buf, len, cap, profile__string(p, fr->name),
+						 frame_suffix[fr->kind]);
+		}
+	}
+	return err;
+}
+
+int folded__add_profile(struct folded *f, const struct profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int err = 0;
+
+	for (uint32_t i = 0; i < profile__nr_samples(p) && !err; i++) {
+		const struct profile_sample *s = profile__sample(p, i);
+
+		err = fold_sample(p, s, &buf, &len, &cap);
+		if (!err)
+			err = folded__add(f, buf, s->weight);
+	}
+	free(buf);
+	return err;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 struct folded;
+struct profile;
 
 /* A new, empty set of stacks; NULL on ENOMEM. Free with folded__free (NULL is fine). */
 struct folded *folded__new(void);
@@ -26,6 +27,15 @@ int folded__push_frame(char **buf, size_t *len, size_t *cap, const char *name,
 
 /* Add COUNT samples to STACK (a ';'-joined frame list; copied). Returns 0 or -ENOMEM. */
 int folded__add(struct folded *f, const char *stack, uint64_t count);
+
+/*
+ * Add every sample of the profile model P to F as a folded stack, its weight the count:
+ * "COMM;[THREAD/TID;][[truncated];]USER...;KERNEL..." with the frames root first, each
+ * location's frames outermost function first, inlined frames suffixed _[i], JIT frames
+ * _[j], kernel frames _[k]; COMM "[unknown]" when P has none (likewise THREAD), the thread
+ * frame only for samples with a tid. Samples that fold alike merge. Returns 0 or -ENOMEM.
+ */
+int folded__add_profile(struct folded *f, const struct profile *p);
 
 /* Number of distinct stacks and sum of all counts. */
 size_t folded__nr_stacks(const struct folded *f);

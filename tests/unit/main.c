@@ -20,6 +20,9 @@ int main(int argc, char **argv)
 		register_folded_read_suite,
 		register_flamegraph_suite,
 		register_htab_suite,
+		register_profile_suite,
+		register_fixup_suite,
+		register_ucounts_suite,
 	};
 	unsigned int failed;
 

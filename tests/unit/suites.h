@@ -14,6 +14,9 @@ int register_perfmap_suite(void);
 int register_folded_read_suite(void);
 int register_flamegraph_suite(void);
 int register_htab_suite(void);
+int register_profile_suite(void);
+int register_fixup_suite(void);
+int register_ucounts_suite(void);
 
 /* Directory holding the unit-test fixtures built by the Makefile (build/tests/fixtures). */
 extern const char *fixtures_dir;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-/* folded: building frames, merging identical stacks, sorted output. */
+/* folded: building frames, merging identical stacks, sorted output, folding a profile model. */
 #include <stdlib.h>
 #include <string.h>
 #include "output/folded.h"
+#include "profile/profile.h"
 #include "suites.h"
 
 static char *write_to_string(const struct folded *f)
@@ -107,6 +108,115 @@ static void test_many_stacks_grow(void)
 	folded__free(f);
 }
 
+/* --- from a profile model ---------------------------------------------------------------- */
+
+static uint32_t str(struct profile *p, const char *s)
+{
+	int id = profile__intern(p, s, strlen(s));
+
+	CU_ASSERT_FATAL(id >= 0);
+	return id;
+}
+
+/* A location of KIND with the NR frames NAMES, each of the kind in KINDS. */
+static uint32_t loc(struct profile *p, enum profile_loc_kind kind, uint64_t addr,
+		    const char *const *names, const enum profile_frame_kind *kinds, uint32_t nr)
+{
+	struct profile_frame frames[4];
+	struct profile_location l = {
+		.kind = kind, .mapping = PROFILE_NONE, .address = addr, .nr_frames = nr,
+		.frames = frames,
+	};
+	int id;
+
+	for (uint32_t i = 0; i < nr; i++)
+		frames[i] = (struct profile_frame){ str(p, names[i]), kinds[i] };
+	id = profile__add_location(p, &l);
+	CU_ASSERT_FATAL(id >= 0);
+	return id;
+}
+
+static void add(struct profile *p, const uint32_t *locs, uint32_t n, uint64_t weight,
+		const struct profile_labels *l)
+{
+	int st = profile__add_stack(p, locs, n);
+
+	CU_ASSERT_FATAL(st >= 0);
+	CU_ASSERT_FATAL(profile__add_sample(p, st, weight, l) >= 0);
+}
+
+static void test_from_profile(void)
+{
+	static const char *const work[] = { "work", "helper", "inner;x" };
+	static const enum profile_frame_kind work_kinds[] = {
+		PROFILE_FRAME_USER, PROFILE_FRAME_INLINE, PROFILE_FRAME_INLINE,
+	};
+	static const char *const names[][1] = {
+		{ "main" }, { "js_fn" }, { "entry_SYSCALL_64" }, { "vfs_read" }, { "bad\nname" },
+	};
+	static const enum profile_frame_kind user = PROFILE_FRAME_USER, jit = PROFILE_FRAME_JIT,
+					     kernel = PROFILE_FRAME_KERNEL;
+	struct profile *p = profile__new();
+	struct folded *f = folded__new();
+	uint32_t u_main, u_work, u_jit, k_sys, k_read, u_bad;
+	struct profile_labels l;
+	char *text;
+
+	CU_ASSERT_FATAL(p != NULL && f != NULL);
+	u_main = loc(p, PROFILE_LOC_USER, 0x1000, names[0], &user, 1);
+	u_work = loc(p, PROFILE_LOC_USER, 0x2000, work, work_kinds, 3);
+	u_jit = loc(p, PROFILE_LOC_JIT, 0x7f0000, names[1], &jit, 1);
+	k_sys = loc(p, PROFILE_LOC_KERNEL, 0xffffffff81000000, names[2], &kernel, 1);
+	k_read = loc(p, PROFILE_LOC_KERNEL, 0xffffffff81001000, names[3], &kernel, 1);
+	u_bad = loc(p, PROFILE_LOC_USER, 0x3000, names[4], &user, 1);
+
+	/* Leaf first: kernel frames, then user frames. */
+	l = (struct profile_labels){ .pid = 10, .comm = str(p, "app"),
+				     .thread_comm = PROFILE_NONE };
+	add(p, (uint32_t[]){ k_read, k_sys, u_work, u_main }, 4, 3, &l);
+	l.pid = 12;		/* another process of the same name: the same line */
+	add(p, (uint32_t[]){ k_read, k_sys, u_work, u_main }, 4, 4, &l);
+	l = (struct profile_labels){ .pid = 10, .tid = 11, .comm = str(p, "app"),
+				     .thread_comm = str(p, "worker"), .truncated = true };
+	add(p, (uint32_t[]){ u_jit, u_main }, 2, 2, &l);
+	l = (struct profile_labels){ .pid = 13, .comm = PROFILE_NONE,
+				     .thread_comm = PROFILE_NONE };
+	add(p, &u_bad, 1, 1, &l);
+	l = (struct profile_labels){ .pid = 14, .tid = 15, .comm = str(p, "a;b"),
+				     .thread_comm = PROFILE_NONE };
+	add(p, NULL, 0, 5, &l);
+
+	CU_ASSERT_EQUAL(folded__add_profile(f, p), 0);
+	CU_ASSERT_EQUAL(folded__nr_stacks(f), 4);
+	CU_ASSERT_EQUAL(folded__total(f), 15);
+	text = write_to_string(f);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT_STRING_EQUAL(text,
+		"[unknown];bad?name 1\n"
+		"a:b;[unknown]/15 5\n"
+		"app;main;work;helper_[i];inner:x_[i];entry_SYSCALL_64_[k];vfs_read_[k] 7\n"
+		"app;worker/11;[truncated];main;js_fn_[j] 2\n");
+	free(text);
+	folded__free(f);
+	profile__free(p);
+}
+
+static void test_from_empty_profile(void)
+{
+	struct profile *p = profile__new();
+	struct folded *f = folded__new();
+	char *text;
+
+	CU_ASSERT_FATAL(p != NULL && f != NULL);
+	CU_ASSERT_EQUAL(folded__add_profile(f, p), 0);
+	text = write_to_string(f);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT_STRING_EQUAL(text, "");
+	free(text);
+	folded__free(f);
+	profile__free(p);
+}
+
 int register_folded_suite(void)
 {
 	CU_pSuite s = CU_add_suite("folded", NULL, NULL);
@@ -114,7 +224,9 @@ int register_folded_suite(void)
 	if (!s || !CU_add_test(s, "frame names and suffixes", test_push_frame) ||
 	    !CU_add_test(s, "frames join with ';' and the buffer grows", test_push_joins_and_grows) ||
 	    !CU_add_test(s, "identical stacks merge, output sorted", test_merge_sort_write) ||
-	    !CU_add_test(s, "many stacks", test_many_stacks_grow))
+	    !CU_add_test(s, "many stacks", test_many_stacks_grow) ||
+	    !CU_add_test(s, "a profile model folded", test_from_profile) ||
+	    !CU_add_test(s, "an empty profile model", test_from_empty_profile))
 		return -1;
 	return 0;
 }

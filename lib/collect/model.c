@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * collect/model: one counted stack (a count_key, its user addresses, its kernel stack id, a
+ * count) -> a sample of the profile model: addresses symbolized into locations (each
+ * distinct (process, address) once, cached here), the fix-ups of fixup.h applied, the labels
+ * read from the BPF `comms` map.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "base/htab.h"
+#include "collect/fixup.h"
+#include "collect/session_int.h"
+#include "profile/profile.h"
+#include "proc/procmaps.h"
+#include "symbolize/inlines.h"
+#include "symbolize/symbolize.h"
+#include "profile.skel.h"
+
+/* Frame names a stack may hold (as many as the folded stacks of old had room for): the
+ * addresses past them get no frames. */
+#define MAX_STACK_NAMES	(USER_MAX_DEPTH * 4)
+#define MAX_ADDR_NAMES	(INLINES_MAX + 1)
+
+/* A symbolized address: its location, and what the fix-ups need to know of it. */
+struct addr_ent {
+	uint64_t addr;
+	uint32_t pid;		/* 0 for kernel addresses */
+	bool kernel, is_return;
+	uint32_t loc;		/* location id */
+	uint32_t nr;		/* its frames */
+	const char *outer;	/* the outermost function's name, as the symbolizer gave it */
+};
+
+struct builder {
+	struct session *s;
+	struct profile *p;
+	struct htab index;	/* (pid, addr, kernel, is_return) -> ents[] */
+	struct addr_ent *ents;
+	size_t nr, cap;
+	uint32_t locs[PROFILE_MAX_DEPTH + USER_MAX_DEPTH];
+};
+
+struct builder *builder__new(struct session *s, struct profile *p)
+{
+	struct builder *b = calloc(1, sizeof(*b));
+
+	if (b) {
+		b->s = s;
+		b->p = p;
+	}
+	return b;
+}
+
+void builder__free(struct builder *b)
+{
+	if (!b)
+		return;
+	htab__free(&b->index);
+	free(b->ents);
+	free(b);
+}
+
+/* --- addresses -> locations ------------------------------------------------------------- */
+
+static uint64_t addr_hash(uint32_t pid, uint64_t addr, bool kernel, bool is_return)
+{
+	return hash_u64(hash_u64(HASH_SEED, addr), (uint64_t)pid << 2 | kernel << 1 | is_return);
+}
+
+/* The location of the frames NAMES[0..NR) (as the symbolizer gave them) of ADDR in PID,
+ * found in mapping M (NULL: none); kernel frames with KERNEL. Returns its id or -errno. */
+static int add_location(struct profile *p, const struct map *m, uint64_t addr, bool kernel,
+			const char *const *names, int nr)
+{
+	struct profile_frame frames[MAX_ADDR_NAMES];
+	struct profile_location loc = {
+		.kind = kernel ? PROFILE_LOC_KERNEL : PROFILE_LOC_USER, .mapping = PROFILE_NONE,
+		.address = addr, .frames = frames,
+	};
+	int id;
+
+	for (int i = 0; i < nr && i < MAX_ADDR_NAMES; i++) {
+		size_t len = strlen(names[i]);
+
+		frames[i].kind = PROFILE_FRAME_KERNEL;
+		if (!kernel)
+			frames[i].kind = fixup__frame_kind(names[i], i, &len);
+		id = profile__intern(p, names[i], len);
+		if (id < 0)
+			return id;
+		frames[i].name = id;
+		loc.nr_frames++;
+	}
+	if (loc.nr_frames && frames[0].kind == PROFILE_FRAME_JIT)
+		loc.kind = PROFILE_LOC_JIT;
+	if (m) {
+		struct profile_mapping pm = { m->start, m->end, m->pgoff, 0, PROFILE_NONE };
+
+		id = profile__intern(p, m->path, strlen(m->path));
+		if (id < 0)
+			return id;
+		pm.path = id;
+		id = profile__add_mapping(p, &pm);
+		if (id < 0)
+			return id;
+		loc.mapping = id;
+		loc.offset = map__file_offset(m, addr);
+	}
+	return profile__add_location(p, &loc);
+}
+
+/* The entry of ADDR (a return address when IS_RETURN) in PID, or in the kernel: symbolized
+ * and added to the model at the first time. Returns its index in B->ents or -errno. */
+static int builder__addr(struct builder *b, uint32_t pid, uint64_t addr, bool kernel,
+			 bool is_return)
+{
+	struct session *s = b->s;
+	uint64_t h = addr_hash(pid, addr, kernel, is_return);
+	const char *names[MAX_ADDR_NAMES];
+	const struct map *m;
+	struct addr_ent *e;
+	uint32_t pos, id;
+	int nr, loc, err;
+
+	for (id = htab__first(&b->index, h, &pos); id != HTAB_NONE;
+	     id = htab__next(&b->index, h, &pos)) {
+		e = &b->ents[id];
+		if (e->addr == addr && e->pid == pid && e->kernel == kernel &&
+		    e->is_return == is_return)
+			return id;
+	}
+	if (kernel) {
+		names[0] = symbolizer__kernel(s->sym, addr, is_return);
+		loc = add_location(b->p, NULL, addr, true, names, 1);
+		nr = 1;
+	} else {
+		nr = symbolizer__user_frames(s->sym, pid, addr, is_return, names, MAX_ADDR_NAMES);
+		/* The mapping the symbolizer used: a return address is looked up inside the call. */
+		m = procmaps__find(s->maps, pid, is_return && addr ? addr - 1 : addr);
+		loc = add_location(b->p, m, addr, false, names, nr);
+	}
+	if (loc < 0)
+		return loc;
+	if (b->nr == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 1024;
+		struct addr_ent *ents = realloc(b->ents, cap * sizeof(*ents));
+
+		if (!ents)
+			return -ENOMEM;
+		b->ents = ents;
+		b->cap = cap;
+	}
+	id = b->nr;
+	b->ents[id] = (struct addr_ent){ addr, pid, kernel, is_return, loc, nr, names[0] };
+	err = htab__insert(&b->index, h, id);
+	if (err)
+		return err;
+	b->nr++;
+	return id;
+}
+
+/* The location of entry E with only its first KEEP frames (< E->nr). Returns its id or
+ * -errno. */
+static int cut_location(struct builder *b, const struct addr_ent *e, uint32_t keep)
+{
+	struct profile_frame frames[MAX_ADDR_NAMES];
+	struct profile_location loc;
+
+	profile__location(b->p, e->loc, &loc);
+	memcpy(frames, loc.frames, keep * sizeof(*frames));
+	loc.frames = frames;
+	loc.nr_frames = keep;
+	return profile__add_location(b->p, &loc);
+}
+
+/* --- stacks -> samples ------------------------------------------------------------------ */
+
+/* The kernel locations of KSTACK_ID into LOCS, leaf first. Returns how many, or -errno. */
+static int kernel_locations(struct builder *b, __s32 kstack_id, uint32_t *locs)
+{
+	uint64_t kips[PROFILE_MAX_DEPTH];
+	int n, id;
+
+	if (kstack_id < 0 ||
+	    bpf_map_lookup_elem(bpf_map__fd(b->s->skel->maps.kstacks), &kstack_id, kips))
+		return 0;
+	n = fixup__kernel_depth(kips, PROFILE_MAX_DEPTH);
+	for (int i = 0; i < n; i++) {
+		id = builder__addr(b, 0, kips[i], true, i > 0);
+		if (id < 0)
+			return id;
+		locs[i] = b->ents[id].loc;
+	}
+	return n;
+}
+
+/*
+ * The user locations of the NU addresses IPS of PID into LOCS, leaf first, trimmed at a stack
+ * bottom; *OUTER gets the outermost function of the last address kept (NULL: none). Returns
+ * how many, or -errno.
+ */
+static int user_locations(struct builder *b, pid_t pid, const uint64_t *ips, int nu,
+			  uint32_t *locs, const char **outer)
+{
+	int n = 0, used = 0;
+
+	*outer = NULL;
+	if (nu > USER_MAX_DEPTH)
+		nu = USER_MAX_DEPTH;
+	if (nu)
+		procmaps__ensure(b->s->maps, pid);
+	for (int i = 0; i < nu; i++) {
+		int id = builder__addr(b, pid, ips[i], false, i > 0);
+		uint32_t keep, room = MAX_STACK_NAMES - used;
+		const struct addr_ent *e;
+
+		if (id < 0)
+			return id;
+		e = &b->ents[id];
+		keep = e->nr < room ? e->nr : room;
+		used += keep;
+		*outer = keep ? e->outer : NULL;
+		if (keep) {
+			id = keep == e->nr ? (int)e->loc : cut_location(b, e, keep);
+			if (id < 0)
+				return id;
+			locs[n++] = id;
+		}
+		if (fixup__ends_at(i, *outer))
+			break;
+	}
+	return n;
+}
+
+/* One comm from the BPF `comms` map (ID: a pid or tid) as a string id of P. */
+static int comm_of(struct builder *b, __u32 id)
+{
+	char buf[PROFILE_COMM_LEN];
+
+	if (bpf_map_lookup_elem(bpf_map__fd(b->s->skel->maps.comms), &id, buf) == 0) {
+		buf[PROFILE_COMM_LEN - 1] = '\0';
+		if (buf[0])
+			return profile__intern(b->p, buf, strlen(buf));
+	}
+	return profile__intern(b->p, "[unknown]", 9);
+}
+
+static int builder__labels(struct builder *b, const struct count_key *key,
+			   struct profile_labels *l)
+{
+	int id = comm_of(b, key->pid);
+
+	*l = (struct profile_labels){ .pid = key->pid, .comm = id, .thread_comm = PROFILE_NONE };
+	if (id >= 0 && b->s->opts.threads && key->tid) {
+		l->tid = key->tid;
+		id = comm_of(b, key->tid);
+		l->thread_comm = id;
+	}
+	return id < 0 ? id : 0;
+}
+
+int builder__add(struct builder *b, const struct count_key *key, const uint64_t *ips, int nu,
+		 uint64_t count)
+{
+	struct session *s = b->s;
+	struct profile_labels labels;
+	const char *outer;
+	int nk, n, err;
+
+	n = user_locations(b, key->pid, ips, nu, b->locs + PROFILE_MAX_DEPTH, &outer);
+	nk = n < 0 ? n : kernel_locations(b, key->kstack_id, b->locs);
+	err = nk < 0 ? nk : builder__labels(b, key, &labels);
+	if (err)
+		goto fail;
+	labels.truncated = fixup__truncated(key->flags & COUNT_F_USER_TRUNCATED, outer);
+	memmove(b->locs + nk, b->locs + PROFILE_MAX_DEPTH, n * sizeof(*b->locs));
+	err = profile__add_stack(b->p, b->locs, nk + n);
+	if (err >= 0)
+		err = profile__add_sample(b->p, err, count, &labels);
+	if (err < 0)
+		goto fail;
+	s->stats.samples += count;
+	if (labels.truncated)
+		s->stats.truncated += count;
+	return 0;
+fail:
+	return session__fail(s, SESSION_ERR_RUNTIME, err, "out of memory");
+}

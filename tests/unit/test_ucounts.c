@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* ucounts: identical (key, frames) merge, the ustack hash ignored, growth past the first
+ * 1024 slots, iteration over every entry once. */
+#include <stdlib.h>
+#include <string.h>
+#include "collect/ucounts.h"
+#include "suites.h"
+
+/* The entry of (KEY, IPS[0..NR)), found by iterating; NULL when none. */
+static const struct ucount *lookup(const struct ucounts *uc, const struct count_key *key,
+				   const uint64_t *ips, uint32_t nr)
+{
+	const struct ucount *e;
+	size_t pos = 0;
+
+	while ((e = ucounts__next(uc, &pos)))
+		if (e->key.pid == key->pid && e->key.tid == key->tid &&
+		    e->key.kstack_id == key->kstack_id && e->key.flags == key->flags &&
+		    e->nr == nr && !memcmp(e->ips, ips, nr * sizeof(*ips)))
+			return e;
+	return NULL;
+}
+
+static size_t nr_entries(const struct ucounts *uc)
+{
+	size_t pos = 0, n = 0;
+
+	while (ucounts__next(uc, &pos))
+		n++;
+	return n;
+}
+
+static void test_merge(void)
+{
+	struct ucounts *uc = ucounts__new();
+	struct count_key k = { .pid = 10, .kstack_id = -1, .ustack_hash = 0x1234 };
+	struct count_key k2 = k, tid = k, trunc = k, kst = k;
+	uint64_t ips[] = { 0x401000, 0x402000, 0x403000 }, other[] = { 0x401000, 0x402001 };
+	const struct ucount *e;
+
+	CU_ASSERT_FATAL(uc != NULL);
+	CU_ASSERT_EQUAL(nr_entries(uc), 0);
+	k2.ustack_hash = 0x9999;	/* not part of the key here */
+	tid.tid = 11;
+	trunc.flags = COUNT_F_USER_TRUNCATED;
+	kst.kstack_id = 3;
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 3), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 3), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k2, ips, 3), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 2), 0);	/* fewer frames */
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 2), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &tid, ips, 3), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &trunc, ips, 3), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &kst, ips, 3), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 0), 0);	/* no user frames */
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 0), 0);
+	CU_ASSERT_EQUAL(nr_entries(uc), 7);
+
+	e = lookup(uc, &k, ips, 3);
+	CU_ASSERT_FATAL(e != NULL);
+	CU_ASSERT_EQUAL(e->count, 3);
+	CU_ASSERT_EQUAL(e->key.ustack_hash, 0);
+	CU_ASSERT_EQUAL(e->ips[2], 0x403000);
+	CU_ASSERT_EQUAL(lookup(uc, &k, ips, 2)->count, 1);
+	CU_ASSERT_EQUAL(lookup(uc, &k, other, 2)->count, 1);
+	CU_ASSERT_EQUAL(lookup(uc, &tid, ips, 3)->count, 1);
+	CU_ASSERT_EQUAL(lookup(uc, &trunc, ips, 3)->count, 1);
+	CU_ASSERT_EQUAL(lookup(uc, &kst, ips, 3)->count, 1);
+	CU_ASSERT_EQUAL(lookup(uc, &k, other, 0)->count, 2);
+	ucounts__free(uc);
+	ucounts__free(NULL);
+}
+
+#define MANY 5000
+
+static void test_growth_and_iteration(void)
+{
+	struct ucounts *uc = ucounts__new();
+	unsigned char *seen = calloc(MANY, 1);
+	struct count_key k = { .pid = 1, .kstack_id = -1 };
+	const struct ucount *e;
+	size_t pos = 0, n = 0;
+	int bad = 0;
+
+	CU_ASSERT_FATAL(uc != NULL && seen != NULL);
+	/* Stack i, i + 1 times: 5000 entries, past the first table of 1024 slots. */
+	for (uint64_t i = 0; i < MANY; i++) {
+		uint64_t ips[2] = { 0x400000 + i, 0x500000 };
+
+		for (uint64_t j = 0; j <= i % 4; j++)
+			bad += ucounts__add(uc, &k, ips, 2) != 0;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	while ((e = ucounts__next(uc, &pos))) {
+		uint64_t i = e->ips[0] - 0x400000;
+
+		n++;
+		if (e->nr != 2 || i >= MANY || seen[i]++ || e->count != i % 4 + 1)
+			bad++;
+	}
+	CU_ASSERT_EQUAL(n, MANY);
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_PTR_NULL(ucounts__next(uc, &pos));		/* stays at the end */
+	free(seen);
+	ucounts__free(uc);
+}
+
+int register_ucounts_suite(void)
+{
+	CU_pSuite s = CU_add_suite("ucounts", NULL, NULL);
+
+	if (!s ||
+	    !CU_add_test(s, "identical key and frames merge", test_merge) ||
+	    !CU_add_test(s, "5000 stacks: growth, each iterated once", test_growth_and_iteration))
+		return -1;
+	return 0;
+}
