@@ -16,7 +16,8 @@
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "dso/elfsym.h"
+#include "dso/dso.h"
+#include "dso/dsos.h"
 #include "output/folded.h"
 #include "base/log.h"
 #include "proc/procmaps.h"
@@ -49,6 +50,7 @@ struct session {
 	struct perf_buffer *mmap_pb;
 	struct ring_buffer *events;
 	struct procmaps *maps;
+	struct dsos *dsos;		/* every file mapped: shared by sym and unw */
 	struct symbolizer *sym;
 	struct unwinder *unw;
 	struct ucounts *unwound;	/* samples unwound here */
@@ -381,20 +383,17 @@ static const char *const stack_bottoms[] = { "__libc_start_call_main", "start_th
  * main thread, start_thread for the others). */
 static void add_bottoms(struct session *s, pid_t pid, const struct map *m, struct proc_ranges *pr)
 {
-	const struct load_seg *segs;
-	struct elfsym *elf;
+	struct dso *elf;
 	uint64_t vaddr, start, end;
-	size_t nsegs;
 	int n = 0;
 
-	elf = symbolizer__elf(s->sym, pid, m);
+	elf = dsos__get(s->dsos, pid, m, NULL);
 	if (!elf)
 		return;
-	segs = elfsym__segs(elf, &nsegs);
-	if (load_segs__off_to_vaddr(segs, nsegs, m->pgoff, &vaddr))
+	if (dso__off_to_vaddr(elf, m->pgoff, &vaddr))
 		return;
 	for (size_t i = 0; i < NR_STACK_BOTTOMS && n < PROFILE_MAX_BOTTOMS; i++) {
-		if (elfsym__find_range(elf, stack_bottoms[i], &start, &end))
+		if (dso__find_range(elf, stack_bottoms[i], &start, &end))
 			continue;
 		pr->bottom_start[n] = start - vaddr + m->start;
 		pr->bottom_end[n] = end - vaddr + m->start;
@@ -459,11 +458,12 @@ struct session *session__open(const struct session_opts *opts, char **errmsg,
 		goto fail;
 	}
 	s->maps = procmaps__new();
-	s->sym = symbolizer__new(s->maps, (opts->no_inline ? 0 : SYMBOLIZE_INLINE) |
+	s->dsos = dsos__new();
+	s->sym = symbolizer__new(s->maps, s->dsos, (opts->no_inline ? 0 : SYMBOLIZE_INLINE) |
 					  (opts->no_demangle ? 0 : SYMBOLIZE_DEMANGLE));
-	s->unw = unwinder__new(s->maps);
+	s->unw = unwinder__new(s->maps, s->dsos);
 	s->unwound = ucounts__new();
-	if (!s->maps || !s->sym || !s->unw || !s->unwound) {
+	if (!s->maps || !s->dsos || !s->sym || !s->unw || !s->unwound) {
 		err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -1142,6 +1142,7 @@ void session__free(struct session *s)
 	unwinder__free(s->unw);
 	symbolizer__free(s->sym);
 	ucounts__free(s->unwound);
+	dsos__free(s->dsos);
 	procmaps__free(s->maps);
 	free(s->links);
 	free(s->pfds);

@@ -9,7 +9,6 @@
 #include <stdbool.h>
 #include <string.h>
 #include "unwind/cfi.h"
-#include "dso/elfsym.h"
 
 /* DW_EH_PE_* pointer encodings: the format in the low nibble, the base in bits 4-6. */
 #define PE_OMIT		0xff
@@ -41,17 +40,11 @@ enum {
 
 const unsigned char *cfi_mem__ptr(const struct cfi_mem *m, uint64_t vaddr, uint64_t len)
 {
-	for (int i = 0; i < m->nr_segs; i++) {
-		const struct cfi_seg *s = &m->segs[i];
-		uint64_t rel = vaddr - s->vaddr;
+	uint64_t off;
 
-		if (vaddr < s->vaddr || rel >= s->filesz || len > s->filesz - rel)
-			continue;
-		if (s->offset > m->size || rel + len > m->size - s->offset)
-			return NULL;
-		return m->image + s->offset + rel;
-	}
-	return NULL;
+	if (dso_segs__vaddr_to_off(m->segs, m->nr_segs, vaddr, len, m->size, &off))
+		return NULL;
+	return m->image + off;
 }
 
 /* --- reading ------------------------------------------------------------------------------- */

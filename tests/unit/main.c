@@ -12,7 +12,7 @@ int main(int argc, char **argv)
 	int (*suites[])(void) = {
 		register_procmaps_suite,
 		register_kallsyms_suite,
-		register_elfsym_suite,
+		register_dso_suite,
 		register_folded_suite,
 		register_unwind_suite,
 		register_cfi_suite,
@@ -20,6 +20,7 @@ int main(int argc, char **argv)
 		register_folded_read_suite,
 		register_flamegraph_suite,
 		register_htab_suite,
+		register_symbolize_suite,
 	};
 	unsigned int failed;
 
