@@ -32,6 +32,28 @@ fail:
 	return err;
 }
 
+FILE *fileio__fopen_regular(const char *path, uint64_t max_size)
+{
+	struct stat st;
+	int fd = fileio__open_regular(path, max_size, &st);
+	FILE *f;
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	/* Reads block again: a regular file never waits, and stdio retries nothing. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	f = fdopen(fd, "r");
+	if (!f) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+	}
+	return f;
+}
+
 int fileio__each_chunk(int fd, uint64_t size, int (*fn)(void *ctx, const unsigned char *buf,
 							size_t len), void *ctx)
 {

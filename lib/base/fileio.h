@@ -8,6 +8,7 @@
 #define BASE_FILEIO_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 /*
@@ -17,6 +18,9 @@
  * file (FIFO, device, socket), -EFBIG when larger than MAX_SIZE.
  */
 int fileio__open_regular(const char *path, uint64_t max_size, struct stat *st);
+
+/* fileio__open_regular as a stdio stream ("r"); NULL with errno set (the same errors). */
+FILE *fileio__fopen_regular(const char *path, uint64_t max_size);
 
 /* Read all of FD from offset 0 up to SIZE bytes, calling FN(CTX, BUF, LEN) for each chunk.
  * Returns 0, the first non-zero return of FN, or a negative errno (-EIO when the file is

@@ -46,19 +46,6 @@ static inline uint64_t map__file_offset(const struct map *m, uint64_t addr)
  */
 int map__file_path(pid_t pid, const struct map *m, char *buf, size_t len);
 
-/* Files are told apart by device, inode and path: a bucket of NBUCKETS for M's file, and
- * whether M maps the file (DEV, INO, PATH). Pure. */
-static inline unsigned int map__file_bucket(const struct map *m, unsigned int nbuckets)
-{
-	return (unsigned int)((m->ino * 31 + m->dev) % nbuckets);
-}
-
-static inline bool map__is_file(const struct map *m, uint64_t dev, uint64_t ino,
-				const char *path)
-{
-	return m->ino == ino && m->dev == dev && !strcmp(m->path, path);
-}
-
 /* A new, empty cache; NULL on ENOMEM. Free with procmaps__free (NULL is fine). */
 struct procmaps *procmaps__new(void);
 void procmaps__free(struct procmaps *pm);
