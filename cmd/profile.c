@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "flamegraph.h"
+#include "flamegraph_cmd.h"
 #include "folded.h"
 #include "log.h"
 #include "session.h"
