@@ -70,7 +70,7 @@ $(OUT)/fg_assets.h: flamegraph/embed.sh flamegraph/flamegraph.js flamegraph/flam
 	$(Q)mkdir -p $(@D)
 	$(Q)sh flamegraph/embed.sh flamegraph/flamegraph.js flamegraph/flamegraph.css > $@
 
-$(OUT)/flamegraph/flamegraph.o: $(OUT)/fg_assets.h
+$(OUT)/flamegraph/svg.o: $(OUT)/fg_assets.h
 
 $(OUT)/profile: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)

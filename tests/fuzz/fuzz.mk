@@ -17,7 +17,8 @@ fuzz_srcs_perfmap	:= lib/perfmap.c
 fuzz_srcs_cfi		:= lib/cfi.c
 fuzz_srcs_elfsym	:= lib/elfsym.c lib/log.c
 fuzz_libs_elfsym	:= -lelf -lz
-fuzz_srcs_flamegraph	:= lib/folded_read.c lib/folded.c lib/log.c flamegraph/flamegraph.c
+fuzz_srcs_flamegraph	:= lib/folded_read.c lib/folded.c lib/log.c flamegraph/options.c \
+			   flamegraph/tree.c flamegraph/out.c flamegraph/colors.c flamegraph/svg.c
 fuzz_libs_flamegraph	:= -lm
 FUZZ_BINS	:= $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 
