@@ -36,7 +36,7 @@ BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -Wall
 
 LIB_SRCS	:= $(wildcard lib/*/*.c) $(wildcard flamegraph/*.c)
 LIB_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
-CMD_OBJS	:= $(OUT)/cmd/profile.o
+CMD_OBJS	:= $(OUT)/cmd/profile.o $(OUT)/cmd/flamegraph.o
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
 SKEL		:= $(OUT)/profile.skel.h
@@ -70,7 +70,7 @@ $(OUT)/fg_assets.h: flamegraph/embed.sh flamegraph/flamegraph.js flamegraph/flam
 	$(Q)mkdir -p $(@D)
 	$(Q)sh flamegraph/embed.sh flamegraph/flamegraph.js flamegraph/flamegraph.css > $@
 
-$(OUT)/flamegraph/flamegraph.o: $(OUT)/fg_assets.h
+$(OUT)/flamegraph/svg.o: $(OUT)/fg_assets.h
 
 $(OUT)/profile: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
