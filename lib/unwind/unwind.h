@@ -72,6 +72,7 @@ struct unwind_counts {
 	uint64_t mismatches;	/* PROFILE_UNWIND_CHECK: fast stacks libunwind unwound otherwise */
 };
 
+/* The counts so far. Owned by U. */
 const struct unwind_counts *unwinder__counts(const struct unwinder *u);
 
 /* Bytes of stack from the sample's sp that the last unwinder__unwind read (from the copy or
