@@ -228,6 +228,8 @@ static void dso__read_syms(struct dso *d)
 		return;
 	d->syms_read = true;
 	err = symtab__add_elf(&d->syms, d->elf);
+	if (!err)
+		err = symtab__add_plt(&d->syms, d->elf);
 	if (!err && !elf__has_symtab(d->elf)) {
 		dbg = dso__open_debug(d);
 		if (dbg) {

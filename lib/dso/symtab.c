@@ -30,7 +30,7 @@ bool elf__has_symtab(Elf *elf)
 
 /* ---- reading ----------------------------------------------------------------------------- */
 
-static int symtab__push(struct symtab *e, const struct symtab_sym *sym)
+int symtab__push(struct symtab *e, const struct symtab_sym *sym)
 {
 	struct symtab_sym *syms;
 	size_t cap;
@@ -58,6 +58,18 @@ static unsigned int sym_name__len(const char *name)
 	if (at && at != name)
 		len = (size_t)(at - name);
 	return (unsigned int)len;
+}
+
+/* End of the section with index NDX (where an unsized symbol's code must stop), or UINT64_MAX. */
+static uint64_t section_end(Elf *elf, size_t ndx)
+{
+	Elf_Scn *scn;
+	GElf_Shdr shdr;
+
+	if (ndx == SHN_UNDEF || ndx >= SHN_LORESERVE || !(scn = elf_getscn(elf, ndx)) ||
+	    !gelf_getshdr(scn, &shdr) || shdr.sh_addr + shdr.sh_size < shdr.sh_addr)
+		return UINT64_MAX;
+	return shdr.sh_addr + shdr.sh_size;
 }
 
 /* Append the function symbols of symbol table SCN. Names point into ELF until finalized. */
@@ -93,6 +105,7 @@ static int symtab__read(struct symtab *e, Elf *elf, Elf_Scn *scn, const GElf_Shd
 			continue;
 		s.start = sym.st_value;
 		s.size = sym.st_size;
+		s.limit = sym.st_size ? UINT64_MAX : section_end(elf, sym.st_shndx);
 		s.name = name;
 		s.len = sym_name__len(name);
 		s.rank = bind == STB_LOCAL ? 0 : bind == STB_WEAK ? 1 : 2;
@@ -191,6 +204,9 @@ int symtab__finalize(struct symtab *e)
 		e->syms = syms;
 		e->cap = n;
 	}
+	free(e->made);
+	e->made = NULL;
+	e->made_len = e->made_cap = 0;
 	return 0;
 }
 
@@ -201,6 +217,7 @@ void symtab__free(struct symtab *st)
 {
 	free(st->syms);
 	free(st->names);
+	free(st->made);
 	*st = (struct symtab){ 0 };
 }
 
@@ -225,6 +242,8 @@ const struct symtab_sym *symtab__lookup(const struct symtab *st, const struct ds
 	if (s->size) {
 		if (vaddr - s->start >= s->size)
 			return NULL;
+	} else if (vaddr >= s->limit) {
+		return NULL;	/* past its section: _init does not cover the PLT */
 	} else if (lo == st->nr && vaddr >= dso_segs__end(segs, nr_segs, s->start)) {
 		/* The last symbol, unsized: it covers up to the end of its segment. */
 		return NULL;
@@ -241,8 +260,11 @@ const struct symtab_sym *symtab__find(const struct symtab *st, const char *name,
 		if (strcmp(s->name, name))
 			continue;
 		*end = s->start + s->size;
-		if (!s->size)	/* up to the next symbol */
+		if (!s->size) {	/* up to the next symbol, within its section */
 			*end = i + 1 < st->nr ? st->syms[i + 1].start : s->start + 1;
+			if (*end > s->limit)
+				*end = s->limit;
+		}
 		return s;
 	}
 	return NULL;

@@ -382,6 +382,18 @@ def xz_unnamed_functions_get_distinct_names():
 
 
 @test
+def plt_stubs_named():
+    # Samples in a PLT stub are named after its function (labs@plt), not after the unsized
+    # symbol before the PLT (_init), and sit under their caller.
+    stacks, _, _ = run_profile(["-F", "999", "--", workload("plt_loop"), "2"])
+    frames = {f for s, _ in stacks if s[0] == "plt_loop" for f in s}
+    expect("_init" not in frames, "a sample in the PLT named _init")
+    s = share(stacks, lambda f: has_chain(f, ["main", "plt_caller", "labs@plt"]), "plt_loop")
+    expect(s > 0.002, f"main;plt_caller;labs@plt in {s:.1%} of samples, expected some")
+    return f"labs@plt in {s:.1%} of samples"
+
+
+@test
 def vdso_frames_named():
     stacks, _, _ = run_profile(["-F", "999", "--", workload("chain_fp"), "2"])
     frames = {f for s, _ in stacks for f in s}

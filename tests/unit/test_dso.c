@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
- * Unit tests of lib/elfsym.c: segment arithmetic, the debuglink CRC, and symbols read from the
+ * Unit tests of lib/dso: segment arithmetic, the debuglink CRC, and symbols read from the
  * fixtures of tests/unit/fixtures.mk (tests/fixtures/symbols.c built several ways) and from the
  * system's libc with its build-id debug file.
  */
 #include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -465,6 +467,63 @@ static void test_fde_starts_match_symbols(void)
 	dso__free(stripped);
 }
 
+/* [*START, *END) of section NAME of the file at PATH; false when it has none. */
+static bool section_range(const char *path, const char *name, uint64_t *start, uint64_t *end)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	bool found = false;
+	int fd = open(path, O_RDONLY);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+
+	while (elf && !elf_getshdrstrndx(elf, &shstrndx) && !found &&
+	       (scn = elf_nextscn(elf, scn))) {
+		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+
+		if (n && !strcmp(n, name)) {
+			*start = sh.sh_addr;
+			*end = sh.sh_addr + sh.sh_size;
+			found = true;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/* PLT stubs are named after the function they jump to, from the file's own relocations,
+ * and the unsized _init before them does not reach into them. */
+static void test_plt_names(void)
+{
+	char path[PATH_MAX];
+	uint64_t plt, plt_end, init, init_end, stub;
+	struct dso *d;
+
+	fx_path(path, sizeof(path), "prog");
+	CU_ASSERT_FATAL(section_range(path, ".plt", &plt, &plt_end));
+	CU_ASSERT_FATAL(section_range(path, ".init", &init, &init_end));
+	d = dso__open(path, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	stub = dso__find(d, "printf@plt");
+	CU_ASSERT(stub >= plt + 16 && stub < plt_end);		/* after PLT0 */
+	CU_ASSERT(name_is(dso__lookup(d, stub + 6, NULL), "printf@plt"));
+	CU_ASSERT(name_is(dso__lookup(d, init, NULL), "_init"));
+	/* PLT0, past the end of .init: not _init (it was, up to the next symbol). */
+	CU_ASSERT_PTR_NULL(dso__lookup(d, plt, NULL));
+	CU_ASSERT_PTR_NULL(dso__lookup(d, init_end, NULL));
+	/* A Debian binary: its exported calls through .plt and .plt.got (hardened layout). */
+	dso__free(d);
+	d = dso__open("/usr/bin/xz", NULL);
+	if (d) {
+		CU_ASSERT(dso__find(d, "getenv@plt") != 0);
+		CU_ASSERT(dso__find(d, "__cxa_finalize@plt") != 0);
+		dso__free(d);
+	}
+}
+
 int register_dso_suite(void)
 {
 	static const struct {
@@ -481,8 +540,9 @@ int register_dso_suite(void)
 		{ ".eh_frame_hdr header", test_eh_frame_hdr_parse },
 		{ "FDE starts: lookup", test_fde_starts_find },
 		{ "FDE starts match symbol starts", test_fde_starts_match_symbols },
+		{ "PLT stubs named, _init bounded by its section", test_plt_names },
 	};
-	CU_pSuite s = CU_add_suite("elfsym", suite_init, suite_cleanup);
+	CU_pSuite s = CU_add_suite("dso", suite_init, suite_cleanup);
 
 	if (!s)
 		return -1;
