@@ -351,6 +351,24 @@ const char *dso__lookup(struct dso *d, uint64_t vaddr, uint64_t *offset)
 	return s->name;
 }
 
+const char *dso__lookup_range(struct dso *d, uint64_t vaddr, uint64_t *start, uint64_t *end)
+{
+	const struct symtab_sym *s;
+
+	dso__read_syms(d);
+	s = symtab__lookup(&d->syms, d->segs, d->nr_segs, vaddr);
+	if (!s)
+		return NULL;
+	*start = s->start;
+	*end = s->start + s->size;
+	if (!s->size) {
+		*end = s + 1 < d->syms.syms + d->syms.nr ? s[1].start : s->start + 1;
+		if (*end > s->limit)
+			*end = s->limit;
+	}
+	return s->name;
+}
+
 uint64_t dso__find(struct dso *d, const char *name)
 {
 	uint64_t start = 0, end;

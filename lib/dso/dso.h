@@ -92,6 +92,10 @@ const char *dso__build_id(const struct dso *dso);
  */
 const char *dso__lookup(struct dso *dso, uint64_t vaddr, uint64_t *offset);
 
+/* dso__lookup, giving the symbol's extent [*START, *END) instead of the offset (a symbol of
+ * size 0 ends at the next symbol or the end of its section). */
+const char *dso__lookup_range(struct dso *dso, uint64_t vaddr, uint64_t *start, uint64_t *end);
+
 /*
  * Start address of the function symbol named NAME (exactly, after version suffixes are
  * dropped), or 0 when there is none. A linear scan, meant for tests and diagnostics.

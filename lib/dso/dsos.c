@@ -2,7 +2,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include "base/htab.h"
 #include "base/log.h"
 #include "dso/dso.h"
@@ -50,6 +55,42 @@ void dsos__free(struct dsos *ds)
 	free(ds);
 }
 
+/*
+ * The vDSO is the kernel's, the same image in every process of this kernel: read it from
+ * PID while it lives, else from our own, into a memfd that a dso can open. NULL on failure.
+ */
+static struct dso *vdso__open(pid_t pid, const struct map *m)
+{
+	size_t len = m->end - m->start;
+	unsigned long self = getauxval(AT_SYSINFO_EHDR);
+	struct iovec local, remote;
+	struct dso *d = NULL;
+	char path[64];
+	void *buf;
+	int fd;
+
+	if (len > (1 << 20) || !(buf = malloc(len)))
+		return NULL;
+	local = (struct iovec){ buf, len };
+	remote = (struct iovec){ (void *)m->start, len };
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+		if (!self) {
+			free(buf);
+			return NULL;
+		}
+		memcpy(buf, (void *)self, len);
+	}
+	fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd >= 0 && write(fd, buf, len) == (ssize_t)len) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		d = dso__open(path, "[vdso]");
+	}
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return d;
+}
+
 /* A new entry for M's file, opened now. Returns its id or UINT32_MAX (ENOMEM). */
 static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint64_t h)
 {
@@ -71,7 +112,9 @@ static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint6
 		free(e->path);
 		return UINT32_MAX;
 	}
-	if (map__file_path(pid, m, path, sizeof(path)) == 0)
+	if (map__is_vdso(m))
+		e->dso = vdso__open(pid, m);
+	else if (map__file_path(pid, m, path, sizeof(path)) == 0)
 		e->dso = dso__open(path, m->path);
 	if (!e->dso)
 		pr_debug("cannot read %s mapped by pid %d", m->path, pid);
@@ -85,7 +128,7 @@ struct dso *dsos__get(struct dsos *ds, pid_t pid, const struct map *m, uint32_t 
 
 	if (id)
 		*id = UINT32_MAX;
-	if (m->path[0] != '/')
+	if (!map__is_dso(m))
 		return NULL;
 	h = ent_hash(m->dev, m->ino, m->path);
 	for (i = htab__first(&ds->index, h, &pos); i != HTAB_NONE;

@@ -82,12 +82,15 @@ static int symtab__read(struct symtab *e, Elf *elf, Elf_Scn *scn, const GElf_Shd
 	const char *name;
 	size_t entsize, n;
 	GElf_Sym sym;
+	GElf_Ehdr ehdr;
+	uint64_t entry;
 	int type, bind, err;
 
 	data = elf_scn__data(scn, shdr);
 	strscn = elf_getscn(elf, shdr->sh_link);
 	if (!data || !strscn || !gelf_getshdr(strscn, &strshdr) || !elf_scn__data(strscn, &strshdr))
 		return -ENOEXEC;
+	entry = gelf_getehdr(elf, &ehdr) ? ehdr.e_entry : 0;
 	entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	if (entsize == 0)
 		return -ENOEXEC;
@@ -97,8 +100,11 @@ static int symtab__read(struct symtab *e, Elf *elf, Elf_Scn *scn, const GElf_Shd
 			return -ENOEXEC;
 		type = GELF_ST_TYPE(sym.st_info);
 		bind = GELF_ST_BIND(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_value == 0 ||
-		    sym.st_shndx == SHN_UNDEF)
+		/* Functions; and the entry point, which assembly (ld.so's _start) often leaves
+		 * untyped. */
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC &&
+		     !(type == STT_NOTYPE && sym.st_value == entry)) ||
+		    sym.st_value == 0 || sym.st_shndx == SHN_UNDEF)
 			continue;
 		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
 		if (!name || !name[0])

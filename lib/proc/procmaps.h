@@ -32,10 +32,23 @@ struct procmaps;
  */
 int procmaps__parse_line(char *line, struct map *m, bool *deleted);
 
-/* Runtime address -> file offset within M's file: addr - start + pgoff. Pure. */
+/* Whether M is the vDSO (whose image is read from memory, from its start). Pure. */
+static inline bool map__is_vdso(const struct map *m)
+{
+	return !strcmp(m->path, "[vdso]");
+}
+
+/* Whether M maps something a dso can be made of: a file by its path, or the vDSO. Pure. */
+static inline bool map__is_dso(const struct map *m)
+{
+	return m->path[0] == '/' || map__is_vdso(m);
+}
+
+/* Runtime address -> offset within M's file (or the vDSO's image): addr - start + pgoff.
+ * Pure. */
 static inline uint64_t map__file_offset(const struct map *m, uint64_t addr)
 {
-	return addr - m->start + m->pgoff;
+	return addr - m->start + (map__is_vdso(m) ? 0 : m->pgoff);
 }
 
 /*

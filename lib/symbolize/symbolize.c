@@ -54,8 +54,6 @@ struct symbolizer {
 	struct procmaps *pm;
 	struct jit *jits[JIT_BUCKETS];
 	struct dsos *dsos;
-	struct file vdso;	/* the vDSO image, read once */
-	bool vdso_tried;
 	struct file **files;	/* by dso id */
 	uint32_t cap_files;
 	struct name_ent **names;	/* every address resolved, indexed by names_index */
@@ -111,9 +109,6 @@ void symbolizer__free(struct symbolizer *s)
 			free(j);
 		}
 	}
-	inlines__free(s->vdso.inl);
-	dso__free(s->vdso.dso);
-	free(s->vdso.label);
 	ksyms__free(s->ksyms);
 	free(s);
 }
@@ -209,7 +204,7 @@ static struct file *file__new(struct dso *dso, const char *path)
 	if (!f)
 		return NULL;
 	f->dso = dso;
-	if (asprintf(&f->label, "[%s]", base_name(path)) < 0) {
+	if (asprintf(&f->label, path[0] == '[' ? "%s" : "[%s]", base_name(path)) < 0) {
 		free(f);
 		return NULL;
 	}
@@ -307,77 +302,61 @@ static const char *symbolize_jit(struct symbolizer *s, pid_t pid, uint64_t addr)
 	return n->names[n->nr - 1];
 }
 
-/*
- * The vDSO is the kernel's, the same image in every process of this kernel: read it from
- * PID while it lives, else from our own, into a memfd that a dso can open. Named like any
- * file: its symbols, else "[vdso]+0xSTART" from its unwind table, else "[vdso]".
- */
-static struct file *vdso__get(struct symbolizer *s, pid_t pid, const struct map *m)
-{
-	size_t len = m->end - m->start;
-	unsigned long self = getauxval(AT_SYSINFO_EHDR);
-	struct iovec local, remote;
-	char path[64];
-	void *buf;
-	int fd;
-
-	if (s->vdso_tried)
-		return s->vdso.label ? &s->vdso : NULL;
-	s->vdso_tried = true;
-	if (len > (1 << 20) || !(buf = malloc(len)))
-		return NULL;
-	local = (struct iovec){ buf, len };
-	remote = (struct iovec){ (void *)m->start, len };
-	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
-		if (!self) {
-			free(buf);
-			return NULL;
-		}
-		memcpy(buf, (void *)self, len);
-	}
-	fd = memfd_create("vdso", MFD_CLOEXEC);
-	if (fd >= 0 && write(fd, buf, len) == (ssize_t)len) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		s->vdso.dso = dso__open(path, "[vdso]");
-	}
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	s->vdso.label = strdup("[vdso]");
-	return s->vdso.label ? &s->vdso : NULL;
-}
-
 /* --- lookups ---------------------------------------------------------------------------- */
 
-/* The frames of (F, VADDR), root first: the function (demangled), then what DWARF says was
- * inlined into it at VADDR, down to the innermost, marked _[i]. */
-static const struct name_ent *symbolize_in_file(struct symbolizer *s, struct file *f,
+/*
+ * A name for VADDR of F where no symbol covers it: FILE+0xSTART, START that of the last FDE
+ * starting at or before VADDR (every function with unwind info has one, named or not), unless
+ * a symbol says that function ends before VADDR: then [FILE].
+ */
+static const struct name_ent *symbolize_unnamed(struct symbolizer *s, struct file *f,
 						uint64_t vaddr)
 {
+	char name[PROCMAPS_PATH_MAX + 24];
+	uint64_t start = dso__fde_start(f->dso, vaddr), sym_start, sym_end;
+
+	if (start != UINT64_MAX && dso__lookup_range(f->dso, start, &sym_start, &sym_end) &&
+	    vaddr >= sym_end)
+		start = UINT64_MAX;
+	if (start == UINT64_MAX)
+		return names__add1(s, f, vaddr, f->label);
+	snprintf(name, sizeof(name), "%s+0x%" PRIx64, dso__base_name(f->dso), start);
+	return names__add1(s, f, vaddr, name);
+}
+
+/* The frames of (F, VADDR), root first: the function (demangled), then what DWARF says was
+ * inlined into it at VADDR, down to the innermost, marked _[i]. VADDR of a return address
+ * (IS_RETURN) is already one byte back. */
+static const struct name_ent *symbolize_in_file(struct symbolizer *s, struct file *f,
+						uint64_t vaddr, bool is_return)
+{
 	const char *names[INLINES_MAX + 1], *inl[INLINES_MAX], *name;
-	char *owned[INLINES_MAX + 1] = { 0 }, fde_name[PROCMAPS_PATH_MAX + 24];
+	char *owned[INLINES_MAX + 1] = { 0 };
 	const struct name_ent *n;
+	uint64_t at = vaddr, off;
 	int nr = 1, ni = 0;
 
 	n = names__find(s, f, vaddr);
 	if (n)
 		return n;
 	name = dso__lookup(f->dso, vaddr, NULL);
-	if (!name) {
-		/* No symbol anywhere: a stable name per function, from its FDE's start. */
-		uint64_t start = dso__fde_start(f->dso, vaddr);
+	/* A return address (looked up one byte back) at a function's very first byte: a signal
+	 * trampoline such as __restore_rt, which the kernel "called". Named at the address. */
+	if (!name && is_return) {
+		const char *next = dso__lookup(f->dso, vaddr + 1, &off);
 
-		if (start == UINT64_MAX)
-			return names__add1(s, f, vaddr, f->label);
-		snprintf(fde_name, sizeof(fde_name), "%s+0x%" PRIx64, dso__base_name(f->dso),
-			 start);
-		return names__add1(s, f, vaddr, fde_name);
+		if (next && !off) {
+			name = next;
+			at = vaddr + 1;
+		}
 	}
+	if (!name)
+		return symbolize_unnamed(s, f, vaddr);
 	if ((s->flags & SYMBOLIZE_DEMANGLE) && (owned[0] = demangle(name)))
 		name = owned[0];
 	names[0] = name;
 	if ((s->flags & SYMBOLIZE_INLINE) && file__inlines(f))
-		ni = inlines__at(f->inl, vaddr, inl, INLINES_MAX);
+		ni = inlines__at(f->inl, at, inl, INLINES_MAX);
 	/* inl[ni - 1] is the function itself (named above from the symbol table). */
 	for (int i = ni - 2; i >= 0; i--, nr++) {
 		names[nr] = inl[i];
@@ -397,7 +376,6 @@ int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool
 	const struct map *m;
 	struct file *f;
 	uint64_t vaddr, off;
-	bool vdso;
 	int nr;
 
 	if (max < 1)
@@ -408,21 +386,19 @@ int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool
 		addr--;
 	m = procmaps__find(s->pm, pid, addr);
 	/* "", "//anon" (mmap records), [anon:...], [heap]: JIT code, if anything */
-	vdso = m && !strcmp(m->path, "[vdso]");
-	if (!m || (!vdso && (m->path[0] != '/' || !strcmp(m->path, "//anon")))) {
+	if (!m || !map__is_dso(m) || !strcmp(m->path, "//anon")) {
 		out[0] = symbolize_jit(s, pid, addr);
 		return 1;
 	}
-	f = vdso ? vdso__get(s, pid, m) : file__get(s, pid, m);
+	f = file__get(s, pid, m);
 	if (!f)
 		return 1;
-	/* The vDSO's image is read from its start, whatever offset its mapping says. */
-	off = vdso ? addr - m->start : map__file_offset(m, addr);
+	off = map__file_offset(m, addr);
 	if (!f->dso || dso__off_to_vaddr(f->dso, off, &vaddr)) {
 		out[0] = f->label;
 		return 1;
 	}
-	n = symbolize_in_file(s, f, vaddr);
+	n = symbolize_in_file(s, f, vaddr, is_return);
 	nr = n->nr < max ? n->nr : max;
 	memcpy(out, n->names, nr * sizeof(*out));
 	return nr;

@@ -156,13 +156,13 @@ struct loaded *uproc__loaded_for_ip(struct uctx *c, uint64_t ip)
 	if (l)
 		return l->f->ok ? l : NULL;
 	m = procmaps__find(c->u->pm, p->pid, ip);
-	if (!m || m->path[0] != '/')
+	if (!m || !map__is_dso(m))
 		return NULL;
 	f = unwinder__file(c->u, p->pid, m);
 	if (!f || !f->image)
 		return NULL;
 	/* The mapping's file offset pgoff is at runtime m->start: find its link-time address. */
-	if (dso__off_to_vaddr(f->dso, m->pgoff, &vaddr))
+	if (dso__off_to_vaddr(f->dso, map__file_offset(m, m->start), &vaddr))
 		return NULL;
 	if (p->nr_loaded == p->cap_loaded) {
 		size_t cap = p->cap_loaded ? p->cap_loaded * 2 : 8;

@@ -394,6 +394,26 @@ def plt_stubs_named():
 
 
 @test
+def signal_handler_stacks_complete():
+    # A handler's stack goes through glibc's trampoline (__restore_rt, not libc.so.6+0x...)
+    # into the interrupted frames, often inside the vDSO (clock_gettime): all of it unwound,
+    # down to main, in the DWARF path.
+    stacks, _, _ = run_profile(["-F", "999", "--", workload("sighandler"), "2"])
+    handler = [(f, c) for f, c in stacks if f[0] == "sighandler" and
+               any(x.startswith("sig_busy") for x in f)]
+    n = sum(c for _, c in handler)
+    expect(n > 200, f"only {n} samples in the handler")
+    whole = sum(c for f, c in handler
+                if has_chain(f, ["main", "sig_outer", "sig_loop"]) and "__restore_rt" in f
+                and f[f.index("__restore_rt") + 1].startswith("sig_busy"))
+    expect(whole / n >= 0.95, f"{whole / n:.1%} of handler samples complete through "
+           "__restore_rt, expected >= 95%")
+    bad = {x for f, _ in handler for x in f if x.startswith("libc.so")}
+    expect(not bad, f"the trampoline unnamed in handler stacks: {sorted(bad)[:5]}")
+    return f"{whole / n:.1%} of {n} handler samples complete"
+
+
+@test
 def vdso_frames_named():
     stacks, _, _ = run_profile(["-F", "999", "--", workload("chain_fp"), "2"])
     frames = {f for s, _ in stacks for f in s}

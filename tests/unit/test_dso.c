@@ -366,6 +366,25 @@ static void test_debug_files(void)
 
 /* ---- the system's libc, named through libc6-dbg's build-id debug file -------------------- */
 
+/* ld.so's entry point _start is an untyped assembly symbol: still a name for its code. */
+static void test_entry_point_named(void)
+{
+	struct dso *d;
+	uint64_t a;
+
+	dso_debug_dir = SYSTEM_DEBUG;
+	d = dso__open("/lib64/ld-linux-x86-64.so.2", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	a = dso__find(d, "_start");
+	if (!dso__debug_path(d)) {
+		fprintf(stderr, "\n  no debug file for ld.so: is libc6-dbg installed?\n");
+	} else {
+		CU_ASSERT_NOT_EQUAL(a, 0);
+		CU_ASSERT(name_is(dso__lookup(d, a + 3, NULL), "_start"));
+	}
+	dso__free(d);
+}
+
 static void test_libc(void)
 {
 	static const char *const statics[] = { "__libc_start_call_main", "start_thread" };
@@ -392,6 +411,10 @@ static void test_libc(void)
 		CU_ASSERT(name_is(name, statics[i]));
 		CU_ASSERT_EQUAL(off, 1);
 	}
+
+	/* __restore_rt, the signal trampoline: its symbol starts one byte after its FDE. */
+	a = dso__find(e, "__restore_rt");
+	CU_ASSERT(a != 0 && dso__fde_start(e, a) == a - 1);
 
 	/* memcpy is an IFUNC; its global .symtab name is "memcpy@@GLIBC_2.14", shown bare. */
 	a = dso__find(e, "memcpy");
@@ -541,6 +564,7 @@ int register_dso_suite(void)
 		{ "FDE starts: lookup", test_fde_starts_find },
 		{ "FDE starts match symbol starts", test_fde_starts_match_symbols },
 		{ "PLT stubs named, _init bounded by its section", test_plt_names },
+		{ "the entry point named though untyped", test_entry_point_named },
 	};
 	CU_pSuite s = CU_add_suite("dso", suite_init, suite_cleanup);
 

@@ -10,7 +10,7 @@ WL_NOFP		:= -O2 -g -fomit-frame-pointer
 WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/hidden.debug $(WL)/chain_nofp $(WL)/libchain_nofp.so $(WL)/recurse \
 		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived \
-		   $(WL)/plt_loop
+		   $(WL)/plt_loop $(WL)/sighandler
 
 $(WL)/libchain_fp.so: tests/workloads/chain_lib.c tests/workloads/spin.h
 	$(call msg,CC,$@)
@@ -82,3 +82,9 @@ $(WL)/plt_loop: tests/workloads/plt_loop.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) -fno-builtin -Wl,-z,lazy $< -o $@
+
+# Time spent in a signal handler, without frame pointers: the trampoline's name.
+$(WL)/sighandler: tests/workloads/sighandler.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $@
