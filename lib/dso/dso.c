@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "dso/dso.h"
 #include "dso/dso_int.h"
+#include "proc/procmaps.h"
 
 #define DSO_MAX_FILE		(4ULL << 30)	/* refuse files above 4 GiB */
 
@@ -310,6 +311,28 @@ void dso__extent(const struct dso *d, uint64_t *min, uint64_t *max)
 int dso__off_to_vaddr(const struct dso *d, uint64_t off, uint64_t *vaddr)
 {
 	return dso_segs__off_to_vaddr(d->segs, d->nr_segs, off, vaddr);
+}
+
+int dso__bias(const struct dso *d, const struct map *m, uint64_t addr, uint64_t *bias)
+{
+	uint64_t vaddr;
+
+	if (dso__off_to_vaddr(d, map__file_offset(m, addr), &vaddr))
+		return -ENOENT;
+	*bias = addr - vaddr;
+	return 0;
+}
+
+int dso__vaddr_to_runtime(const struct dso *d, const struct map *m, uint64_t vaddr,
+			  uint64_t *addr)
+{
+	uint64_t off, first = map__file_offset(m, m->start);
+
+	if (dso_segs__vaddr_to_off(d->segs, d->nr_segs, vaddr, 1, d->size, &off) ||
+	    off < first || off - first >= m->end - m->start)
+		return -ENOENT;
+	*addr = m->start + (off - first);
+	return 0;
 }
 
 const unsigned char *dso__image(const struct dso *d, size_t *size)

@@ -60,6 +60,21 @@ void dso__extent(const struct dso *dso, uint64_t *min, uint64_t *max);
 /* File offset OFF -> link-time address (dso_segs__off_to_vaddr). Returns 0 or -ENOENT. */
 int dso__off_to_vaddr(const struct dso *dso, uint64_t off, uint64_t *vaddr);
 
+struct map;
+
+/*
+ * Where DSO is in mapping M: *BIAS such that runtime address = link-time address + bias, for
+ * the segment that holds runtime address ADDR of M. Taken at an address, not at the
+ * mapping's start: lld puts segments in shared file pages, so one file offset can belong to
+ * two segments. Returns 0, or -ENOENT when ADDR's file offset is in no segment.
+ */
+int dso__bias(const struct dso *dso, const struct map *m, uint64_t addr, uint64_t *bias);
+
+/* Link-time address VADDR of DSO -> its runtime address in mapping M, when M maps the file
+ * bytes of VADDR. Returns 0 and sets *ADDR, or -ENOENT. */
+int dso__vaddr_to_runtime(const struct dso *dso, const struct map *m, uint64_t vaddr,
+			  uint64_t *addr);
+
 /* The whole file's bytes (read only; *SIZE gets its length). Owned by DSO. */
 const unsigned char *dso__image(const struct dso *dso, size_t *size);
 

@@ -151,7 +151,7 @@ struct loaded *uproc__loaded_for_ip(struct uctx *c, uint64_t ip)
 	struct loaded *l = uproc__find_loaded(p, ip);
 	const struct map *m;
 	struct ufile *f;
-	uint64_t vaddr = 0;
+	uint64_t bias;
 
 	if (l)
 		return l->f->ok ? l : NULL;
@@ -161,8 +161,7 @@ struct loaded *uproc__loaded_for_ip(struct uctx *c, uint64_t ip)
 	f = unwinder__file(c->u, p->pid, m);
 	if (!f || !f->image)
 		return NULL;
-	/* The mapping's file offset pgoff is at runtime m->start: find its link-time address. */
-	if (dso__off_to_vaddr(f->dso, map__file_offset(m, m->start), &vaddr))
+	if (dso__bias(f->dso, m, ip, &bias))
 		return NULL;
 	if (p->nr_loaded == p->cap_loaded) {
 		size_t cap = p->cap_loaded ? p->cap_loaded * 2 : 8;
@@ -175,7 +174,7 @@ struct loaded *uproc__loaded_for_ip(struct uctx *c, uint64_t ip)
 	}
 	l = &p->loaded[p->nr_loaded++];
 	l->f = f;
-	l->bias = m->start - vaddr;
+	l->bias = bias;
 	return f->ok ? l : NULL;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <CUnit/CUnit.h>
 #include "dso/dso.h"
+#include "proc/procmaps.h"
 #include "suites.h"
 
 #define LIBC_PATH	"/lib/x86_64-linux-gnu/libc.so.6"
@@ -280,6 +281,27 @@ static void test_lld_layout(void)
 	CU_ASSERT_NOT_EQUAL(vaddr, off);
 	CU_ASSERT_EQUAL(vaddr, dso__find(e, "fx_alpha"));
 	CU_ASSERT(name_is(dso__lookup(e, vaddr + 1, NULL), "fx_alpha"));
+
+	/* The text segment mapped as the kernel maps it, at page granularity: its first page
+	 * is a file page that also holds the previous segment's bytes, so the bias is found at
+	 * the address, not at the mapping's start. */
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t base = 0x7f0000000000ull, pg = 0xfff;
+		struct map m;
+		uint64_t bias = 0, rt = 0;
+
+		if (off < segs[i].offset || off >= segs[i].offset + segs[i].filesz)
+			continue;
+		m = (struct map){ .start = base + (segs[i].vaddr & ~pg), .pgoff = segs[i].offset & ~pg,
+				  .end = base + ((segs[i].vaddr + segs[i].memsz + pg) & ~pg), .path = "lld" };
+		CU_ASSERT_EQUAL(dso__bias(e, &m, base + vaddr, &bias), 0);
+		CU_ASSERT_EQUAL(bias, base);
+		CU_ASSERT_EQUAL(dso__vaddr_to_runtime(e, &m, vaddr, &rt), 0);
+		CU_ASSERT_EQUAL(rt, base + vaddr);
+		/* Outside the mapping's file bytes: no runtime address. */
+		CU_ASSERT_EQUAL(dso__vaddr_to_runtime(e, &m, segs[i].vaddr + segs[i].memsz + 2 * pg,
+						      &rt), -ENOENT);
+	}
 	dso__free(e);
 }
 

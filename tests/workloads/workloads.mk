@@ -10,7 +10,7 @@ WL_NOFP		:= -O2 -g -fomit-frame-pointer
 WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/hidden.debug $(WL)/chain_nofp $(WL)/libchain_nofp.so $(WL)/recurse \
 		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived \
-		   $(WL)/plt_loop $(WL)/sighandler
+		   $(WL)/plt_loop $(WL)/sighandler $(WL)/chain_lld $(WL)/libchain_lld.so
 
 $(WL)/libchain_fp.so: tests/workloads/chain_lib.c tests/workloads/spin.h
 	$(call msg,CC,$@)
@@ -45,6 +45,17 @@ $(WL)/libchain_nofp.so: tests/workloads/chain_lib.c tests/workloads/spin.h
 $(WL)/chain_nofp: tests/workloads/chain_main.c $(WL)/libchain_nofp.so
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WL_NOFP) $< -L$(WL) -lchain_nofp -Wl,-rpath,'$$ORIGIN' -o $@
+
+# Linked by lld, as clang users and rustc (since 1.90) link: segments share file pages, so a
+# mapping's file offset is not its segment's (p_offset != p_vaddr past the first).
+$(WL)/libchain_lld.so: tests/workloads/chain_lib.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) $(WL_NOFP) -fuse-ld=lld -fPIC -shared $< -o $@
+
+$(WL)/chain_lld: tests/workloads/chain_main.c $(WL)/libchain_lld.so
+	$(call msg,CC,$@)
+	$(Q)$(WL_CC) $(WL_NOFP) -fuse-ld=lld $< -L$(WL) -lchain_lld -Wl,-rpath,'$$ORIGIN' -o $@
 
 $(WL)/recurse: tests/workloads/recurse.c tests/workloads/spin.h
 	$(call msg,CC,$@)
