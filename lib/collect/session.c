@@ -384,19 +384,18 @@ static const char *const stack_bottoms[] = { "__libc_start_call_main", "start_th
 static void add_bottoms(struct session *s, pid_t pid, const struct map *m, struct proc_ranges *pr)
 {
 	struct dso *elf;
-	uint64_t vaddr, start, end;
+	uint64_t start, end, rt;
 	int n = 0;
 
 	elf = dsos__get(s->dsos, pid, m, NULL);
 	if (!elf)
 		return;
-	if (dso__off_to_vaddr(elf, m->pgoff, &vaddr))
-		return;
 	for (size_t i = 0; i < NR_STACK_BOTTOMS && n < PROFILE_MAX_BOTTOMS; i++) {
-		if (dso__find_range(elf, stack_bottoms[i], &start, &end))
+		if (dso__find_range(elf, stack_bottoms[i], &start, &end) ||
+		    dso__vaddr_to_runtime(elf, m, start, &rt))
 			continue;
-		pr->bottom_start[n] = start - vaddr + m->start;
-		pr->bottom_end[n] = end - vaddr + m->start;
+		pr->bottom_start[n] = rt;
+		pr->bottom_end[n] = rt + (end - start);
 		n++;
 	}
 }

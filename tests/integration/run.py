@@ -245,6 +245,22 @@ def command_chain_nofp_dwarf():
 
 
 @test
+def lld_linked_chain_dwarf():
+    # lld puts a segment's first bytes in the page that ends the previous one: the text
+    # mapping's file offset belongs to another segment. The chain through the program and
+    # its library (both lld-linked, no frame pointers) is whole, or marked.
+    stacks, _, _ = run_profile(["-F", "99", "--", workload("chain_lld"), "2"])
+    n = total(stacks, "chain_lld")
+    expect(n > 100, f"only {n} samples")
+    s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_lld")
+    wrong = share(stacks, lambda f: "chain_hot_loop" in f and not has_chain(f, CHAIN)
+                  and "[truncated]" not in f, "chain_lld")
+    expect(s >= 0.95, f"complete chain in {s:.1%} of samples, expected >= 95%")
+    expect(wrong <= 0.01, f"{wrong:.1%} of samples in the loop neither whole nor marked")
+    return f"{n} samples, {s:.1%} complete"
+
+
+@test
 def dwarf_copies_shrink_to_what_unwinds_need():
     # The first samples carry the whole 16 KiB copy; once unwinds show the chain needs well
     # under 1 KiB, the process's samples carry about 3 KiB, and still unwind completely.
