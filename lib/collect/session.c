@@ -40,6 +40,7 @@
 #define USER_MAX_DEPTH	512	/* frames of a DWARF-unwound stack */
 #define HINT_SLOTS	256	/* processes whose copy_hint is remembered here */
 #define HINT_MARGIN	2048	/* bytes of stack copied past what unwinds have needed */
+#define HINT_WINDOW	256	/* unwinds after which a copy_hint above their need comes down */
 
 struct session {
 	struct session_opts opts;
@@ -56,7 +57,12 @@ struct session {
 	struct ucounts *unwound;	/* samples unwound here */
 	pid_t child;			/* the command, 0 when none */
 	int nr_fast_pids;		/* of the BPF program's fast_pids[] */
-	struct { pid_t pid; uint32_t bytes; } hints[HINT_SLOTS];	/* copy_hint set, by pid */
+	struct {			/* copy_hint set, by pid */
+		pid_t pid;
+		uint32_t bytes;		/* the copy_hint written for pid */
+		uint32_t peak;		/* the most this window's unwinds needed */
+		uint32_t n;		/* unwinds in this window */
+	} hints[HINT_SLOTS];
 	int go_fd;			/* write end: releases the held command */
 	int exec_err_fd;		/* read end: errno of a failed exec, EOF on success */
 	struct session_stats stats;
@@ -584,12 +590,15 @@ static int open_mmap_events(struct session *s)
 /*
  * A DWARF unwind of PID read USED bytes of stack from sp (STOP: how it ended). Make the
  * process's samples carry that much stack plus a margin, not the whole --stack-copy: the
- * copy is most of a DWARF sample's cost. Deeper stacks later are read past the copy from the
- * live process, and raise it; an unwind that ran out of stack memory restores the whole copy.
+ * copy is most of a DWARF sample's cost. A deeper stack raises the copy at once (it was read
+ * past the copy from the live process this time); an unwind that ran out of stack memory
+ * restores the whole copy. The copy comes down again after HINT_WINDOW unwinds that all
+ * needed less: a deep phase (the dynamic linker's start-up, say) does not cost the rest of
+ * the run.
  */
 static void learn_copy_size(struct session *s, pid_t pid, size_t used, enum unwind_stop stop)
 {
-	uint32_t max = stack_copy_max(&s->opts), need;
+	uint32_t max = stack_copy_max(&s->opts), need, want;
 	int fd = bpf_map__fd(s->skel->maps.procs);
 	__typeof__(s->hints[0]) *h = &s->hints[(uint32_t)pid % HINT_SLOTS];
 	struct proc_ranges pr;
@@ -598,17 +607,26 @@ static void learn_copy_size(struct session *s, pid_t pid, size_t used, enum unwi
 	need = stop == UNWIND_STOP_NO_MEMORY ? max : (uint32_t)((used + HINT_MARGIN + 1023) & ~1023ul);
 	if (need > max)
 		need = max;
-	if (h->pid == pid && h->bytes >= need)
+	if (h->pid != pid)
+		*h = (__typeof__(*h)){ .pid = pid };
+	if (need > h->peak)
+		h->peak = need;
+	want = h->bytes;
+	if (need > h->bytes)
+		want = need;
+	else if (++h->n >= HINT_WINDOW) {
+		want = h->peak;
+		h->n = 0;
+		h->peak = 0;
+	}
+	if (want == h->bytes)
 		return;
 	if (bpf_map_lookup_elem(fd, &key, &pr))
 		return;
-	if (!pr.copy_hint || pr.copy_hint < need) {
-		pr.copy_hint = need;
-		if (update_proc(s, pid, &pr, BPF_EXIST))
-			return;
-	}
-	h->pid = pid;
-	h->bytes = pr.copy_hint;
+	pr.copy_hint = want;
+	if (update_proc(s, pid, &pr, BPF_EXIST))
+		return;
+	h->bytes = want;
 }
 
 /* A sample whose user stack BPF could not complete: unwind it with DWARF now, while the
