@@ -36,12 +36,12 @@ BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -Wall
 
 LIB_SRCS	:= $(wildcard lib/*/*.c) $(wildcard flamegraph/*.c)
 LIB_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
-CMD_OBJS	:= $(OUT)/cmd/profile.o
+CMD_OBJS	:= $(OUT)/cmd/profile.o $(OUT)/cmd/flamegraph.o
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
 SKEL		:= $(OUT)/profile.skel.h
 
-.PHONY: all test unit integration browser demo bench install clean deps fuzz fuzz-test
+.PHONY: all test unit layers integration browser demo bench install clean deps fuzz fuzz-test
 all: $(OUT)/profile
 
 # --- BPF -----------------------------------------------------------------------------------
@@ -70,7 +70,7 @@ $(OUT)/fg_assets.h: flamegraph/embed.sh flamegraph/flamegraph.js flamegraph/flam
 	$(Q)mkdir -p $(@D)
 	$(Q)sh flamegraph/embed.sh flamegraph/flamegraph.js flamegraph/flamegraph.css > $@
 
-$(OUT)/flamegraph/flamegraph.o: $(OUT)/fg_assets.h
+$(OUT)/flamegraph/svg.o: $(OUT)/fg_assets.h
 
 $(OUT)/profile: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
@@ -92,11 +92,16 @@ deps:
 	$(Q)sh scripts/deps.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory unit integration fuzz-test browser
+	$(Q)$(MAKE) --no-print-directory layers unit integration fuzz-test browser
 
 unit: $(OUT)/tests/unit-tests $(FIXTURES)
 	$(call msg,TEST,unit)
 	$(Q)$(OUT)/tests/unit-tests $(OUT)/tests/fixtures
+
+# Each folder of lib/ includes only the folders it may use; only lib/collect reaches bpf/.
+layers:
+	$(call msg,TEST,layers)
+	$(Q)python3 tests/layers/check.py .
 
 integration: $(OUT)/profile $(WORKLOADS)
 	$(call msg,TEST,integration)

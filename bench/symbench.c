@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include "symbolize/inlines.h"
 #include "proc/procmaps.h"
+#include "dso/dsos.h"
 #include "symbolize/symbolize.h"
 
 /* No such process: map__file_path then reads FILE by its own path (inode checked). */
@@ -93,6 +94,7 @@ int main(int argc, char **argv)
 	const char *names[INLINES_MAX + 1];
 	struct symbolizer *s;
 	struct procmaps *pm;
+	struct dsos *dsos;
 	struct rusage ru;
 	char line[256], *file;
 	long count = 0;
@@ -122,7 +124,8 @@ usage:
 		return 1;
 	}
 	pm = procmaps__new();
-	s = pm ? symbolizer__new(pm, flags) : NULL;
+	dsos = dsos__new();
+	s = pm && dsos ? symbolizer__new(pm, dsos, flags) : NULL;
 	if (!s || add_segments(pm, file) < 0)
 		return 1;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));

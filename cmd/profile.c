@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "flamegraph.h"
+#include "flamegraph_cmd.h"
 #include "output/folded.h"
 #include "base/log.h"
 #include "collect/session.h"

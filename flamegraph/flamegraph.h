@@ -105,11 +105,4 @@ int flamegraph__write(struct flamegraph *fg, FILE *out);
  */
 int flamegraph__write_folded(const struct folded *f, FILE *out, const struct fg_opts *o);
 
-/*
- * `profile flamegraph [OPTIONS] [FILE...]`: ARGV[0] is "flamegraph". Reads the files (stdin
- * when none, "-" too), writes the SVG to stdout or -o FILE. Returns the exit status: 0, 1
- * for unreadable or malformed input or a write error, 2 for bad usage.
- */
-int flamegraph_main(int argc, char **argv);
-
 #endif

@@ -10,12 +10,14 @@
 #include <bpf/libbpf.h>
 #include "collect/fixup.h"
 #include "collect/session_int.h"
-#include "dso/elfsym.h"
+#include "dso/dso.h"
+#include "dso/dsos.h"
 #include "proc/procmaps.h"
 #include "symbolize/symbolize.h"
 #include "profile.skel.h"
 
 #define HINT_MARGIN	2048	/* bytes of stack copied past what unwinds have needed */
+#define HINT_WINDOW	256	/* unwinds after which a copy_hint above their need comes down */
 
 /* Merge the two closest neighbouring ranges of PR into one. */
 static void merge_closest(struct proc_ranges *pr)
@@ -63,23 +65,20 @@ static void add_exec_range(struct proc_ranges *pr, uint64_t start, uint64_t end)
  * file mapped at M in PID. */
 static void add_bottoms(struct session *s, pid_t pid, const struct map *m, struct proc_ranges *pr)
 {
-	const struct load_seg *segs;
-	struct elfsym *elf;
-	uint64_t vaddr, start, end;
-	size_t nsegs;
+	struct dso *elf;
+	uint64_t start, end, rt;
 	int n = 0;
 
-	elf = symbolizer__elf(s->sym, pid, m);
+	elf = dsos__get(s->dsos, pid, m, NULL);
 	if (!elf)
 		return;
-	segs = elfsym__segs(elf, &nsegs);
-	if (load_segs__off_to_vaddr(segs, nsegs, m->pgoff, &vaddr))
-		return;
 	for (size_t i = 0; i < FIXUP_NR_STACK_BOTTOMS && n < PROFILE_MAX_BOTTOMS; i++) {
-		if (elfsym__find_range(elf, fixup_stack_bottoms[i], &start, &end))
+		if (dso__find_range(elf, fixup_stack_bottoms[i], &start, &end))
 			continue;
-		pr->bottom_start[n] = start - vaddr + m->start;
-		pr->bottom_end[n] = end - vaddr + m->start;
+		if (dso__vaddr_to_runtime(elf, m, start, &rt))
+			continue;
+		pr->bottom_start[n] = rt;
+		pr->bottom_end[n] = rt + (end - start);
 		n++;
 	}
 }
@@ -120,12 +119,15 @@ void session__on_map_added(void *ctx, pid_t pid, const struct map *m)
 /*
  * A DWARF unwind of PID read USED bytes of stack from sp (STOP: how it ended). Make the
  * process's samples carry that much stack plus a margin, not the whole --stack-copy: the
- * copy is most of a DWARF sample's cost. Deeper stacks later are read past the copy from the
- * live process, and raise it; an unwind that ran out of stack memory restores the whole copy.
+ * copy is most of a DWARF sample's cost. A deeper stack raises the copy at once (it was read
+ * past the copy from the live process this time); an unwind that ran out of stack memory
+ * restores the whole copy. The copy comes down again after HINT_WINDOW unwinds that all
+ * needed less: a deep phase (the dynamic linker's start-up, say) does not cost the rest of
+ * the run.
  */
 void session__learn_copy_size(struct session *s, pid_t pid, size_t used, enum unwind_stop stop)
 {
-	uint32_t max = session__stack_copy_max(&s->opts), need;
+	uint32_t max = session__stack_copy_max(&s->opts), need, want;
 	int fd = bpf_map__fd(s->skel->maps.procs);
 	__typeof__(s->hints[0]) *h = &s->hints[(uint32_t)pid % HINT_SLOTS];
 	struct proc_ranges pr;
@@ -134,15 +136,24 @@ void session__learn_copy_size(struct session *s, pid_t pid, size_t used, enum un
 	need = stop == UNWIND_STOP_NO_MEMORY ? max : (uint32_t)((used + HINT_MARGIN + 1023) & ~1023ul);
 	if (need > max)
 		need = max;
-	if (h->pid == pid && h->bytes >= need)
+	if (h->pid != pid)
+		*h = (__typeof__(*h)){ .pid = pid };
+	if (need > h->peak)
+		h->peak = need;
+	want = h->bytes;
+	if (need > h->bytes)
+		want = need;
+	else if (++h->n >= HINT_WINDOW) {
+		want = h->peak;
+		h->n = 0;
+		h->peak = 0;
+	}
+	if (want == h->bytes)
 		return;
 	if (bpf_map_lookup_elem(fd, &key, &pr))
 		return;
-	if (!pr.copy_hint || pr.copy_hint < need) {
-		pr.copy_hint = need;
-		if (update_proc(s, pid, &pr, BPF_EXIST))
-			return;
-	}
-	h->pid = pid;
-	h->bytes = pr.copy_hint;
+	pr.copy_hint = want;
+	if (update_proc(s, pid, &pr, BPF_EXIST))
+		return;
+	h->bytes = want;
 }

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include "dso/dsos.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "collect/session_int.h"
@@ -118,11 +119,12 @@ static int session__start(struct session *s)
 	if (s->nr_cpus <= 0)
 		return session__fail(s, SESSION_ERR_RUNTIME, s->nr_cpus, "cannot count the CPUs");
 	s->maps = procmaps__new();
-	s->sym = symbolizer__new(s->maps, (opts->no_inline ? 0 : SYMBOLIZE_INLINE) |
+	s->dsos = dsos__new();
+	s->sym = symbolizer__new(s->maps, s->dsos, (opts->no_inline ? 0 : SYMBOLIZE_INLINE) |
 					  (opts->no_demangle ? 0 : SYMBOLIZE_DEMANGLE));
-	s->unw = unwinder__new(s->maps);
+	s->unw = unwinder__new(s->maps, s->dsos);
 	s->unwound = ucounts__new();
-	if (!s->maps || !s->sym || !s->unw || !s->unwound)
+	if (!s->maps || !s->dsos || !s->sym || !s->unw || !s->unwound)
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	err = check_pids(s);
 	if (!err)
@@ -329,6 +331,7 @@ void session__free(struct session *s)
 	unwinder__free(s->unw);
 	symbolizer__free(s->sym);
 	ucounts__free(s->unwound);
+	dsos__free(s->dsos);
 	procmaps__free(s->maps);
 	free(s->links);
 	free(s->pfds);

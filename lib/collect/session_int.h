@@ -41,12 +41,18 @@ struct session {
 	struct perf_buffer *mmap_pb;
 	struct ring_buffer *events;
 	struct procmaps *maps;
+	struct dsos *dsos;		/* every file mapped: shared by sym and unw */
 	struct symbolizer *sym;
 	struct unwinder *unw;
 	struct ucounts *unwound;	/* samples unwound here */
 	pid_t child;			/* the command, 0 when none */
 	int nr_fast_pids;		/* of the BPF program's fast_pids[] */
-	struct { pid_t pid; uint32_t bytes; } hints[HINT_SLOTS];	/* copy_hint set, by pid */
+	struct {			/* copy_hint set, by pid */
+		pid_t pid;
+		uint32_t bytes;		/* the copy_hint written for pid */
+		uint32_t peak;		/* the most this window's unwinds needed */
+		uint32_t n;		/* unwinds in this window */
+	} hints[HINT_SLOTS];
 	int go_fd;			/* write end: releases the held command */
 	int exec_err_fd;		/* read end: errno of a failed exec, EOF on success */
 	struct session_stats stats;

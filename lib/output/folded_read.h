@@ -45,6 +45,7 @@ struct folded_reader *folded_reader__open(const char *path);
  */
 struct folded_reader *folded_reader__new(FILE *in, const char *name);
 
+/* Free the reader, closing the file it opened (never a stream it was given). NULL is fine. */
 void folded_reader__free(struct folded_reader *r);
 
 /*

@@ -32,10 +32,23 @@ struct procmaps;
  */
 int procmaps__parse_line(char *line, struct map *m, bool *deleted);
 
-/* Runtime address -> file offset within M's file: addr - start + pgoff. Pure. */
+/* Whether M is the vDSO (whose image is read from memory, from its start). Pure. */
+static inline bool map__is_vdso(const struct map *m)
+{
+	return !strcmp(m->path, "[vdso]");
+}
+
+/* Whether M maps something a dso can be made of: a file by its path, or the vDSO. Pure. */
+static inline bool map__is_dso(const struct map *m)
+{
+	return m->path[0] == '/' || map__is_vdso(m);
+}
+
+/* Runtime address -> offset within M's file (or the vDSO's image): addr - start + pgoff.
+ * Pure. */
 static inline uint64_t map__file_offset(const struct map *m, uint64_t addr)
 {
-	return addr - m->start + m->pgoff;
+	return addr - m->start + (map__is_vdso(m) ? 0 : m->pgoff);
 }
 
 /*
@@ -45,19 +58,6 @@ static inline uint64_t map__file_offset(const struct map *m, uint64_t addr)
  * Returns 0, or -ENOENT when none is there.
  */
 int map__file_path(pid_t pid, const struct map *m, char *buf, size_t len);
-
-/* Files are told apart by device, inode and path: a bucket of NBUCKETS for M's file, and
- * whether M maps the file (DEV, INO, PATH). Pure. */
-static inline unsigned int map__file_bucket(const struct map *m, unsigned int nbuckets)
-{
-	return (unsigned int)((m->ino * 31 + m->dev) % nbuckets);
-}
-
-static inline bool map__is_file(const struct map *m, uint64_t dev, uint64_t ino,
-				const char *path)
-{
-	return m->ino == ino && m->dev == dev && !strcmp(m->path, path);
-}
 
 /* A new, empty cache; NULL on ENOMEM. Free with procmaps__free (NULL is fine). */
 struct procmaps *procmaps__new(void);

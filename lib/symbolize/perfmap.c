@@ -3,7 +3,10 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/fileio.h"
 #include "symbolize/perfmap.h"
+
+#define PERFMAP_FILE_MAX (1ULL << 30)
 
 #define NAME_MAX_LEN	1023
 #define MAX_ENTRIES	(4u << 20)
@@ -117,11 +120,12 @@ struct perfmap *perfmap__load(pid_t pid)
 	FILE *f;
 	int err;
 
+	/* Written by the profiled process's user: a FIFO or a device there must not block. */
 	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", pid, pid);
-	f = fopen(path, "re");
+	f = fileio__fopen_regular(path, PERFMAP_FILE_MAX);
 	if (!f) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-		f = fopen(path, "re");
+		f = fileio__fopen_regular(path, PERFMAP_FILE_MAX);
 	}
 	if (!f)
 		return NULL;

@@ -25,6 +25,7 @@ struct perfmap *perfmap__parse(FILE *f);
  * /tmp/perf-PID.map. NULL with errno (ENOENT when there is none). */
 struct perfmap *perfmap__load(pid_t pid);
 
+/* Free the map. NULL is fine. */
 void perfmap__free(struct perfmap *pm);
 
 /* The name of the entry holding ADDR (START <= ADDR < START + SIZE), or NULL. Owned by PM. */

@@ -11,8 +11,10 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "base/htab.h"
+#include "dso/dsos.h"
 #include "symbolize/inlines.h"
-#include "dso/elfsym.h"
+#include "dso/dso.h"
 #include "symbolize/kallsyms.h"
 #include "base/log.h"
 #include "symbolize/perfmap.h"
@@ -21,30 +23,23 @@
 
 #define UNKNOWN "[unknown]"
 
-/* One ELF file, shared by every process that maps it. */
+/* What the symbolizer keeps of one file (by its dso id), shared by every process mapping it. */
 struct file {
-	uint64_t dev, ino;
-	char *path;		/* as the process saw it */
-	char *read_path;	/* where we read it (for DWARF), or NULL */
 	char *label;		/* "[basename]" for addresses without a symbol */
-	struct elfsym *elf;	/* NULL when it could not be read */
+	struct dso *dso;	/* NULL when it could not be read */
 	struct inlines *inl;	/* inline chains; NULL when none */
 	bool inl_tried;
-	struct file *next;
 };
 
 /* A resolved address: its frames, root first, in one blob of strings. */
 struct name_ent {
 	const void *file;	/* the file, perf map or NULL (kernel) it was resolved in */
 	uint64_t addr;
-	struct name_ent *next;
 	char *blob;
 	int nr;
 	const char *names[];
 };
 
-#define FILE_BUCKETS 512
-#define NAME_BUCKETS 16384
 
 /* JIT symbols of one process, loaded once. */
 struct jit {
@@ -58,28 +53,33 @@ struct jit {
 struct symbolizer {
 	struct procmaps *pm;
 	struct jit *jits[JIT_BUCKETS];
-	struct elfsym *vdso;	/* the vDSO image, read once */
-	bool vdso_tried;
-	struct file *files[FILE_BUCKETS];
-	struct name_ent *names[NAME_BUCKETS];
+	struct dsos *dsos;
+	struct file **files;	/* by dso id */
+	uint32_t cap_files;
+	struct name_ent **names;	/* every address resolved, indexed by names_index */
+	uint32_t nr_names, cap_names;
+	struct htab names_index;
 	struct ksyms *ksyms;
 	bool ksyms_tried;
 	unsigned int flags;	/* SYMBOLIZE_* */
 	/* symbolizer__prepare's background thread and what it works on. */
 	pthread_t prepare_tid;
+	volatile pid_t prepare_os_tid;	/* its kernel tid, once it runs */
 	bool preparing, prepare_kernel;
 	struct file **prepare;
 	size_t nr_prepare;
 };
 
 static void symbolizer__wait(struct symbolizer *s);
+static void file__free(struct file *f);
 
-struct symbolizer *symbolizer__new(struct procmaps *pm, unsigned int flags)
+struct symbolizer *symbolizer__new(struct procmaps *pm, struct dsos *dsos, unsigned int flags)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
 
 	if (s) {
 		s->pm = pm;
+		s->dsos = dsos;
 		s->flags = flags;
 	}
 	return s;
@@ -91,28 +91,15 @@ void symbolizer__free(struct symbolizer *s)
 		return;
 	symbolizer__wait(s);
 	free(s->prepare);
-	for (int b = 0; b < FILE_BUCKETS; b++) {
-		struct file *f, *next;
-
-		for (f = s->files[b]; f; f = next) {
-			next = f->next;
-			elfsym__free(f->elf);
-			inlines__free(f->inl);
-			free(f->read_path);
-			free(f->path);
-			free(f->label);
-			free(f);
-		}
+	for (uint32_t i = 0; i < s->cap_files; i++)
+		file__free(s->files[i]);
+	free(s->files);
+	for (uint32_t i = 0; i < s->nr_names; i++) {
+		free(s->names[i]->blob);
+		free(s->names[i]);
 	}
-	for (int b = 0; b < NAME_BUCKETS; b++) {
-		struct name_ent *n, *next;
-
-		for (n = s->names[b]; n; n = next) {
-			next = n->next;
-			free(n->blob);
-			free(n);
-		}
-	}
+	free(s->names);
+	htab__free(&s->names_index);
 	for (int b = 0; b < JIT_BUCKETS; b++) {
 		struct jit *j, *next;
 
@@ -122,28 +109,27 @@ void symbolizer__free(struct symbolizer *s)
 			free(j);
 		}
 	}
-	elfsym__free(s->vdso);
 	ksyms__free(s->ksyms);
 	free(s);
 }
 
 /* --- the address cache ------------------------------------------------------------------ */
 
-static unsigned int name_bucket(const void *file, uint64_t addr)
+static uint64_t name_hash(const void *file, uint64_t addr)
 {
-	uint64_t h = (addr ^ (uintptr_t)file) * 0x9e3779b97f4a7c15ULL;
-
-	return (unsigned int)(h >> 40) % NAME_BUCKETS;
+	return hash_u64(hash_u64(0, (uintptr_t)file), addr);
 }
 
 static const struct name_ent *names__find(struct symbolizer *s, const void *file,
 					  uint64_t addr)
 {
-	struct name_ent *n = s->names[name_bucket(file, addr)];
+	uint64_t h = name_hash(file, addr);
+	uint32_t pos, id;
 
-	for (; n; n = n->next)
-		if (n->file == file && n->addr == addr)
-			return n;
+	for (id = htab__first(&s->names_index, h, &pos); id != HTAB_NONE;
+	     id = htab__next(&s->names_index, h, &pos))
+		if (s->names[id]->file == file && s->names[id]->addr == addr)
+			return s->names[id];
 	return NULL;
 }
 
@@ -154,9 +140,18 @@ static const struct name_ent *names__add(struct symbolizer *s, const void *file,
 {
 	static const struct name_ent unknown = { .nr = 1, .names = { UNKNOWN } };
 	size_t len = 0, slen = suffix ? strlen(suffix) : 0;
-	unsigned int b = name_bucket(file, addr);
 	struct name_ent *n;
 	char *p;
+
+	if (s->nr_names == s->cap_names) {
+		uint32_t cap = s->cap_names ? 2 * s->cap_names : 1024;
+		struct name_ent **all = realloc(s->names, cap * sizeof(*all));
+
+		if (!all)
+			return &unknown;
+		s->names = all;
+		s->cap_names = cap;
+	}
 
 	for (int i = 0; i < nr; i++)
 		len += strlen(names[i]) + 1 + (i ? slen : 0);
@@ -176,8 +171,12 @@ static const struct name_ent *names__add(struct symbolizer *s, const void *file,
 	n->file = file;
 	n->addr = addr;
 	n->nr = nr;
-	n->next = s->names[b];
-	s->names[b] = n;
+	if (htab__insert(&s->names_index, name_hash(file, addr), s->nr_names)) {
+		free(n->blob);
+		free(n);
+		return &unknown;
+	}
+	s->names[s->nr_names++] = n;
 	return n;
 }
 
@@ -197,25 +196,28 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static void file__open(struct file *f, pid_t pid, const struct map *m)
+/* A file entry for DSO (NULL: unreadable) named PATH. NULL on ENOMEM. */
+static struct file *file__new(struct dso *dso, const char *path)
 {
-	char path[PROCMAPS_PATH_MAX + 64];
+	struct file *f = calloc(1, sizeof(*f));
 
-	if (map__file_path(pid, m, path, sizeof(path)) == 0) {
-		f->elf = elfsym__open(path, m->path);
-		/* DWARF is read later, maybe after the process (and its /proc/PID/map_files/) is
-		 * gone: prefer the plain path when it is the same file. */
-		if (f->elf) {
-			struct stat st;
-
-			if (!strncmp(path, "/proc/", 6) && stat(m->path, &st) == 0 &&
-			    st.st_ino == m->ino)
-				snprintf(path, sizeof(path), "%s", m->path);
-			f->read_path = strdup(path);
-		}
+	if (!f)
+		return NULL;
+	f->dso = dso;
+	if (asprintf(&f->label, path[0] == '[' ? "%s" : "[%s]", base_name(path)) < 0) {
+		free(f);
+		return NULL;
 	}
-	if (!f->elf)
-		pr_debug("cannot read %s mapped by pid %d", m->path, pid);
+	return f;
+}
+
+static void file__free(struct file *f)
+{
+	if (!f)
+		return;
+	inlines__free(f->inl);
+	free(f->label);
+	free(f);
 }
 
 /* DWARF for inline chains, opened at the first lookup: the debug file when symbols came from
@@ -227,46 +229,41 @@ static struct inlines *file__inlines(struct file *f)
 	if (f->inl_tried)
 		return f->inl;
 	f->inl_tried = true;
-	path = elfsym__debug_path(f->elf) ? elfsym__debug_path(f->elf) : f->read_path;
-	if (path)
-		f->inl = inlines__open(path);
+	/* Our own descriptor of the file: still the very file after the process is gone. */
+	path = dso__debug_path(f->dso) ? dso__debug_path(f->dso) : dso__fd_path(f->dso);
+	f->inl = inlines__open(path);
 	return f->inl;
 }
 
-static struct file *file__get(struct symbolizer *s, pid_t pid, const struct map *m)
+/* The symbolizer's entry of file ID (DSO, PATH), made at the first use; NULL on ENOMEM. */
+static struct file *file__at(struct symbolizer *s, uint32_t id, struct dso *dso,
+			     const char *path)
 {
-	unsigned int b = map__file_bucket(m, FILE_BUCKETS);
-	struct file *f;
+	if (id >= s->cap_files) {
+		uint32_t cap = s->cap_files ? s->cap_files : 64;
+		struct file **files;
 
-	for (f = s->files[b]; f; f = f->next)
-		if (map__is_file(m, f->dev, f->ino, f->path))
-			return f;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return NULL;
-	f->dev = m->dev;
-	f->ino = m->ino;
-	f->path = strdup(m->path);
-	if (!f->path || asprintf(&f->label, "[%s]", base_name(m->path)) < 0) {
-		free(f->path);
-		free(f);
-		return NULL;
+		while (cap <= id)
+			cap *= 2;
+		files = realloc(s->files, cap * sizeof(*files));
+		if (!files)
+			return NULL;
+		memset(files + s->cap_files, 0, (cap - s->cap_files) * sizeof(*files));
+		s->files = files;
+		s->cap_files = cap;
 	}
-	if (m->path[0] == '/')
-		file__open(f, pid, m);
-	f->next = s->files[b];
-	s->files[b] = f;
-	return f;
+	if (!s->files[id])
+		s->files[id] = file__new(dso, path);
+	return s->files[id];
 }
 
-struct elfsym *symbolizer__elf(struct symbolizer *s, pid_t pid, const struct map *m)
+/* The symbolizer's entry of the file M of PID maps; NULL on ENOMEM. */
+static struct file *file__get(struct symbolizer *s, pid_t pid, const struct map *m)
 {
-	struct file *f;
+	uint32_t id;
+	struct dso *dso = dsos__get(s->dsos, pid, m, &id);
 
-	if (m->path[0] != '/')
-		return NULL;
-	f = file__get(s, pid, m);
-	return f ? f->elf : NULL;
+	return id == UINT32_MAX ? NULL : file__at(s, id, dso, m->path);
 }
 
 /* --- JIT code and the vDSO --------------------------------------------------------------- */
@@ -305,93 +302,61 @@ static const char *symbolize_jit(struct symbolizer *s, pid_t pid, uint64_t addr)
 	return n->names[n->nr - 1];
 }
 
-/*
- * The vDSO is the kernel's, the same image in every process of this kernel: read it from
- * PID while it lives, else from our own, into a memfd that elfsym can open.
- */
-static struct elfsym *vdso__get(struct symbolizer *s, pid_t pid, const struct map *m)
-{
-	size_t len = m->end - m->start;
-	char path[64];
-	void *buf;
-	int fd;
-
-	if (s->vdso_tried)
-		return s->vdso;
-	s->vdso_tried = true;
-	if (len > (1 << 20) || !(buf = malloc(len)))
-		return NULL;
-	{
-		struct iovec local = { buf, len }, remote = { (void *)m->start, len };
-		unsigned long self = getauxval(AT_SYSINFO_EHDR);
-
-		if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
-			if (!self) {
-				free(buf);
-				return NULL;
-			}
-			memcpy(buf, (void *)self, len);
-		}
-	}
-	fd = memfd_create("vdso", MFD_CLOEXEC);
-	if (fd >= 0 && write(fd, buf, len) == (ssize_t)len) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		s->vdso = elfsym__open(path, NULL);
-	}
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return s->vdso;
-}
-
-static const char *symbolize_vdso(struct symbolizer *s, pid_t pid, const struct map *m,
-				  uint64_t addr)
-{
-	struct elfsym *elf = vdso__get(s, pid, m);
-	const struct load_seg *segs;
-	const char *name;
-	uint64_t vaddr;
-	size_t n;
-
-	if (!elf)
-		return m->path;
-	segs = elfsym__segs(elf, &n);
-	if (load_segs__off_to_vaddr(segs, n, addr - m->start, &vaddr))
-		return m->path;
-	name = elfsym__lookup(elf, vaddr, NULL);
-	return name ? name : m->path;
-}
-
 /* --- lookups ---------------------------------------------------------------------------- */
 
-/* The frames of (F, VADDR), root first: the function (demangled), then what DWARF says was
- * inlined into it at VADDR, down to the innermost, marked _[i]. */
-static const struct name_ent *symbolize_in_file(struct symbolizer *s, struct file *f,
+/*
+ * A name for VADDR of F where no symbol covers it: FILE+0xSTART, START that of the last FDE
+ * starting at or before VADDR (every function with unwind info has one, named or not), unless
+ * a symbol says that function ends before VADDR: then [FILE].
+ */
+static const struct name_ent *symbolize_unnamed(struct symbolizer *s, struct file *f,
 						uint64_t vaddr)
 {
+	char name[PROCMAPS_PATH_MAX + 24];
+	uint64_t start = dso__fde_start(f->dso, vaddr), sym_start, sym_end;
+
+	if (start != UINT64_MAX && dso__lookup_range(f->dso, start, &sym_start, &sym_end) &&
+	    vaddr >= sym_end)
+		start = UINT64_MAX;
+	if (start == UINT64_MAX)
+		return names__add1(s, f, vaddr, f->label);
+	snprintf(name, sizeof(name), "%s+0x%" PRIx64, dso__base_name(f->dso), start);
+	return names__add1(s, f, vaddr, name);
+}
+
+/* The frames of (F, VADDR), root first: the function (demangled), then what DWARF says was
+ * inlined into it at VADDR, down to the innermost, marked _[i]. VADDR of a return address
+ * (IS_RETURN) is already one byte back. */
+static const struct name_ent *symbolize_in_file(struct symbolizer *s, struct file *f,
+						uint64_t vaddr, bool is_return)
+{
 	const char *names[INLINES_MAX + 1], *inl[INLINES_MAX], *name;
-	char *owned[INLINES_MAX + 1] = { 0 }, fde_name[PROCMAPS_PATH_MAX + 24];
+	char *owned[INLINES_MAX + 1] = { 0 };
 	const struct name_ent *n;
+	uint64_t at = vaddr, off;
 	int nr = 1, ni = 0;
 
 	n = names__find(s, f, vaddr);
 	if (n)
 		return n;
-	name = elfsym__lookup(f->elf, vaddr, NULL);
-	if (!name) {
-		/* No symbol anywhere: a stable name per function, from its FDE's start. */
-		uint64_t start = elfsym__fde_start(f->elf, vaddr);
+	name = dso__lookup(f->dso, vaddr, NULL);
+	/* A return address (looked up one byte back) at a function's very first byte: a signal
+	 * trampoline such as __restore_rt, which the kernel "called". Named at the address. */
+	if (!name && is_return) {
+		const char *next = dso__lookup(f->dso, vaddr + 1, &off);
 
-		if (start == UINT64_MAX)
-			return names__add1(s, f, vaddr, f->label);
-		snprintf(fde_name, sizeof(fde_name), "%s+0x%" PRIx64, base_name(f->path), start);
-		return names__add1(s, f, vaddr, fde_name);
+		if (next && !off) {
+			name = next;
+			at = vaddr + 1;
+		}
 	}
+	if (!name)
+		return symbolize_unnamed(s, f, vaddr);
 	if ((s->flags & SYMBOLIZE_DEMANGLE) && (owned[0] = demangle(name)))
 		name = owned[0];
 	names[0] = name;
 	if ((s->flags & SYMBOLIZE_INLINE) && file__inlines(f))
-		ni = inlines__at(f->inl, vaddr, inl, INLINES_MAX);
+		ni = inlines__at(f->inl, at, inl, INLINES_MAX);
 	/* inl[ni - 1] is the function itself (named above from the symbol table). */
 	for (int i = ni - 2; i >= 0; i--, nr++) {
 		names[nr] = inl[i];
@@ -409,10 +374,8 @@ int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool
 {
 	const struct name_ent *n;
 	const struct map *m;
-	const struct load_seg *segs;
 	struct file *f;
-	uint64_t vaddr;
-	size_t nsegs;
+	uint64_t vaddr, off;
 	int nr;
 
 	if (max < 1)
@@ -422,32 +385,20 @@ int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool
 	if (is_return && addr)
 		addr--;
 	m = procmaps__find(s->pm, pid, addr);
-	if (!m) {
-		out[0] = symbolize_jit(s, pid, addr);
-		return 1;
-	}
-	if (!strcmp(m->path, "[vdso]")) {
-		out[0] = symbolize_vdso(s, pid, m, addr);
-		return 1;
-	}
 	/* "", "//anon" (mmap records), [anon:...], [heap]: JIT code, if anything */
-	if (m->path[0] != '/' || !strcmp(m->path, "//anon")) {
+	if (!m || !map__is_dso(m) || !strcmp(m->path, "//anon")) {
 		out[0] = symbolize_jit(s, pid, addr);
 		return 1;
 	}
 	f = file__get(s, pid, m);
 	if (!f)
 		return 1;
-	if (!f->elf) {
+	off = map__file_offset(m, addr);
+	if (!f->dso || dso__off_to_vaddr(f->dso, off, &vaddr)) {
 		out[0] = f->label;
 		return 1;
 	}
-	segs = elfsym__segs(f->elf, &nsegs);
-	if (load_segs__off_to_vaddr(segs, nsegs, map__file_offset(m, addr), &vaddr)) {
-		out[0] = f->label;
-		return 1;
-	}
-	n = symbolize_in_file(s, f, vaddr);
+	n = symbolize_in_file(s, f, vaddr, is_return);
 	nr = n->nr < max ? n->nr : max;
 	memcpy(out, n->names, nr * sizeof(*out));
 	return nr;
@@ -478,8 +429,9 @@ static void *prepare_thread(void *arg)
 	struct symbolizer *s = arg;
 	struct sched_param sp = { 0 };
 
-	/* Only idle CPU: never time taken from the profiled programs. */
+	/* Only idle CPU while sampling: never time taken from the profiled programs. */
 	sched_setscheduler(0, SCHED_IDLE, &sp);
+	s->prepare_os_tid = gettid();
 	if (s->prepare_kernel)
 		symbolizer__load_ksyms(s);
 	for (size_t i = 0; i < s->nr_prepare; i++)
@@ -490,28 +442,39 @@ static void *prepare_thread(void *arg)
 
 void symbolizer__prepare(struct symbolizer *s, bool kernel)
 {
-	size_t n = 0;
+	uint32_t n;
 
 	if (s->preparing)
 		return;
-	for (int b = 0; b < FILE_BUCKETS; b++)
-		for (struct file *f = s->files[b]; f; f = f->next)
-			n += f->elf && (s->flags & SYMBOLIZE_INLINE);
+	n = dsos__count(s->dsos);
 	s->prepare = calloc(n ? n : 1, sizeof(*s->prepare));
 	if (!s->prepare)
 		return;
-	for (int b = 0; b < FILE_BUCKETS; b++)
-		for (struct file *f = s->files[b]; f; f = f->next)
-			if (f->elf && (s->flags & SYMBOLIZE_INLINE))
-				s->prepare[s->nr_prepare++] = f;
+	/* Every file opened so far (by the unwinder, for stack bottoms): its symbols are read
+	 * here, not in the thread, as the dso is shared; its DWARF there. */
+	for (uint32_t i = 0; i < n && (s->flags & SYMBOLIZE_INLINE); i++) {
+		struct dso *dso = dsos__at(s->dsos, i);
+		struct file *f = dso ? file__at(s, i, dso, dso__path(dso)) : NULL;
+
+		if (f) {
+			dso__debug_path(dso);
+			s->prepare[s->nr_prepare++] = f;
+		}
+	}
 	s->prepare_kernel = kernel;
 	s->preparing = pthread_create(&s->prepare_tid, NULL, prepare_thread, s) == 0;
 }
 
-/* Lookups start: the warm-up must be over (it touches the same BFD and kallsyms state). */
+/* Lookups start: the warm-up must be over (it touches the same BFD and kallsyms state). It
+ * gets a normal priority first: sampling is over, and on a busy machine an idle thread may
+ * wait seconds for a CPU. */
 static void symbolizer__wait(struct symbolizer *s)
 {
+	struct sched_param sp = { 0 };
+
 	if (s->preparing) {
+		if (s->prepare_os_tid)
+			sched_setscheduler(s->prepare_os_tid, SCHED_OTHER, &sp);
 		pthread_join(s->prepare_tid, NULL);
 		s->preparing = false;
 	}

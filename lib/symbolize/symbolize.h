@@ -12,15 +12,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct dsos;
 struct procmaps;
 struct symbolizer;
 
 #define SYMBOLIZE_INLINE	1	/* inline chains from DWARF */
 #define SYMBOLIZE_DEMANGLE	2	/* C++ and Rust names demangled */
 
-/* A new symbolizer over PM (not owned; it must outlive the symbolizer) with FLAGS
- * (SYMBOLIZE_*). NULL on ENOMEM. */
-struct symbolizer *symbolizer__new(struct procmaps *pm, unsigned int flags);
+/* A new symbolizer over the mappings PM and the files DSOS (neither owned; both must outlive
+ * the symbolizer) with FLAGS (SYMBOLIZE_*). NULL on ENOMEM. */
+struct symbolizer *symbolizer__new(struct procmaps *pm, struct dsos *dsos, unsigned int flags);
 
 /* Free it, with every ELF file and name it holds. NULL is fine. */
 void symbolizer__free(struct symbolizer *s);
@@ -32,13 +33,6 @@ void symbolizer__free(struct symbolizer *s);
  * address outside every known mapping "[unknown]". Owned by S, valid until symbolizer__free.
  */
 const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return);
-
-struct map;
-struct elfsym;
-
-/* The ELF file of mapping M of PID, opened once and kept; NULL when it cannot be read.
- * Owned by S. */
-struct elfsym *symbolizer__elf(struct symbolizer *s, pid_t pid, const struct map *m);
 
 /*
  * The frames of the user address ADDR in process PID, root first: the function, then the
@@ -54,7 +48,7 @@ int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool
  * the DWARF of every file already opened, in a thread at idle priority, so that it uses only
  * CPU the profiled programs leave and the end of a profile has less to do. Meant to be called
  * once while sampling; the first lookup (or symbolizer__free) waits for it to finish.
- * symbolizer__elf may still be called meanwhile.
+ * The dsos may still be used meanwhile: their symbols are read before it starts.
  */
 void symbolizer__prepare(struct symbolizer *s, bool kernel);
 

@@ -1,21 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
- * cfi: CIE and FDE records of .eh_frame, and the CFA program run up to one address, after the
- * DWARF 4 specification (section 6.4) and the LSB's .eh_frame description (pointer encodings,
- * augmentation strings). Only rbp, the return address and the CFA are tracked; operations on
- * other registers are read and ignored.
+ * cfi: the CFA program of an FDE run up to one address, after the DWARF 4 specification
+ * (section 6.4); the records themselves are read by cfi_read.c. Only rbp, the return address
+ * and the CFA are tracked; operations on other registers are read and ignored.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
-#include "unwind/cfi.h"
-#include "dso/elfsym.h"
-
-/* DW_EH_PE_* pointer encodings: the format in the low nibble, the base in bits 4-6. */
-#define PE_OMIT		0xff
-#define PE_FORMAT	0x0f
-#define PE_APPLY	0x70
-#define PE_PCREL	0x10
+#include "unwind/cfi_int.h"
 
 /* DW_CFA_* operations (those with an operand in the low 6 bits first). */
 #define CFA_advance_loc		0x40
@@ -39,145 +31,6 @@ enum {
 /* A register's rule while the program runs: enum cfi_where, or UNSUP. */
 #define UNSUP		0xff
 
-const unsigned char *cfi_mem__ptr(const struct cfi_mem *m, uint64_t vaddr, uint64_t len)
-{
-	for (int i = 0; i < m->nr_segs; i++) {
-		const struct cfi_seg *s = &m->segs[i];
-		uint64_t rel = vaddr - s->vaddr;
-
-		if (vaddr < s->vaddr || rel >= s->filesz || len > s->filesz - rel)
-			continue;
-		if (s->offset > m->size || rel + len > m->size - s->offset)
-			return NULL;
-		return m->image + s->offset + rel;
-	}
-	return NULL;
-}
-
-/* --- reading ------------------------------------------------------------------------------- */
-
-struct rd {
-	const unsigned char *p, *start, *end;
-	uint64_t start_vaddr;	/* link-time address of START */
-	bool bad;		/* read past the end, or an encoding we cannot read */
-};
-
-static uint64_t rd_vaddr(const struct rd *r)
-{
-	return r->start_vaddr + (uint64_t)(r->p - r->start);
-}
-
-static uint64_t rd_u(struct rd *r, int n)
-{
-	uint64_t v = 0;
-
-	if (r->end - r->p < n) {
-		r->bad = true;
-		r->p = r->end;
-		return 0;
-	}
-	for (int i = 0; i < n; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
-	r->p += n;
-	return v;
-}
-
-/* A LEB128 number's bits, and in *SHIFT how many it had (for the sign of SLEB128). */
-static uint64_t rd_leb(struct rd *r, int *shift, unsigned char *last)
-{
-	uint64_t v = 0;
-
-	*shift = 0;
-	while (r->p < r->end) {
-		unsigned char b = *r->p++;
-
-		if (*shift < 64)
-			v |= (uint64_t)(b & 0x7f) << *shift;
-		*shift += 7;
-		if (!(b & 0x80)) {
-			*last = b;
-			return v;
-		}
-	}
-	r->bad = true;
-	*last = 0;
-	return 0;
-}
-
-static uint64_t rd_uleb(struct rd *r)
-{
-	unsigned char last;
-	int shift;
-
-	return rd_leb(r, &shift, &last);
-}
-
-static int64_t rd_sleb(struct rd *r)
-{
-	unsigned char last;
-	int shift;
-	uint64_t v = rd_leb(r, &shift, &last);
-
-	if (shift < 64 && (last & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
-}
-
-/* A pointer in encoding ENC; APPLY adds its base (only pc-relative is known here). */
-static uint64_t rd_enc(struct rd *r, uint8_t enc, bool apply)
-{
-	uint64_t at = rd_vaddr(r), v;
-
-	if (enc == PE_OMIT)
-		return 0;
-	switch (enc & PE_FORMAT) {
-	case 0x00: v = rd_u(r, 8); break;			/* absptr */
-	case 0x01: v = rd_uleb(r); break;
-	case 0x02: v = rd_u(r, 2); break;
-	case 0x03: v = rd_u(r, 4); break;
-	case 0x04: v = rd_u(r, 8); break;
-	case 0x09: v = (uint64_t)rd_sleb(r); break;
-	case 0x0a: v = (uint64_t)(int64_t)(int16_t)rd_u(r, 2); break;
-	case 0x0b: v = (uint64_t)(int64_t)(int32_t)rd_u(r, 4); break;
-	case 0x0c: v = rd_u(r, 8); break;
-	default: r->bad = true; return 0;
-	}
-	if (!apply)
-		return v;
-	switch (enc & PE_APPLY) {
-	case 0: return v;
-	case PE_PCREL: return v + at;
-	default: r->bad = true; return 0;	/* datarel, textrel, funcrel: not in .eh_frame */
-	}
-}
-
-/*
- * The record (CIE or FDE) at VADDR: sets R to its contents after the length and *ID to the
- * CIE id / CIE pointer field's value, *ID_VADDR to that field's address.
- */
-static int record_open(const struct cfi_mem *m, uint64_t vaddr, struct rd *r, uint64_t *id,
-		       uint64_t *id_vaddr)
-{
-	const unsigned char *p = cfi_mem__ptr(m, vaddr, 4);
-	uint64_t len, hdr = 4;
-
-	if (!p)
-		return -EINVAL;
-	len = (uint32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24);
-	if (len == 0)
-		return -EINVAL;		/* the terminator */
-	if (len == 0xffffffff)
-		return -ENOTSUP;	/* 64-bit DWARF: not produced for x86-64 .eh_frame */
-	p = cfi_mem__ptr(m, vaddr, hdr + len);
-	if (!p || len < 4)
-		return -EINVAL;
-	*r = (struct rd){ .p = p + hdr, .start = p + hdr, .end = p + hdr + len,
-			  .start_vaddr = vaddr + hdr };
-	*id_vaddr = vaddr + hdr;
-	*id = rd_u(r, 4);
-	return 0;
-}
-
 /* --- the CFA program ----------------------------------------------------------------------- */
 
 struct reg {
@@ -191,14 +44,6 @@ struct row {
 	bool cfa_unsup;
 	int64_t cfa_off;
 	struct reg bp, ra;
-};
-
-struct cie {
-	uint64_t code_align;
-	int64_t data_align;
-	uint8_t fde_enc;
-	bool has_z;
-	struct rd insns;
 };
 
 struct prog {
@@ -433,79 +278,6 @@ static int run(struct prog *pg, struct rd *r, const struct row *init)
 	return r->bad ? -EINVAL : 0;
 }
 
-/* --- CIE and FDE --------------------------------------------------------------------------- */
-
-static int cie_parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c)
-{
-	uint64_t id, id_vaddr, ra;
-	const char *aug;
-	size_t aug_len;
-	const unsigned char *aug_end = NULL;
-	uint8_t version;
-	struct rd r;
-	int err;
-
-	err = record_open(m, vaddr, &r, &id, &id_vaddr);
-	if (err)
-		return err;
-	if (id != 0)
-		return -EINVAL;		/* not a CIE */
-	version = (uint8_t)rd_u(&r, 1);
-	if (version != 1 && version != 3)
-		return -ENOTSUP;
-	aug = (const char *)r.p;
-	aug_len = strnlen(aug, (size_t)(r.end - r.p));
-	if (aug_len == (size_t)(r.end - r.p))
-		return -EINVAL;
-	r.p += aug_len + 1;
-	memset(c, 0, sizeof(*c));
-	c->fde_enc = 0;			/* absptr without 'R' */
-	c->code_align = rd_uleb(&r);
-	c->data_align = rd_sleb(&r);
-	ra = version == 1 ? rd_u(&r, 1) : rd_uleb(&r);
-	if (r.bad)
-		return -EINVAL;
-	if (ra != CFI_REG_RA)
-		return -ENOTSUP;
-	if (aug_len && aug[0] != 'z')
-		return -ENOTSUP;	/* "eh" and other pre-'z' forms */
-	if (aug_len) {
-		uint64_t n = rd_uleb(&r);
-
-		if (r.bad || n > (uint64_t)(r.end - r.p))
-			return -EINVAL;
-		aug_end = r.p + n;
-		c->has_z = true;
-	}
-	for (size_t i = 1; i < aug_len; i++) {
-		switch (aug[i]) {
-		case 'R':
-			c->fde_enc = (uint8_t)rd_u(&r, 1);
-			break;
-		case 'P': {
-			uint8_t enc = (uint8_t)rd_u(&r, 1);
-
-			rd_enc(&r, enc & 0x7f, false);	/* the personality routine: skipped */
-			break;
-		}
-		case 'L':
-			rd_u(&r, 1);
-			break;
-		case 'S':
-			return -ENOTSUP;	/* a signal frame: libunwind knows sigreturn */
-		default:
-			i = aug_len;		/* the rest is skipped with the 'z' length */
-			break;
-		}
-		if (r.bad || r.p > aug_end)
-			return -EINVAL;
-	}
-	if (aug_end)
-		r.p = aug_end;
-	c->insns = r;
-	return 0;
-}
-
 static int row_to_rule(const struct row *row, struct cfi_rule *out)
 {
 	if (row->cfa_unsup || (row->cfa_reg != CFI_REG_RSP && row->cfa_reg != CFI_REG_RBP) ||
@@ -531,12 +303,12 @@ int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struc
 	uint64_t id, id_vaddr, start, range;
 	int err;
 
-	err = record_open(m, fde_vaddr, &r, &id, &id_vaddr);
+	err = cfi_record_open(m, fde_vaddr, &r, &id, &id_vaddr);
 	if (err)
 		return err;
 	if (id == 0 || id > id_vaddr)
 		return -EINVAL;		/* a CIE, or a pointer before the start of memory */
-	err = cie_parse(m, id_vaddr - id, &cie);
+	err = cfi_cie_parse(m, id_vaddr - id, &cie);
 	if (err)
 		return err;
 	start = rd_enc(&r, cie.fde_enc, true);
@@ -570,32 +342,6 @@ int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struc
 	if (pg.unsup)
 		return -ENOTSUP;
 	return row_to_rule(&pg.row, out);
-}
-
-int cfi__find_fde(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,
-		  uint64_t *fde_vaddr)
-{
-	const unsigned char *t = cfi_mem__ptr(m, hdr_vaddr + EH_FRAME_HDR_TABLE, (uint64_t)count * 8);
-	size_t lo = 0, hi = count;
-	int32_t v;
-
-	if (!t || !count)
-		return -ENOENT;
-	/* Entries: (initial location, FDE address), both sdata4 from the header, sorted. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		memcpy(&v, t + mid * 8, 4);
-		if (hdr_vaddr + (int64_t)v <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return -ENOENT;
-	memcpy(&v, t + (lo - 1) * 8 + 4, 4);
-	*fde_vaddr = hdr_vaddr + (int64_t)v;
-	return 0;
 }
 
 int cfi__lookup(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "dso/segs.h"
 
 /* DWARF register numbers on x86-64 that a rule is about. */
 #define CFI_REG_RBP	6
@@ -39,16 +40,11 @@ struct cfi_rule {
 	int32_t bp_off;
 };
 
-/* One PT_LOAD segment of the file: link-time address VADDR is at file offset OFFSET. */
-struct cfi_seg {
-	uint64_t vaddr, offset, filesz;
-};
-
 /* An ELF file's bytes and where its segments are, to read CFI by link-time address. */
 struct cfi_mem {
 	const unsigned char *image;
 	size_t size;
-	const struct cfi_seg *segs;
+	const struct dso_seg *segs;
 	int nr_segs;
 };
 

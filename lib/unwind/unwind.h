@@ -8,7 +8,7 @@
  * place while the thread is inside them) is read from the live process with
  * process_vm_readv. A stack with a frame no such rule covers goes to libunwind (remote
  * interface, our accessors) as a whole. Unwind tables (.eh_frame_hdr, .eh_frame) and code
- * are read from our own mapping of each ELF file, found once per file and kept.
+ * are read from each file's dso (lib/dso), shared with the symbolizer.
  */
 #ifndef UNWIND_H
 #define UNWIND_H
@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct dsos;
 struct procmaps;
 struct unwinder;
 
@@ -42,8 +43,9 @@ enum unwind_stop {
 /* A name for each enum unwind_stop, for the summary. */
 extern const char *const unwind_stop_names[UNWIND_STOP__MAX];
 
-/* A new unwinder over PM (not owned; it must outlive the unwinder). NULL on failure. */
-struct unwinder *unwinder__new(struct procmaps *pm);
+/* A new unwinder over the mappings PM and the files DSOS (neither owned; both must outlive the
+ * unwinder). NULL on failure. */
+struct unwinder *unwinder__new(struct procmaps *pm, struct dsos *dsos);
 
 /* Free it with every file mapping and address space it holds. NULL is fine. */
 void unwinder__free(struct unwinder *u);
@@ -70,6 +72,7 @@ struct unwind_counts {
 	uint64_t mismatches;	/* PROFILE_UNWIND_CHECK: fast stacks libunwind unwound otherwise */
 };
 
+/* The counts so far. Owned by U. */
 const struct unwind_counts *unwinder__counts(const struct unwinder *u);
 
 /* Bytes of stack from the sample's sp that the last unwinder__unwind read (from the copy or

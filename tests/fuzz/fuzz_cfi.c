@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct cfi_seg seg;
+	struct dso_seg seg;
 	struct cfi_mem m;
 	struct cfi_rule r;
 	uint64_t pc, fde;
@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size -= 8;
 	if (size >= 12)
 		memcpy(&count, data + 8, 4);
-	seg = (struct cfi_seg){ .vaddr = SEG_VADDR, .offset = 0, .filesz = size };
+	seg = (struct dso_seg){ .vaddr = SEG_VADDR, .offset = 0, .filesz = size };
 	m = (struct cfi_mem){ data, size, &seg, 1 };
 	cfi__lookup(&m, SEG_VADDR, count, pc, &r);
 	cfi__lookup(&m, SEG_VADDR, count, SEG_VADDR + (pc & 0xfff), &r);

@@ -245,6 +245,22 @@ def command_chain_nofp_dwarf():
 
 
 @test
+def lld_linked_chain_dwarf():
+    # lld puts a segment's first bytes in the page that ends the previous one: the text
+    # mapping's file offset belongs to another segment. The chain through the program and
+    # its library (both lld-linked, no frame pointers) is whole, or marked.
+    stacks, _, _ = run_profile(["-F", "99", "--", workload("chain_lld"), "2"])
+    n = total(stacks, "chain_lld")
+    expect(n > 100, f"only {n} samples")
+    s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_lld")
+    wrong = share(stacks, lambda f: "chain_hot_loop" in f and not has_chain(f, CHAIN)
+                  and "[truncated]" not in f, "chain_lld")
+    expect(s >= 0.95, f"complete chain in {s:.1%} of samples, expected >= 95%")
+    expect(wrong <= 0.01, f"{wrong:.1%} of samples in the loop neither whole nor marked")
+    return f"{n} samples, {s:.1%} complete"
+
+
+@test
 def dwarf_copies_shrink_to_what_unwinds_need():
     # The first samples carry the whole 16 KiB copy; once unwinds show the chain needs well
     # under 1 KiB, the process's samples carry about 3 KiB, and still unwind completely.
@@ -379,6 +395,38 @@ def xz_unnamed_functions_get_distinct_names():
     lzma = {f for f in frames if re.fullmatch(r"liblzma\.so[.0-9]*\+0x[0-9a-f]+", f)}
     expect(len(lzma) >= 8, f"only {len(lzma)} distinct liblzma function names: {sorted(lzma)}")
     return f"{len(lzma)} distinct liblzma functions, no [unknown]"
+
+
+@test
+def plt_stubs_named():
+    # Samples in a PLT stub are named after its function (labs@plt), not after the unsized
+    # symbol before the PLT (_init), and sit under their caller.
+    stacks, _, _ = run_profile(["-F", "999", "--", workload("plt_loop"), "2"])
+    frames = {f for s, _ in stacks if s[0] == "plt_loop" for f in s}
+    expect("_init" not in frames, "a sample in the PLT named _init")
+    s = share(stacks, lambda f: has_chain(f, ["main", "plt_caller", "labs@plt"]), "plt_loop")
+    expect(s > 0.002, f"main;plt_caller;labs@plt in {s:.1%} of samples, expected some")
+    return f"labs@plt in {s:.1%} of samples"
+
+
+@test
+def signal_handler_stacks_complete():
+    # A handler's stack goes through glibc's trampoline (__restore_rt, not libc.so.6+0x...)
+    # into the interrupted frames, often inside the vDSO (clock_gettime): all of it unwound,
+    # down to main, in the DWARF path.
+    stacks, _, _ = run_profile(["-F", "999", "--", workload("sighandler"), "2"])
+    handler = [(f, c) for f, c in stacks if f[0] == "sighandler" and
+               any(x.startswith("sig_busy") for x in f)]
+    n = sum(c for _, c in handler)
+    expect(n > 200, f"only {n} samples in the handler")
+    whole = sum(c for f, c in handler
+                if has_chain(f, ["main", "sig_outer", "sig_loop"]) and "__restore_rt" in f
+                and f[f.index("__restore_rt") + 1].startswith("sig_busy"))
+    expect(whole / n >= 0.95, f"{whole / n:.1%} of handler samples complete through "
+           "__restore_rt, expected >= 95%")
+    bad = {x for f, _ in handler for x in f if x.startswith("libc.so")}
+    expect(not bad, f"the trampoline unnamed in handler stacks: {sorted(bad)[:5]}")
+    return f"{whole / n:.1%} of {n} handler samples complete"
 
 
 @test

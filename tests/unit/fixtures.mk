@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Fixtures of the unit tests, built from tests/fixtures/. Included by the top Makefile.
 #
-# symbols.c, built several ways (tests/unit/test_elfsym.c says what each checks):
+# symbols.c, built several ways (tests/unit/test_dso.c says what each checks):
 #   prog             PIE with .symtab
 #   prog.stripped    .symtab stripped, no debuglink; its debug file is in debugroot/.build-id/
 #   other.stripped   another build id whose .build-id slot holds prog's debug file (mismatch)

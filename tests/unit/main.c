@@ -12,7 +12,7 @@ int main(int argc, char **argv)
 	int (*suites[])(void) = {
 		register_procmaps_suite,
 		register_kallsyms_suite,
-		register_elfsym_suite,
+		register_dso_suite,
 		register_folded_suite,
 		register_unwind_suite,
 		register_cfi_suite,
@@ -23,6 +23,7 @@ int main(int argc, char **argv)
 		register_profile_suite,
 		register_fixup_suite,
 		register_ucounts_suite,
+		register_symbolize_suite,
 	};
 	unsigned int failed;
 

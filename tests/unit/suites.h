@@ -6,7 +6,7 @@
 
 int register_procmaps_suite(void);
 int register_kallsyms_suite(void);
-int register_elfsym_suite(void);
+int register_dso_suite(void);
 int register_folded_suite(void);
 int register_unwind_suite(void);
 int register_cfi_suite(void);
@@ -17,6 +17,7 @@ int register_htab_suite(void);
 int register_profile_suite(void);
 int register_fixup_suite(void);
 int register_ucounts_suite(void);
+int register_symbolize_suite(void);
 
 /* Directory holding the unit-test fixtures built by the Makefile (build/tests/fixtures). */
 extern const char *fixtures_dir;

@@ -14,7 +14,7 @@
 
 static unsigned char buf[1024];
 static size_t len;
-static struct cfi_seg seg;
+static struct dso_seg seg;
 static struct cfi_mem mem;
 static uint64_t fde_a, fde_b, fde_plt, fde_sig, fde_start, cie_plain;
 
@@ -136,7 +136,7 @@ static int setup(void)
 
 		memcpy(buf + table + i * 8, e, 8);
 	}
-	seg = (struct cfi_seg){ .vaddr = BASE, .offset = 0, .filesz = len };
+	seg = (struct dso_seg){ .vaddr = BASE, .offset = 0, .filesz = len };
 	mem = (struct cfi_mem){ buf, len, &seg, 1 };
 	return 0;
 }

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* perfmap: /tmp/perf-PID.map parsing and lookup. */
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "symbolize/perfmap.h"
 #include "suites.h"
 
@@ -59,13 +63,40 @@ static void test_missing_file(void)
 	CU_ASSERT_PTR_NULL(perfmap__load(999999999));
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+	_exit(3);	/* a blocked open: fail the whole run loudly rather than hang */
+}
+
+/* Another user's /tmp/perf-PID.map may be a FIFO: loading it must not block. */
+static void test_fifo_does_not_block(void)
+{
+	const pid_t pid = 4194500;	/* above pid_max: only /tmp is tried */
+	char path[64];
+	struct perfmap *pm;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(path, 0600), 0);
+	signal(SIGALRM, on_alarm);
+	alarm(5);
+	pm = perfmap__load(pid);
+	alarm(0);
+	CU_ASSERT_PTR_NULL(pm);
+	CU_ASSERT_EQUAL(errno, EINVAL);
+	perfmap__free(pm);
+	unlink(path);
+}
+
 int register_perfmap_suite(void)
 {
 	CU_pSuite s = CU_add_suite("perfmap", NULL, NULL);
 
 	if (!s || !CU_add_test(s, "parse and look up", test_parse_lookup) ||
 	    !CU_add_test(s, "code recompiled at the same address", test_recompiled_in_place) ||
-	    !CU_add_test(s, "no map for the pid", test_missing_file))
+	    !CU_add_test(s, "no map for the pid", test_missing_file) ||
+	    !CU_add_test(s, "a FIFO in place of the map does not block", test_fifo_does_not_block))
 		return -1;
 	return 0;
 }

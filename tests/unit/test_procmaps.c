@@ -59,10 +59,14 @@ static void test_parse_line(void)
 
 static void test_file_offset(void)
 {
-	struct map m = { .start = 0x7f0000001000, .end = 0x7f0000005000, .pgoff = 0x3000 };
+	struct map m = { .start = 0x7f0000001000, .end = 0x7f0000005000, .pgoff = 0x3000,
+			 .path = (char *)"/usr/lib/x.so" };
 
 	CU_ASSERT_EQUAL(map__file_offset(&m, 0x7f0000001000), 0x3000);
 	CU_ASSERT_EQUAL(map__file_offset(&m, 0x7f0000004fff), 0x6fff);
+	/* The vDSO's image is read from memory, from its start, whatever its offset says. */
+	m.path = (char *)"[vdso]";
+	CU_ASSERT_EQUAL(map__file_offset(&m, 0x7f0000001010), 0x10);
 }
 
 static void test_add_find_overlap(void)

@@ -9,23 +9,27 @@
 #include <unistd.h>
 #include "proc/procmaps.h"
 #include "suites.h"
+#include "dso/dsos.h"
 #include "unwind/unwind.h"
 
 static struct procmaps *pm;
+static struct dsos *dsos;
 static struct unwinder *unw;
 
 static int setup(void)
 {
 	pm = procmaps__new();
+	dsos = dsos__new();
 	if (!pm || procmaps__load(pm, getpid()))
 		return -1;
-	unw = unwinder__new(pm);
+	unw = dsos ? unwinder__new(pm, dsos) : NULL;
 	return unw ? 0 : -1;
 }
 
 static int teardown(void)
 {
 	unwinder__free(unw);
+	dsos__free(dsos);
 	procmaps__free(pm);
 	return 0;
 }
@@ -118,7 +122,7 @@ static void test_fast_path_agrees_with_libunwind(void)
 	const struct unwind_counts *c;
 
 	setenv("PROFILE_UNWIND_CHECK", "1", 1);
-	unw = unwinder__new(pm);
+	unw = unwinder__new(pm, dsos);
 	unsetenv("PROFILE_UNWIND_CHECK");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(unw);
 	for (size_t i = 0; i < sizeof(copies) / sizeof(copies[0]); i++) {

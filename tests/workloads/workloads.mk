@@ -9,7 +9,8 @@ WL_FP		:= -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 WL_NOFP		:= -O2 -g -fomit-frame-pointer
 WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/hidden.debug $(WL)/chain_nofp $(WL)/libchain_nofp.so $(WL)/recurse \
-		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived
+		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived \
+		   $(WL)/plt_loop $(WL)/sighandler $(WL)/chain_lld $(WL)/libchain_lld.so
 
 $(WL)/libchain_fp.so: tests/workloads/chain_lib.c tests/workloads/spin.h
 	$(call msg,CC,$@)
@@ -45,6 +46,17 @@ $(WL)/chain_nofp: tests/workloads/chain_main.c $(WL)/libchain_nofp.so
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WL_NOFP) $< -L$(WL) -lchain_nofp -Wl,-rpath,'$$ORIGIN' -o $@
 
+# Linked by lld, as clang users and rustc (since 1.90) link: segments share file pages, so a
+# mapping's file offset is not its segment's (p_offset != p_vaddr past the first).
+$(WL)/libchain_lld.so: tests/workloads/chain_lib.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) $(WL_NOFP) -fuse-ld=lld -fPIC -shared $< -o $@
+
+$(WL)/chain_lld: tests/workloads/chain_main.c $(WL)/libchain_lld.so
+	$(call msg,CC,$@)
+	$(Q)$(WL_CC) $(WL_NOFP) -fuse-ld=lld $< -L$(WL) -lchain_lld -Wl,-rpath,'$$ORIGIN' -o $@
+
 $(WL)/recurse: tests/workloads/recurse.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -72,6 +84,18 @@ $(WL)/templates: tests/workloads/templates.cc
 	$(Q)$(CXX) $(WL_NOFP) $< -o $@
 
 $(WL)/short_lived: tests/workloads/short_lived.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $@
+
+# Lazy-binding PLT calls from code without frame pointers (as Debian builds): stub names.
+$(WL)/plt_loop: tests/workloads/plt_loop.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -fno-builtin -Wl,-z,lazy $< -o $@
+
+# Time spent in a signal handler, without frame pointers: the trampoline's name.
+$(WL)/sighandler: tests/workloads/sighandler.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) $< -o $@

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
- * Unit tests of lib/elfsym.c: segment arithmetic, the debuglink CRC, and symbols read from the
+ * Unit tests of lib/dso: segment arithmetic, the debuglink CRC, and symbols read from the
  * fixtures of tests/unit/fixtures.mk (tests/fixtures/symbols.c built several ways) and from the
  * system's libc with its build-id debug file.
  */
 #include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -13,13 +15,14 @@
 #include <string.h>
 #include <unistd.h>
 #include <CUnit/CUnit.h>
-#include "dso/elfsym.h"
+#include "dso/dso.h"
+#include "proc/procmaps.h"
 #include "suites.h"
 
 #define LIBC_PATH	"/lib/x86_64-linux-gnu/libc.so.6"
 #define SYSTEM_DEBUG	"/usr/lib/debug"
 
-/* elfsym_debug_dir points here during a test; restored by debug_dir__restore. */
+/* dso_debug_dir points here during a test; restored by debug_dir__restore. */
 static char debug_dir_buf[PATH_MAX];
 static const char *saved_debug_dir;
 
@@ -31,22 +34,22 @@ static const char *fx_path(char *buf, size_t size, const char *name)
 	return buf;
 }
 
-/* Point elfsym_debug_dir at the fixtures' directory NAME ("nodebug" holds nothing). */
+/* Point dso_debug_dir at the fixtures' directory NAME ("nodebug" holds nothing). */
 static void debug_dir__set(const char *name)
 {
 	fx_path(debug_dir_buf, sizeof(debug_dir_buf), name);
-	elfsym_debug_dir = debug_dir_buf;
+	dso_debug_dir = debug_dir_buf;
 }
 
 static int suite_init(void)
 {
-	saved_debug_dir = elfsym_debug_dir;
+	saved_debug_dir = dso_debug_dir;
 	return 0;
 }
 
 static int suite_cleanup(void)
 {
-	elfsym_debug_dir = saved_debug_dir;
+	dso_debug_dir = saved_debug_dir;
 	return 0;
 }
 
@@ -63,18 +66,18 @@ static bool str_ends_with(const char *s, const char *suffix)
 	return ls >= lx && !strcmp(s + ls - lx, suffix);
 }
 
-/* ---- load_segs__off_to_vaddr ------------------------------------------------------------- */
+/* ---- dso_segs__off_to_vaddr ------------------------------------------------------------- */
 
 /* The PT_LOADs of an lld-linked PIE: every segment after the first has p_vaddr != p_offset,
  * and the file has gaps between segments. */
-static const struct load_seg lld_segs[] = {
+static const struct dso_seg lld_segs[] = {
 	{ .offset = 0x000, .vaddr = 0x0000, .filesz = 0x8f4, .memsz = 0x8f4 },
 	{ .offset = 0x900, .vaddr = 0x1900, .filesz = 0x290, .memsz = 0x290 },
 	{ .offset = 0xb90, .vaddr = 0x2b90, .filesz = 0x1e8, .memsz = 0x1e8 },
 	{ .offset = 0xd80, .vaddr = 0x3d80, .filesz = 0x058, .memsz = 0x059 },
 };
 
-static const struct load_seg shifted_segs[] = {
+static const struct dso_seg shifted_segs[] = {
 	{ .offset = 0x1000, .vaddr = 0x2000, .filesz = 0x500, .memsz = 0x800 },
 	{ .offset = 0xfffffffffffff000, .vaddr = 0x10000, .filesz = 0x1000, .memsz = 0x1000 },
 };
@@ -82,7 +85,7 @@ static const struct load_seg shifted_segs[] = {
 static void test_off_to_vaddr(void)
 {
 	static const struct {
-		const struct load_seg *segs;
+		const struct dso_seg *segs;
 		size_t n;
 		uint64_t off;
 		int ret;
@@ -111,7 +114,7 @@ static void test_off_to_vaddr(void)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint64_t vaddr = 0xdeadbeef;
-		int ret = load_segs__off_to_vaddr(cases[i].segs, cases[i].n, cases[i].off, &vaddr);
+		int ret = dso_segs__off_to_vaddr(cases[i].segs, cases[i].n, cases[i].off, &vaddr);
 
 		CU_ASSERT_EQUAL(ret, cases[i].ret);
 		/* on failure VADDR is left untouched */
@@ -146,7 +149,7 @@ static void test_debuglink_crc32(void)
 	CU_ASSERT_EQUAL(debuglink_crc32(debuglink_crc32(0, s, 4), s + 4, 5), 0xcbf43926);
 }
 
-/* ---- elfsym__open errors ----------------------------------------------------------------- */
+/* ---- dso__open errors ----------------------------------------------------------------- */
 
 static void test_open_errors(void)
 {
@@ -162,17 +165,17 @@ static void test_open_errors(void)
 	char path[PATH_MAX];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct elfsym *e;
+		struct dso *e;
 
 		errno = 0;
-		e = elfsym__open(fx_path(path, sizeof(path), cases[i].name), NULL);
+		e = dso__open(fx_path(path, sizeof(path), cases[i].name), NULL);
 		CU_ASSERT_PTR_NULL(e);
 		CU_ASSERT_EQUAL(errno, cases[i].err);
 		if (e || errno != cases[i].err)
 			fprintf(stderr, "\n  open %s: errno %d, want %d\n", path, errno, cases[i].err);
-		elfsym__free(e);
+		dso__free(e);
 	}
-	elfsym__free(NULL);
+	dso__free(NULL);
 }
 
 /* ---- symbols of an unstripped PIE -------------------------------------------------------- */
@@ -188,62 +191,62 @@ static void test_prog_symbols(void)
 	static const char *const collapsed[] = {
 		"fx_impl", "fx_alias_weak", "fx_local2", "fx_asm_a_short",
 	};
-	const struct load_seg *segs, *last;
+	const struct dso_seg *segs, *last;
 	char path[PATH_MAX];
 	uint64_t a, off = 0, k;
 	const char *bid, *name;
-	struct elfsym *e;
+	struct dso *e;
 	size_t n;
 
 	debug_dir__set("nodebug");
-	e = elfsym__open(fx_path(path, sizeof(path), "prog"), NULL);
+	e = dso__open(fx_path(path, sizeof(path), "prog"), NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
-	CU_ASSERT_EQUAL(elfsym__type(e), ET_DYN);
-	CU_ASSERT_PTR_NULL(elfsym__debug_path(e));	/* has .symtab: no debug file looked for */
-	bid = elfsym__build_id(e);
+	CU_ASSERT_EQUAL(dso__type(e), ET_DYN);
+	CU_ASSERT_PTR_NULL(dso__debug_path(e));	/* has .symtab: no debug file looked for */
+	bid = dso__build_id(e);
 	CU_ASSERT_PTR_NOT_NULL(bid);
 	if (bid)
 		CU_ASSERT_EQUAL(strspn(bid, "0123456789abcdef"), 40);
-	CU_ASSERT(elfsym__nr_syms(e) >= 6);
+	CU_ASSERT(dso__nr_syms(e) >= 6);
 
 	for (size_t i = 0; i < sizeof(present) / sizeof(present[0]); i++) {
-		a = elfsym__find(e, present[i]);
+		a = dso__find(e, present[i]);
 		CU_ASSERT_NOT_EQUAL(a, 0);
-		name = elfsym__lookup(e, a, &off);
+		name = dso__lookup(e, a, &off);
 		CU_ASSERT(name_is(name, present[i]));
 		CU_ASSERT_EQUAL(off, 0);
-		name = elfsym__lookup(e, a + 3, &off);		/* every function has >= 4 bytes */
+		name = dso__lookup(e, a + 3, &off);		/* every function has >= 4 bytes */
 		CU_ASSERT(name_is(name, present[i]));
 		CU_ASSERT_EQUAL(off, 3);
 	}
 	for (size_t i = 0; i < sizeof(collapsed) / sizeof(collapsed[0]); i++)
-		CU_ASSERT_EQUAL(elfsym__find(e, collapsed[i]), 0);
+		CU_ASSERT_EQUAL(dso__find(e, collapsed[i]), 0);
 	/* the longer size holds: 7 bytes in, still fx_asm_b_long; 8 bytes in, nothing */
-	a = elfsym__find(e, "fx_asm_b_long");
-	CU_ASSERT(name_is(elfsym__lookup(e, a + 7, NULL), "fx_asm_b_long"));
-	CU_ASSERT_PTR_NULL(elfsym__lookup(e, a + 8, NULL));
+	a = dso__find(e, "fx_asm_b_long");
+	CU_ASSERT(name_is(dso__lookup(e, a + 7, NULL), "fx_asm_b_long"));
+	CU_ASSERT_PTR_NULL(dso__lookup(e, a + 8, NULL));
 
 	/* fx_alpha is small and the next function is 64-byte aligned: past its st_size there
 	 * is padding no symbol covers. */
-	a = elfsym__find(e, "fx_alpha");
+	a = dso__find(e, "fx_alpha");
 	for (k = 0; k < 64; k++) {
-		name = elfsym__lookup(e, a + k, &off);
+		name = dso__lookup(e, a + k, &off);
 		if (!name || strcmp(name, "fx_alpha"))
 			break;
 		CU_ASSERT_EQUAL(off, k);
 	}
 	CU_ASSERT(k > 3 && k < 64);
-	CU_ASSERT_PTR_NULL(elfsym__lookup(e, a + k, NULL));
-	CU_ASSERT(name_is(elfsym__lookup(e, a + 64, NULL), "fx_beta"));
+	CU_ASSERT_PTR_NULL(dso__lookup(e, a + k, NULL));
+	CU_ASSERT(name_is(dso__lookup(e, a + 64, NULL), "fx_beta"));
 
 	/* Below the first function and in the data segment after the last one: nothing. */
-	CU_ASSERT_PTR_NULL(elfsym__lookup(e, 0, NULL));
-	segs = elfsym__segs(e, &n);
+	CU_ASSERT_PTR_NULL(dso__lookup(e, 0, NULL));
+	segs = dso__segs(e, &n);
 	CU_ASSERT_FATAL(n >= 2);
 	last = &segs[n - 1];
-	CU_ASSERT_PTR_NULL(elfsym__lookup(e, last->vaddr + last->memsz - 1, NULL));
-	CU_ASSERT_PTR_NULL(elfsym__lookup(e, UINT64_MAX, NULL));
-	elfsym__free(e);
+	CU_ASSERT_PTR_NULL(dso__lookup(e, last->vaddr + last->memsz - 1, NULL));
+	CU_ASSERT_PTR_NULL(dso__lookup(e, UINT64_MAX, NULL));
+	dso__free(e);
 }
 
 /* ---- lld layout: file offset -> vaddr -> name on a real file ----------------------------- */
@@ -251,10 +254,10 @@ static void test_prog_symbols(void)
 static void test_lld_layout(void)
 {
 	char path[PATH_MAX], buf[64];
-	const struct load_seg *segs;
+	const struct dso_seg *segs;
 	uint64_t off, vaddr = 0;
 	bool shifted = false;
-	struct elfsym *e;
+	struct dso *e;
 	FILE *f;
 	size_t n;
 
@@ -268,17 +271,38 @@ static void test_lld_layout(void)
 	off = strtoull(buf, NULL, 16);
 
 	debug_dir__set("nodebug");
-	e = elfsym__open(fx_path(path, sizeof(path), "lld"), NULL);
+	e = dso__open(fx_path(path, sizeof(path), "lld"), NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
-	segs = elfsym__segs(e, &n);
+	segs = dso__segs(e, &n);
 	for (size_t i = 0; i < n; i++)
 		shifted |= segs[i].offset != segs[i].vaddr;
 	CU_ASSERT(shifted);	/* else the fixture proves nothing */
-	CU_ASSERT_EQUAL(load_segs__off_to_vaddr(segs, n, off, &vaddr), 0);
+	CU_ASSERT_EQUAL(dso_segs__off_to_vaddr(segs, n, off, &vaddr), 0);
 	CU_ASSERT_NOT_EQUAL(vaddr, off);
-	CU_ASSERT_EQUAL(vaddr, elfsym__find(e, "fx_alpha"));
-	CU_ASSERT(name_is(elfsym__lookup(e, vaddr + 1, NULL), "fx_alpha"));
-	elfsym__free(e);
+	CU_ASSERT_EQUAL(vaddr, dso__find(e, "fx_alpha"));
+	CU_ASSERT(name_is(dso__lookup(e, vaddr + 1, NULL), "fx_alpha"));
+
+	/* The text segment mapped as the kernel maps it, at page granularity: its first page
+	 * is a file page that also holds the previous segment's bytes, so the bias is found at
+	 * the address, not at the mapping's start. */
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t base = 0x7f0000000000ull, pg = 0xfff;
+		struct map m;
+		uint64_t bias = 0, rt = 0;
+
+		if (off < segs[i].offset || off >= segs[i].offset + segs[i].filesz)
+			continue;
+		m = (struct map){ .start = base + (segs[i].vaddr & ~pg), .pgoff = segs[i].offset & ~pg,
+				  .end = base + ((segs[i].vaddr + segs[i].memsz + pg) & ~pg), .path = "lld" };
+		CU_ASSERT_EQUAL(dso__bias(e, &m, base + vaddr, &bias), 0);
+		CU_ASSERT_EQUAL(bias, base);
+		CU_ASSERT_EQUAL(dso__vaddr_to_runtime(e, &m, vaddr, &rt), 0);
+		CU_ASSERT_EQUAL(rt, base + vaddr);
+		/* Outside the mapping's file bytes: no runtime address. */
+		CU_ASSERT_EQUAL(dso__vaddr_to_runtime(e, &m, segs[i].vaddr + segs[i].memsz + 2 * pg,
+						      &rt), -ENOENT);
+	}
+	dso__free(e);
 }
 
 /* ---- debug files ------------------------------------------------------------------------- */
@@ -289,7 +313,7 @@ static void test_debug_files(void)
 		const char *file;
 		const char *orig_path;	/* NULL: the file's own */
 		const char *debug_dir;	/* under fixtures_dir */
-		const char *debug;	/* suffix of elfsym__debug_path; NULL: none used;
+		const char *debug;	/* suffix of dso__debug_path; NULL: none used;
 					 * "build-id": <debug_dir>/.build-id/xx/rest.debug */
 	} cases[] = {
 		{ "prog.stripped", NULL, "debugroot", "build-id" },
@@ -306,39 +330,39 @@ static void test_debug_files(void)
 	char path[PATH_MAX], want[PATH_MAX];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const struct load_seg *segs;
+		const struct dso_seg *segs;
 		const char *dbg, *name;
 		bool covered = false;
-		struct elfsym *e;
+		struct dso *e;
 		uint64_t a, v;
 		size_t n;
 
 		debug_dir__set(cases[i].debug_dir);
-		e = elfsym__open(fx_path(path, sizeof(path), cases[i].file), cases[i].orig_path);
+		e = dso__open(fx_path(path, sizeof(path), cases[i].file), cases[i].orig_path);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(e);
-		dbg = elfsym__debug_path(e);
+		dbg = dso__debug_path(e);
 
 		/* fx_pub is in .dynsym (-rdynamic): always there, named by the global symbol */
-		a = elfsym__find(e, "fx_pub");
+		a = dso__find(e, "fx_pub");
 		CU_ASSERT_NOT_EQUAL(a, 0);
-		name = elfsym__lookup(e, a, NULL);
+		name = dso__lookup(e, a, NULL);
 		CU_ASSERT(name_is(name, "fx_pub"));
 
-		a = elfsym__find(e, "fx_alpha");
+		a = dso__find(e, "fx_alpha");
 		if (!cases[i].debug) {
 			CU_ASSERT_PTR_NULL(dbg);
 			CU_ASSERT_EQUAL(a, 0);		/* static functions stay unnamed */
 			if (dbg || a)
 				fprintf(stderr, "\n  %s: debug file %s used\n", cases[i].file, dbg);
-			elfsym__free(e);
+			dso__free(e);
 			continue;
 		}
 		if (!strcmp(cases[i].debug, "build-id")) {
-			const char *id = elfsym__build_id(e);
+			const char *id = dso__build_id(e);
 
 			CU_ASSERT_PTR_NOT_NULL_FATAL(id);
 			snprintf(want, sizeof(want), "%s/.build-id/%.2s/%s.debug",
-				 elfsym_debug_dir, id, id + 2);
+				 dso_debug_dir, id, id + 2);
 			CU_ASSERT(dbg && !strcmp(dbg, want));
 		} else {
 			CU_ASSERT(dbg && str_ends_with(dbg, cases[i].debug));
@@ -347,58 +371,81 @@ static void test_debug_files(void)
 			fprintf(stderr, "\n  %s: debug file %s, fx_alpha %#llx\n", cases[i].file,
 				dbg ? dbg : "(none)", (unsigned long long)a);
 		CU_ASSERT_NOT_EQUAL(a, 0);
-		name = elfsym__lookup(e, a + 2, NULL);
+		name = dso__lookup(e, a + 2, NULL);
 		CU_ASSERT(name_is(name, "fx_alpha"));
-		CU_ASSERT_NOT_EQUAL(elfsym__find(e, "fx_beta"), 0);
+		CU_ASSERT_NOT_EQUAL(dso__find(e, "fx_beta"), 0);
 
 		/* Segments are the stripped file's own (the debug file's text has p_filesz 0). */
-		segs = elfsym__segs(e, &n);
+		segs = dso__segs(e, &n);
 		for (size_t j = 0; j < n; j++)
 			covered |= a >= segs[j].vaddr && a - segs[j].vaddr < segs[j].filesz;
 		CU_ASSERT(covered);
-		CU_ASSERT_EQUAL(load_segs__off_to_vaddr(segs, n, a - segs[0].vaddr + segs[0].offset,
+		CU_ASSERT_EQUAL(dso_segs__off_to_vaddr(segs, n, a - segs[0].vaddr + segs[0].offset,
 							&v), 0);
-		elfsym__free(e);
+		dso__free(e);
 	}
 }
 
 /* ---- the system's libc, named through libc6-dbg's build-id debug file -------------------- */
 
+/* ld.so's entry point _start is an untyped assembly symbol: still a name for its code. */
+static void test_entry_point_named(void)
+{
+	struct dso *d;
+	uint64_t a;
+
+	dso_debug_dir = SYSTEM_DEBUG;
+	d = dso__open("/lib64/ld-linux-x86-64.so.2", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	a = dso__find(d, "_start");
+	if (!dso__debug_path(d)) {
+		fprintf(stderr, "\n  no debug file for ld.so: is libc6-dbg installed?\n");
+	} else {
+		CU_ASSERT_NOT_EQUAL(a, 0);
+		CU_ASSERT(name_is(dso__lookup(d, a + 3, NULL), "_start"));
+	}
+	dso__free(d);
+}
+
 static void test_libc(void)
 {
 	static const char *const statics[] = { "__libc_start_call_main", "start_thread" };
 	const char *dbg, *name;
-	struct elfsym *e;
+	struct dso *e;
 	uint64_t a, off = 1;
 
-	elfsym_debug_dir = SYSTEM_DEBUG;
-	e = elfsym__open(LIBC_PATH, NULL);
+	dso_debug_dir = SYSTEM_DEBUG;
+	e = dso__open(LIBC_PATH, NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
-	CU_ASSERT_EQUAL(elfsym__type(e), ET_DYN);
-	dbg = elfsym__debug_path(e);
+	CU_ASSERT_EQUAL(dso__type(e), ET_DYN);
+	dbg = dso__debug_path(e);
 	CU_ASSERT_PTR_NOT_NULL(dbg);
 	if (!dbg)
 		fprintf(stderr, "\n  no debug file for %s: is libc6-dbg installed?\n", LIBC_PATH);
 	else
 		CU_ASSERT_NSTRING_EQUAL(dbg, SYSTEM_DEBUG "/.build-id/", strlen(SYSTEM_DEBUG) + 11);
-	CU_ASSERT(elfsym__nr_syms(e) > 1000);
+	CU_ASSERT(dso__nr_syms(e) > 1000);
 
 	for (size_t i = 0; i < sizeof(statics) / sizeof(statics[0]); i++) {
-		a = elfsym__find(e, statics[i]);
+		a = dso__find(e, statics[i]);
 		CU_ASSERT_NOT_EQUAL(a, 0);
-		name = elfsym__lookup(e, a + 1, &off);
+		name = dso__lookup(e, a + 1, &off);
 		CU_ASSERT(name_is(name, statics[i]));
 		CU_ASSERT_EQUAL(off, 1);
 	}
 
+	/* __restore_rt, the signal trampoline: its symbol starts one byte after its FDE. */
+	a = dso__find(e, "__restore_rt");
+	CU_ASSERT(a != 0 && dso__fde_start(e, a) == a - 1);
+
 	/* memcpy is an IFUNC; its global .symtab name is "memcpy@@GLIBC_2.14", shown bare. */
-	a = elfsym__find(e, "memcpy");
+	a = dso__find(e, "memcpy");
 	CU_ASSERT_NOT_EQUAL(a, 0);
-	name = elfsym__lookup(e, a, NULL);
+	name = dso__lookup(e, a, NULL);
 	CU_ASSERT(name_is(name, "memcpy"));
-	CU_ASSERT_EQUAL(elfsym__find(e, "memcpy@@GLIBC_2.14"), 0);
-	elfsym__free(e);
-	elfsym_debug_dir = saved_debug_dir;
+	CU_ASSERT_EQUAL(dso__find(e, "memcpy@@GLIBC_2.14"), 0);
+	dso__free(e);
+	dso_debug_dir = saved_debug_dir;
 }
 
 static void test_eh_frame_hdr_parse(void)
@@ -440,38 +487,95 @@ static void test_fde_starts_match_symbols(void)
 {
 	static const char *const names[] = { "fx_alpha", "fx_beta", "fx_pub" };
 	char path[PATH_MAX];
-	struct elfsym *full, *stripped;
+	struct dso *full, *stripped;
 
-	full = elfsym__open(fx_path(path, sizeof(path), "prog"), NULL);
-	stripped = elfsym__open(fx_path(path, sizeof(path), "linked"), "/nonexistent/linked");
+	full = dso__open(fx_path(path, sizeof(path), "prog"), NULL);
+	stripped = dso__open(fx_path(path, sizeof(path), "linked"), "/nonexistent/linked");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(full);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(stripped);
-	CU_ASSERT_PTR_NULL(elfsym__debug_path(stripped));
+	CU_ASSERT_PTR_NULL(dso__debug_path(stripped));
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		uint64_t start = elfsym__find(full, names[i]);
+		uint64_t start = dso__find(full, names[i]);
 
 		CU_ASSERT_NOT_EQUAL_FATAL(start, 0);
-		CU_ASSERT_EQUAL(elfsym__fde_start(full, start), start);
-		CU_ASSERT_EQUAL(elfsym__fde_start(full, start + 3), start);
-		CU_ASSERT_EQUAL(elfsym__fde_start(stripped, start + 3), start);
+		CU_ASSERT_EQUAL(dso__fde_start(full, start), start);
+		CU_ASSERT_EQUAL(dso__fde_start(full, start + 3), start);
+		CU_ASSERT_EQUAL(dso__fde_start(stripped, start + 3), start);
 		/* Static functions have no name left; fx_pub is still in .dynsym. */
 		if (strcmp(names[i], "fx_pub")) {
-			CU_ASSERT_PTR_NULL(elfsym__lookup(stripped, start + 3, NULL));
+			CU_ASSERT_PTR_NULL(dso__lookup(stripped, start + 3, NULL));
 		} else {
-			CU_ASSERT_PTR_NOT_NULL(elfsym__lookup(stripped, start + 3, NULL));
+			CU_ASSERT_PTR_NOT_NULL(dso__lookup(stripped, start + 3, NULL));
 		}
 	}
-	elfsym__free(full);
-	elfsym__free(stripped);
+	dso__free(full);
+	dso__free(stripped);
 }
 
-int register_elfsym_suite(void)
+/* [*START, *END) of section NAME of the file at PATH; false when it has none. */
+static bool section_range(const char *path, const char *name, uint64_t *start, uint64_t *end)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	bool found = false;
+	int fd = open(path, O_RDONLY);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+
+	while (elf && !elf_getshdrstrndx(elf, &shstrndx) && !found &&
+	       (scn = elf_nextscn(elf, scn))) {
+		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+
+		if (n && !strcmp(n, name)) {
+			*start = sh.sh_addr;
+			*end = sh.sh_addr + sh.sh_size;
+			found = true;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/* PLT stubs are named after the function they jump to, from the file's own relocations,
+ * and the unsized _init before them does not reach into them. */
+static void test_plt_names(void)
+{
+	char path[PATH_MAX];
+	uint64_t plt, plt_end, init, init_end, stub;
+	struct dso *d;
+
+	fx_path(path, sizeof(path), "prog");
+	CU_ASSERT_FATAL(section_range(path, ".plt", &plt, &plt_end));
+	CU_ASSERT_FATAL(section_range(path, ".init", &init, &init_end));
+	d = dso__open(path, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	stub = dso__find(d, "printf@plt");
+	CU_ASSERT(stub >= plt + 16 && stub < plt_end);		/* after PLT0 */
+	CU_ASSERT(name_is(dso__lookup(d, stub + 6, NULL), "printf@plt"));
+	CU_ASSERT(name_is(dso__lookup(d, init, NULL), "_init"));
+	/* PLT0, past the end of .init: not _init (it was, up to the next symbol). */
+	CU_ASSERT_PTR_NULL(dso__lookup(d, plt, NULL));
+	CU_ASSERT_PTR_NULL(dso__lookup(d, init_end, NULL));
+	/* A Debian binary: its exported calls through .plt and .plt.got (hardened layout). */
+	dso__free(d);
+	d = dso__open("/usr/bin/xz", NULL);
+	if (d) {
+		CU_ASSERT(dso__find(d, "getenv@plt") != 0);
+		CU_ASSERT(dso__find(d, "__cxa_finalize@plt") != 0);
+		dso__free(d);
+	}
+}
+
+int register_dso_suite(void)
 {
 	static const struct {
 		const char *name;
 		void (*fn)(void);
 	} tests[] = {
-		{ "load_segs__off_to_vaddr", test_off_to_vaddr },
+		{ "dso_segs__off_to_vaddr", test_off_to_vaddr },
 		{ "debuglink_crc32", test_debuglink_crc32 },
 		{ "open errors", test_open_errors },
 		{ "PIE symbols, aliases, sizes", test_prog_symbols },
@@ -481,8 +585,10 @@ int register_elfsym_suite(void)
 		{ ".eh_frame_hdr header", test_eh_frame_hdr_parse },
 		{ "FDE starts: lookup", test_fde_starts_find },
 		{ "FDE starts match symbol starts", test_fde_starts_match_symbols },
+		{ "PLT stubs named, _init bounded by its section", test_plt_names },
+		{ "the entry point named though untyped", test_entry_point_named },
 	};
-	CU_pSuite s = CU_add_suite("elfsym", suite_init, suite_cleanup);
+	CU_pSuite s = CU_add_suite("dso", suite_init, suite_cleanup);
 
 	if (!s)
 		return -1;

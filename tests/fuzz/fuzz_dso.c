@@ -6,14 +6,14 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "dso/elfsym.h"
+#include "dso/dso.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
-	struct elfsym *e;
+	struct dso *e;
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
 
 	if (fd < 0)
@@ -23,21 +23,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	elfsym_debug_dir = "/nonexistent";
-	e = elfsym__open(path, "/nonexistent/fuzz");
+	dso_debug_dir = "/nonexistent";
+	e = dso__open(path, "/nonexistent/fuzz");
 	if (e) {
 		size_t n;
-		const struct load_seg *segs = elfsym__segs(e, &n);
+		const struct dso_seg *segs = dso__segs(e, &n);
 		uint64_t v;
 
 		for (size_t i = 0; i < n; i++) {
-			elfsym__lookup(e, segs[i].vaddr, NULL);
-			elfsym__fde_start(e, segs[i].vaddr + 1);
-			load_segs__off_to_vaddr(segs, n, segs[i].offset, &v);
+			dso__lookup(e, segs[i].vaddr, NULL);
+			dso__fde_start(e, segs[i].vaddr + 1);
+			dso_segs__off_to_vaddr(segs, n, segs[i].offset, &v);
 		}
-		elfsym__lookup(e, UINT64_MAX, NULL);
+		dso__lookup(e, UINT64_MAX, NULL);
 	}
-	elfsym__free(e);
+	dso__free(e);
 	close(fd);
 	return 0;
 }

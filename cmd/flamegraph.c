@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-/* `profile flamegraph`: folded files in, one SVG out. */
+/*
+ * `profile flamegraph`: folded files in, one SVG out. Only the command line, messages and
+ * exit codes; the drawing is flamegraph/'s.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include "flamegraph.h"
+#include "flamegraph_cmd.h"
 #include "output/folded_read.h"
 
 static void usage(FILE *f)

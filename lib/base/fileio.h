@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * fileio: opening files that someone else wrote, safely: read only, never blocking (a FIFO
+ * or a device in place of a library must not hang the profiler), not becoming a controlling
+ * terminal, closed on exec, and only regular files of a bounded size.
+ */
+#ifndef BASE_FILEIO_H
+#define BASE_FILEIO_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+/*
+ * Open PATH read only (O_NONBLOCK, O_NOCTTY, O_CLOEXEC) and check it is a regular file of at
+ * most MAX_SIZE bytes. Returns the descriptor (the caller closes it) with *ST filled, or a
+ * negative errno: the open's error, -EISDIR for a directory, -EINVAL for another kind of
+ * file (FIFO, device, socket), -EFBIG when larger than MAX_SIZE.
+ */
+int fileio__open_regular(const char *path, uint64_t max_size, struct stat *st);
+
+/* fileio__open_regular as a stdio stream ("r"); NULL with errno set (the same errors). */
+FILE *fileio__fopen_regular(const char *path, uint64_t max_size);
+
+/* Read all of FD from offset 0 up to SIZE bytes, calling FN(CTX, BUF, LEN) for each chunk.
+ * Returns 0, the first non-zero return of FN, or a negative errno (-EIO when the file is
+ * shorter than SIZE). */
+int fileio__each_chunk(int fd, uint64_t size, int (*fn)(void *ctx, const unsigned char *buf,
+							size_t len), void *ctx);
+
+#endif

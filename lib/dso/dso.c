@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * dso: one ELF file, mapped once (see dso.h). The file is someone else's: it is opened with
+ * fileio (regular files only, never blocking), and every read of it is bounded by its size;
+ * libelf parses it from our private mapping.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "base/fileio.h"
+#include "base/log.h"
+#include "dso/dso.h"
+#include "dso/dso_int.h"
+#include "proc/procmaps.h"
+
+#define DSO_MAX_FILE		(4ULL << 30)	/* refuse files above 4 GiB */
+
+#define NOTE_MAX		(1U << 20)	/* bytes of one note segment or section scanned */
+#define MAX_FDES		(1u << 22)
+
+const char *dso_debug_dir = "/usr/lib/debug";
+
+uint32_t debuglink_crc32(uint32_t crc, const unsigned char *buf, size_t len)
+{
+	return (uint32_t)crc32_z(crc, buf, len);
+}
+
+/* ---- notes ------------------------------------------------------------------------------- */
+
+/* Scan one block of notes for NT_GNU_BUILD_ID. Returns its length (copied to ID) or 0. */
+static size_t notes__build_id(Elf_Data *data, unsigned char *id)
+{
+	size_t off = 0, name_off, desc_off, next;
+	GElf_Nhdr nhdr;
+
+	while (off < data->d_size) {
+		next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off);
+		if (next == 0 || next <= off)
+			break;
+		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == sizeof("GNU") &&
+		    !memcmp((const char *)data->d_buf + name_off, "GNU", sizeof("GNU")) &&
+		    nhdr.n_descsz > 1 && nhdr.n_descsz <= BUILD_ID_MAX) {
+			memcpy(id, (const char *)data->d_buf + desc_off, nhdr.n_descsz);
+			return nhdr.n_descsz;
+		}
+		off = next;
+	}
+	return 0;
+}
+
+/* The build id of ELF from its PT_NOTE segments, else its SHT_NOTE sections; 0 when none. */
+static size_t elf__build_id(Elf *elf, unsigned char *id)
+{
+	size_t nr_phdrs, len;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Phdr phdr;
+	Elf_Data *data;
+
+	if (elf_getphdrnum(elf, &nr_phdrs))
+		nr_phdrs = 0;
+	for (size_t i = 0; i < nr_phdrs; i++) {
+		if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_NOTE ||
+		    phdr.p_filesz == 0 || phdr.p_filesz > NOTE_MAX || phdr.p_offset > INT64_MAX)
+			continue;
+		data = elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset, phdr.p_filesz,
+					    phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (data && (len = notes__build_id(data, id)))
+			return len;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE ||
+		    shdr.sh_size > NOTE_MAX || (shdr.sh_flags & SHF_COMPRESSED))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (data && (len = notes__build_id(data, id)))
+			return len;
+	}
+	return 0;
+}
+
+static char *hex__dup(const unsigned char *buf, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	char *s = malloc(2 * len + 1);
+
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		s[2 * i] = digits[buf[i] >> 4];
+		s[2 * i + 1] = digits[buf[i] & 0xf];
+	}
+	s[2 * len] = '\0';
+	return s;
+}
+
+/* ---- opening ----------------------------------------------------------------------------- */
+
+static int dso__read_phdrs(struct dso *d)
+{
+	size_t nr_phdrs, n = 0;
+	uint64_t off;
+	GElf_Phdr ph;
+	bool has_hdr = false;
+
+	if (elf_getphdrnum(d->elf, &nr_phdrs))
+		return -ENOEXEC;
+	if (nr_phdrs > 0 && !(d->segs = calloc(nr_phdrs, sizeof(*d->segs))))
+		return -ENOMEM;
+	d->min_vaddr = UINT64_MAX;
+	for (size_t i = 0; i < nr_phdrs; i++) {
+		if (!gelf_getphdr(d->elf, (int)i, &ph))
+			return -ENOEXEC;
+		if (ph.p_type == PT_GNU_EH_FRAME) {
+			d->hdr_vaddr = ph.p_vaddr;
+			has_hdr = true;
+		}
+		if (ph.p_type != PT_LOAD)
+			continue;
+		d->segs[n] = (struct dso_seg){ .offset = ph.p_offset, .vaddr = ph.p_vaddr,
+					       .filesz = ph.p_filesz, .memsz = ph.p_memsz };
+		if (ph.p_vaddr < d->min_vaddr)
+			d->min_vaddr = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz > d->max_vaddr)
+			d->max_vaddr = ph.p_vaddr + ph.p_memsz;
+		n++;
+	}
+	d->nr_segs = n;
+	/* The search table, as the unwinder reads it: through the segment that loads it. */
+	if (has_hdr &&
+	    !dso_segs__vaddr_to_off(d->segs, n, d->hdr_vaddr, EH_FRAME_HDR_TABLE, d->size, &off) &&
+	    eh_frame_hdr__parse(d->image + off, d->size - off, &d->fde_count))
+		d->fde_count = 0;
+	return 0;
+}
+
+/* Open PATH into a new dso named ORIG_PATH. Returns 0 or a negative errno. */
+static int dso__init(struct dso *d, const char *path, const char *orig_path)
+{
+	struct stat st;
+	GElf_Ehdr ehdr;
+	void *image;
+	int err;
+
+	d->fd = fileio__open_regular(path, DSO_MAX_FILE, &st);
+	if (d->fd < 0)
+		return d->fd == -EINVAL ? -ENOEXEC : d->fd;
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	d->path = strdup(orig_path);
+	if (!d->path)
+		return -ENOMEM;
+	d->base = strrchr(d->path, '/') ? strrchr(d->path, '/') + 1 : d->path;
+	snprintf(d->fd_path, sizeof(d->fd_path), "/proc/self/fd/%d", d->fd);
+	if (st.st_size < (off_t)sizeof(Elf64_Ehdr) || elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	/* Private and writable: libelf may convert data in place; the file never changes. */
+	image = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, d->fd, 0);
+	if (image == MAP_FAILED)
+		return -errno;
+	d->image = image;
+	d->size = st.st_size;
+	d->elf = elf_memory((char *)d->image, d->size);
+	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF || !gelf_getehdr(d->elf, &ehdr))
+		return -ENOEXEC;
+	d->type = ehdr.e_type;
+	err = dso__read_phdrs(d);
+	if (err)
+		return err;
+	d->id_len = elf__build_id(d->elf, d->id);
+	if (d->id_len && !(d->build_id = hex__dup(d->id, d->id_len)))
+		return -ENOMEM;
+	return 0;
+}
+
+struct dso *dso__open(const char *path, const char *orig_path)
+{
+	struct dso *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return NULL;
+	d->fd = -1;
+	err = dso__init(d, path, orig_path ? orig_path : path);
+	if (err) {
+		dso__free(d);
+		errno = -err;
+		return NULL;
+	}
+	return d;
+}
+
+void dso__free(struct dso *d)
+{
+	if (!d)
+		return;
+	symtab__free(&d->syms);
+	if (d->elf)
+		elf_end(d->elf);
+	if (d->image)
+		munmap(d->image, d->size);
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->segs);
+	free(d->build_id);
+	free(d->debug_path);
+	free(d->fde_starts);
+	free(d->path);
+	free(d);
+}
+
+/* ---- symbols and function starts, read at first use ------------------------------------- */
+
+/* The symbols of the file, and of its debug file when it has no .symtab. A file whose tables
+ * cannot be read has fewer names, nothing worse. */
+static void dso__read_syms(struct dso *d)
+{
+	struct dso *dbg = NULL;
+	int err;
+
+	if (d->syms_read)
+		return;
+	d->syms_read = true;
+	err = symtab__add_elf(&d->syms, d->elf);
+	if (!err)
+		err = symtab__add_plt(&d->syms, d->elf);
+	if (!err && !elf__has_symtab(d->elf)) {
+		dbg = dso__open_debug(d);
+		if (dbg) {
+			err = symtab__add_elf(&d->syms, dbg->elf);
+			if (!err && !(d->debug_path = strdup(dbg->path)))
+				err = -ENOMEM;
+		} else {
+			pr_debug("%s: no debug file used: %s", d->path, strerror(errno));
+		}
+	}
+	if (err)
+		pr_debug("%s: symbols not read: %s", d->path, strerror(-err));
+	/* The names still point into the ELF data: copy them before the debug file goes. */
+	if (symtab__finalize(&d->syms))
+		symtab__free(&d->syms);
+	dso__free(dbg);
+}
+
+/* Function starts from the .eh_frame_hdr search table: (initial location, FDE address)
+ * pairs as datarel sdata4, sorted. */
+static void dso__read_fdes(struct dso *d)
+{
+	const unsigned char *t;
+	uint64_t off;
+
+	if (d->fdes_read)
+		return;
+	d->fdes_read = true;
+	if (!d->fde_count || d->fde_count > MAX_FDES ||
+	    dso_segs__vaddr_to_off(d->segs, d->nr_segs, d->hdr_vaddr + EH_FRAME_HDR_TABLE,
+				   (uint64_t)d->fde_count * 8, d->size, &off) ||
+	    !(d->fde_starts = malloc((size_t)d->fde_count * sizeof(*d->fde_starts))))
+		return;
+	t = d->image + off;
+	for (uint32_t i = 0; i < d->fde_count; i++) {
+		int32_t rel;
+
+		memcpy(&rel, t + (size_t)i * 8, 4);
+		d->fde_starts[i] = d->hdr_vaddr + (int64_t)rel;	/* datarel: from the header */
+	}
+	d->nr_fdes = d->fde_count;
+}
+
+/* ---- accessors --------------------------------------------------------------------------- */
+
+const char *dso__path(const struct dso *d)
+{
+	return d->path;
+}
+
+const char *dso__base_name(const struct dso *d)
+{
+	return d->base;
+}
+
+const char *dso__fd_path(const struct dso *d)
+{
+	return d->fd_path;
+}
+
+int dso__type(const struct dso *d)
+{
+	return d->type;
+}
+
+const struct dso_seg *dso__segs(const struct dso *d, size_t *n)
+{
+	*n = d->nr_segs;
+	return d->segs;
+}
+
+void dso__extent(const struct dso *d, uint64_t *min, uint64_t *max)
+{
+	*min = d->min_vaddr;
+	*max = d->max_vaddr;
+}
+
+int dso__off_to_vaddr(const struct dso *d, uint64_t off, uint64_t *vaddr)
+{
+	return dso_segs__off_to_vaddr(d->segs, d->nr_segs, off, vaddr);
+}
+
+int dso__bias(const struct dso *d, const struct map *m, uint64_t addr, uint64_t *bias)
+{
+	uint64_t vaddr;
+
+	if (dso__off_to_vaddr(d, map__file_offset(m, addr), &vaddr))
+		return -ENOENT;
+	*bias = addr - vaddr;
+	return 0;
+}
+
+int dso__vaddr_to_runtime(const struct dso *d, const struct map *m, uint64_t vaddr,
+			  uint64_t *addr)
+{
+	uint64_t off, first = map__file_offset(m, m->start);
+
+	if (dso_segs__vaddr_to_off(d->segs, d->nr_segs, vaddr, 1, d->size, &off) ||
+	    off < first || off - first >= m->end - m->start)
+		return -ENOENT;
+	*addr = m->start + (off - first);
+	return 0;
+}
+
+const unsigned char *dso__image(const struct dso *d, size_t *size)
+{
+	*size = d->size;
+	return d->image;
+}
+
+int dso__eh_frame_hdr(const struct dso *d, uint64_t *hdr_vaddr, uint32_t *count)
+{
+	if (!d->fde_count)
+		return -ENOENT;
+	*hdr_vaddr = d->hdr_vaddr;
+	*count = d->fde_count;
+	return 0;
+}
+
+uint64_t dso__fde_start(struct dso *d, uint64_t vaddr)
+{
+	dso__read_fdes(d);
+	return fde_starts__find(d->fde_starts, d->nr_fdes, vaddr);
+}
+
+const char *dso__build_id(const struct dso *d)
+{
+	return d->build_id;
+}
+
+const char *dso__lookup(struct dso *d, uint64_t vaddr, uint64_t *offset)
+{
+	const struct symtab_sym *s;
+
+	dso__read_syms(d);
+	s = symtab__lookup(&d->syms, d->segs, d->nr_segs, vaddr);
+	if (!s)
+		return NULL;
+	if (offset)
+		*offset = vaddr - s->start;
+	return s->name;
+}
+
+const char *dso__lookup_range(struct dso *d, uint64_t vaddr, uint64_t *start, uint64_t *end)
+{
+	const struct symtab_sym *s;
+
+	dso__read_syms(d);
+	s = symtab__lookup(&d->syms, d->segs, d->nr_segs, vaddr);
+	if (!s)
+		return NULL;
+	*start = s->start;
+	*end = s->start + s->size;
+	if (!s->size) {
+		*end = s + 1 < d->syms.syms + d->syms.nr ? s[1].start : s->start + 1;
+		if (*end > s->limit)
+			*end = s->limit;
+	}
+	return s->name;
+}
+
+uint64_t dso__find(struct dso *d, const char *name)
+{
+	uint64_t start = 0, end;
+
+	dso__find_range(d, name, &start, &end);
+	return start;
+}
+
+int dso__find_range(struct dso *d, const char *name, uint64_t *start, uint64_t *end)
+{
+	const struct symtab_sym *s;
+
+	dso__read_syms(d);
+	s = symtab__find(&d->syms, name, end);
+	if (!s)
+		return -ENOENT;
+	*start = s->start;
+	return 0;
+}
+
+size_t dso__nr_syms(struct dso *d)
+{
+	dso__read_syms(d);
+	return d->syms.nr;
+}
+
+const char *dso__debug_path(struct dso *d)
+{
+	dso__read_syms(d);
+	return d->debug_path;
+}

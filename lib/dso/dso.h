@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * dso: one ELF file that processes map, opened once and shared by everything that asks about
+ * it: the unwinder (its bytes, segments and .eh_frame_hdr table), the symbolizer (its symbols,
+ * its separate debug file, names for unnamed functions) and the collector (where a C
+ * library's stack-bottom functions are).
+ *
+ * A dso holds the file's descriptor and a private read-only mapping of the whole file; every
+ * read of its contents is bounded by the file's size. Symbols, the debug file and the table
+ * of function starts are read at their first use.
+ *
+ * Symbols come from .symtab and .dynsym of the file itself, and from a separate debug file
+ * when the file has no .symtab: first by build id (<debug_dir>/.build-id/xx/rest.debug), then
+ * by .gnu_debuglink (next to the file, in its .debug/ directory, and under
+ * <debug_dir>/<the file's directory>), a debuglink file being used only when its CRC32 matches.
+ */
+#ifndef DSO_DSO_H
+#define DSO_DSO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dso/segs.h"
+
+struct dso;
+
+/* Where debug files live; "/usr/lib/debug" unless changed (tests point it elsewhere).
+ * Not owned: the string must outlive every dso that may look for a debug file. */
+extern const char *dso_debug_dir;
+
+/*
+ * Open the ELF file at PATH (the file may be /proc/PID/map_files/... or /proc/PID/root/...):
+ * map it, read its PT_LOAD segments, PT_GNU_EH_FRAME and build id. ORIG_PATH is the file's
+ * path as the target process sees it (its name, and where debuglink files are looked for);
+ * NULL means PATH. Returns a new dso the caller frees with dso__free, or NULL with errno set
+ * (ENOENT, EACCES, ENOEXEC for a file that is not ELF or is malformed or is not a regular
+ * file, EISDIR, EFBIG for a file over 4 GiB, ENOMEM).
+ */
+struct dso *dso__open(const char *path, const char *orig_path);
+
+/* Unmap and close everything the dso holds, its debug file included. NULL is fine. */
+void dso__free(struct dso *dso);
+
+/* The path as the process saw it (ORIG_PATH of dso__open), and its base name. Owned. */
+const char *dso__path(const struct dso *dso);
+const char *dso__base_name(const struct dso *dso);
+
+/* A path that reads this very file while the dso lives: /proc/self/fd/N of its descriptor.
+ * Owned by DSO. */
+const char *dso__fd_path(const struct dso *dso);
+
+/* e_type of the file (ET_EXEC, ET_DYN, ...). */
+int dso__type(const struct dso *dso);
+
+/* The file's PT_LOAD segments; *N gets their number. Owned by DSO. */
+const struct dso_seg *dso__segs(const struct dso *dso, size_t *n);
+
+/* [*MIN, *MAX): the link-time extent of the PT_LOAD segments in memory. */
+void dso__extent(const struct dso *dso, uint64_t *min, uint64_t *max);
+
+/* File offset OFF -> link-time address (dso_segs__off_to_vaddr). Returns 0 or -ENOENT. */
+int dso__off_to_vaddr(const struct dso *dso, uint64_t off, uint64_t *vaddr);
+
+struct map;
+
+/*
+ * Where DSO is in mapping M: *BIAS such that runtime address = link-time address + bias, for
+ * the segment that holds runtime address ADDR of M. Taken at an address, not at the
+ * mapping's start: lld puts segments in shared file pages, so one file offset can belong to
+ * two segments. Returns 0, or -ENOENT when ADDR's file offset is in no segment.
+ */
+int dso__bias(const struct dso *dso, const struct map *m, uint64_t addr, uint64_t *bias);
+
+/* Link-time address VADDR of DSO -> its runtime address in mapping M, when M maps the file
+ * bytes of VADDR. Returns 0 and sets *ADDR, or -ENOENT. */
+int dso__vaddr_to_runtime(const struct dso *dso, const struct map *m, uint64_t vaddr,
+			  uint64_t *addr);
+
+/* The whole file's bytes (read only; *SIZE gets its length). Owned by DSO. */
+const unsigned char *dso__image(const struct dso *dso, size_t *size);
+
+/*
+ * The .eh_frame_hdr search table: *HDR_VADDR (link-time address of the header) and *COUNT
+ * (entries, checked by eh_frame_hdr__parse). Returns 0, or -ENOENT when the file has none
+ * that can be searched.
+ */
+int dso__eh_frame_hdr(const struct dso *dso, uint64_t *hdr_vaddr, uint32_t *count);
+
+/*
+ * Start of the function holding VADDR by the .eh_frame_hdr table (every function with unwind
+ * info has an FDE, named or not), or UINT64_MAX when VADDR is below all of them or the file
+ * has no table. The table is read at the first call.
+ */
+uint64_t dso__fde_start(struct dso *dso, uint64_t vaddr);
+
+/* Build id as lowercase hex (NULL when the file has none). Owned by DSO. */
+const char *dso__build_id(const struct dso *dso);
+
+/*
+ * The function containing VADDR: the symbol with the greatest start <= VADDR, when VADDR is
+ * below start + size (a symbol of size 0 covers up to the next symbol; the last one up to
+ * the end of the PT_LOAD segment holding it). O(log n); symbols are read at the first
+ * lookup (STT_FUNC and STT_GNU_IFUNC with a non-zero value, from .symtab and .dynsym, merged,
+ * sorted, one per address preferring global over weak over local names, then the larger
+ * size; version suffixes such as "@@GLIBC_2.14" dropped, names over 4095 bytes truncated).
+ * Returns the name (owned by DSO) and sets *OFFSET to VADDR - start when OFFSET is not NULL;
+ * NULL when no symbol covers VADDR.
+ */
+const char *dso__lookup(struct dso *dso, uint64_t vaddr, uint64_t *offset);
+
+/* dso__lookup, giving the symbol's extent [*START, *END) instead of the offset (a symbol of
+ * size 0 ends at the next symbol or the end of its section). */
+const char *dso__lookup_range(struct dso *dso, uint64_t vaddr, uint64_t *start, uint64_t *end);
+
+/*
+ * Start address of the function symbol named NAME (exactly, after version suffixes are
+ * dropped), or 0 when there is none. A linear scan, meant for tests and diagnostics.
+ */
+uint64_t dso__find(struct dso *dso, const char *name);
+
+/* [*START, *END) of the function symbol named NAME (a symbol of size 0 ends at the next
+ * symbol). Returns 0, or -ENOENT when there is none. A linear scan. */
+int dso__find_range(struct dso *dso, const char *name, uint64_t *start, uint64_t *end);
+
+/* Number of function symbols (from the file and its debug file); reads them when needed. */
+size_t dso__nr_syms(struct dso *dso);
+
+/* Path of the debug file whose symbols were used, or NULL when none. Reads the symbols when
+ * needed. Owned by DSO. */
+const char *dso__debug_path(struct dso *dso);
+
+/* GNU debuglink CRC32 (the gdb/binutils variant: CRC-32/ISO-HDLC over the whole file). */
+uint32_t debuglink_crc32(uint32_t crc, const unsigned char *buf, size_t len);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* dso_int: what the files of lib/dso share about a dso (not for use outside lib/dso). */
+#ifndef DSO_DSO_INT_H
+#define DSO_DSO_INT_H
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "dso/dso.h"
+#include "dso/symtab.h"
+
+#define BUILD_ID_MAX		64		/* bytes; GNU ld writes 20 */
+
+struct dso {
+	char *path;			/* as the process saw it */
+	const char *base;		/* its base name, in PATH */
+	char fd_path[32];		/* /proc/self/fd/N */
+	int fd;
+	uint64_t dev, ino;		/* of the file opened */
+	unsigned char *image;		/* the whole file, mapped privately */
+	size_t size;
+	Elf *elf;			/* over IMAGE */
+	int type;
+	struct dso_seg *segs;
+	size_t nr_segs;
+	uint64_t min_vaddr, max_vaddr;
+	uint64_t hdr_vaddr;		/* .eh_frame_hdr, when fde_count */
+	uint32_t fde_count;
+	unsigned char id[BUILD_ID_MAX];
+	size_t id_len;
+	char *build_id;			/* ID in hex */
+	bool syms_read;
+	struct symtab syms;
+	char *debug_path;		/* the debug file the symbols came from */
+	bool fdes_read;
+	uint64_t *fde_starts;		/* function starts from .eh_frame_hdr, sorted */
+	size_t nr_fdes;
+};
+
+/*
+ * Find the debug file of D (whose own path is D->path) by build id, then .gnu_debuglink, and
+ * open it as a dso (the caller frees it). Returns it, or NULL with errno: ENOENT when none
+ * fits, ENOMEM.
+ */
+struct dso *dso__open_debug(const struct dso *d);
+
+#endif

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "base/htab.h"
+#include "base/log.h"
+#include "dso/dso.h"
+#include "dso/dsos.h"
+#include "proc/procmaps.h"
+
+struct dsos_ent {
+	uint64_t dev, ino;
+	char *path;		/* as the process saw it */
+	struct dso *dso;	/* NULL when it could not be read */
+};
+
+struct dsos {
+	struct dsos_ent *ents;
+	uint32_t nr, cap;
+	struct htab index;
+};
+
+static uint64_t ent_hash(uint64_t dev, uint64_t ino, const char *path)
+{
+	return hash_bytes(hash_u64(hash_u64(HASH_SEED, dev), ino), path, strlen(path));
+}
+
+struct dsos *dsos__new(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return calloc(1, sizeof(struct dsos));
+}
+
+void dsos__free(struct dsos *ds)
+{
+	if (!ds)
+		return;
+	for (uint32_t i = 0; i < ds->nr; i++) {
+		dso__free(ds->ents[i].dso);
+		free(ds->ents[i].path);
+	}
+	free(ds->ents);
+	htab__free(&ds->index);
+	free(ds);
+}
+
+/*
+ * The vDSO is the kernel's, the same image in every process of this kernel: read it from
+ * PID while it lives, else from our own, into a memfd that a dso can open. NULL on failure.
+ */
+static struct dso *vdso__open(pid_t pid, const struct map *m)
+{
+	size_t len = m->end - m->start;
+	unsigned long self = getauxval(AT_SYSINFO_EHDR);
+	struct iovec local, remote;
+	struct dso *d = NULL;
+	char path[64];
+	void *buf;
+	int fd;
+
+	if (len > (1 << 20) || !(buf = malloc(len)))
+		return NULL;
+	local = (struct iovec){ buf, len };
+	remote = (struct iovec){ (void *)m->start, len };
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+		if (!self) {
+			free(buf);
+			return NULL;
+		}
+		memcpy(buf, (void *)self, len);
+	}
+	fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd >= 0 && write(fd, buf, len) == (ssize_t)len) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		d = dso__open(path, "[vdso]");
+	}
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return d;
+}
+
+/* A new entry for M's file, opened now. Returns its id or UINT32_MAX (ENOMEM). */
+static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint64_t h)
+{
+	char path[PROCMAPS_PATH_MAX + 64];
+	struct dsos_ent *e;
+
+	if (ds->nr == ds->cap) {
+		uint32_t cap = ds->cap ? 2 * ds->cap : 64;
+
+		e = realloc(ds->ents, cap * sizeof(*e));
+		if (!e)
+			return UINT32_MAX;
+		ds->ents = e;
+		ds->cap = cap;
+	}
+	e = &ds->ents[ds->nr];
+	*e = (struct dsos_ent){ .dev = m->dev, .ino = m->ino, .path = strdup(m->path) };
+	if (!e->path || htab__insert(&ds->index, h, ds->nr)) {
+		free(e->path);
+		return UINT32_MAX;
+	}
+	if (map__is_vdso(m))
+		e->dso = vdso__open(pid, m);
+	else if (map__file_path(pid, m, path, sizeof(path)) == 0)
+		e->dso = dso__open(path, m->path);
+	if (!e->dso)
+		pr_debug("cannot read %s mapped by pid %d", m->path, pid);
+	return ds->nr++;
+}
+
+struct dso *dsos__get(struct dsos *ds, pid_t pid, const struct map *m, uint32_t *id)
+{
+	uint64_t h;
+	uint32_t pos, i;
+
+	if (id)
+		*id = UINT32_MAX;
+	if (!map__is_dso(m))
+		return NULL;
+	h = ent_hash(m->dev, m->ino, m->path);
+	for (i = htab__first(&ds->index, h, &pos); i != HTAB_NONE;
+	     i = htab__next(&ds->index, h, &pos)) {
+		const struct dsos_ent *e = &ds->ents[i];
+
+		if (e->dev == m->dev && e->ino == m->ino && !strcmp(e->path, m->path))
+			break;
+	}
+	if (i == HTAB_NONE && (i = dsos__add(ds, pid, m, h)) == UINT32_MAX)
+		return NULL;
+	if (id)
+		*id = i;
+	return ds->ents[i].dso;
+}
+
+uint32_t dsos__count(const struct dsos *ds)
+{
+	return ds->nr;
+}
+
+struct dso *dsos__at(const struct dsos *ds, uint32_t id)
+{
+	return id < ds->nr ? ds->ents[id].dso : NULL;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * dsos: the table of every file the profiled processes map, one struct dso per file (told
+ * apart by device, inode and path), shared by the unwinder, the symbolizer and the collector.
+ * Each file gets a small id (0, 1, 2, ... in the order first asked for, also for files that
+ * cannot be read), so that each user can keep its own per-file state in an array.
+ */
+#ifndef DSO_DSOS_H
+#define DSO_DSOS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct dso;
+struct dsos;
+struct map;
+
+/* An empty table; NULL on ENOMEM. Raises this process's soft limit of open files to its
+ * hard limit (each dso keeps its file open). Free with dsos__free (NULL is fine), which
+ * frees every dso. */
+struct dsos *dsos__new(void);
+void dsos__free(struct dsos *ds);
+
+/*
+ * The dso of the file that mapping M of process PID maps (M->path starts with '/'), opened
+ * through map__file_path at the first request and kept. NULL when the file cannot be read
+ * (not tried again). *ID, when ID is not NULL, gets the file's id; HTAB_NONE-like
+ * UINT32_MAX when M is not a file mapping or memory ran out. Owned by DS.
+ */
+struct dso *dsos__get(struct dsos *ds, pid_t pid, const struct map *m, uint32_t *id);
+
+/* Number of files known (ids are below it), and the dso of file ID (NULL if unreadable). */
+uint32_t dsos__count(const struct dsos *ds);
+struct dso *dsos__at(const struct dsos *ds, uint32_t id);
+
+#endif

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * cfi_int: what cfi.c (the CFA program) and cfi_read.c (records, pointer encodings, the FDE
+ * search) share. Not for use outside lib/unwind.
+ */
+#ifndef UNWIND_CFI_INT_H
+#define UNWIND_CFI_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "unwind/cfi.h"
+
+/* DW_EH_PE_* pointer encodings: the format in the low nibble, the base in bits 4-6. */
+#define PE_OMIT		0xff
+#define PE_FORMAT	0x0f
+#define PE_APPLY	0x70
+#define PE_PCREL	0x10
+
+/* --- reading ------------------------------------------------------------------------------- */
+
+struct rd {
+	const unsigned char *p, *start, *end;
+	uint64_t start_vaddr;	/* link-time address of START */
+	bool bad;		/* read past the end, or an encoding we cannot read */
+};
+
+static inline uint64_t rd_vaddr(const struct rd *r)
+{
+	return r->start_vaddr + (uint64_t)(r->p - r->start);
+}
+
+static inline uint64_t rd_u(struct rd *r, int n)
+{
+	uint64_t v = 0;
+
+	if (r->end - r->p < n) {
+		r->bad = true;
+		r->p = r->end;
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+/* A LEB128 number's bits, and in *SHIFT how many it had (for the sign of SLEB128). */
+static inline uint64_t rd_leb(struct rd *r, int *shift, unsigned char *last)
+{
+	uint64_t v = 0;
+
+	*shift = 0;
+	while (r->p < r->end) {
+		unsigned char b = *r->p++;
+
+		if (*shift < 64)
+			v |= (uint64_t)(b & 0x7f) << *shift;
+		*shift += 7;
+		if (!(b & 0x80)) {
+			*last = b;
+			return v;
+		}
+	}
+	r->bad = true;
+	*last = 0;
+	return 0;
+}
+
+static inline uint64_t rd_uleb(struct rd *r)
+{
+	unsigned char last;
+	int shift;
+
+	return rd_leb(r, &shift, &last);
+}
+
+static inline int64_t rd_sleb(struct rd *r)
+{
+	unsigned char last;
+	int shift;
+	uint64_t v = rd_leb(r, &shift, &last);
+
+	if (shift < 64 && (last & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
+}
+
+/* A pointer in encoding ENC; APPLY adds its base (only pc-relative is known here). */
+static inline uint64_t rd_enc(struct rd *r, uint8_t enc, bool apply)
+{
+	uint64_t at = rd_vaddr(r), v;
+
+	if (enc == PE_OMIT)
+		return 0;
+	switch (enc & PE_FORMAT) {
+	case 0x00: v = rd_u(r, 8); break;			/* absptr */
+	case 0x01: v = rd_uleb(r); break;
+	case 0x02: v = rd_u(r, 2); break;
+	case 0x03: v = rd_u(r, 4); break;
+	case 0x04: v = rd_u(r, 8); break;
+	case 0x09: v = (uint64_t)rd_sleb(r); break;
+	case 0x0a: v = (uint64_t)(int64_t)(int16_t)rd_u(r, 2); break;
+	case 0x0b: v = (uint64_t)(int64_t)(int32_t)rd_u(r, 4); break;
+	case 0x0c: v = rd_u(r, 8); break;
+	default: r->bad = true; return 0;
+	}
+	if (!apply)
+		return v;
+	switch (enc & PE_APPLY) {
+	case 0: return v;
+	case PE_PCREL: return v + at;
+	default: r->bad = true; return 0;	/* datarel, textrel, funcrel: not in .eh_frame */
+	}
+}
+
+struct cie {
+	uint64_t code_align;
+	int64_t data_align;
+	uint8_t fde_enc;
+	bool has_z;
+	struct rd insns;
+};
+
+/*
+ * The record (CIE or FDE) at VADDR: sets R to its contents after the length and *ID to the
+ * CIE id / CIE pointer field's value, *ID_VADDR to that field's address. Returns 0, -EINVAL
+ * (malformed, or the terminator) or -ENOTSUP (64-bit DWARF).
+ */
+int cfi_record_open(const struct cfi_mem *m, uint64_t vaddr, struct rd *r, uint64_t *id,
+		    uint64_t *id_vaddr);
+
+/* The CIE at VADDR into *C. Returns 0, -EINVAL or -ENOTSUP. */
+int cfi_cie_parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c);
+
+#endif

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * The unwinder's files and processes: per file (by dso id) the CFI rules found so far, per
+ * process the files loaded and their load bias, and reads of the sampled stack.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include "base/log.h"
+#include "dso/dso.h"
+#include "dso/dsos.h"
+#include "proc/procmaps.h"
+#include "unwind/unwind_int.h"
+
+/* File offset holding link-time address VADDR (the whole file bounds a read from there, not
+ * its segment: libunwind reads aligned words that may run past a segment's end), or -1. */
+int64_t ufile__vaddr_to_off(const struct ufile *f, uint64_t vaddr)
+{
+	uint64_t off;
+
+	if (dso_segs__vaddr_to_off(f->mem.segs, f->mem.nr_segs, vaddr, 1, f->size, &off))
+		return -1;
+	return (int64_t)off;
+}
+
+static void ufile__load(struct ufile *f, struct dso *dso)
+{
+	size_t nsegs;
+
+	f->dso = dso;
+	f->image = dso__image(dso, &f->size);
+	f->mem = (struct cfi_mem){ f->image, f->size, dso__segs(dso, &nsegs), 0 };
+	f->mem.nr_segs = (int)nsegs;
+	dso__extent(dso, &f->min_vaddr, &f->max_vaddr);
+	if (nsegs && dso__eh_frame_hdr(dso, &f->hdr_vaddr, &f->fde_count) == 0)
+		f->ok = true;
+	else
+		pr_debug("unwind: no usable .eh_frame_hdr in %s", dso__path(dso));
+}
+
+static uint64_t rule_hash(uint64_t vaddr)
+{
+	return hash_u64(0, vaddr);
+}
+
+/*
+ * The CFI rule at link-time address VADDR of F, worked out once and kept; NULL when there is
+ * none a rule can express (libunwind's turn). OUT holds it when the cache is full.
+ */
+const struct cfi_rule *ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out)
+{
+	uint64_t h = rule_hash(vaddr);
+	struct rule_ent *e;
+	uint32_t pos, id;
+	int err;
+
+	for (id = htab__first(&f->rules_index, h, &pos); id != HTAB_NONE;
+	     id = htab__next(&f->rules_index, h, &pos)) {
+		e = &f->rules[id];
+		if (e->vaddr == vaddr)
+			return e->err ? NULL : &e->rule;
+	}
+	err = cfi__lookup(&f->mem, f->hdr_vaddr, f->fde_count, vaddr, out);
+	if (f->nr_rules == f->cap_rules && f->cap_rules < RULES_MAX) {
+		uint32_t cap = f->cap_rules ? 2 * f->cap_rules : RULES_MIN;
+
+		e = realloc(f->rules, cap * sizeof(*e));
+		if (e) {
+			f->rules = e;
+			f->cap_rules = cap;
+		}
+	}
+	/* Full at RULES_MAX (or out of memory): not kept. */
+	if (f->nr_rules < f->cap_rules && !htab__insert(&f->rules_index, h, f->nr_rules))
+		f->rules[f->nr_rules++] = (struct rule_ent){ vaddr, *out, err };
+	return err ? NULL : out;
+}
+
+/* The unwinder's state of the file M of PID maps (by its dso id), made at the first use; NULL
+ * when out of memory. Its dso may be NULL: the file cannot be read. */
+static struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
+{
+	uint32_t id;
+	struct dso *dso = dsos__get(u->dsos, pid, m, &id);
+	struct ufile *f;
+
+	if (id == UINT32_MAX)
+		return NULL;
+	if (id >= u->cap_files) {
+		uint32_t cap = u->cap_files ? u->cap_files : 64;
+		struct ufile **files;
+
+		while (cap <= id)
+			cap *= 2;
+		files = realloc(u->files, cap * sizeof(*files));
+		if (!files)
+			return NULL;
+		memset(files + u->cap_files, 0, (cap - u->cap_files) * sizeof(*files));
+		u->files = files;
+		u->cap_files = cap;
+	}
+	if (u->files[id])
+		return u->files[id];
+	f = u->files[id] = calloc(1, sizeof(*f));
+	if (f && dso)
+		ufile__load(f, dso);
+	return f;
+}
+
+struct uproc *unwinder__proc(struct unwinder *u, pid_t pid)
+{
+	unsigned int b = (unsigned int)pid % PROC_BUCKETS;
+	struct uproc *p;
+
+	for (p = u->procs[b]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->as = unw_create_addr_space(&u->acc, 0);
+	if (!p->as) {
+		free(p);
+		return NULL;
+	}
+	/* Off by default in remote address spaces; one space per process keeps it right. */
+	unw_set_caching_policy(p->as, UNW_CACHE_GLOBAL);
+	p->next = u->procs[b];
+	u->procs[b] = p;
+	return p;
+}
+
+/* The file loaded in P at runtime address ADDR, from what is known already. */
+struct loaded *uproc__find_loaded(struct uproc *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nr_loaded; i++) {
+		struct loaded *l = &p->loaded[i];
+
+		if (addr >= l->f->min_vaddr + l->bias && addr < l->f->max_vaddr + l->bias)
+			return l;
+	}
+	return NULL;
+}
+
+/* The file holding code address IP in P, learned from the process's mappings. */
+struct loaded *uproc__loaded_for_ip(struct uctx *c, uint64_t ip)
+{
+	struct uproc *p = c->p;
+	struct loaded *l = uproc__find_loaded(p, ip);
+	const struct map *m;
+	struct ufile *f;
+	uint64_t bias;
+
+	if (l)
+		return l->f->ok ? l : NULL;
+	m = procmaps__find(c->u->pm, p->pid, ip);
+	if (!m || !map__is_dso(m))
+		return NULL;
+	f = unwinder__file(c->u, p->pid, m);
+	if (!f || !f->image)
+		return NULL;
+	if (dso__bias(f->dso, m, ip, &bias))
+		return NULL;
+	if (p->nr_loaded == p->cap_loaded) {
+		size_t cap = p->cap_loaded ? p->cap_loaded * 2 : 8;
+		struct loaded *n = realloc(p->loaded, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		p->loaded = n;
+		p->cap_loaded = cap;
+	}
+	l = &p->loaded[p->nr_loaded++];
+	l->f = f;
+	l->bias = bias;
+	return f->ok ? l : NULL;
+}
+
+void uproc__free(struct uproc *p)
+{
+	unw_destroy_addr_space(p->as);
+	free(p->loaded);
+	free(p);
+}
+
+/* --- stack reads ---------------------------------------------------------------------- */
+
+static int read_live(struct uctx *c, uint64_t addr, unw_word_t *val)
+{
+	uint64_t page = addr & ~(uint64_t)(PAGE - 1);
+	struct iovec local, remote;
+	int slot = -1;
+
+	if ((addr & (PAGE - 1)) > PAGE - sizeof(*val)) {
+		/* Straddles two pages: read it directly. */
+		local = (struct iovec){ val, sizeof(*val) };
+		remote = (struct iovec){ (void *)addr, sizeof(*val) };
+		return process_vm_readv(c->s->pid, &local, 1, &remote, 1, 0) == sizeof(*val) ? 0 : -1;
+	}
+	for (int i = 0; i < PAGE_CACHE; i++)
+		if (c->pages[i].valid && c->pages[i].addr == page)
+			slot = i;
+	if (slot < 0) {
+		slot = c->next_page;
+		c->next_page = (c->next_page + 1) % PAGE_CACHE;
+		local = (struct iovec){ c->pages[slot].data, PAGE };
+		remote = (struct iovec){ (void *)page, PAGE };
+		c->pages[slot].valid = false;
+		if (process_vm_readv(c->s->pid, &local, 1, &remote, 1, 0) != PAGE)
+			return -1;
+		c->pages[slot].valid = true;
+		c->pages[slot].addr = page;
+	}
+	memcpy(val, c->pages[slot].data + (addr - page), sizeof(*val));
+	return 0;
+}
+
+/* The word at ADDR of the sampled thread's stack: from the copy, else (unless copy_only) still
+ * in place in the live process. Returns 0 or -1; keeps stack_used. */
+int read_stack(struct uctx *c, uint64_t addr, uint64_t *val)
+{
+	const struct unwind_sample *s = c->s;
+
+	if (addr >= s->sp && addr - s->sp + sizeof(*val) <= s->stack_len) {
+		memcpy(val, (const char *)s->stack + (addr - s->sp), sizeof(*val));
+		if (addr - s->sp + sizeof(*val) > c->stack_used)
+			c->stack_used = addr - s->sp + sizeof(*val);
+		return 0;
+	}
+	if (c->copy_only || read_live(c, addr, val))
+		return -1;
+	if (addr >= s->sp && addr - s->sp < STACK_SPAN &&
+	    addr - s->sp + sizeof(*val) > c->stack_used)
+		c->stack_used = addr - s->sp + sizeof(*val);
+	return 0;
+}
+

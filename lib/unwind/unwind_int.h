@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * unwind_int: what the files of lib/unwind share (not for use outside it). unwind.c has the
+ * unwinder and its fast path, files.c the per-file rule caches and per-process file tables
+ * and stack reads, remote.c libunwind's accessors and its unwind.
+ */
+#ifndef UNWIND_UNWIND_INT_H
+#define UNWIND_UNWIND_INT_H
+
+#include <libunwind.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "base/htab.h"
+#include "unwind/cfi.h"
+#include "unwind/unwind.h"
+
+#define PROC_BUCKETS	256
+#define PAGE_CACHE	8
+#define STACK_SPAN	(8u << 20)	/* reads this close above sp are stack reads */
+#define PAGE		4096
+#define RULES_MIN	128	/* rules a file's cache holds, at first ... */
+#define RULES_MAX	(1u << 15)	/* ... and at most (40 bytes and a slot each) */
+
+struct dso;
+struct map;
+
+/* The CFI rule (or why there is none) at one link-time address of a file. */
+struct rule_ent {
+	uint64_t vaddr;
+	struct cfi_rule rule;
+	int err;		/* cfi__lookup's result */
+};
+
+struct ufile {
+	struct dso *dso;
+	bool ok;			/* has a usable .eh_frame_hdr */
+	const unsigned char *image;	/* the dso's bytes */
+	size_t size;
+	struct cfi_mem mem;		/* the image and segments, for cfi__lookup */
+	uint64_t hdr_vaddr;		/* .eh_frame_hdr */
+	uint32_t fde_count;
+	uint64_t min_vaddr, max_vaddr;	/* extent of the PT_LOAD segments */
+	struct rule_ent *rules;		/* up to RULES_MAX, indexed by rules_index */
+	uint32_t nr_rules, cap_rules;
+	struct htab rules_index;
+};
+
+struct loaded {
+	uint64_t bias;		/* runtime address = link-time address + bias */
+	struct ufile *f;
+};
+
+struct uproc {
+	pid_t pid;
+	unw_addr_space_t as;
+	struct loaded *loaded;
+	size_t nr_loaded, cap_loaded;
+	struct uproc *next;
+};
+
+struct uctx;
+
+struct unwinder {
+	struct procmaps *pm;
+	struct dsos *dsos;
+	unw_accessors_t acc;
+	struct ufile **files;	/* by dso id */
+	uint32_t cap_files;
+	struct uproc *procs[PROC_BUCKETS];
+	struct uctx *ctx;	/* reused by every unwind (one at a time) */
+	bool check;		/* PROFILE_UNWIND_CHECK: libunwind redoes every fast unwind */
+	struct unwind_counts counts;
+};
+
+/* What the accessors see during one unwind: set up by uctx__begin. */
+struct uctx {
+	struct unwinder *u;
+	struct uproc *p;
+	const struct unwind_sample *s;
+	bool no_info;		/* find_proc_info found no table */
+	bool copy_only;		/* stack reads from the copy only, never the live process */
+	bool mem_fault;		/* a read failed */
+	uint64_t stack_used;	/* bytes from sp the unwind read */
+	struct { uint64_t addr; bool valid; unsigned char data[PAGE]; } pages[PAGE_CACHE];
+	int next_page;
+};
+
+/* --- files.c ------------------------------------------------------------------------------ */
+
+/* File offset holding link-time address VADDR of F (the whole file bounds a read from there),
+ * or -1. */
+int64_t ufile__vaddr_to_off(const struct ufile *f, uint64_t vaddr);
+
+/* The CFI rule at link-time address VADDR of F, worked out once and kept; NULL when there is
+ * none a rule can express (libunwind's turn). OUT holds it when the cache is full. */
+const struct cfi_rule *ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out);
+
+/* The unwinder's process PID, made at the first use (with its libunwind address space);
+ * NULL when out of memory. */
+struct uproc *unwinder__proc(struct unwinder *u, pid_t pid);
+void uproc__free(struct uproc *p);
+
+/* The file loaded in P at runtime address ADDR, from what is known already, or NULL. */
+struct loaded *uproc__find_loaded(struct uproc *p, uint64_t addr);
+
+/* The file holding code address IP in C's process, learned from its mappings; NULL when
+ * there is none or it has no usable unwind table. */
+struct loaded *uproc__loaded_for_ip(struct uctx *c, uint64_t ip);
+
+/* The word at ADDR of the sampled thread's stack: from the copy, else (unless copy_only)
+ * still in place in the live process. Returns 0 or -1; keeps stack_used. */
+int read_stack(struct uctx *c, uint64_t addr, uint64_t *val);
+
+/* --- remote.c ----------------------------------------------------------------------------- */
+
+/* libunwind's accessors over a struct uctx. */
+void unwind_remote__init_accessors(unw_accessors_t *acc);
+
+/* Unwind C's sample with libunwind into IPS (IPS[0] set); returns the frames, sets *STOP. */
+int unwind_libunwind(struct uctx *c, uint64_t *ips, int max, enum unwind_stop *stop);
+
+/* --- unwind.c ----------------------------------------------------------------------------- */
+
+/* The unwinder's context, reset for sample S (allocated once); NULL when out of memory. */
+struct uctx *uctx__begin(struct unwinder *u, const struct unwind_sample *s);
+
+#endif
