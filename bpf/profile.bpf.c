@@ -401,6 +401,7 @@ static __always_inline void send_event(const struct uregs *r, const struct ustac
 	e->sp = r->sp;
 	e->bp = r->bp;
 	e->nr_frames = st->nr;
+	e->zero_len = 0;
 	for (int i = 0; i < PROFILE_MAX_DEPTH; i++) {
 		if (i >= st->nr)
 			break;
@@ -424,6 +425,7 @@ static __always_inline void send_event(const struct uregs *r, const struct ustac
 			 * it and the copy goes on; any later page missing ends it. */
 			if (off || !zero || bpf_probe_read_kernel(&e->stack[0], n, zero->b))
 				break;
+			e->zero_len = n;
 		}
 		off += n;
 		n = PROFILE_PAGE_SIZE;

@@ -66,6 +66,7 @@ struct count_slots {
 };
 
 #define COUNT_F_USER_TRUNCATED	1	/* the user frame-pointer walk did not end cleanly */
+#define COUNT_F_USER_NO_STACK	2	/* set by userspace: the stack at sp was not readable */
 
 /* Value of the `ustacks` hash map: the user frames of one stack, leaf first. */
 struct ustack {
@@ -90,7 +91,7 @@ struct sample_event {
 	__u32 nr_frames;	/* frames[] found by the frame-pointer walk, leaf first */
 	__u64 ip, sp, bp;	/* user registers at the sample */
 	__u32 stack_len;	/* bytes of stack[] copied from sp */
-	__u32 pad;
+	__u32 zero_len;		/* the first bytes of stack[], zeros for a page not readable */
 	__u64 frames[PROFILE_MAX_DEPTH];
 	__u8 stack[PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE];
 };

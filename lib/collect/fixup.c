@@ -33,6 +33,20 @@ int fixup__add_leaf_caller(uint64_t *ips, int n, uint64_t ret)
 	return n + 1;
 }
 
+bool fixup__is_exec(const char *name)
+{
+	static const char *const exec_fns[] = { "bprm_execve", "do_execveat_common",
+						"__do_execve_file" };
+
+	for (size_t i = 0; name && i < sizeof(exec_fns) / sizeof(exec_fns[0]); i++) {
+		size_t len = strlen(exec_fns[i]);
+
+		if (!strncmp(name, exec_fns[i], len) && (name[len] == '\0' || name[len] == '.'))
+			return true;
+	}
+	return false;
+}
+
 int fixup__kernel_depth(const uint64_t *ips, int max)
 {
 	int n;

@@ -48,6 +48,14 @@ bool fixup__truncated(bool unwind_truncated, const char *outer);
  */
 int fixup__add_leaf_caller(uint64_t *ips, int n, uint64_t ret);
 
+/*
+ * Whether kernel function NAME (NULL is fine; ".isra.0"-like suffixes are ignored) runs an
+ * execve. Past its point of no return the old program is gone and the new one has no stack
+ * yet: a sample there whose user ip is in no mapping of the process has no user frames (the
+ * ip is the old program's), and is whole.
+ */
+bool fixup__is_exec(const char *name);
+
 /* Number of addresses of a kernel stack as `kstacks` holds it: MAX slots, leaf first, ended
  * by a 0 when shorter. */
 int fixup__kernel_depth(const uint64_t *ips, int max);

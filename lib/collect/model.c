@@ -178,8 +178,9 @@ static int cut_location(struct builder *b, const struct addr_ent *e, uint32_t ke
 
 /* --- stacks -> samples ------------------------------------------------------------------ */
 
-/* The kernel locations of KSTACK_ID into LOCS, leaf first. Returns how many, or -errno. */
-static int kernel_locations(struct builder *b, __s32 kstack_id, uint32_t *locs)
+/* The kernel locations of KSTACK_ID into LOCS, leaf first; *IN_EXEC: one of them runs an
+ * execve (fixup__is_exec). Returns how many, or -errno. */
+static int kernel_locations(struct builder *b, __s32 kstack_id, uint32_t *locs, bool *in_exec)
 {
 	uint64_t kips[PROFILE_MAX_DEPTH];
 	int n, id;
@@ -193,6 +194,7 @@ static int kernel_locations(struct builder *b, __s32 kstack_id, uint32_t *locs)
 		if (id < 0)
 			return id;
 		locs[i] = b->ents[id].loc;
+		*in_exec |= fixup__is_exec(b->ents[id].outer);
 	}
 	return n;
 }
@@ -267,15 +269,28 @@ int builder__add(struct builder *b, const struct count_key *key, const uint64_t 
 {
 	struct session *s = b->s;
 	struct profile_labels labels;
+	bool in_exec = false;
 	const char *outer;
 	int nk, n, err;
 
+	nk = kernel_locations(b, key->kstack_id, b->locs, &in_exec);
+	if (nk < 0) {
+		err = nk;
+		goto fail;
+	}
+	/* In an execve, with a user ip or stack the process no longer maps: no user frames. */
+	if (in_exec && nu) {
+		procmaps__ensure(s->maps, key->pid);
+		if ((key->flags & COUNT_F_USER_NO_STACK) || !procmaps__find(s->maps, key->pid, ips[0]))
+			nu = 0;
+	}
 	n = user_locations(b, key->pid, ips, nu, b->locs + PROFILE_MAX_DEPTH, &outer);
-	nk = n < 0 ? n : kernel_locations(b, key->kstack_id, b->locs);
-	err = nk < 0 ? nk : builder__labels(b, key, &labels);
+	err = n < 0 ? n : builder__labels(b, key, &labels);
 	if (err)
 		goto fail;
 	labels.truncated = fixup__truncated(key->flags & COUNT_F_USER_TRUNCATED, outer);
+	if (in_exec && !nu)
+		labels.truncated = false;
 	memmove(b->locs + nk, b->locs + PROFILE_MAX_DEPTH, n * sizeof(*b->locs));
 	err = profile__add_stack(b->p, b->locs, nk + n);
 	if (err >= 0)

@@ -117,6 +117,26 @@ void session__on_map_added(void *ctx, pid_t pid, const struct map *m)
 }
 
 /*
+ * PID ran execve: its BPF state described the old program. Forget its executable ranges and
+ * stack bottoms (the new program's mappings follow this record) and its copy size (the
+ * stack of a new program, the dynamic linker's start-up first, is another).
+ */
+void session__on_exec(struct session *s, pid_t pid)
+{
+	int fd = bpf_map__fd(s->skel->maps.procs);
+	__typeof__(s->hints[0]) *h = &s->hints[(uint32_t)pid % HINT_SLOTS];
+	struct proc_ranges pr;
+	__u32 key = pid;
+
+	if (h->pid == pid)
+		h->pid = 0;
+	if (bpf_map_lookup_elem(fd, &key, &pr))
+		return;
+	memset(&pr, 0, sizeof(pr));
+	update_proc(s, pid, &pr, BPF_EXIST);
+}
+
+/*
  * A DWARF unwind of PID read USED bytes of stack from sp (STOP: how it ended). Make the
  * process's samples carry that much stack plus a margin, not the whole --stack-copy: the
  * copy is most of a DWARF sample's cost. A deeper stack raises the copy at once (it was read

@@ -109,6 +109,7 @@ static inline uint32_t session__stack_copy_max(const struct session_opts *o)
 /* procstate.c: the procmaps hook (CTX is the session): PID's executable ranges and, for a C
  * library, its stack bottoms into PID's `procs` entry. */
 void session__on_map_added(void *ctx, pid_t pid, const struct map *m);
+void session__on_exec(struct session *s, pid_t pid);
 
 /* procstate.c: a DWARF unwind of PID read USED bytes of stack (STOP: how it ended); make
  * PID's samples carry that much stack plus a margin. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
- * collect/sideband: PERF_RECORD_MMAP2, FORK and LOST records of every process, from a dummy
+ * collect/sideband: PERF_RECORD_MMAP2, FORK, COMM (of an exec) and LOST records of every process, from a dummy
  * software event per CPU (perf's own mechanism): executable mappings are known as they
  * appear, so a process that exits before the end of the profile still symbolizes.
  */
@@ -28,6 +28,12 @@ struct mmap2_record {
 	char filename[];
 };
 
+struct comm_record {
+	struct perf_event_header header;
+	__u32 pid, tid;
+	char comm[];
+};
+
 struct fork_record {
 	struct perf_event_header header;
 	__u32 pid, ppid, tid, ptid;
@@ -52,6 +58,12 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 		/* A new process starts with its parent's mappings: no mmap records for those. */
 		if (r->pid != r->ppid && r->pid == r->tid && procmaps__fork(s->maps, r->ppid, r->pid))
 			pr_warn("out of memory recording mappings of pid %u", r->pid);
+	} else if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
+		   h->size >= sizeof(struct comm_record)) {
+		struct comm_record *r = (struct comm_record *)h;
+
+		if (r->pid == r->tid)
+			session__on_exec(s, r->pid);
 	} else if (h->type == PERF_RECORD_MMAP2 && h->size > sizeof(struct mmap2_record)) {
 		struct mmap2_record *r = (struct mmap2_record *)h;
 		size_t max = h->size - sizeof(*r);
@@ -88,6 +100,8 @@ int session__open_sideband(struct session *s)
 		.mmap = 1,
 		.mmap2 = 1,
 		.task = 1,
+		.comm = 1,
+		.comm_exec = 1,
 		.exclude_kernel = 1,
 		.exclude_hv = 1,
 	};

@@ -223,6 +223,8 @@ int read_stack(struct uctx *c, uint64_t addr, uint64_t *val)
 {
 	const struct unwind_sample *s = c->s;
 
+	if (addr >= s->sp && addr - s->sp < s->zero_len)
+		return -1;
 	if (addr >= s->sp && addr - s->sp + sizeof(*val) <= s->stack_len) {
 		memcpy(val, (const char *)s->stack + (addr - s->sp), sizeof(*val));
 		if (addr - s->sp + sizeof(*val) > c->stack_used)

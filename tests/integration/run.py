@@ -398,6 +398,30 @@ def xz_unnamed_functions_get_distinct_names():
 
 
 @test
+def exec_window_has_no_stale_user_frames():
+    # Between execve's point of no return and the new program's first instruction, the user
+    # registers are the old program's and its stack is gone: such samples have no user
+    # frames, or whole ones (before the point: the old program's; after: _start), or are
+    # marked; never [unknown] or a lone frame shown as whole.
+    stacks, _, _ = run_profile(["-F", "999", "--", "sh", "-c",
+                                "i=0; while [ $i -lt 1500 ]; do /bin/true; i=$((i+1)); done"])
+    in_exec = [(f, c) for f, c in stacks if any(x.startswith(("bprm_execve", "do_execveat_common"))
+                                                 for x in f)]
+    n = sum(c for _, c in in_exec)
+    expect(n >= 10, f"only {n} samples in execve: the test proves nothing")
+    bad = []
+    for f, c in in_exec:
+        user = [x for x in f[1:] if not x.endswith("_[k]")]
+        if "[unknown]" in f:
+            bad.append(f)
+        elif user and user[0] != "[truncated]" and user[0] != "_start" and \
+                "__libc_start_call_main" not in user:
+            bad.append(f)
+    expect(not bad, f"stale user frames in execve: {[';'.join(b[:4]) for b in bad[:3]]}")
+    return f"{n} samples in execve"
+
+
+@test
 def plt_stubs_named():
     # Samples in a PLT stub are named after its function (labs@plt), not after the unsized
     # symbol before the PLT (_init), and sit under their caller.

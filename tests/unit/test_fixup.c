@@ -125,6 +125,18 @@ static void test_prefer_walk(void)
 	CU_ASSERT_FALSE(fixup__prefer_walk(1, false, 1));	/* the walk has no more */
 }
 
+static void test_is_exec(void)
+{
+	CU_ASSERT_TRUE(fixup__is_exec("bprm_execve"));
+	CU_ASSERT_TRUE(fixup__is_exec("do_execveat_common.isra.0"));
+	CU_ASSERT_TRUE(fixup__is_exec("__do_execve_file"));
+	CU_ASSERT_FALSE(fixup__is_exec("bprm_execve_x"));	/* another function */
+	CU_ASSERT_FALSE(fixup__is_exec("load_elf_binary"));	/* also before the point of no return */
+	CU_ASSERT_FALSE(fixup__is_exec("bprm_exec"));
+	CU_ASSERT_FALSE(fixup__is_exec(""));
+	CU_ASSERT_FALSE(fixup__is_exec(NULL));
+}
+
 static void test_frame_kind(void)
 {
 	static const struct {
@@ -163,6 +175,7 @@ int register_fixup_suite(void)
 	    !CU_add_test(s, "leaf caller after the leaf", test_leaf_caller) ||
 	    !CU_add_test(s, "kernel stack depth", test_kernel_depth) ||
 	    !CU_add_test(s, "walk frames over a DWARF unwind", test_prefer_walk) ||
+	    !CU_add_test(s, "frames of an execve", test_is_exec) ||
 	    !CU_add_test(s, "frame kinds from suffixes", test_frame_kind))
 		return -1;
 	return 0;
