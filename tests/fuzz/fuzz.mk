@@ -17,7 +17,8 @@ fuzz_srcs_perfmap	:= lib/symbolize/perfmap.c lib/base/fileio.c
 fuzz_srcs_cfi		:= lib/unwind/cfi.c lib/unwind/cfi_read.c lib/dso/segs.c
 fuzz_srcs_dso	:= lib/dso/dso.c lib/dso/symtab.c lib/dso/plt.c lib/dso/debugfile.c lib/dso/segs.c lib/base/fileio.c lib/base/log.c
 fuzz_libs_dso	:= -lelf -lz
-fuzz_srcs_flamegraph	:= lib/output/folded_read.c lib/output/folded.c lib/base/log.c flamegraph/options.c \
+fuzz_srcs_flamegraph	:= lib/output/folded_read.c lib/output/folded.c lib/profile/profile.c lib/base/htab.c \
+			   lib/base/log.c flamegraph/options.c \
 			   flamegraph/tree.c flamegraph/out.c flamegraph/colors.c flamegraph/svg.c
 fuzz_libs_flamegraph	:= -lm
 FUZZ_BINS	:= $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
