@@ -147,6 +147,7 @@ struct {
 
 /* The stack from sp, read at once for the frame-pointer walk. */
 #define WINDOW_WORDS 64
+#define MAIN_STACK_SPAN	(64ULL << 20)	/* sp this far under the stack top: the main thread */
 struct stack_window {
 	__u64 w[WINDOW_WORDS];
 };
@@ -373,12 +374,16 @@ static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp
 /*
  * Send the sample to userspace for DWARF unwinding: registers, the frames found, and the user
  * stack from sp, copied a page at a time (bpf_probe_read_user is all or nothing) up to
- * `stack_copy` bytes or the first unreadable page, the end of the stack. The record is built
- * in `event_buf` and goes to the ring with only the stack_len bytes of stack it holds.
+ * `stack_copy` bytes or the first unreadable page, the end of the stack. A page that is not
+ * there (never written: a frame just made, or the unused part of a large frame, as in the
+ * dynamic linker's start-up) is not the end when it is sp's own page or lies below the main
+ * thread's stack top (STACK_TOP, 0 when unknown): zeros stand for it, marked in `holes`, and
+ * the copy goes on. The record is built in `event_buf` and goes to the ring with only the
+ * stack_len bytes of stack it holds.
  */
 static __always_inline void send_event(const struct uregs *r, const struct ustack *st,
 				       const struct proc_ranges *pr, __u32 tgid, __u32 tid,
-				       __s32 kstack_id)
+				       __s32 kstack_id, __u64 stack_top)
 {
 	struct sample_event *e;
 	__u64 off = 0, n, want = stack_copy, flags = BPF_RB_NO_WAKEUP;
@@ -401,7 +406,10 @@ static __always_inline void send_event(const struct uregs *r, const struct ustac
 	e->sp = r->sp;
 	e->bp = r->bp;
 	e->nr_frames = st->nr;
-	e->zero_len = 0;
+	e->holes = 0;
+	/* Only a main thread's sp lies this close under its stack top. */
+	if (stack_top <= r->sp || stack_top - r->sp > MAIN_STACK_SPAN)
+		stack_top = 0;
 	for (int i = 0; i < PROFILE_MAX_DEPTH; i++) {
 		if (i >= st->nr)
 			break;
@@ -420,12 +428,11 @@ static __always_inline void send_event(const struct uregs *r, const struct ustac
 		if (off > PROFILE_MAX_STACK_COPY || n > PROFILE_PAGE_SIZE || n == 0)
 			break;
 		if (bpf_probe_read_user(&e->stack[off], n, (void *)(r->sp + off))) {
-			/* sp in a page not there yet: a frame just made past the end of the
-			 * stack, nothing in it written (calls and pushes write). Zeros stand for
-			 * it and the copy goes on; any later page missing ends it. */
-			if (off || !zero || bpf_probe_read_kernel(&e->stack[0], n, zero->b))
+			if (off && r->sp + off + n > stack_top)
 				break;
-			e->zero_len = n;
+			if (!zero || bpf_probe_read_kernel(&e->stack[off], n, zero->b))
+				break;
+			e->holes |= 1u << i;
 		}
 		off += n;
 		n = PROFILE_PAGE_SIZE;
@@ -615,7 +622,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 			}
 			if (unwind_mode == UNWIND_DWARF ||
 			    (unwind_mode == UNWIND_AUTO && !complete)) {
-				send_event(&regs, st, pr, tgid, tid, key.kstack_id);
+				send_event(&regs, st, pr, tgid, tid, key.kstack_id,
+					   BPF_CORE_READ(task, mm, start_stack));
 				return 0;
 			}
 			if (!complete)
@@ -639,16 +647,28 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* exec changes the process name: keep the newest one for profiled processes. */
+/*
+ * exec changes the process name: keep the newest one for profiled processes. The copy size
+ * learnt for the old program (or inherited from the parent) says nothing of the new one,
+ * whose dynamic linker starts with deep frames: copy the whole stack until userspace learns
+ * again. (Userspace resets the rest of the process's state when the exec's COMM record
+ * reaches it, often after a short-lived program is gone.)
+ */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct proc_ranges *pr;
 
 	if (filter_pids && !profiled(tgid))
 		return 0;
 	if (bpf_map_lookup_elem(&comms, &tgid))
 		remember_comm(tgid, p);
+	pr = bpf_map_lookup_elem(&procs, &tgid);
+	if (pr && pr->copy_hint) {
+		pr->copy_hint = 0;
+		__sync_fetch_and_add(&procs_gen, 1);
+	}
 	return 0;
 }
 

@@ -91,7 +91,8 @@ struct sample_event {
 	__u32 nr_frames;	/* frames[] found by the frame-pointer walk, leaf first */
 	__u64 ip, sp, bp;	/* user registers at the sample */
 	__u32 stack_len;	/* bytes of stack[] copied from sp */
-	__u32 zero_len;		/* the first bytes of stack[], zeros for a page not readable */
+	__u32 holes;		/* bit i: page i of stack[] (page 0 from sp to its page's end)
+				 * was not readable here and holds zeros */
 	__u64 frames[PROFILE_MAX_DEPTH];
 	__u8 stack[PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE];
 };

@@ -39,7 +39,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	us = (struct unwind_sample){
 		.pid = e->pid, .ip = e->ip, .sp = e->sp, .bp = e->bp,
 		.stack = e->stack, .stack_len = e->stack_len,
-		.zero_len = e->zero_len < e->stack_len ? e->zero_len : e->stack_len,
+		.holes = e->holes,
 	};
 	t0 = clock_mono_ns();
 	n = unwinder__unwind(s->unw, &us, ips, USER_MAX_DEPTH, &stop);
@@ -50,7 +50,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	s->stats.unwind_stop[stop]++;
 	/* A stack not readable at sp (a process between programs in an execve) says nothing of
 	 * the copy it needs. */
-	if (!us.zero_len)
+	if (!(us.holes & 1))
 		session__learn_copy_size(s, e->pid, unwinder__stack_used(s->unw), stop);
 	/* No unwind info even at the leaf (code without CFI, JIT code): the frames the
 	 * frame-pointer walk found are the better stack; still truncated unless they reach a
@@ -64,7 +64,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	key.kstack_id = e->kstack_id;
 	if (stop != UNWIND_STOP_END)
 		key.flags |= COUNT_F_USER_TRUNCATED;
-	if (us.zero_len && n == 1 && stop == UNWIND_STOP_NO_MEMORY)
+	if ((us.holes & 1) && n == 1 && stop == UNWIND_STOP_NO_MEMORY)
 		key.flags |= COUNT_F_USER_NO_STACK;
 	if (ucounts__add(s->unwound, &key, ips, n))
 		return -ENOMEM;

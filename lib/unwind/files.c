@@ -217,15 +217,23 @@ static int read_live(struct uctx *c, uint64_t addr, unw_word_t *val)
 	return 0;
 }
 
+/* Whether byte OFF of S's copy is in a page that was not readable when it was copied. */
+static bool in_hole(const struct unwind_sample *s, uint64_t off)
+{
+	uint64_t first = PAGE - (s->sp & (PAGE - 1));
+	uint64_t page = off < first ? 0 : 1 + (off - first) / PAGE;
+
+	return page < 32 && (s->holes >> page & 1);
+}
+
 /* The word at ADDR of the sampled thread's stack: from the copy, else (unless copy_only) still
  * in place in the live process. Returns 0 or -1; keeps stack_used. */
 int read_stack(struct uctx *c, uint64_t addr, uint64_t *val)
 {
 	const struct unwind_sample *s = c->s;
 
-	if (addr >= s->sp && addr - s->sp < s->zero_len)
-		return -1;
-	if (addr >= s->sp && addr - s->sp + sizeof(*val) <= s->stack_len) {
+	if (addr >= s->sp && addr - s->sp + sizeof(*val) <= s->stack_len &&
+	    !in_hole(s, addr - s->sp) && !in_hole(s, addr - s->sp + sizeof(*val) - 1)) {
 		memcpy(val, (const char *)s->stack + (addr - s->sp), sizeof(*val));
 		if (addr - s->sp + sizeof(*val) > c->stack_used)
 			c->stack_used = addr - s->sp + sizeof(*val);

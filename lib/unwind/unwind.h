@@ -28,8 +28,8 @@ struct unwind_sample {
 	uint64_t ip, sp, bp;
 	const void *stack;	/* copy of the user stack from sp */
 	size_t stack_len;
-	size_t zero_len;	/* the copy's first bytes stand for a page that was not readable:
-				 * reads there fail (a word from them is not the stack's) */
+	uint32_t holes;		/* bit i: page i of the copy (page 0 from sp to its page's end)
+				 * was not readable and holds zeros, not the stack's words */
 };
 
 /* Why an unwind stopped before the stack's first frame. */

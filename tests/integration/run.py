@@ -422,6 +422,22 @@ def exec_window_has_no_stale_user_frames():
 
 
 @test
+def short_programs_start_up_whole():
+    # A program that lives a millisecond is gone before its samples are unwound: its start-up
+    # stack (the dynamic linker's deep frames, with pages never written in between) must be
+    # in the copy, not inherited from the parent's small copy size.
+    stacks, _, _ = run_profile(["-F", "999", "--", "sh", "-c",
+                                "i=0; while [ $i -lt 1500 ]; do /bin/true; i=$((i+1)); done"])
+    start = [(f, c) for f, c in stacks if f[0] == "true" and "__vfork" not in f and
+             ("[truncated]" in f or any(x in ("dl_main", "_dl_start") for x in f))]
+    n = sum(c for _, c in start)
+    cut = sum(c for f, c in start if "[truncated]" in f)
+    expect(n >= 100, f"only {n} start-up samples of true")
+    expect(cut <= 0.05 * n, f"{cut} of {n} start-up samples truncated")
+    return f"{n - cut} of {n} start-up samples whole"
+
+
+@test
 def plt_stubs_named():
     # Samples in a PLT stub are named after its function (labs@plt), not after the unsized
     # symbol before the PLT (_init), and sit under their caller.
