@@ -3,23 +3,22 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/htab.h"
 #include "collect/ucounts.h"
 
+/* The entries in order of first addition, found through one htab by their hash. */
 struct ucounts {
-	struct ucount **slots;	/* open addressing, at most half full */
-	uint64_t *hashes;
-	size_t cap, nr;
+	struct ucount **ents;
+	size_t nr, cap;
+	struct htab index;
 };
 
 static uint64_t hash_entry(const struct count_key *key, const uint64_t *ips, uint32_t nr)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	const unsigned char *k = (const unsigned char *)key;
+	uint64_t h = hash_bytes(HASH_SEED, key, offsetof(struct count_key, ustack_hash));
 
-	for (size_t i = 0; i < offsetof(struct count_key, ustack_hash); i++)
-		h = (h ^ k[i]) * 0x100000001b3ULL;
 	for (uint32_t i = 0; i < nr; i++)
-		h = (h ^ ips[i]) * 0x100000001b3ULL;
+		h = hash_u64(h, ips[i]);
 	return h;
 }
 
@@ -32,58 +31,18 @@ static bool same(const struct ucount *e, const struct count_key *key, const uint
 
 struct ucounts *ucounts__new(void)
 {
-	struct ucounts *st = calloc(1, sizeof(*st));
-
-	if (!st)
-		return NULL;
-	st->cap = 1024;
-	st->slots = calloc(st->cap, sizeof(*st->slots));
-	st->hashes = calloc(st->cap, sizeof(*st->hashes));
-	if (!st->slots || !st->hashes) {
-		ucounts__free(st);
-		return NULL;
-	}
-	return st;
+	return calloc(1, sizeof(struct ucounts));
 }
 
 void ucounts__free(struct ucounts *st)
 {
 	if (!st)
 		return;
-	for (size_t i = 0; st->slots && i < st->cap; i++)
-		free(st->slots[i]);
-	free(st->slots);
-	free(st->hashes);
+	for (size_t i = 0; i < st->nr; i++)
+		free(st->ents[i]);
+	free(st->ents);
+	htab__free(&st->index);
 	free(st);
-}
-
-static int ucounts__grow(struct ucounts *st)
-{
-	size_t cap = st->cap * 2;
-	struct ucount **slots = calloc(cap, sizeof(*slots));
-	uint64_t *hashes = calloc(cap, sizeof(*hashes));
-
-	if (!slots || !hashes) {
-		free(slots);
-		free(hashes);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < st->cap; i++) {
-		size_t j;
-
-		if (!st->slots[i])
-			continue;
-		for (j = st->hashes[i] & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
-			;
-		slots[j] = st->slots[i];
-		hashes[j] = st->hashes[i];
-	}
-	free(st->slots);
-	free(st->hashes);
-	st->slots = slots;
-	st->hashes = hashes;
-	st->cap = cap;
-	return 0;
 }
 
 int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t *ips,
@@ -91,15 +50,23 @@ int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t
 {
 	uint64_t h = hash_entry(key, ips, nr);
 	struct ucount *e;
-	size_t i;
+	uint32_t pos, id;
 
-	if (2 * (st->nr + 1) > st->cap && ucounts__grow(st))
-		return -ENOMEM;
-	for (i = h & (st->cap - 1); st->slots[i]; i = (i + 1) & (st->cap - 1)) {
-		if (st->hashes[i] == h && same(st->slots[i], key, ips, nr)) {
-			st->slots[i]->count++;
+	for (id = htab__first(&st->index, h, &pos); id != HTAB_NONE;
+	     id = htab__next(&st->index, h, &pos)) {
+		if (same(st->ents[id], key, ips, nr)) {
+			st->ents[id]->count++;
 			return 0;
 		}
+	}
+	if (st->nr == st->cap) {
+		size_t cap = st->cap ? 2 * st->cap : 1024;
+		struct ucount **ents = realloc(st->ents, cap * sizeof(*ents));
+
+		if (!ents)
+			return -ENOMEM;
+		st->ents = ents;
+		st->cap = cap;
 	}
 	e = malloc(sizeof(*e) + nr * sizeof(*ips));
 	if (!e)
@@ -109,16 +76,15 @@ int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t
 	e->nr = nr;
 	e->count = 1;
 	memcpy(e->ips, ips, nr * sizeof(*ips));
-	st->slots[i] = e;
-	st->hashes[i] = h;
-	st->nr++;
+	if (htab__insert(&st->index, h, (uint32_t)st->nr)) {
+		free(e);
+		return -ENOMEM;
+	}
+	st->ents[st->nr++] = e;
 	return 0;
 }
 
 const struct ucount *ucounts__next(const struct ucounts *st, size_t *pos)
 {
-	for (; *pos < st->cap; (*pos)++)
-		if (st->slots[*pos])
-			return st->slots[(*pos)++];
-	return NULL;
+	return *pos < st->nr ? st->ents[(*pos)++] : NULL;
 }

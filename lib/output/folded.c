@@ -3,97 +3,72 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/htab.h"
 #include "output/folded.h"
 #include "profile/profile.h"
 
 struct entry {
 	char *stack;
 	uint64_t count;
-	uint64_t hash;
 };
 
-/* Open addressing, linear probing; the table is at most half full. */
+/* The stacks in order of first addition, found through one htab by their hash. */
 struct folded {
-	struct entry *slots;
-	size_t cap, nr;
+	struct entry *ents;
+	size_t nr, cap;
+	struct htab index;
 	uint64_t total;
 };
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
-
 struct folded *folded__new(void)
 {
-	struct folded *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return NULL;
-	f->cap = 1024;
-	f->slots = calloc(f->cap, sizeof(*f->slots));
-	if (!f->slots) {
-		free(f);
-		return NULL;
-	}
-	return f;
+	return calloc(1, sizeof(struct folded));
 }
 
 void folded__free(struct folded *f)
 {
 	if (!f)
 		return;
-	for (size_t i = 0; i < f->cap; i++)
-		free(f->slots[i].stack);
-	free(f->slots);
+	for (size_t i = 0; i < f->nr; i++)
+		free(f->ents[i].stack);
+	free(f->ents);
+	htab__free(&f->index);
 	free(f);
-}
-
-static int folded__grow(struct folded *f)
-{
-	size_t cap = f->cap * 2;
-	struct entry *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < f->cap; i++) {
-		size_t j;
-
-		if (!f->slots[i].stack)
-			continue;
-		for (j = f->slots[i].hash & (cap - 1); slots[j].stack; j = (j + 1) & (cap - 1))
-			;
-		slots[j] = f->slots[i];
-	}
-	free(f->slots);
-	f->slots = slots;
-	f->cap = cap;
-	return 0;
 }
 
 int folded__add(struct folded *f, const char *stack, uint64_t count)
 {
-	uint64_t h = hash_str(stack);
-	size_t i;
+	size_t len = strlen(stack);
+	uint64_t h = hash_bytes(HASH_SEED, stack, len);
+	uint32_t pos, id;
+	struct entry *e;
 
-	if (2 * (f->nr + 1) > f->cap && folded__grow(f))
-		return -ENOMEM;
-	for (i = h & (f->cap - 1); f->slots[i].stack; i = (i + 1) & (f->cap - 1)) {
-		if (f->slots[i].hash == h && !strcmp(f->slots[i].stack, stack)) {
-			f->slots[i].count += count;
+	for (id = htab__first(&f->index, h, &pos); id != HTAB_NONE;
+	     id = htab__next(&f->index, h, &pos)) {
+		if (!strcmp(f->ents[id].stack, stack)) {
+			f->ents[id].count += count;
 			f->total += count;
 			return 0;
 		}
 	}
-	f->slots[i].stack = strdup(stack);
-	if (!f->slots[i].stack)
+	if (f->nr == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 1024;
+
+		e = realloc(f->ents, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		f->ents = e;
+		f->cap = cap;
+	}
+	e = &f->ents[f->nr];
+	e->stack = strdup(stack);
+	if (!e->stack)
 		return -ENOMEM;
-	f->slots[i].hash = h;
-	f->slots[i].count = count;
+	if (htab__insert(&f->index, h, (uint32_t)f->nr)) {
+		free(e->stack);
+		return -ENOMEM;
+	}
+	e->count = count;
 	f->nr++;
 	f->total += count;
 	return 0;
@@ -112,12 +87,9 @@ uint64_t folded__total(const struct folded *f)
 int folded__for_each(const struct folded *f, int (*fn)(const char *stack, uint64_t count,
 						       void *ctx), void *ctx)
 {
-	for (size_t i = 0; i < f->cap; i++) {
-		int ret;
+	for (size_t i = 0; i < f->nr; i++) {
+		int ret = fn(f->ents[i].stack, f->ents[i].count, ctx);
 
-		if (!f->slots[i].stack)
-			continue;
-		ret = fn(f->slots[i].stack, f->slots[i].count, ctx);
 		if (ret)
 			return ret;
 	}
@@ -138,9 +110,8 @@ int folded__write(const struct folded *f, FILE *out)
 
 	if (!sorted)
 		return -ENOMEM;
-	for (size_t i = 0; i < f->cap; i++)
-		if (f->slots[i].stack)
-			sorted[n++] = &f->slots[i];
+	for (size_t i = 0; i < f->nr; i++)
+		sorted[n++] = &f->ents[i];
 	qsort(sorted, n, sizeof(*sorted), entry_cmp);
 	for (size_t i = 0; i < n; i++)
 		fprintf(out, "%s %llu\n", sorted[i]->stack, (unsigned long long)sorted[i]->count);
