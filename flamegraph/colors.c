@@ -6,17 +6,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include "base/htab.h"
 #include "internal.h"
-
-/* FNV-1a of S (LEN bytes): frame colours come from it. */
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h;
-}
 
 /* The length of NAME without its _[k]/_[i]/_[j]/_[w] suffix, and which one it had. */
 size_t colors__strip_hint(const char *name, size_t len, enum hint *hint)
@@ -76,7 +67,7 @@ static struct rgb palette(enum fg_palette p, double v1, double v2, double v3)
 struct rgb colors__frame(const struct fg_opts *o, const char *name, size_t len,
 			 enum hint hint)
 {
-	uint64_t h = hash_bytes(name, len);
+	uint64_t h = hash_bytes(HASH_SEED, name, len);
 	enum fg_palette p = o->colors;
 	double v1, v2, v3;
 
