@@ -261,6 +261,26 @@ def lld_linked_chain_dwarf():
 
 
 @test
+def rust_chain_whole():
+    # rustc -O from the machine's toolchain: no frame pointers in the program, std's frames
+    # inlined, lld-linked by current toolchains. The chain is whole, or marked.
+    binary = workload("chain_rs")
+    if not os.path.exists(binary):
+        return "skipped: no rustc on this machine (tests/workloads/workloads.mk)"
+    stacks, _, _ = run_profile(["-F", "499", "--", binary, "2"])
+    chain = ["chain::main", "chain::level_a", "chain::level_b", "chain::level_c"]
+    n = total(stacks, "chain_rs")
+    expect(n > 500, f"only {n} samples")
+    whole = share(stacks, lambda f: has_chain(f, chain) and "chain::hot" in f and
+                  "__libc_start_call_main" in f, "chain_rs")
+    wrong = share(stacks, lambda f: "chain::hot" in f and not has_chain(f, chain) and
+                  "[truncated]" not in f, "chain_rs")
+    expect(whole >= 0.95, f"whole chain in {whole:.1%} of samples, expected >= 95%")
+    expect(wrong <= 0.01, f"{wrong:.1%} of samples in hot neither whole nor marked")
+    return f"{n} samples, {whole:.1%} whole"
+
+
+@test
 def dwarf_copies_shrink_to_what_unwinds_need():
     # The first samples carry the whole 16 KiB copy; once unwinds show the chain needs well
     # under 1 KiB, the process's samples carry about 3 KiB, and still unwind completely.

@@ -12,6 +12,13 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived \
 		   $(WL)/plt_loop $(WL)/sighandler $(WL)/chain_lld $(WL)/libchain_lld.so
 
+# Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
+# the integration test says when it is missing.
+RUSTC		?= $(firstword $(shell command -v rustc 2>/dev/null) $(wildcard $(HOME)/.cargo/bin/rustc))
+ifneq ($(RUSTC),)
+WORKLOADS	+= $(WL)/chain_rs
+endif
+
 $(WL)/libchain_fp.so: tests/workloads/chain_lib.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -99,3 +106,8 @@ $(WL)/sighandler: tests/workloads/sighandler.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) $< -o $@
+
+$(WL)/chain_rs: tests/workloads/chain.rs
+	$(call msg,RUSTC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(RUSTC) -O -g $< -o $@
