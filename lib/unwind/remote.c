@@ -147,9 +147,12 @@ int unwind_libunwind(struct uctx *c, uint64_t *ips, int max, enum unwind_stop *s
 			*stop = UNWIND_STOP_DEPTH;
 			break;
 		}
+		c->no_info = false;
 		ret = unw_step(&cur);
+		/* libunwind also ends where it had no unwind info and its frame-pointer guess
+		 * found rbp == 0: not an end anyone showed, so not a whole stack. */
 		if (ret == 0) {
-			*stop = UNWIND_STOP_END;
+			*stop = c->no_info ? UNWIND_STOP_NO_INFO : UNWIND_STOP_END;
 			break;
 		}
 		if (ret < 0) {

@@ -281,6 +281,27 @@ def rust_chain_whole():
 
 
 @test
+def go_assembly_stacks_whole_or_marked():
+    # Go keeps frame pointers, but crypto/sha256's block function is assembly that uses BP as
+    # a general register: a walk from there breaks. Such stacks are whole (down to
+    # runtime.goexit) or marked, never the assembly function shown as the root.
+    binary = workload("gosha")
+    if not os.path.exists(binary):
+        return "skipped: no go on this machine (golang-go)"
+    stacks, _, _ = run_profile(["-F", "499", "--", binary, "2"])
+    asm = [(f, c) for f, c in stacks if f[0] == "gosha" and "crypto/sha256.block.abi0" in f]
+    n = sum(c for _, c in asm)
+    expect(n > 200, f"only {n} samples in crypto/sha256.block")
+    whole = sum(c for f, c in asm if f[1].startswith("runtime.goexit") and
+                has_chain(f, ["main.main", "main.work", "main.hashLoop"]))
+    marked = sum(c for f, c in asm if "[truncated]" in f)
+    wrong = n - whole - marked
+    expect(wrong <= 0.01 * n, f"{wrong} of {n} samples neither whole nor marked: "
+           f"{[';'.join(f[:4]) for f, _ in asm if '[truncated]' not in f][:3]}")
+    return f"{n} samples in the assembly: {whole / n:.1%} whole, {marked / n:.1%} marked"
+
+
+@test
 def dwarf_copies_shrink_to_what_unwinds_need():
     # The first samples carry the whole 16 KiB copy; once unwinds show the chain needs well
     # under 1 KiB, the process's samples carry about 3 KiB, and still unwind completely.

@@ -14,6 +14,12 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
+# Go from golang-go (a package of make test's): frame pointers, but not in assembly.
+GO		?= $(firstword $(shell command -v go 2>/dev/null) $(wildcard /usr/lib/go/bin/go))
+ifneq ($(GO),)
+WORKLOADS	+= $(WL)/gosha
+endif
+
 RUSTC		?= $(firstword $(shell command -v rustc 2>/dev/null) $(wildcard $(HOME)/.cargo/bin/rustc))
 ifneq ($(RUSTC),)
 WORKLOADS	+= $(WL)/chain_rs
@@ -111,3 +117,9 @@ $(WL)/chain_rs: tests/workloads/chain.rs
 	$(call msg,RUSTC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(RUSTC) -O -g $< -o $@
+
+$(WL)/gosha: tests/workloads/gosha/main.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)cd tests/workloads/gosha && GO111MODULE=off GOCACHE=$(abspath $(OUT))/go-cache \
+		$(GO) build -o $(abspath $@) main.go
