@@ -234,6 +234,54 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct tas
 	return r->ip != 0;
 }
 
+/*
+ * All general user registers into G, in DWARF's numbering: assembly's CFI may define the
+ * frame through any of them (OpenSSL's AES-GCM keeps it in rbx or r11), and the unwinder
+ * restores the callee-saved ones frame by frame.
+ */
+static __always_inline void user_gprs(struct bpf_perf_event_data *ctx, struct task_struct *task,
+				      __u64 *g)
+{
+	struct pt_regs *regs;
+
+	if ((*(volatile __u64 *)&ctx->regs.cs & 3) == 3) {
+		g[0] = ctx->regs.ax;
+		g[1] = ctx->regs.dx;
+		g[2] = ctx->regs.cx;
+		g[3] = ctx->regs.bx;
+		g[4] = ctx->regs.si;
+		g[5] = ctx->regs.di;
+		g[6] = ctx->regs.bp;
+		g[7] = ctx->regs.sp;
+		g[8] = ctx->regs.r8;
+		g[9] = ctx->regs.r9;
+		g[10] = ctx->regs.r10;
+		g[11] = ctx->regs.r11;
+		g[12] = ctx->regs.r12;
+		g[13] = ctx->regs.r13;
+		g[14] = ctx->regs.r14;
+		g[15] = ctx->regs.r15;
+		return;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	g[0] = BPF_CORE_READ(regs, ax);
+	g[1] = BPF_CORE_READ(regs, dx);
+	g[2] = BPF_CORE_READ(regs, cx);
+	g[3] = BPF_CORE_READ(regs, bx);
+	g[4] = BPF_CORE_READ(regs, si);
+	g[5] = BPF_CORE_READ(regs, di);
+	g[6] = BPF_CORE_READ(regs, bp);
+	g[7] = BPF_CORE_READ(regs, sp);
+	g[8] = BPF_CORE_READ(regs, r8);
+	g[9] = BPF_CORE_READ(regs, r9);
+	g[10] = BPF_CORE_READ(regs, r10);
+	g[11] = BPF_CORE_READ(regs, r11);
+	g[12] = BPF_CORE_READ(regs, r12);
+	g[13] = BPF_CORE_READ(regs, r13);
+	g[14] = BPF_CORE_READ(regs, r14);
+	g[15] = BPF_CORE_READ(regs, r15);
+}
+
 /* FNV-1a style mixing over the frames, and a second, independent mix for the check word. */
 static __always_inline void hash_frames(struct ustack *st, __u64 *hash, __u32 *check)
 {
@@ -381,7 +429,8 @@ static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp
  * the copy goes on. The record is built in `event_buf` and goes to the ring with only the
  * stack_len bytes of stack it holds.
  */
-static __always_inline void send_event(const struct uregs *r, const struct ustack *st,
+static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct task_struct *task,
+				       const struct uregs *r, const struct ustack *st,
 				       const struct proc_ranges *pr, __u32 tgid, __u32 tid,
 				       __s32 kstack_id, __u64 stack_top)
 {
@@ -405,6 +454,7 @@ static __always_inline void send_event(const struct uregs *r, const struct ustac
 	e->ip = r->ip;
 	e->sp = r->sp;
 	e->bp = r->bp;
+	user_gprs(ctx, task, e->regs);
 	e->nr_frames = st->nr;
 	e->holes = 0;
 	/* Only a main thread's sp lies this close under its stack top. */
@@ -622,7 +672,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 			}
 			if (unwind_mode == UNWIND_DWARF ||
 			    (unwind_mode == UNWIND_AUTO && !complete)) {
-				send_event(&regs, st, pr, tgid, tid, key.kstack_id,
+				send_event(ctx, task, &regs, st, pr, tgid, tid, key.kstack_id,
 					   BPF_CORE_READ(task, mm, start_stack));
 				return 0;
 			}

@@ -6,6 +6,7 @@
 #define PROFILE_MAX_DEPTH	127	/* user frames kept per stack */
 #define PROFILE_COMM_LEN	16
 #define PROFILE_PAGE_SIZE	4096
+#define PROFILE_NR_REGS		16	/* general registers sent with a DWARF sample */
 #define PROFILE_MAX_STACK_COPY	24576	/* bytes of user stack an event can carry */
 #define PROFILE_STACK_COPY	16384	/* ... by default (--stack-copy) */
 #define PROFILE_MAX_BOTTOMS	4	/* stack-bottom function ranges per process */
@@ -90,6 +91,8 @@ struct sample_event {
 	__s32 kstack_id;	/* id in `kstacks`, or negative */
 	__u32 nr_frames;	/* frames[] found by the frame-pointer walk, leaf first */
 	__u64 ip, sp, bp;	/* user registers at the sample */
+	__u64 regs[PROFILE_NR_REGS];	/* all general registers, in DWARF's x86-64 numbering
+					 * (rax rdx rcx rbx rsi rdi rbp rsp r8..r15) */
 	__u32 stack_len;	/* bytes of stack[] copied from sp */
 	__u32 holes;		/* bit i: page i of stack[] (page 0 from sp to its page's end)
 				 * was not readable here and holds zeros */

@@ -18,6 +18,8 @@
 
 /* A sample whose user stack BPF could not complete: unwind it with DWARF now, while the
  * process still runs (older frames past the copy are read from it). */
+_Static_assert(PROFILE_NR_REGS == UNWIND_NR_REGS, "sample_event.regs is unwind_sample.regs");
+
 static int on_sample_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -37,7 +39,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 		perf_buffer__consume(s->mmap_pb);
 	procmaps__ensure(s->maps, e->pid);
 	us = (struct unwind_sample){
-		.pid = e->pid, .ip = e->ip, .sp = e->sp, .bp = e->bp,
+		.pid = e->pid, .ip = e->ip, .sp = e->sp, .bp = e->bp, .regs = (const uint64_t *)e->regs,
 		.stack = e->stack, .stack_len = e->stack_len,
 		.holes = e->holes,
 	};

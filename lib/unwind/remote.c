@@ -59,7 +59,12 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, in
 	case UNW_X86_64_RIP: *val = c->s->ip; return 0;
 	case UNW_X86_64_RSP: *val = c->s->sp; return 0;
 	case UNW_X86_64_RBP: *val = c->s->bp; return 0;
-	default: return -UNW_EBADREG;	/* not sampled */
+	default:
+		if (c->s->regs && reg >= 0 && reg < UNWIND_NR_REGS) {
+			*val = c->s->regs[reg];
+			return 0;
+		}
+		return -UNW_EBADREG;	/* not sampled */
 	}
 }
 

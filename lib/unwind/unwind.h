@@ -23,9 +23,13 @@ struct procmaps;
 struct unwinder;
 
 /* The sampled user registers and stack copy of one sample. */
+#define UNWIND_NR_REGS	16
+
 struct unwind_sample {
 	pid_t pid;
 	uint64_t ip, sp, bp;
+	const uint64_t *regs;	/* UNWIND_NR_REGS general registers in DWARF's numbering (rax
+				 * rdx rcx rbx rsi rdi rbp rsp r8..r15), or NULL: only ip, sp, bp */
 	const void *stack;	/* copy of the user stack from sp */
 	size_t stack_len;
 	uint32_t holes;		/* bit i: page i of the copy (page 0 from sp to its page's end)

@@ -302,6 +302,21 @@ def go_assembly_stacks_whole_or_marked():
 
 
 @test
+def openssl_assembly_unwinds_through_any_register():
+    # OpenSSL's AES-GCM is assembly whose CFI defines the frame through rbx or r11, not rsp
+    # or rbp: the DWARF samples carry every general register, and the stacks go down to
+    # __libc_start_call_main as perf --call-graph dwarf's do (98-100%).
+    cmd = ["sh", "-c", "exec openssl speed -seconds 2 -bytes 16384 -evp aes-256-gcm "
+           "> /dev/null 2>&1"]
+    stacks, err, _ = run_profile(["-F", "499", "-d", "6", "--"] + cmd, timeout=60)
+    n = total(stacks, "openssl")
+    expect(n > 300, f"only {n} samples: {err[-300:]}")
+    whole = share(stacks, lambda f: "__libc_start_call_main" in f, "openssl")
+    expect(whole >= 0.95, f"whole stacks in {whole:.1%} of samples, expected >= 95%")
+    return f"{n} samples, {whole:.1%} whole"
+
+
+@test
 def dwarf_copies_shrink_to_what_unwinds_need():
     # The first samples carry the whole 16 KiB copy; once unwinds show the chain needs well
     # under 1 KiB, the process's samples carry about 3 KiB, and still unwind completely.
