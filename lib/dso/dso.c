@@ -171,6 +171,7 @@ static int dso__init(struct dso *d, const char *path, const char *orig_path)
 	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF || !gelf_getehdr(d->elf, &ehdr))
 		return -ENOEXEC;
 	d->type = ehdr.e_type;
+	d->entry = ehdr.e_entry;
 	err = dso__read_phdrs(d);
 	if (err)
 		return err;
@@ -294,6 +295,11 @@ const char *dso__fd_path(const struct dso *d)
 int dso__type(const struct dso *d)
 {
 	return d->type;
+}
+
+uint64_t dso__entry(const struct dso *d)
+{
+	return d->entry;
 }
 
 const struct dso_seg *dso__segs(const struct dso *d, size_t *n)

@@ -51,6 +51,9 @@ const char *dso__fd_path(const struct dso *dso);
 /* e_type of the file (ET_EXEC, ET_DYN, ...). */
 int dso__type(const struct dso *dso);
 
+/* e_entry: the link-time address of the file's entry point (0: none, as most libraries). */
+uint64_t dso__entry(const struct dso *dso);
+
 /* The file's PT_LOAD segments; *N gets their number. Owned by DSO. */
 const struct dso_seg *dso__segs(const struct dso *dso, size_t *n);
 

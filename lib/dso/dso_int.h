@@ -21,6 +21,7 @@ struct dso {
 	size_t size;
 	Elf *elf;			/* over IMAGE */
 	int type;
+	uint64_t entry;		/* e_entry: link-time address of the entry point, 0 if none */
 	struct dso_seg *segs;
 	size_t nr_segs;
 	uint64_t min_vaddr, max_vaddr;

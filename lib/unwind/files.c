@@ -217,6 +217,19 @@ static int read_live(struct uctx *c, uint64_t addr, unw_word_t *val)
 	return 0;
 }
 
+bool uctx__at_entry(struct uctx *c, uint64_t pc)
+{
+	struct loaded *l = uproc__loaded_for_ip(c, pc);
+	uint64_t entry = l ? dso__entry(l->f->dso) : 0;
+
+	return entry && pc - l->bias >= entry && pc - l->bias < entry + ENTRY_SPAN;
+}
+
+bool uctx__return_mapped(struct uctx *c, uint64_t ra)
+{
+	return ra && procmaps__find(c->u->pm, c->s->pid, ra - 1) != NULL;
+}
+
 /* Whether byte OFF of S's copy is in a page that was not readable when it was copied. */
 static bool in_hole(const struct unwind_sample *s, uint64_t off)
 {

@@ -155,9 +155,12 @@ int unwind_libunwind(struct uctx *c, uint64_t *ips, int max, enum unwind_stop *s
 		c->no_info = false;
 		ret = unw_step(&cur);
 		/* libunwind also ends where it had no unwind info and its frame-pointer guess
-		 * found rbp == 0: not an end anyone showed, so not a whole stack. */
+		 * found rbp == 0: not an end anyone showed, so not a whole stack, unless it is
+		 * in the process's entry point. */
 		if (ret == 0) {
-			*stop = c->no_info ? UNWIND_STOP_NO_INFO : UNWIND_STOP_END;
+			*stop = c->no_info &&
+				!uctx__at_entry(c, n > 1 ? ips[n - 1] - 1 : ips[0]) ?
+				UNWIND_STOP_NO_INFO : UNWIND_STOP_END;
 			break;
 		}
 		if (ret < 0) {
@@ -167,6 +170,10 @@ int unwind_libunwind(struct uctx *c, uint64_t *ips, int max, enum unwind_stop *s
 		}
 		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0) {
 			*stop = ip == 0 ? UNWIND_STOP_END : UNWIND_STOP_BAD_FRAME;
+			break;
+		}
+		if (!uctx__return_mapped(c, ip)) {
+			*stop = UNWIND_STOP_BAD_FRAME;
 			break;
 		}
 		ips[n++] = ip;

@@ -141,6 +141,10 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 			*stop = UNWIND_STOP_END;
 			return n;
 		}
+		if (!uctx__return_mapped(c, ip)) {
+			*stop = UNWIND_STOP_BAD_FRAME;
+			return n;
+		}
 		ips[n++] = ip;
 	}
 }

@@ -107,6 +107,17 @@ struct loaded *uproc__find_loaded(struct uproc *p, uint64_t addr);
  * there is none or it has no usable unwind table. */
 struct loaded *uproc__loaded_for_ip(struct uctx *c, uint64_t ip);
 
+/* Whether return address RA found by a step lies in code the process maps (RA - 1 in one of
+ * its executable mappings). A step to anywhere else cannot be justified: the stack ends
+ * there, truncated, rather than show an [unknown] caller. */
+bool uctx__return_mapped(struct uctx *c, uint64_t ra);
+
+/* Whether PC (a leaf's ip, or a return address - 1) is in the first ENTRY_SPAN bytes of its
+ * file's entry point: the outermost frame of a process (the dynamic linker's _start has no
+ * CFI to say so). */
+#define ENTRY_SPAN	64
+bool uctx__at_entry(struct uctx *c, uint64_t pc);
+
 /* The word at ADDR of the sampled thread's stack: from the copy, else (unless copy_only)
  * still in place in the live process. Returns 0 or -1; keeps stack_used. */
 int read_stack(struct uctx *c, uint64_t addr, uint64_t *val);
