@@ -203,6 +203,7 @@ void dso__free(struct dso *d)
 	if (!d)
 		return;
 	symtab__free(&d->syms);
+	plt__free(&d->plt);
 	if (d->elf)
 		elf_end(d->elf);
 	if (d->image)
@@ -229,9 +230,8 @@ static void dso__read_syms(struct dso *d)
 	if (d->syms_read)
 		return;
 	d->syms_read = true;
+	plt__init(&d->plt, d->elf);
 	err = symtab__add_elf(&d->syms, d->elf);
-	if (!err)
-		err = symtab__add_plt(&d->syms, d->elf);
 	if (!err && !elf__has_symtab(d->elf)) {
 		dbg = dso__open_debug(d);
 		if (dbg) {
@@ -370,8 +370,16 @@ const char *dso__build_id(const struct dso *d)
 const char *dso__lookup(struct dso *d, uint64_t vaddr, uint64_t *offset)
 {
 	const struct symtab_sym *s;
+	uint64_t start, end;
+	const char *name;
 
 	dso__read_syms(d);
+	if (plt__contains(&d->plt, vaddr)) {
+		name = plt__lookup(&d->plt, vaddr, &start, &end);
+		if (name && offset)
+			*offset = vaddr - start;
+		return name;
+	}
 	s = symtab__lookup(&d->syms, d->segs, d->nr_segs, vaddr);
 	if (!s)
 		return NULL;
@@ -385,6 +393,8 @@ const char *dso__lookup_range(struct dso *d, uint64_t vaddr, uint64_t *start, ui
 	const struct symtab_sym *s;
 
 	dso__read_syms(d);
+	if (plt__contains(&d->plt, vaddr))
+		return plt__lookup(&d->plt, vaddr, start, end);
 	s = symtab__lookup(&d->syms, d->segs, d->nr_segs, vaddr);
 	if (!s)
 		return NULL;

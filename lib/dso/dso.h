@@ -105,8 +105,10 @@ const char *dso__build_id(const struct dso *dso);
  * lookup (STT_FUNC and STT_GNU_IFUNC with a non-zero value, from .symtab and .dynsym, merged,
  * sorted, one per address preferring global over weak over local names, then the larger
  * size; version suffixes such as "@@GLIBC_2.14" dropped, names over 4095 bytes truncated).
- * Returns the name (owned by DSO) and sets *OFFSET to VADDR - start when OFFSET is not NULL;
- * NULL when no symbol covers VADDR.
+ * An address in a PLT section (.plt, .plt.sec, .plt.got) is named after the function its stub
+ * jumps to, "NAME@plt", made at the first lookup there; PLT0 and stubs that do not decode
+ * get no name. Returns the name (owned by DSO) and sets *OFFSET to VADDR - start when OFFSET
+ * is not NULL; NULL when no symbol covers VADDR.
  */
 const char *dso__lookup(struct dso *dso, uint64_t vaddr, uint64_t *offset);
 
@@ -116,7 +118,8 @@ const char *dso__lookup_range(struct dso *dso, uint64_t vaddr, uint64_t *start, 
 
 /*
  * Start address of the function symbol named NAME (exactly, after version suffixes are
- * dropped), or 0 when there is none. A linear scan, meant for tests and diagnostics.
+ * dropped), or 0 when there is none (PLT stubs are not found by name). A linear scan, meant
+ * for tests and diagnostics.
  */
 uint64_t dso__find(struct dso *dso, const char *name);
 

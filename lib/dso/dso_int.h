@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "dso/dso.h"
+#include "dso/plt.h"
 #include "dso/symtab.h"
 
 #define BUILD_ID_MAX		64		/* bytes; GNU ld writes 20 */
@@ -32,6 +33,7 @@ struct dso {
 	char *build_id;			/* ID in hex */
 	bool syms_read;
 	struct symtab syms;
+	struct plt plt;			/* stub names, made at lookup */
 	char *debug_path;		/* the debug file the symbols came from */
 	bool fdes_read;
 	uint64_t *fde_starts;		/* function starts from .eh_frame_hdr, sorted */

@@ -1,73 +1,20 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
- * plt: symbols for PLT stubs ("memcpy@plt"). Each entry of .plt (after its first), .plt.sec
- * and .plt.got jumps through a GOT slot, `jmp *disp32(%rip)` (after an endbr64 and a bnd
- * prefix when present); the relocation of that slot in .rela.plt or .rela.dyn names the
- * function. x86-64 only; anything that does not decode is left unnamed.
+ * plt: names for PLT stubs ("memcpy@plt"), found when an address falls in one. Each entry of
+ * .plt (after its first), .plt.sec and .plt.got jumps through a GOT slot, `jmp *disp32(%rip)`
+ * (after an endbr64 and a bnd prefix when present); the relocation of that slot in .rela.plt
+ * or .rela.dyn names the function. Only the section headers are read up front: naming every
+ * stub at once read a relocation's symbol and name for each (node: 5.5 MB of .dynsym and
+ * .dynstr pages), while samples land in a handful of stubs. x86-64 only; anything that does
+ * not decode is left unnamed.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "dso/plt.h"
 #include "dso/symtab.h"
 
-#define MAX_RELOCS	(1u << 20)
 #define PLT_NAME_MAX	1024
-
-struct slot_name {
-	uint64_t got;		/* r_offset: the GOT slot */
-	const char *name;	/* in .dynstr */
-};
-
-struct plt_scan {
-	struct slot_name *slots;
-	size_t nr, cap;
-};
-
-static int slot_cmp(const void *a, const void *b)
-{
-	const struct slot_name *x = a, *y = b;
-
-	return x->got < y->got ? -1 : x->got > y->got;
-}
-
-/* Collect the JUMP_SLOT and GLOB_DAT relocations of RELA section SCN with their names. */
-static int scan__relocs(struct plt_scan *ps, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr)
-{
-	Elf_Data *data = elf_scn__data(scn, shdr), *syms;
-	Elf_Scn *symscn = elf_getscn(elf, shdr->sh_link);
-	GElf_Shdr symshdr;
-	size_t n;
-
-	if (!data || !symscn || !gelf_getshdr(symscn, &symshdr) ||
-	    !(syms = elf_scn__data(symscn, &symshdr)) || !shdr->sh_entsize)
-		return 0;
-	n = data->d_size / shdr->sh_entsize;
-	for (size_t i = 0; i < n && ps->nr < MAX_RELOCS; i++) {
-		GElf_Rela r;
-		GElf_Sym sym;
-		const char *name;
-		unsigned long type;
-
-		if (!gelf_getrela(data, (int)i, &r))
-			break;
-		type = GELF_R_TYPE(r.r_info);
-		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
-		    !GELF_R_SYM(r.r_info) || !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym) ||
-		    !(name = elf_strptr(elf, symshdr.sh_link, sym.st_name)) || !name[0])
-			continue;
-		if (ps->nr == ps->cap) {
-			size_t cap = ps->cap ? 2 * ps->cap : 256;
-			struct slot_name *s = realloc(ps->slots, cap * sizeof(*s));
-
-			if (!s)
-				return -ENOMEM;
-			ps->slots = s;
-			ps->cap = cap;
-		}
-		ps->slots[ps->nr++] = (struct slot_name){ r.r_offset, name };
-	}
-	return 0;
-}
 
 /* The GOT slot the stub at ADDR (bytes P, LEN of them) jumps through, or 0. */
 static uint64_t stub_slot(const unsigned char *p, size_t len, uint64_t addr)
@@ -85,86 +32,19 @@ static uint64_t stub_slot(const unsigned char *p, size_t len, uint64_t addr)
 	return addr + i + 6 + (int64_t)disp;
 }
 
-static const char *scan__name(const struct plt_scan *ps, uint64_t got)
+void plt__init(struct plt *p, Elf *elf)
 {
-	struct slot_name key = { got, NULL };
-	const struct slot_name *s = bsearch(&key, ps->slots, ps->nr, sizeof(key), slot_cmp);
-
-	return s ? s->name : NULL;
-}
-
-/* Append "NAME@plt" to ST's arena of made names; returns its offset, or -1 on ENOMEM. */
-static long made__add(struct symtab *st, const char *name, unsigned int *len)
-{
-	size_t n = strnlen(name, PLT_NAME_MAX), need = n + sizeof("@plt");
-	long off = (long)st->made_len;
-
-	if (st->made_len + need > st->made_cap) {
-		size_t cap = st->made_cap ? 2 * st->made_cap : 4096;
-		char *m;
-
-		while (cap < st->made_len + need)
-			cap *= 2;
-		m = realloc(st->made, cap);
-		if (!m)
-			return -1;
-		st->made = m;
-		st->made_cap = cap;
-	}
-	memcpy(st->made + st->made_len, name, n);
-	memcpy(st->made + st->made_len + n, "@plt", sizeof("@plt"));
-	st->made_len += need;
-	*len = (unsigned int)(n + 4);
-	return off;
-}
-
-/* Name the stubs of the PLT section SCN, ENTSIZE bytes each from FIRST on. */
-static int scan__stubs(const struct plt_scan *ps, struct symtab *st, Elf_Scn *scn,
-		       const GElf_Shdr *shdr, size_t first, size_t entsize)
-{
-	Elf_Data *data = elf_scn__data(scn, shdr);
-	const unsigned char *p;
-
-	if (!data || !data->d_buf || data->d_size > shdr->sh_size + 64)
-		return 0;
-	p = data->d_buf;
-	for (size_t k = first; k + entsize <= data->d_size; k += entsize) {
-		const char *name = scan__name(ps, stub_slot(p + k, entsize, shdr->sh_addr + k));
-		struct symtab_sym s = { .start = shdr->sh_addr + k, .size = entsize, .rank = 1,
-					.limit = UINT64_MAX };
-		long off;
-
-		if (!name)
-			continue;
-		off = made__add(st, name, &s.len);
-		if (off < 0)
-			return -ENOMEM;
-		s.name = (const char *)(uintptr_t)off;	/* an offset until the arena stops moving */
-		if (symtab__push(st, &s))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-int symtab__add_plt(struct symtab *st, Elf *elf)
-{
-	struct plt_scan ps = { 0 };
-	size_t shstrndx, first = st->nr;
+	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr ehdr;
 	GElf_Shdr shdr;
-	int err = 0;
 
+	*p = (struct plt){ .elf = elf };
 	if (!gelf_getehdr(elf, &ehdr) || ehdr.e_machine != EM_X86_64 ||
 	    elf_getshdrstrndx(elf, &shstrndx))
-		return 0;
-	while (!err && (scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_RELA)
-			err = scan__relocs(&ps, elf, scn, &shdr);
-	if (err || !ps.nr)
-		goto out;
-	qsort(ps.slots, ps.nr, sizeof(*ps.slots), slot_cmp);
-	while (!err && (scn = elf_nextscn(elf, scn))) {
+		return;
+	while ((scn = elf_nextscn(elf, scn)) && p->nr < PLT_MAX_SECS) {
+		struct plt_sec *s = &p->secs[p->nr];
 		const char *name;
 
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS ||
@@ -172,18 +52,141 @@ int symtab__add_plt(struct symtab *st, Elf *elf)
 		    !(name = elf_strptr(elf, shstrndx, shdr.sh_name)))
 			continue;
 		if (!strcmp(name, ".plt"))
-			err = scan__stubs(&ps, st, scn, &shdr, 16, 16);	/* after PLT0 */
+			*s = (struct plt_sec){ .first = 16, .entsize = 16 };	/* after PLT0 */
 		else if (!strcmp(name, ".plt.sec"))
-			err = scan__stubs(&ps, st, scn, &shdr, 0, 16);
+			*s = (struct plt_sec){ .first = 0, .entsize = 16 };
 		else if (!strcmp(name, ".plt.got"))
-			err = scan__stubs(&ps, st, scn, &shdr, 0, 8);
+			*s = (struct plt_sec){ .first = 0, .entsize = 8 };
+		else
+			continue;
+		s->scn = scn;
+		s->addr = shdr.sh_addr;
+		s->size = shdr.sh_size;
+		if (s->size > s->first && s->size - s->first < PLT_MAX_STUBS * (uint64_t)s->entsize)
+			p->nr++;
 	}
-	/* The arena has its final place: offsets become names (or, on failure, go). */
-	if (err)
-		st->nr = first;
-	for (size_t i = first; i < st->nr; i++)
-		st->syms[i].name = st->made + (uintptr_t)st->syms[i].name;
-out:
-	free(ps.slots);
-	return err;
+}
+
+void plt__free(struct plt *p)
+{
+	for (int i = 0; i < p->nr; i++) {
+		if (p->secs[i].names)
+			for (size_t k = 0; k < p->secs[i].nr_stubs; k++)
+				free(p->secs[i].names[k]);
+		free(p->secs[i].names);
+		free(p->secs[i].tried);
+	}
+	*p = (struct plt){ 0 };
+}
+
+/* The name of the JUMP_SLOT or GLOB_DAT relocation of GOT slot GOT in ELF's RELA sections,
+ * or NULL. */
+static const char *slot_name(Elf *elf, uint64_t got)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr, symshdr;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Scn *symscn;
+		Elf_Data *data, *syms;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA || !shdr.sh_entsize ||
+		    !(data = elf_scn__data(scn, &shdr)) ||
+		    !(symscn = elf_getscn(elf, shdr.sh_link)) || !gelf_getshdr(symscn, &symshdr) ||
+		    !(syms = elf_scn__data(symscn, &symshdr)))
+			continue;
+		n = data->d_size / shdr.sh_entsize;
+		for (size_t i = 0; i < n && i < PLT_MAX_RELOCS; i++) {
+			unsigned long type;
+			const char *name;
+			GElf_Rela r;
+			GElf_Sym sym;
+
+			if (!gelf_getrela(data, (int)i, &r))
+				break;
+			type = GELF_R_TYPE(r.r_info);
+			if (r.r_offset != got ||
+			    (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			    !GELF_R_SYM(r.r_info) ||
+			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym))
+				continue;
+			name = elf_strptr(elf, symshdr.sh_link, sym.st_name);
+			if (name && name[0])
+				return name;
+		}
+	}
+	return NULL;
+}
+
+/* "NAME@plt" for stub K of section S, made at the first use (NULL: none). */
+static const char *stub_name(struct plt *p, struct plt_sec *s, size_t k)
+{
+	uint64_t at = s->addr + s->first + k * s->entsize;
+	const char *name;
+	Elf_Data *data;
+	GElf_Shdr shdr;
+	char *made;
+	size_t len;
+
+	if (!s->names) {
+		s->nr_stubs = (s->size - s->first) / s->entsize;
+		s->names = calloc(s->nr_stubs, sizeof(*s->names));
+		s->tried = calloc(s->nr_stubs, sizeof(*s->tried));
+		if (!s->names || !s->tried) {
+			free(s->names);
+			free(s->tried);
+			s->names = NULL;
+			s->tried = NULL;
+			return NULL;
+		}
+	}
+	if (k >= s->nr_stubs)
+		return NULL;
+	if (s->tried[k])
+		return s->names[k];
+	s->tried[k] = true;
+	if (!gelf_getshdr(s->scn, &shdr) || !(data = elf_scn__data(s->scn, &shdr)) ||
+	    !data->d_buf || s->first + (k + 1) * s->entsize > data->d_size)
+		return NULL;
+	name = slot_name(p->elf, stub_slot((const unsigned char *)data->d_buf + s->first +
+					   k * s->entsize, s->entsize, at));
+	if (!name)
+		return NULL;
+	len = strnlen(name, PLT_NAME_MAX);
+	made = malloc(len + sizeof("@plt"));
+	if (!made)
+		return NULL;
+	memcpy(made, name, len);
+	memcpy(made + len, "@plt", sizeof("@plt"));
+	s->names[k] = made;
+	return made;
+}
+
+const char *plt__lookup(struct plt *p, uint64_t vaddr, uint64_t *start, uint64_t *end)
+{
+	for (int i = 0; i < p->nr; i++) {
+		struct plt_sec *s = &p->secs[i];
+		const char *name;
+		size_t k;
+
+		if (vaddr < s->addr + s->first || vaddr >= s->addr + s->size)
+			continue;
+		k = (vaddr - s->addr - s->first) / s->entsize;
+		name = stub_name(p, s, k);
+		if (name) {
+			*start = s->addr + s->first + k * s->entsize;
+			*end = *start + s->entsize;
+		}
+		return name;
+	}
+	return NULL;
+}
+
+bool plt__contains(const struct plt *p, uint64_t vaddr)
+{
+	for (int i = 0; i < p->nr; i++)
+		if (vaddr >= p->secs[i].addr && vaddr < p->secs[i].addr + p->secs[i].size)
+			return true;
+	return false;
 }

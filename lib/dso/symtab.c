@@ -210,9 +210,6 @@ int symtab__finalize(struct symtab *e)
 		e->syms = syms;
 		e->cap = n;
 	}
-	free(e->made);
-	e->made = NULL;
-	e->made_len = e->made_cap = 0;
 	return 0;
 }
 
@@ -223,7 +220,6 @@ void symtab__free(struct symtab *st)
 {
 	free(st->syms);
 	free(st->names);
-	free(st->made);
 	*st = (struct symtab){ 0 };
 }
 

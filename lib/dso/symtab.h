@@ -26,8 +26,6 @@ struct symtab {
 	struct symtab_sym *syms;
 	size_t nr, cap;
 	char *names;		/* every name, NUL-terminated, after symtab__finalize */
-	char *made;		/* names made here (PLT entries) until symtab__finalize */
-	size_t made_len, made_cap;
 };
 
 /* The data of section SCN (header SHDR), decompressed first when SHF_COMPRESSED; NULL for
@@ -44,14 +42,6 @@ bool elf__has_symtab(Elf *elf);
  * of ELF to ST. Names point into ELF's data until symtab__finalize, which must run before ELF
  * is closed. Returns 0, -ENOEXEC for malformed tables, or -ENOMEM. */
 int symtab__add_elf(struct symtab *st, Elf *elf);
-
-/*
- * Add a symbol "NAME@plt" for every PLT entry of ELF (.plt, .plt.sec, .plt.got) whose jump
- * goes through a GOT slot that a .rela.plt or .rela.dyn relocation names, as objdump and perf
- * name them: without them a stub takes the nearest symbol before it. Returns 0 or -ENOMEM;
- * a file without such sections or with malformed ones simply gets none.
- */
-int symtab__add_plt(struct symtab *st, Elf *elf);
 
 /* Sort, keep one symbol per address (the preferred one), and copy the names into ST's own
  * arena. Returns 0 or -ENOMEM. */
