@@ -78,6 +78,17 @@ def expect(cond, msg):
 CHAIN = ["main", "chain_a", "chain_b", "chain_c", "chain_hot_loop"]
 
 
+def expect_whole_or_marked(stacks, comm, chain, leaf, root=lambda f: True):
+    """COMM's samples: CHAIN whole (and ROOT true) in >= 95%, and <= 1% of those in LEAF
+    neither whole nor marked [truncated]. Returns the whole share."""
+    whole = share(stacks, lambda f: has_chain(f, chain) and leaf in f and root(f), comm)
+    wrong = share(stacks, lambda f: leaf in f and not has_chain(f, chain) and
+                  "[truncated]" not in f, comm)
+    expect(whole >= 0.95, f"whole chain in {whole:.1%} of samples, expected >= 95%")
+    expect(wrong <= 0.01, f"{wrong:.1%} of samples in {leaf} neither whole nor marked")
+    return whole
+
+
 def children_cpu():
     """CPU seconds of this process's waited-for descendants so far."""
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -252,11 +263,7 @@ def lld_linked_chain_dwarf():
     stacks, _, _ = run_profile(["-F", "99", "--", workload("chain_lld"), "2"])
     n = total(stacks, "chain_lld")
     expect(n > 100, f"only {n} samples")
-    s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_lld")
-    wrong = share(stacks, lambda f: "chain_hot_loop" in f and not has_chain(f, CHAIN)
-                  and "[truncated]" not in f, "chain_lld")
-    expect(s >= 0.95, f"complete chain in {s:.1%} of samples, expected >= 95%")
-    expect(wrong <= 0.01, f"{wrong:.1%} of samples in the loop neither whole nor marked")
+    s = expect_whole_or_marked(stacks, "chain_lld", CHAIN, "chain_hot_loop")
     return f"{n} samples, {s:.1%} complete"
 
 
@@ -271,12 +278,8 @@ def rust_chain_whole():
     chain = ["chain::main", "chain::level_a", "chain::level_b", "chain::level_c"]
     n = total(stacks, "chain_rs")
     expect(n > 500, f"only {n} samples")
-    whole = share(stacks, lambda f: has_chain(f, chain) and "chain::hot" in f and
-                  "__libc_start_call_main" in f, "chain_rs")
-    wrong = share(stacks, lambda f: "chain::hot" in f and not has_chain(f, chain) and
-                  "[truncated]" not in f, "chain_rs")
-    expect(whole >= 0.95, f"whole chain in {whole:.1%} of samples, expected >= 95%")
-    expect(wrong <= 0.01, f"{wrong:.1%} of samples in hot neither whole nor marked")
+    whole = expect_whole_or_marked(stacks, "chain_rs", chain, "chain::hot",
+                                   lambda f: "__libc_start_call_main" in f)
     return f"{n} samples, {whole:.1%} whole"
 
 
