@@ -303,17 +303,40 @@ static __always_inline void hash_frames(struct ustack *st, __u64 *hash, __u32 *c
 }
 
 /*
- * Walk the frame-pointer chain from R into ST (leaf first). Returns 1 when the walk ended at a
- * saved frame pointer of 0 read from the stack, 0 when it broke off (no frame pointer,
- * unreadable frame, frame address not above the last, or the depth limit). *LAST_RET gets the
- * last return address found.
+ * The kind of code at ADDR in PR. A global function: the verifier checks it once, not at
+ * each of the walk's steps (which it cannot otherwise follow within its limit).
  */
-static __always_inline int walk_user(const struct uregs *r, struct ustack *st, __u64 *last_ret,
-				     struct stack_window **winp)
+__noinline __u8 span_kind(const struct proc_ranges *pr, __u64 addr)
+{
+	if (!pr)
+		return SPAN_NONE;
+	return proc_span_kind(pr, addr);
+}
+
+/* How a frame-pointer walk ended. */
+enum walk_end {
+	WALK_BROKEN = 0,	/* no frame pointer, an unreadable or misplaced frame, the depth
+				 * limit, or code the process does not map */
+	WALK_WHOLE,		/* at a stack bottom, or at a saved rbp of 0 in code that keeps
+				 * records */
+	WALK_NOREC,		/* at a function that keeps no frame record where it was: the
+				 * frames past it would be wrong */
+};
+
+/*
+ * Walk the frame-pointer chain from R into ST (leaf first), checking each step against PR,
+ * the kinds of the process's code (see enum profile_span): the leaf must not be in code
+ * without a frame record (a frameless leaf with its return address at sp is fixed up by
+ * userspace), each return address must be in a function that keeps one. PR NULL: nothing is
+ * known of the process, the walk is not checked and ends well at a saved rbp of 0.
+ */
+static __always_inline int walk_user(const struct uregs *r, const struct proc_ranges *pr,
+				     struct ustack *st, struct stack_window **winp)
 {
 	__u64 fp = r->bp, frame[2], off;
 	struct stack_window *win;
 	__u32 zero = 0, idx;
+	__u8 kind;
 	int i;
 
 	st->ips[0] = r->ip;
@@ -325,34 +348,52 @@ static __always_inline int walk_user(const struct uregs *r, struct ustack *st, _
 	if (win && bpf_probe_read_user(win->w, sizeof(win->w), (void *)r->sp))
 		win = NULL;
 	*winp = win;
+	if (pr) {
+		kind = span_kind(pr, r->ip);
+		if (kind == SPAN_BOTTOM)
+			return WALK_WHOLE;
+		if (kind == SPAN_NOREC)
+			return WALK_NOREC;
+		if (kind == SPAN_NONE)
+			return WALK_BROKEN;
+	}
 	/* rbp == 0 in a register says nothing: code without frame pointers leaves it so. */
 	if (fp == 0 || fp < r->sp)
-		return 0;
+		return WALK_BROKEN;
 	for (i = 1; i < PROFILE_MAX_DEPTH; i++) {
 		if (fp & 7)
-			return 0;
+			return WALK_BROKEN;
 		off = fp - r->sp;
 		if (win && fp >= r->sp && off <= (WINDOW_WORDS - 2) * 8) {
 			idx = off / 8;
 			if (idx > WINDOW_WORDS - 2)
-				return 0;
+				return WALK_BROKEN;
 			frame[0] = win->w[idx];
 			frame[1] = win->w[idx + 1];
 		} else if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp)) {
-			return 0;
+			return WALK_BROKEN;
 		}
 		if (frame[1] == 0)
-			return frame[0] == 0;
+			return frame[0] == 0 ? WALK_WHOLE : WALK_BROKEN;
 		st->ips[i] = frame[1];
 		st->nr = i + 1;
-		*last_ret = frame[1];
+		if (pr) {
+			/* The call is one byte before the return address. */
+			kind = span_kind(pr, frame[1] - 1);
+			if (kind == SPAN_BOTTOM)
+				return WALK_WHOLE;
+			if (kind == SPAN_THIN || kind == SPAN_NOREC)
+				return WALK_NOREC;
+			if (kind != SPAN_TRUSTED)
+				return WALK_BROKEN;
+		}
 		if (frame[0] == 0)
-			return 1;
+			return WALK_WHOLE;
 		if (frame[0] <= fp)
-			return 0;
+			return WALK_BROKEN;
 		fp = frame[0];
 	}
-	return 0;
+	return WALK_BROKEN;
 }
 
 /* Store the user stack in ST, whose hash is HASH, into `ustacks`; returns HASH, or 0 when it
@@ -377,26 +418,6 @@ static __always_inline __u64 store_ustack(struct ustack *st, __u64 hash)
 	return hash;
 }
 
-/* Whether RET, the last return address a walk found, lies in a stack-bottom function. */
-static __always_inline bool at_bottom(const struct proc_ranges *pr, __u64 ret)
-{
-	for (int i = 0; i < PROFILE_MAX_BOTTOMS; i++)
-		if (ret > pr->bottom_start[i] && ret <= pr->bottom_end[i])
-			return true;
-	return false;
-}
-
-static __always_inline bool in_exec(const struct proc_ranges *pr, __u64 addr)
-{
-	for (int i = 0; i < PROFILE_MAX_EXEC; i++) {
-		if (i >= pr->nr_exec)
-			break;
-		if (addr >= pr->exec_start[i] && addr < pr->exec_end[i])
-			return true;
-	}
-	return false;
-}
-
 /* The words at sp that may be a frameless leaf's return address (see struct ustack), from
  * the window the walk read at sp when it has one. */
 static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp,
@@ -413,9 +434,9 @@ static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp
 	} else if (bpf_probe_read_user(w, sizeof(w), (void *)sp)) {
 		return;
 	}
-	if (in_exec(pr, w[0]))
+	if (span_kind(pr, w[0]) != SPAN_NONE)
 		st->sp_words[0] = w[0];
-	if (in_exec(pr, w[1]))
+	if (span_kind(pr, w[1]) != SPAN_NONE)
 		st->sp_words[1] = w[1];
 }
 
@@ -625,10 +646,10 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct count_slot *slot;
 	struct uregs regs;
 	struct ustack *st = NULL;
-	__u64 last_ret = 0, hash = 0;
+	__u64 hash = 0;
 	const struct proc_ranges *pr;
 	struct stack_window *win;
-	int complete;
+	int complete, end;
 
 	if (tid == 0 && !include_idle)
 		return 0;
@@ -658,17 +679,16 @@ int do_sample(struct bpf_perf_event_data *ctx)
 			stat_inc(STAT_NO_USER);
 			st = NULL;
 		} else {
-			complete = walk_user(&regs, st, &last_ret, &win);
-			/* Where the process's stack bottoms are known, only they end a walk: a
-			 * saved 0 may be data in code without frame pointers. */
-			if (complete && (!pr || !pr->bottom_end[0])) {
-				stat_inc(STAT_FP_COMPLETE);
-			} else if (pr && st->nr > 1 && at_bottom(pr, last_ret)) {
-				complete = 1;
-				stat_inc(STAT_FP_BOTTOM);
-			} else {
+			end = walk_user(&regs, pr, st, &win);
+			complete = end == WALK_WHOLE;
+			/* Nothing known of the process yet: DWARF says, and the first of its
+			 * samples to reach userspace has the process described. */
+			if (!pr && unwind_mode == UNWIND_AUTO) {
 				complete = 0;
-				stat_inc(STAT_FP_TRUNCATED);
+				stat_inc(STAT_NO_PROC);
+			} else {
+				stat_inc(end == WALK_WHOLE ? STAT_FP_COMPLETE :
+					 end == WALK_NOREC ? STAT_FP_NOREC : STAT_FP_TRUNCATED);
 			}
 			if (unwind_mode == UNWIND_DWARF ||
 			    (unwind_mode == UNWIND_AUTO && !complete)) {
@@ -698,11 +718,11 @@ int do_sample(struct bpf_perf_event_data *ctx)
 }
 
 /*
- * exec changes the process name: keep the newest one for profiled processes. The copy size
- * learnt for the old program (or inherited from the parent) says nothing of the new one,
- * whose dynamic linker starts with deep frames: copy the whole stack until userspace learns
- * again. (Userspace resets the rest of the process's state when the exec's COMM record
- * reaches it, often after a short-lived program is gone.)
+ * exec changes the process name: keep the newest one for profiled processes. The kinds of
+ * code were the old program's: none are known until userspace reads the new mappings (every
+ * stack goes to DWARF meanwhile). The copy size learnt for the old program (or inherited from
+ * the parent) says nothing of the new one, whose dynamic linker starts with deep frames: copy
+ * the whole stack until userspace learns again.
  */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
@@ -715,7 +735,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (bpf_map_lookup_elem(&comms, &tgid))
 		remember_comm(tgid, p);
 	pr = bpf_map_lookup_elem(&procs, &tgid);
-	if (pr && pr->copy_hint) {
+	if (pr) {
+		pr->nr_spans = 0;
 		pr->copy_hint = 0;
 		__sync_fetch_and_add(&procs_gen, 1);
 	}

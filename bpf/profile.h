@@ -9,8 +9,8 @@
 #define PROFILE_NR_REGS		16	/* general registers sent with a DWARF sample */
 #define PROFILE_MAX_STACK_COPY	24576	/* bytes of user stack an event can carry */
 #define PROFILE_STACK_COPY	16384	/* ... by default (--stack-copy) */
-#define PROFILE_MAX_BOTTOMS	4	/* stack-bottom function ranges per process */
-#define PROFILE_MAX_EXEC	16	/* executable address ranges per process */
+#define PROFILE_MAX_SPANS	64	/* spans of code kinds per process (a power of two) */
+#define PROFILE_SPAN_STEPS	7	/* binary search steps over them: log2(MAX_SPANS) + 1 */
 
 /* --unwind */
 enum profile_unwind_mode {
@@ -27,12 +27,14 @@ enum profile_stat {
 	STAT_USTACK_COLLIDE,	/* user stack hash collision (different frames, same hash) */
 	STAT_USTACK_FULL,	/* user stack map full */
 	STAT_COUNTS_FULL,	/* counts map full: sample dropped */
-	STAT_FP_COMPLETE,	/* frame-pointer walk ended cleanly (rbp == 0) */
+	STAT_FP_COMPLETE,	/* frame-pointer walk whole: a stack bottom, or a saved rbp of 0 */
 	STAT_FP_TRUNCATED,	/* walk stopped early: bad read, bad frame address, depth limit */
 	STAT_NO_USER,		/* kernel thread or no user registers */
 	STAT_EVENTS,		/* samples sent to userspace for DWARF unwinding */
 	STAT_EVENTS_LOST,	/* of those, lost: ring buffer full */
-	STAT_FP_BOTTOM,		/* walk ended in a known stack-bottom function (counted complete) */
+	STAT_FP_NOREC,		/* walk reached a function that keeps no frame record there: sent
+				 * to DWARF (with --unwind fp: truncated) */
+	STAT_NO_PROC,		/* no spans known for the process yet: sent to DWARF */
 	STAT__MAX,
 };
 
@@ -100,21 +102,60 @@ struct sample_event {
 	__u8 stack[PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE];
 };
 
+/*
+ * The kinds of code of a process, for the frame-pointer walk's checks (from the CFI of its
+ * files, see lib/unwind/frames.h). A walk steps from a return address to the frame record at
+ * rbp: only where the function returned to keeps one there is that its record.
+ */
+enum profile_span {
+	SPAN_NONE = 0,		/* not code the process maps: a walk that gets here broke */
+	SPAN_TRUSTED,		/* frame records kept (or no CFI to say otherwise: JIT code) */
+	SPAN_THIN,		/* no record, return address at [sp] or [sp + 8]: a leaf here is
+				 * fixed up from the words at sp; a walk cannot go on from here */
+	SPAN_NOREC,		/* no record: the stack goes to DWARF */
+	SPAN_BOTTOM,		/* where threads start (CFI's outermost frames, the C library's
+				 * and Go's start functions): a walk that reaches it is whole */
+};
+
 /* Value of the `procs` map, set by userspace from a process's mappings. */
 struct proc_ranges {
-	/* Runtime ranges [start, end) of functions where the process's stacks begin
-	 * (__libc_start_call_main, start_thread): a frame-pointer walk that ends with a return
-	 * address in one of them is complete. */
-	__u64 bottom_start[PROFILE_MAX_BOTTOMS];
-	__u64 bottom_end[PROFILE_MAX_BOTTOMS];
-	/* Executable ranges (merged when there are more mappings than slots). */
-	__u32 nr_exec;
+	/* The process's code by kind: span i is [span_start[i], span_start[i + 1]), the last
+	 * one ends at span_end; gaps between mappings are SPAN_NONE spans. No spans (a process
+	 * just exec'd, or not described yet): every stack goes to DWARF. */
+	__u32 nr_spans;
 	/* Bytes of stack from sp a DWARF sample of this process carries, when less than
 	 * stack_copy: what its unwinds have needed so far, plus a margin (0: stack_copy).
 	 * Deeper stacks are read past the copy from the live process, and raise it. */
 	__u32 copy_hint;
-	__u64 exec_start[PROFILE_MAX_EXEC];
-	__u64 exec_end[PROFILE_MAX_EXEC];
+	__u64 span_end;
+	__u64 span_start[PROFILE_MAX_SPANS];
+	__u8 span_kind[PROFILE_MAX_SPANS];
 };
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* The kind of code at ADDR in PR (enum profile_span), by binary search: used by the BPF
+ * program at every frame, and by userspace. */
+static __always_inline __u8 proc_span_kind(const struct proc_ranges *pr, __u64 addr)
+{
+	__u32 lo = 0, hi = pr->nr_spans, mid;
+
+	if (hi > PROFILE_MAX_SPANS)
+		hi = PROFILE_MAX_SPANS;
+	for (int i = 0; i < PROFILE_SPAN_STEPS; i++) {
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		if (pr->span_start[mid & (PROFILE_MAX_SPANS - 1)] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= pr->span_end)
+		return SPAN_NONE;
+	return pr->span_kind[(lo - 1) & (PROFILE_MAX_SPANS - 1)];
+}
 
 #endif /* PROFILE_H */

@@ -305,8 +305,13 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks, cons
 	fprintf(stderr, "profile: %llu samples in %.1f s on %d CPUs, %zu distinct stacks, "
 		"written to %s\n", (unsigned long long)st->samples, st->seconds, st->nr_cpus,
 		nr_stacks, where);
-	fprintf(stderr, "profile: user stacks %.1f%% DWARF-unwound, %.1f%% truncated",
-		pct(st->dwarf, st->samples), pct(st->truncated, st->samples));
+	fprintf(stderr, "profile: user stacks %.1f%% DWARF-unwound", pct(st->dwarf, st->samples));
+	/* Walks that met a function keeping no frame record where it called: perf -g and bcc
+	 * show those stacks with frames missing. */
+	if (st->bpf[STAT_FP_NOREC])
+		fprintf(stderr, " (%.1f%% where frame pointers could not be trusted)",
+			pct(st->bpf[STAT_FP_NOREC], st->samples));
+	fprintf(stderr, ", %.1f%% truncated", pct(st->truncated, st->samples));
 	for (int i = 1, first = 1; i < UNWIND_STOP__MAX; i++) {
 		if (!st->unwind_stop[i])
 			continue;

@@ -19,10 +19,13 @@
 
 /*
  * The caller of a leaf that keeps no frame, which a frame-pointer walk skips: when BPF kept
- * WORDS at sp that may be its return address, the leaf's CFI says whether one is. Returns
- * the new number of the NU addresses of IPS (room for NU + 1).
+ * WORDS at sp that may be its return address, the leaf's CFI says whether one is. That
+ * caller must keep a frame record where it called, or the walk from rbp skipped its callers
+ * too: then the stack ends there, truncated (or whole, when the caller is where the thread
+ * began). Returns the new number of the NU addresses of IPS (room for NU + 1); KEY's flags
+ * say whether the stack is truncated.
  */
-static int add_leaf_caller(struct session *s, const struct count_key *key, const __u64 *words,
+static int add_leaf_caller(struct session *s, struct count_key *key, const __u64 *words,
 			   uint64_t *ips, int nu)
 {
 	struct unwind_sample us = {
@@ -30,6 +33,7 @@ static int add_leaf_caller(struct session *s, const struct count_key *key, const
 		.stack = words, .stack_len = 2 * sizeof(*words),
 	};
 	uint64_t ret;
+	int n;
 
 	if (nu < 1 || (!words[0] && !words[1]))
 		return nu;
@@ -37,25 +41,38 @@ static int add_leaf_caller(struct session *s, const struct count_key *key, const
 	 * is; rbp-based rules read outside the copy and fail, as they should. */
 	if (unwinder__leaf_return(s->unw, &us, &ret))
 		return nu;
-	return fixup__add_leaf_caller(ips, nu, ret);
+	n = fixup__add_leaf_caller(ips, nu, ret);
+	if (n == nu)
+		return n;
+	switch (session__span_kind(s, key->pid, ret - 1)) {
+	case SPAN_TRUSTED:
+		return n;
+	case SPAN_BOTTOM:
+		key->flags &= ~COUNT_F_USER_TRUNCATED;
+		return 2;
+	default:
+		key->flags |= COUNT_F_USER_TRUNCATED;
+		return 2;
+	}
 }
 
 /* The samples of KEY (COUNT of them), its user stack from `ustacks`, into the model. */
-static int drain_key(struct session *s, struct builder *b, const struct count_key *key,
+static int drain_key(struct session *s, struct builder *b, const struct count_key *bpf_key,
 		     uint64_t count)
 {
 	uint64_t ips[PROFILE_MAX_DEPTH + 1];
+	struct count_key key = *bpf_key;
 	struct ustack us;
 	int nr = 0;
 
-	if (key->ustack_hash &&
-	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.ustacks), &key->ustack_hash, &us) == 0) {
+	if (key.ustack_hash &&
+	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.ustacks), &key.ustack_hash, &us) == 0) {
 		nr = us.nr < PROFILE_MAX_DEPTH ? (int)us.nr : PROFILE_MAX_DEPTH;
 		memcpy(ips, us.ips, nr * sizeof(*ips));
-		procmaps__ensure(s->maps, key->pid);
-		nr = add_leaf_caller(s, key, us.sp_words, ips, nr);
+		procmaps__ensure(s->maps, key.pid);
+		nr = add_leaf_caller(s, &key, us.sp_words, ips, nr);
 	}
-	return builder__add(b, key, ips, nr, count);
+	return builder__add(b, &key, ips, nr, count);
 }
 
 /*

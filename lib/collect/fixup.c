@@ -4,6 +4,7 @@
 
 const char *const fixup_stack_bottoms[FIXUP_NR_STACK_BOTTOMS] = {
 	"__libc_start_call_main", "start_thread",
+	"runtime.goexit.abi0", "runtime.mstart.abi0", "runtime.rt0_go.abi0",
 };
 
 bool fixup__is_stack_bottom(const char *name)

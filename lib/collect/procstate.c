@@ -1,87 +1,140 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
  * collect/procstate: what BPF knows of each profiled process, in its `procs` entry (struct
- * proc_ranges): the executable ranges (candidate return addresses), the runtime ranges of
- * the stack-bottom functions (complete walks), and the copy hint (bytes of stack a DWARF
- * sample carries).
+ * proc_ranges): the kinds of its code, which the frame-pointer walk checks every step
+ * against (where frame records are kept, where threads start; unwind/frames.h), and the copy
+ * hint (bytes of stack a DWARF sample carries).
+ *
+ * A process is described when it becomes a target (-p, the command and its children) or,
+ * with -a, when its first sample reaches userspace: BPF sends the samples of a process it
+ * knows nothing of down the DWARF path, so that no walk goes unchecked and only processes
+ * that run pay for reading their files' CFI. Here each described process keeps its
+ * executable mappings since its last exec with their spans, and the `procs` entry is made
+ * again from them when one is added.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "base/htab.h"
+#include "base/log.h"
 #include "collect/fixup.h"
 #include "collect/session_int.h"
-#include "dso/dso.h"
-#include "dso/dsos.h"
 #include "proc/procmaps.h"
-#include "symbolize/symbolize.h"
+#include "unwind/frames.h"
 #include "profile.skel.h"
 
 #define HINT_MARGIN	2048	/* bytes of stack copied past what unwinds have needed */
 #define HINT_WINDOW	256	/* unwinds after which a copy_hint above their need comes down */
+#define MAX_BOTTOMS	8	/* stack-bottom functions per process */
 
-/* Merge the two closest neighbouring ranges of PR into one. */
-static void merge_closest(struct proc_ranges *pr)
+_Static_assert((int)FRAME_NONE == SPAN_NONE && (int)FRAME_TRUSTED == SPAN_TRUSTED &&
+	       (int)FRAME_THIN == SPAN_THIN && (int)FRAME_NOREC == SPAN_NOREC &&
+	       (int)FRAME_BOTTOM == SPAN_BOTTOM, "unwind/frames.h kinds are bpf/profile.h's");
+
+/* One executable mapping of a described process and its spans (runtime addresses). */
+struct pmap {
+	uint64_t start, end;
+	struct frame_spans spans;
+};
+
+struct pstate {
+	pid_t pid;
+	struct pmap *maps;	/* sorted by start, not overlapping */
+	size_t nr, cap;
+};
+
+struct pstates {
+	struct htab index;	/* pid -> v[] */
+	struct pstate *v;
+	size_t nr, cap;
+};
+
+static uint64_t pid_hash(pid_t pid)
 {
-	uint64_t gap = UINT64_MAX;
-	uint32_t i, best = 0;
+	return hash_u64(HASH_SEED, (uint32_t)pid);
+}
 
-	for (i = 0; i + 1 < pr->nr_exec; i++) {
-		if (pr->exec_start[i + 1] - pr->exec_end[i] < gap) {
-			gap = pr->exec_start[i + 1] - pr->exec_end[i];
-			best = i;
+static struct pstate *pstate__find(struct pstates *ps, pid_t pid)
+{
+	uint64_t h = pid_hash(pid);
+	uint32_t pos, id;
+
+	if (!ps)
+		return NULL;
+	for (id = htab__first(&ps->index, h, &pos); id != HTAB_NONE;
+	     id = htab__next(&ps->index, h, &pos))
+		if (ps->v[id].pid == pid)
+			return &ps->v[id];
+	return NULL;
+}
+
+/* Drop P's mappings from index I on, up to J (exclusive). */
+static void pstate__drop(struct pstate *p, size_t i, size_t j)
+{
+	for (size_t k = i; k < j; k++)
+		frames__free(&p->maps[k].spans);
+	memmove(&p->maps[i], &p->maps[j], (p->nr - j) * sizeof(*p->maps));
+	p->nr -= j - i;
+}
+
+void session__free_procstate(struct session *s)
+{
+	struct pstates *ps = s->procstate;
+
+	if (!ps)
+		return;
+	for (size_t i = 0; i < ps->nr; i++) {
+		pstate__drop(&ps->v[i], 0, ps->v[i].nr);
+		free(ps->v[i].maps);
+	}
+	htab__free(&ps->index);
+	free(ps->v);
+	free(ps);
+	s->procstate = NULL;
+}
+
+/* --- one mapping's spans ----------------------------------------------------------------- */
+
+/* Add mapping M to P (replacing those it overlaps, as mmap does), with its spans. Returns 0
+ * or -ENOMEM. */
+static int pstate__add(struct session *s, struct pstate *p, const struct map *m)
+{
+	struct pmap pm = { m->start, m->end, { 0 } };
+	size_t i, j;
+	int err;
+
+	/* Stacks begin in fixup_stack_bottoms: the C library's, Go's. */
+	err = unwinder__map_spans(s->unw, p->pid, m, fixup_stack_bottoms, FIXUP_NR_STACK_BOTTOMS,
+				  PROFILE_MAX_SPANS, &pm.spans);
+	if (!err && p->nr == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 16;
+		struct pmap *maps = realloc(p->maps, cap * sizeof(*maps));
+
+		if (!maps)
+			err = -ENOMEM;
+		else {
+			p->maps = maps;
+			p->cap = cap;
 		}
 	}
-	pr->exec_end[best] = pr->exec_end[best + 1];
-	for (i = best + 1; i + 1 < pr->nr_exec; i++) {
-		pr->exec_start[i] = pr->exec_start[i + 1];
-		pr->exec_end[i] = pr->exec_end[i + 1];
+	if (err) {
+		frames__free(&pm.spans);
+		return err;
 	}
-	pr->nr_exec--;
+	for (i = 0; i < p->nr && p->maps[i].end <= m->start; i++)
+		;
+	for (j = i; j < p->nr && p->maps[j].start < m->end; j++)
+		;
+	pstate__drop(p, i, j);
+	memmove(&p->maps[i + 1], &p->maps[i], (p->nr - i) * sizeof(*p->maps));
+	p->maps[i] = pm;
+	p->nr++;
+	return 0;
 }
 
-/* Add [START, END) to the executable ranges of PR, kept sorted; with every slot taken, the
- * two closest neighbours merge (the ranges only filter candidate return addresses). */
-static void add_exec_range(struct proc_ranges *pr, uint64_t start, uint64_t end)
-{
-	uint32_t i;
-
-	if (pr->nr_exec > PROFILE_MAX_EXEC)
-		pr->nr_exec = 0;
-	for (i = 0; i < pr->nr_exec; i++)
-		if (start < pr->exec_end[i] && end > pr->exec_start[i])
-			return;	/* known, or inside a merged range */
-	if (pr->nr_exec == PROFILE_MAX_EXEC)
-		merge_closest(pr);
-	for (i = pr->nr_exec; i > 0 && pr->exec_start[i - 1] > start; i--) {
-		pr->exec_start[i] = pr->exec_start[i - 1];
-		pr->exec_end[i] = pr->exec_end[i - 1];
-	}
-	pr->exec_start[i] = start;
-	pr->exec_end[i] = end;
-	pr->nr_exec++;
-}
-
-/* Runtime ranges of a C library's stack-bottom functions (fixup_stack_bottoms), from its ELF
- * file mapped at M in PID. */
-static void add_bottoms(struct session *s, pid_t pid, const struct map *m, struct proc_ranges *pr)
-{
-	struct dso *elf;
-	uint64_t start, end, rt;
-	int n = 0;
-
-	elf = dsos__get(s->dsos, pid, m, NULL);
-	if (!elf)
-		return;
-	for (size_t i = 0; i < FIXUP_NR_STACK_BOTTOMS && n < PROFILE_MAX_BOTTOMS; i++) {
-		if (dso__find_range(elf, fixup_stack_bottoms[i], &start, &end))
-			continue;
-		if (dso__vaddr_to_runtime(elf, m, start, &rt))
-			continue;
-		pr->bottom_start[n] = rt;
-		pr->bottom_end[n] = rt + (end - start);
-		n++;
-	}
-}
+/* --- the `procs` entry --------------------------------------------------------------------- */
 
 /* Write PID's `procs` entry PR (FLAGS: BPF_ANY, BPF_EXIST), then bump the generation that
  * tells the CPUs holding a copy of an older one to read it again. */
@@ -95,41 +148,154 @@ static int update_proc(struct session *s, pid_t pid, const struct proc_ranges *p
 	return 0;
 }
 
-/*
- * A mapping was added: tell BPF the process's executable ranges and, for a C library, where
- * its stacks begin, so that frame-pointer walks ending there count as complete without
- * DWARF.
- */
+/* P's mappings and their spans, gaps between them SPAN_NONE, merged down to what BPF holds,
+ * into P's `procs` entry (its copy hint kept). Returns 0 or negative errno. */
+static int pstate__write(struct session *s, const struct pstate *p)
+{
+	struct frame_spans all = { 0 };
+	struct proc_ranges pr;
+	size_t total = 1;
+	__u32 key = p->pid;
+	int err;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.procs), &key, &pr))
+		memset(&pr, 0, sizeof(pr));
+	pr.nr_spans = 0;
+	pr.span_end = 0;
+	for (size_t i = 0; i < p->nr; i++)
+		total += p->maps[i].spans.nr + 1;
+	err = frames__reserve(&all, total);
+	for (size_t i = 0; i < p->nr && !err; i++) {
+		const struct frame_spans *ms = &p->maps[i].spans;
+
+		if (all.nr && all.v[all.nr - 1].end < p->maps[i].start) {
+			uint64_t gap = all.v[all.nr - 1].end;
+
+			all.v[all.nr++] = (struct frame_span){ gap, p->maps[i].start, FRAME_NONE };
+		}
+		memcpy(&all.v[all.nr], ms->v, ms->nr * sizeof(*ms->v));
+		all.nr += ms->nr;
+	}
+	if (!err) {
+		all.nr = frames__reduce(all.v, all.nr, PROFILE_MAX_SPANS);
+		if (all.nr > PROFILE_MAX_SPANS)
+			all.nr = 0;	/* bottoms only, more than BPF holds: every stack to DWARF */
+		for (size_t i = 0; i < all.nr; i++) {
+			pr.span_start[i] = all.v[i].start;
+			pr.span_kind[i] = all.v[i].kind;
+			pr.span_end = all.v[i].end;
+		}
+		pr.nr_spans = all.nr;
+		err = update_proc(s, p->pid, &pr, BPF_ANY);
+	}
+	frames__free(&all);
+	return err;
+}
+
+/* --- the hooks ------------------------------------------------------------------------------ */
+
+int session__describe(struct session *s, pid_t pid)
+{
+	struct pstates *ps = s->procstate;
+	struct pstate *p = pstate__find(ps, pid);
+	const struct map *maps;
+	size_t n;
+	int err;
+
+	if (p)
+		return 0;
+	if (!ps) {
+		ps = s->procstate = calloc(1, sizeof(*ps));
+		if (!ps)
+			return -ENOMEM;
+	}
+	if (ps->nr == ps->cap) {
+		size_t cap = ps->cap ? 2 * ps->cap : 64;
+		struct pstate *v = realloc(ps->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ps->v = v;
+		ps->cap = cap;
+	}
+	err = htab__insert(&ps->index, pid_hash(pid), (uint32_t)ps->nr);
+	if (err)
+		return err;
+	p = &ps->v[ps->nr++];
+	*p = (struct pstate){ .pid = pid };
+	maps = procmaps__maps(s->maps, pid, &n);
+	for (size_t i = 0; i < n && !err; i++)
+		err = pstate__add(s, p, &maps[i]);
+	if (!err)
+		err = pstate__write(s, p);
+	if (err)
+		pr_warn("cannot describe the code of pid %d to BPF: %s", pid, strerror(-err));
+	return err;
+}
+
+bool session__described(struct session *s, pid_t pid)
+{
+	return pstate__find(s->procstate, pid) != NULL;
+}
+
+uint8_t session__span_kind(struct session *s, pid_t pid, uint64_t addr)
+{
+	struct pstate *p = pstate__find(s->procstate, pid);
+	size_t lo = 0, hi = p ? p->nr : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!p || lo == p->nr || p->maps[lo].start > addr)
+		return SPAN_NONE;
+	return frames__kind(&p->maps[lo].spans, addr);
+}
+
+/* A mapping was added: a described process's `procs` entry is made again. */
 void session__on_map_added(void *ctx, pid_t pid, const struct map *m)
 {
 	struct session *s = ctx;
-	int fd = bpf_map__fd(s->skel->maps.procs);
-	const char *base = strrchr(m->path, '/');
-	struct proc_ranges pr;
-	__u32 key = pid;
+	struct pstate *p = pstate__find(s->procstate, pid);
+	int err;
 
-	if (bpf_map_lookup_elem(fd, &key, &pr))
-		memset(&pr, 0, sizeof(pr));
-	add_exec_range(&pr, m->start, m->end);
-	if (base && !strncmp(base + 1, "libc.so", 7))
-		add_bottoms(s, pid, m, &pr);
-	update_proc(s, pid, &pr, BPF_ANY);
+	if (!p)
+		return;
+	err = pstate__add(s, p, m);
+	if (!err)
+		err = pstate__write(s, p);
+	if (err)
+		pr_warn("cannot describe the code of pid %d to BPF: %s", pid, strerror(-err));
+}
+
+void session__on_fork(struct session *s, pid_t parent, pid_t child)
+{
+	if (session__described(s, parent))
+		session__describe(s, child);
 }
 
 /*
- * PID ran execve: its BPF state described the old program. Forget its executable ranges and
- * stack bottoms (the new program's mappings follow this record) and its copy size (the
- * stack of a new program, the dynamic linker's start-up first, is another).
+ * PID ran execve: its BPF state described the old program. Forget its mappings and their
+ * kinds (the new program's mappings follow this record; BPF has forgotten them already) and
+ * its copy size (the stack of a new program, the dynamic linker's start-up first, is
+ * another).
  */
 void session__on_exec(struct session *s, pid_t pid)
 {
 	int fd = bpf_map__fd(s->skel->maps.procs);
 	__typeof__(s->hints[0]) *h = &s->hints[(uint32_t)pid % HINT_SLOTS];
+	struct pstate *p = pstate__find(s->procstate, pid);
 	struct proc_ranges pr;
 	__u32 key = pid;
 
 	if (h->pid == pid)
 		h->pid = 0;
+	if (p)
+		pstate__drop(p, 0, p->nr);
 	if (bpf_map_lookup_elem(fd, &key, &pr))
 		return;
 	memset(&pr, 0, sizeof(pr));

@@ -38,6 +38,9 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	if (!procmaps__find(s->maps, e->pid, e->ip))
 		perf_buffer__consume(s->mmap_pb);
 	procmaps__ensure(s->maps, e->pid);
+	/* BPF knew nothing of the process's code: from now on it checks its walks. */
+	if (!session__described(s, e->pid))
+		session__describe(s, e->pid);
 	us = (struct unwind_sample){
 		.pid = e->pid, .ip = e->ip, .sp = e->sp, .bp = e->bp, .regs = (const uint64_t *)e->regs,
 		.stack = e->stack, .stack_len = e->stack_len,

@@ -261,8 +261,13 @@ int session__run(struct session *s)
 	/* Mappings that exist already; later ones arrive as mmap records. */
 	if (s->opts.all)
 		procmaps__load_all(s->maps);
-	for (size_t i = 0; i < s->opts.nr_pids; i++)
+	for (size_t i = 0; i < s->opts.nr_pids; i++) {
 		procmaps__load(s->maps, s->opts.pids[i]);
+		session__describe(s, s->opts.pids[i]);
+	}
+	/* The command has not run yet: its mappings come as mmap records. */
+	if (s->child)
+		session__describe(s, s->child);
 
 	err = session__attach(s);
 	if (!err)
@@ -328,6 +333,7 @@ void session__free(struct session *s)
 	session__stop_command(s, SIGKILL);
 	ring_buffer__free(s->events);
 	profile_bpf__destroy(s->skel);
+	session__free_procstate(s);
 	unwinder__free(s->unw);
 	symbolizer__free(s->sym);
 	ucounts__free(s->unwound);

@@ -31,6 +31,7 @@
 struct map;
 struct profile;
 struct builder;
+struct pstates;
 
 struct session {
 	struct session_opts opts;
@@ -53,6 +54,7 @@ struct session {
 		uint32_t peak;		/* the most this window's unwinds needed */
 		uint32_t n;		/* unwinds in this window */
 	} hints[HINT_SLOTS];
+	struct pstates *procstate;	/* the processes described to BPF (procstate.c) */
 	int go_fd;			/* write end: releases the held command */
 	int exec_err_fd;		/* read end: errno of a failed exec, EOF on success */
 	struct session_stats stats;
@@ -106,10 +108,32 @@ static inline uint32_t session__stack_copy_max(const struct session_opts *o)
 	return o->stack_copy ? o->stack_copy : PROFILE_STACK_COPY;
 }
 
-/* procstate.c: the procmaps hook (CTX is the session): PID's executable ranges and, for a C
- * library, its stack bottoms into PID's `procs` entry. */
+/* procstate.c: describe PID's code to BPF (its `procs` entry) from the mappings known now
+ * and, from then on, from every mapping added. BPF checks frame-pointer walks of described
+ * processes against it and sends the other processes' samples to DWARF. Returns 0 or
+ * negative errno (a warning is printed). Once per process: later calls do nothing. */
+int session__describe(struct session *s, pid_t pid);
+
+/* procstate.c: whether PID was described (session__describe). */
+bool session__described(struct session *s, pid_t pid);
+
+/* procstate.c: the procmaps hook (CTX is the session): a described process's new mapping
+ * into its `procs` entry. */
 void session__on_map_added(void *ctx, pid_t pid, const struct map *m);
+
+/* procstate.c: CHILD was forked from PARENT (whose mappings procmaps gave it): a child of a
+ * described process is described. */
+void session__on_fork(struct session *s, pid_t parent, pid_t child);
+
+/* procstate.c: PID ran execve: its mappings, their kinds and its copy size are forgotten. */
 void session__on_exec(struct session *s, pid_t pid);
+
+/* procstate.c: the kind of code (enum profile_span) at ADDR in PID as described to BPF last;
+ * SPAN_NONE when PID was not described or ADDR is in none of its mappings. */
+uint8_t session__span_kind(struct session *s, pid_t pid, uint64_t addr);
+
+/* procstate.c: free what describing processes holds. */
+void session__free_procstate(struct session *s);
 
 /* procstate.c: a DWARF unwind of PID read USED bytes of stack (STOP: how it ended); make
  * PID's samples carry that much stack plus a margin. */

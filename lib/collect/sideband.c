@@ -56,8 +56,11 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 		struct fork_record *r = (struct fork_record *)h;
 
 		/* A new process starts with its parent's mappings: no mmap records for those. */
-		if (r->pid != r->ppid && r->pid == r->tid && procmaps__fork(s->maps, r->ppid, r->pid))
-			pr_warn("out of memory recording mappings of pid %u", r->pid);
+		if (r->pid != r->ppid && r->pid == r->tid) {
+			if (procmaps__fork(s->maps, r->ppid, r->pid))
+				pr_warn("out of memory recording mappings of pid %u", r->pid);
+			session__on_fork(s, r->ppid, r->pid);
+		}
 	} else if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
 		   h->size >= sizeof(struct comm_record)) {
 		struct comm_record *r = (struct comm_record *)h;

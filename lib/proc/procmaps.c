@@ -284,6 +284,14 @@ const struct map *procmaps__find(const struct procmaps *pm, pid_t pid, uint64_t 
 	return NULL;
 }
 
+const struct map *procmaps__maps(const struct procmaps *pm, pid_t pid, size_t *n)
+{
+	const struct pmaps *p = pmaps__get(pm, pid);
+
+	*n = p ? p->nr : 0;
+	return *n ? p->maps : NULL;
+}
+
 bool procmaps__has(const struct procmaps *pm, pid_t pid)
 {
 	const struct pmaps *p = pmaps__get(pm, pid);

@@ -89,6 +89,10 @@ int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child);
 /* The mapping of PID holding ADDR, or NULL. Owned by PM; valid until the next add or load. */
 const struct map *procmaps__find(const struct procmaps *pm, pid_t pid, uint64_t addr);
 
+/* The executable mappings of PID known now, sorted by start; *N gets their number (0, and
+ * NULL, for a process with none). Owned by PM; valid until the next add or load. */
+const struct map *procmaps__maps(const struct procmaps *pm, pid_t pid, size_t *n);
+
 /* Whether any mapping of PID is known. */
 bool procmaps__has(const struct procmaps *pm, pid_t pid);
 

@@ -54,6 +54,9 @@ struct prog {
 	uint64_t loc, pc;
 	bool past;			/* advanced beyond pc: the row is final */
 	bool unsup;			/* an operation we cannot follow, anywhere */
+	bool backwards;			/* (rows) a location before the current one */
+	cfi_row_fn emit;		/* (rows) called for each row as it ends, or NULL */
+	void *arg;
 };
 
 /* V times the data alignment factor, wrapping (nonsense offsets are refused later, as
@@ -94,8 +97,23 @@ static int restore_reg(struct row *row, const struct row *init, uint64_t regno)
 	return 0;
 }
 
+static enum cfi_frame row_frame(const struct row *row);
+
+/* The row goes on to LOC. Running to one address, past it the row is final; running the
+ * whole table, the row that ends at LOC is handed to pg->emit. */
 static void advance(struct prog *pg, uint64_t loc)
 {
+	if (pg->emit) {
+		uint64_t to = loc < pg->pc ? loc : pg->pc;
+
+		if (loc < pg->loc)
+			pg->backwards = true;
+		else if (to > pg->loc)
+			pg->emit(pg->arg, pg->loc, to, row_frame(&pg->row));
+		pg->loc = to;
+		pg->past = loc >= pg->pc;
+		return;
+	}
 	if (loc > pg->pc)
 		pg->past = true;
 	else
@@ -295,48 +313,78 @@ static int row_to_rule(const struct row *row, struct cfi_rule *out)
 	return 0;
 }
 
-int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struct cfi_rule *out)
-{
-	struct prog pg;
+/* An FDE with its CIE: [start, start + range) and its instructions. */
+struct fde {
 	struct cie cie;
-	struct rd r, insns;
-	uint64_t id, id_vaddr, start, range;
+	uint64_t start, range;
+	struct rd insns;
+};
+
+/* Open the FDE at FDE_VADDR. Returns 0, -EINVAL or -ENOTSUP. */
+static int fde_open(const struct cfi_mem *m, uint64_t fde_vaddr, struct fde *f)
+{
+	uint64_t id, id_vaddr;
 	int err;
 
-	err = cfi_record_open(m, fde_vaddr, &r, &id, &id_vaddr);
+	err = cfi_record_open(m, fde_vaddr, &f->insns, &id, &id_vaddr);
 	if (err)
 		return err;
 	if (id == 0 || id > id_vaddr)
 		return -EINVAL;		/* a CIE, or a pointer before the start of memory */
-	err = cfi_cie_parse(m, id_vaddr - id, &cie);
+	err = cfi_cie_parse(m, id_vaddr - id, &f->cie);
 	if (err)
 		return err;
-	start = rd_enc(&r, cie.fde_enc, true);
-	range = rd_enc(&r, cie.fde_enc & PE_FORMAT, false);
-	if (r.bad)
+	f->start = rd_enc(&f->insns, f->cie.fde_enc, true);
+	f->range = rd_enc(&f->insns, f->cie.fde_enc & PE_FORMAT, false);
+	if (f->insns.bad || f->start + f->range < f->start)
 		return -EINVAL;
-	if (pc < start || pc - start >= range)
-		return -ENOENT;
-	if (cie.has_z) {
-		uint64_t n = rd_uleb(&r);
+	if (f->cie.has_z) {
+		uint64_t n = rd_uleb(&f->insns);
 
-		if (r.bad || n > (uint64_t)(r.end - r.p))
+		if (f->insns.bad || n > (uint64_t)(f->insns.end - f->insns.p))
 			return -EINVAL;
-		r.p += n;
+		f->insns.p += n;
 	}
-	memset(&pg, 0, sizeof(pg));
-	pg.cie = &cie;
-	pg.loc = start;
-	pg.pc = pc;
-	insns = cie.insns;
-	err = run(&pg, &insns, NULL);
+	return 0;
+}
+
+/* Run F's CIE instructions, then its own, in PG (set up by the caller: pc, emit). */
+static int fde_run(struct prog *pg, struct fde *f)
+{
+	struct rd insns = f->cie.insns;
+	cfi_row_fn emit = pg->emit;
+	int err;
+
+	pg->cie = &f->cie;
+	pg->loc = f->start;
+	pg->emit = NULL;		/* the CIE's instructions make no rows */
+	err = run(pg, &insns, NULL);
 	if (err)
 		return err;
-	if (pg.past)
+	if (pg->past)
 		return -EINVAL;		/* the CIE's instructions cannot advance */
-	pg.init = pg.row;
-	pg.depth = 0;
-	err = run(&pg, &r, &pg.init);
+	pg->emit = emit;
+	pg->init = pg->row;
+	pg->depth = 0;
+	return run(pg, &f->insns, &pg->init);
+}
+
+int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struct cfi_rule *out)
+{
+	struct prog pg;
+	struct fde f;
+	int err;
+
+	err = fde_open(m, fde_vaddr, &f);
+	if (err)
+		return err;
+	if (pc < f.start || pc - f.start >= f.range)
+		return -ENOENT;
+	if (f.cie.signal)
+		return -ENOTSUP;
+	memset(&pg, 0, sizeof(pg));
+	pg.pc = pc;
+	err = fde_run(&pg, &f);
 	if (err)
 		return err;
 	if (pg.unsup)
@@ -351,4 +399,54 @@ int cfi__lookup(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uin
 	int err = cfi__find_fde(m, hdr_vaddr, count, pc, &fde);
 
 	return err ? err : cfi__rule_at(m, fde, pc, r);
+}
+
+/* --- the whole table, row by row ---------------------------------------------------------- */
+
+/* What ROW says of frame records (see enum cfi_frame). */
+static enum cfi_frame row_frame(const struct row *row)
+{
+	if (row->ra.where == CFI_UNDEFINED)
+		return CFI_FRAME_OUTERMOST;
+	if (row->cfa_unsup || row->cfa_deref || row->ra.where != CFI_AT_CFA || row->ra.off != -8)
+		return CFI_FRAME_OTHER;
+	if (row->cfa_reg == CFI_REG_RBP && row->cfa_off == 16 && row->bp.where == CFI_AT_CFA &&
+	    row->bp.off == -16)
+		return CFI_FRAME_RECORD;
+	if (row->cfa_reg == CFI_REG_RSP && (row->cfa_off == 8 || row->cfa_off == 16))
+		return row->cfa_off == 8 ? CFI_FRAME_SP8 : CFI_FRAME_SP16;
+	return CFI_FRAME_OTHER;
+}
+
+int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *arg,
+	      uint64_t *start, uint64_t *end)
+{
+	struct prog pg;
+	struct fde f;
+	int err;
+
+	err = fde_open(m, fde_vaddr, &f);
+	if (err)
+		return err;
+	*start = f.start;
+	*end = f.start + f.range;
+	if (f.cie.signal) {
+		if (f.range)
+			fn(arg, f.start, *end, CFI_FRAME_OTHER);
+		return 0;
+	}
+	memset(&pg, 0, sizeof(pg));
+	pg.pc = *end;
+	pg.emit = fn;
+	pg.arg = arg;
+	err = fde_run(&pg, &f);
+	if (!err && pg.backwards)
+		err = -EINVAL;
+	if (err)
+		return err;
+	/* The last row runs to the FDE's end; after an operation we cannot follow, so does
+	 * what we cannot say. */
+	if (pg.loc < *end)
+		fn(arg, pg.loc, *end, pg.unsup ? CFI_FRAME_OTHER : row_frame(&pg.row));
+	return 0;
 }

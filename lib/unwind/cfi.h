@@ -60,12 +60,44 @@ const unsigned char *cfi_mem__ptr(const struct cfi_mem *m, uint64_t vaddr, uint6
 int cfi__find_fde(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,
 		  uint64_t *fde_vaddr);
 
+/* Entry I (< COUNT) of the .eh_frame_hdr search table at HDR_VADDR: *START, the function's
+ * start, and *FDE_VADDR, its FDE (entries are sorted by start). Returns 0 or -ENOENT. */
+int cfi__fde_entry(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint32_t i,
+		   uint64_t *start, uint64_t *fde_vaddr);
+
 /*
  * The rule at PC (link-time address) from the FDE at FDE_VADDR and its CIE. Returns 0;
  * -ENOENT when the FDE does not cover PC; -ENOTSUP for what a rule cannot express (see
  * above); -EINVAL for malformed CFI.
  */
 int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struct cfi_rule *r);
+
+/*
+ * What one row of an FDE's CFA table says about frame records, which a frame-pointer walk
+ * follows: from a return address in a function that keeps none at that address, the walk
+ * skips frames (rbp is still its caller's) or reads garbage.
+ */
+enum cfi_frame {
+	CFI_FRAME_RECORD = 0,	/* CFA = rbp + 16, rbp saved at CFA - 16: [rbp] is the caller's
+				 * rbp, [rbp + 8] the return address */
+	CFI_FRAME_SP8,		/* CFA = rsp + 8: the return address at [rsp] (entry, or a
+				 * function that pushed nothing; no aligned call can be here) */
+	CFI_FRAME_SP16,		/* CFA = rsp + 16: the return address at [rsp + 8] */
+	CFI_FRAME_OTHER,	/* any other rule, a signal frame, or one we cannot follow */
+	CFI_FRAME_OUTERMOST,	/* the return address is undefined: a thread's first frame */
+};
+
+/* Called for each row [START, END) of a CFA table (link-time addresses), in order. */
+typedef void (*cfi_row_fn)(void *arg, uint64_t start, uint64_t end, enum cfi_frame kind);
+
+/*
+ * Run the whole CFA program of the FDE at FDE_VADDR, calling FN with ARG for each row, in
+ * increasing order, up to the FDE's end; *START and *END get the FDE's range. After an
+ * operation the program cannot follow, the rest of the range is one CFI_FRAME_OTHER row.
+ * Returns 0, -EINVAL for malformed CFI (a row may have been reported before) or -ENOTSUP.
+ */
+int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *arg,
+	      uint64_t *start, uint64_t *end);
 
 /* cfi__find_fde, then cfi__rule_at. */
 int cfi__lookup(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,

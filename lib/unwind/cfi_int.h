@@ -118,6 +118,7 @@ struct cie {
 	int64_t data_align;
 	uint8_t fde_enc;
 	bool has_z;
+	bool signal;		/* 'S': the frame of a signal trampoline */
 	struct rd insns;
 };
 
@@ -129,7 +130,8 @@ struct cie {
 int cfi_record_open(const struct cfi_mem *m, uint64_t vaddr, struct rd *r, uint64_t *id,
 		    uint64_t *id_vaddr);
 
-/* The CIE at VADDR into *C. Returns 0, -EINVAL or -ENOTSUP. */
+/* The CIE at VADDR into *C (a signal frame's too: C->signal says so). Returns 0, -EINVAL or
+ * -ENOTSUP. */
 int cfi_cie_parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c);
 
 #endif

@@ -98,7 +98,8 @@ int cfi_cie_parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c)
 			rd_u(&r, 1);
 			break;
 		case 'S':
-			return -ENOTSUP;	/* a signal frame: libunwind knows sigreturn */
+			c->signal = true;	/* a rule cannot say it: libunwind knows sigreturn */
+			break;
 		default:
 			i = aug_len;		/* the rest is skipped with the 'z' length */
 			break;
@@ -138,3 +139,20 @@ int cfi__find_fde(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, u
 	return 0;
 }
 
+
+int cfi__fde_entry(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint32_t i,
+		   uint64_t *start, uint64_t *fde_vaddr)
+{
+	const unsigned char *t;
+	int32_t v[2];
+
+	if (i >= count)
+		return -ENOENT;
+	t = cfi_mem__ptr(m, hdr_vaddr + EH_FRAME_HDR_TABLE + (uint64_t)i * 8, 8);
+	if (!t)
+		return -ENOENT;
+	memcpy(v, t, 8);
+	*start = hdr_vaddr + (int64_t)v[0];
+	*fde_vaddr = hdr_vaddr + (int64_t)v[1];
+	return 0;
+}

@@ -77,9 +77,7 @@ const struct cfi_rule *ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_r
 	return err ? NULL : out;
 }
 
-/* The unwinder's state of the file M of PID maps (by its dso id), made at the first use; NULL
- * when out of memory. Its dso may be NULL: the file cannot be read. */
-static struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
+struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
 {
 	uint32_t id;
 	struct dso *dso = dsos__get(u->dsos, pid, m, &id);
@@ -106,6 +104,90 @@ static struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct 
 	if (f && dso)
 		ufile__load(f, dso);
 	return f;
+}
+
+/* Spans a file keeps (merged where that costs least): what one mapping is made from. */
+#define FILE_SPANS_MAX	1024
+
+/*
+ * F's frame spans (link-time), built at the first call: from its CFI, with the functions
+ * named in BOTTOMS (NR of them) as FRAME_BOTTOM in a file that can be run (an entry point).
+ * A file built without frame pointers may keep records in a few functions (those with
+ * variable-size frames): the walks that reach them go to DWARF all the same, and describing
+ * them would leave no room for the files built with frame pointers, so such a file is all
+ * FRAME_NOREC but its bottoms. NULL when the file has no CFI.
+ */
+static const struct frame_spans *ufile__spans(struct ufile *f, const char *const *bottoms,
+					      size_t nr)
+{
+	struct frame_spans *s = &f->spans;
+	uint64_t start, end;
+	int err;
+
+	if (f->spans_done)
+		return s->nr ? s : NULL;
+	f->spans_done = true;
+	err = frames__build(&f->mem, f->hdr_vaddr, f->fde_count, s);
+	if (err == -E2BIG)
+		err = frames__paint(s, f->min_vaddr, f->max_vaddr, FRAME_NOREC);
+	if (!err && s->nr && !frames__fp_built(s)) {
+		struct frame_spans all = *s;
+
+		/* Keep the CFI's outermost frames, the rest one FRAME_NOREC span. */
+		*s = (struct frame_spans){ 0 };
+		err = frames__paint(s, all.v[0].start, all.v[all.nr - 1].end, FRAME_NOREC);
+		for (size_t i = 0; i < all.nr && !err; i++)
+			if (all.v[i].kind == FRAME_BOTTOM)
+				err = frames__paint(s, all.v[i].start, all.v[i].end, FRAME_BOTTOM);
+		frames__free(&all);
+	}
+	for (size_t i = 0; i < nr && !err && s->nr && dso__entry(f->dso); i++)
+		if (!dso__find_range(f->dso, bottoms[i], &start, &end))
+			err = frames__paint(s, start, end, FRAME_BOTTOM);
+	if (err) {
+		pr_debug("unwind: frame spans of %s: %s", dso__path(f->dso), strerror(-err));
+		frames__free(s);
+		return NULL;
+	}
+	s->nr = frames__reduce(s->v, s->nr, FILE_SPANS_MAX);
+	return s->nr ? s : NULL;
+}
+
+int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m,
+			const char *const *bottoms, size_t nr_bottoms, size_t max,
+			struct frame_spans *out)
+{
+	struct ufile *f = map__is_dso(m) ? unwinder__file(u, pid, m) : NULL;
+	const struct frame_spans *fs = f && f->ok ? ufile__spans(f, bottoms, nr_bottoms) : NULL;
+	uint64_t at = m->start;
+
+	*out = (struct frame_spans){ 0 };
+	if (!fs)
+		return frames__paint(out, m->start, m->end, FRAME_TRUSTED);
+	if (frames__reserve(out, 2 * fs->nr + 1))
+		return -ENOMEM;
+	for (size_t i = 0; i < fs->nr; i++) {
+		uint64_t rt, end;
+
+		if (dso__vaddr_to_runtime(f->dso, m, fs->v[i].start, &rt))
+			continue;
+		end = rt + (fs->v[i].end - fs->v[i].start);
+		if (rt < at)
+			rt = at;
+		if (end > m->end)
+			end = m->end;
+		if (end <= rt)
+			continue;
+		/* Code without CFI between spans. */
+		if (rt > at)
+			out->v[out->nr++] = (struct frame_span){ at, rt, FRAME_NOREC };
+		out->v[out->nr++] = (struct frame_span){ rt, end, fs->v[i].kind };
+		at = end;
+	}
+	if (at < m->end)
+		out->v[out->nr++] = (struct frame_span){ at, m->end, FRAME_NOREC };
+	out->nr = frames__reduce(out->v, out->nr, max);
+	return 0;
 }
 
 struct uproc *unwinder__proc(struct unwinder *u, pid_t pid)

@@ -84,6 +84,7 @@ void unwinder__free(struct unwinder *u)
 		if (u->files[i]) {
 			free(u->files[i]->rules);
 			htab__free(&u->files[i]->rules_index);
+			frames__free(&u->files[i]->spans);
 			free(u->files[i]);
 		}
 	}

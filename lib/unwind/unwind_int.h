@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include "base/htab.h"
 #include "unwind/cfi.h"
+#include "unwind/frames.h"
 #include "unwind/unwind.h"
 
 #define PROC_BUCKETS	256
@@ -43,6 +44,8 @@ struct ufile {
 	struct rule_ent *rules;		/* up to RULES_MAX, indexed by rules_index */
 	uint32_t nr_rules, cap_rules;
 	struct htab rules_index;
+	struct frame_spans spans;	/* where frame records can be trusted */
+	bool spans_done;		/* spans built (or found impossible) */
 };
 
 struct loaded {
@@ -94,6 +97,10 @@ int64_t ufile__vaddr_to_off(const struct ufile *f, uint64_t vaddr);
 /* The CFI rule at link-time address VADDR of F, worked out once and kept; NULL when there is
  * none a rule can express (libunwind's turn). OUT holds it when the cache is full. */
 const struct cfi_rule *ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out);
+
+/* The unwinder's state of the file M of PID maps (by its dso id), made at the first use; NULL
+ * when out of memory. Its dso may be NULL: the file cannot be read. */
+struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m);
 
 /* The unwinder's process PID, made at the first use (with its libunwind address space);
  * NULL when out of memory. */

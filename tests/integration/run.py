@@ -256,6 +256,31 @@ def command_chain_nofp_dwarf():
 
 
 @test
+def frame_pointers_through_code_without_them():
+    # Frame-pointer code calling through a function built without them that leaves rbp
+    # alone: a frame-pointer walk skips mixed_outer and still ends in __libc_start_call_main
+    # (perf -g shows main;mixed_middle;mixed_leaf). The walk is checked against the CFI of
+    # every return address; this one goes to DWARF. Then the same through libc's qsort.
+    stacks, err, _ = run_profile(["-F", "499", "--", workload("mixed"), "2", "mid"])
+    n = total(stacks, "mixed")
+    expect(n > 500, f"only {n} samples")
+    whole = expect_whole_or_marked(stacks, "mixed", ["main", "mixed_outer", "mixed_middle",
+                                                     "mixed_leaf"], "mixed_leaf",
+                                   lambda f: "__libc_start_call_main" in f)
+    expect("where frame pointers could not be trusted" in err,
+           f"the summary does not count the walks redone: {err!r}")
+    stacks, _, _ = run_profile(["-F", "499", "--", workload("mixed"), "2", "qsort"])
+    m = total(stacks, "mixed")
+    sort_whole = share(stacks, lambda f: has_chain(f, ["main", "sort_outer"]) and
+                       "sort_cmp" in f and "__libc_start_call_main" in f, "mixed")
+    wrong = share(stacks, lambda f: "sort_cmp" in f and not has_chain(f, ["main", "sort_outer"])
+                  and "[truncated]" not in f, "mixed")
+    expect(sort_whole >= 0.90, f"qsort: whole in {sort_whole:.1%} of samples")
+    expect(wrong <= 0.01, f"qsort: {wrong:.1%} of samples wrong and not marked")
+    return f"{n} samples, {whole:.1%} whole; through qsort {m} samples, {sort_whole:.1%} whole"
+
+
+@test
 def lld_linked_chain_dwarf():
     # lld puts a segment's first bytes in the page that ends the previous one: the text
     # mapping's file offset belongs to another segment. The chain through the program and

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 #include "unwind/cfi.h"
+#include "unwind/frames.h"
 #include "suites.h"
 
 #define BASE	0x1000		/* link-time address of buf[0] */
@@ -240,6 +241,92 @@ static void test_mem_bounds(void)
 	CU_ASSERT_PTR_NULL(cfi_mem__ptr(&mem, UINT64_MAX - 1, 4));
 }
 
+struct row_log {
+	struct { uint64_t start, end; enum cfi_frame kind; } r[16];
+	int nr;
+};
+
+static void log_row(void *arg, uint64_t start, uint64_t end, enum cfi_frame kind)
+{
+	struct row_log *l = arg;
+
+	if (l->nr < 16) {
+		l->r[l->nr].start = start;
+		l->r[l->nr].end = end;
+		l->r[l->nr].kind = kind;
+	}
+	l->nr++;
+}
+
+static void expect_rows(uint64_t fde, const struct row_log *want)
+{
+	struct row_log got = { 0 };
+	uint64_t start, end;
+
+	CU_ASSERT_EQUAL_FATAL(cfi__rows(&mem, fde, log_row, &got, &start, &end), 0);
+	CU_ASSERT_EQUAL_FATAL(got.nr, want->nr);
+	for (int i = 0; i < want->nr; i++) {
+		CU_ASSERT_EQUAL(got.r[i].start, want->r[i].start);
+		CU_ASSERT_EQUAL(got.r[i].end, want->r[i].end);
+		CU_ASSERT_EQUAL(got.r[i].kind, want->r[i].kind);
+	}
+}
+
+/* The whole table of each FDE, as readelf --debug-dump=frames-interp lays it out, judged
+ * for the frame-pointer walk. */
+static void test_rows(void)
+{
+	struct row_log a = { { { 0x2000, 0x2001, CFI_FRAME_SP8 }, { 0x2001, 0x2004, CFI_FRAME_SP16 },
+			       { 0x2004, 0x2034, CFI_FRAME_RECORD }, { 0x2034, 0x2040, CFI_FRAME_SP8 } },
+			     4 };
+	struct row_log b = { { { 0x3000, 0x3001, CFI_FRAME_SP8 }, { 0x3001, 0x3005, CFI_FRAME_SP16 },
+			       { 0x3005, 0x3006, CFI_FRAME_SP8 }, { 0x3006, 0x300a, CFI_FRAME_SP16 },
+			       { 0x300a, 0x3020, CFI_FRAME_OTHER } }, 5 };
+	struct row_log plt = { { { 0x4000, 0x4020, CFI_FRAME_OTHER } }, 1 };
+	struct row_log sig = { { { 0x5000, 0x5020, CFI_FRAME_OTHER } }, 1 };
+	struct row_log start = { { { 0x6000, 0x6001, CFI_FRAME_SP8 },
+				   { 0x6001, 0x6020, CFI_FRAME_OUTERMOST } }, 2 };
+
+	expect_rows(fde_a, &a);
+	expect_rows(fde_b, &b);
+	expect_rows(fde_plt, &plt);
+	expect_rows(fde_sig, &sig);
+	expect_rows(fde_start, &start);
+}
+
+/* The same tables as spans of a file: code bytes are not in this fixture, so a prologue's
+ * CFA = rsp + 16 row cannot be shown free of calls (FRAME_THIN). */
+static void test_frame_spans(void)
+{
+	static const struct frame_span want[] = {
+		{ 0x2000, 0x2001, FRAME_TRUSTED }, { 0x2001, 0x2004, FRAME_THIN },
+		{ 0x2004, 0x2040, FRAME_TRUSTED }, { 0x2040, 0x3000, FRAME_NOREC },
+		{ 0x3000, 0x3001, FRAME_TRUSTED }, { 0x3001, 0x3005, FRAME_THIN },
+		{ 0x3005, 0x3006, FRAME_TRUSTED }, { 0x3006, 0x300a, FRAME_THIN },
+		{ 0x300a, 0x6000, FRAME_NOREC }, { 0x6000, 0x6001, FRAME_TRUSTED },
+		{ 0x6001, 0x6020, FRAME_BOTTOM },
+	};
+	struct frame_spans s;
+
+	CU_ASSERT_EQUAL_FATAL(frames__build(&mem, BASE, 5, &s), 0);
+	CU_ASSERT_EQUAL_FATAL(s.nr, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < s.nr; i++) {
+		CU_ASSERT_EQUAL(s.v[i].start, want[i].start);
+		CU_ASSERT_EQUAL(s.v[i].end, want[i].end);
+		CU_ASSERT_EQUAL(s.v[i].kind, want[i].kind);
+	}
+	/* a, b, the PLT and the signal frame may call (not _start); only a keeps a record. */
+	CU_ASSERT_EQUAL(s.nr_calling, 4);
+	CU_ASSERT_EQUAL(s.nr_record, 1);
+	CU_ASSERT_FALSE(frames__fp_built(&s));
+	CU_ASSERT_EQUAL(frames__kind(&s, 0x2010), FRAME_TRUSTED);
+	CU_ASSERT_EQUAL(frames__kind(&s, 0x4010), FRAME_NOREC);
+	CU_ASSERT_EQUAL(frames__kind(&s, 0x6010), FRAME_BOTTOM);
+	CU_ASSERT_EQUAL(frames__kind(&s, 0x1fff), FRAME_NONE);
+	CU_ASSERT_EQUAL(frames__kind(&s, 0x6020), FRAME_NONE);
+	frames__free(&s);
+}
+
 int register_cfi_suite(void)
 {
 	CU_pSuite s = CU_add_suite("cfi", setup, NULL);
@@ -249,7 +336,9 @@ int register_cfi_suite(void)
 	    !CU_add_test(s, "what a rule cannot hold", test_what_a_rule_cannot_hold) ||
 	    !CU_add_test(s, "addresses outside every FDE", test_addresses_outside) ||
 	    !CU_add_test(s, "malformed records", test_malformed) ||
-	    !CU_add_test(s, "segment bounds", test_mem_bounds))
+	    !CU_add_test(s, "segment bounds", test_mem_bounds) ||
+	    !CU_add_test(s, "whole tables, row by row", test_rows) ||
+	    !CU_add_test(s, "frame spans of a file", test_frame_spans))
 		return -1;
 	return 0;
 }

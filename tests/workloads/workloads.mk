@@ -10,7 +10,8 @@ WL_NOFP		:= -O2 -g -fomit-frame-pointer
 WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/hidden.debug $(WL)/chain_nofp $(WL)/libchain_nofp.so $(WL)/recurse \
 		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived \
-		   $(WL)/plt_loop $(WL)/sighandler $(WL)/chain_lld $(WL)/libchain_lld.so
+		   $(WL)/plt_loop $(WL)/sighandler $(WL)/chain_lld $(WL)/libchain_lld.so \
+		   $(WL)/mixed
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -100,6 +101,17 @@ $(WL)/short_lived: tests/workloads/short_lived.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) $< -o $@
+
+# Frame-pointer code calling through a function without frame pointers (and through libc's
+# qsort): the program with frame pointers, mixed_mid.o without.
+$(WL)/mixed_mid.o: tests/workloads/mixed_mid.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -c $< -o $@
+
+$(WL)/mixed: tests/workloads/mixed_main.c tests/workloads/spin.h $(WL)/mixed_mid.o
+	$(call msg,CC,$@)
+	$(Q)$(WL_CC) $(WL_FP) $< $(WL)/mixed_mid.o -o $@
 
 # Lazy-binding PLT calls from code without frame pointers (as Debian builds): stub names.
 $(WL)/plt_loop: tests/workloads/plt_loop.c tests/workloads/spin.h

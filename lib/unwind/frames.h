@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * frames: where in a file a frame-pointer walk can be trusted, from its CFI (frames.c). A
+ * walk from a return address reads the frame record at rbp, which is the record of the
+ * function it returns to only where that function keeps one (CFA = rbp + 16) at that address.
+ * The file's code is cut into spans of one kind each, sorted, in link-time addresses.
+ */
+#ifndef UNWIND_FRAMES_H
+#define UNWIND_FRAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "unwind/cfi.h"
+
+/* What a frame-pointer walk may do at an address. */
+enum frame_kind {
+	FRAME_NONE = 0,		/* no code known here */
+	FRAME_TRUSTED,		/* a frame record is kept here, or no call can return here,
+				 * or nothing says otherwise (code without CFI) */
+	FRAME_THIN,		/* no record, the return address at [rsp + 8]: a leaf sampled
+				 * here is fixed up from the words at sp, a walk cannot go on */
+	FRAME_NOREC,		/* no record: a walk cannot go on, nor start from a leaf here */
+	FRAME_BOTTOM,		/* a thread's first frame: a walk that reaches it is whole */
+	FRAME__MAX,
+};
+
+/* Spans of code in link-time addresses: [start, end) of one kind, sorted, not overlapping. */
+struct frame_span {
+	uint64_t start, end;
+	uint8_t kind;		/* enum frame_kind */
+};
+
+struct frame_spans {
+	struct frame_span *v;
+	size_t nr, cap;
+	/* Of a file's FDEs (frames__build): those that may call (a row other than CFA =
+	 * rsp + 8; not a thread's first frame), and those of them that keep a frame record:
+	 * how much of the file was built with frame pointers. */
+	uint32_t nr_calling, nr_record;
+};
+
+/* Whether S (from frames__build) is the code of a file built with frame pointers: a good
+ * part of its functions that may call keep a record (leaves that push registers count as
+ * calling; without frame pointers only functions with variable-size frames keep one, 0-9%
+ * in Debian's libc, libstdc++, ld.so, python3 and perl). */
+static inline bool frames__fp_built(const struct frame_spans *s)
+{
+	return s->nr_record * 4 > s->nr_calling;
+}
+
+/* Spans a file may have at most; past this it is judged as a whole by the caller. */
+#define FRAMES_MAX_SPANS	(1u << 20)
+
+/*
+ * The spans of the code that the COUNT FDEs of M's .eh_frame_hdr table at HDR_VADDR cover.
+ * Code between FDEs is FRAME_NOREC, or takes the kind before it when it is shorter than
+ * alignment padding; an FDE that cannot be read is FRAME_NOREC up to the next one. Fills OUT
+ * (freed with frames__free). Returns 0, -ENOMEM or -E2BIG (more than FRAMES_MAX_SPANS).
+ */
+int frames__build(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count,
+		  struct frame_spans *out);
+
+/* Free what S holds and empty it. */
+void frames__free(struct frame_spans *s);
+
+/* The kind at VADDR (FRAME_NONE outside every span). O(log n). */
+enum frame_kind frames__kind(const struct frame_spans *s, uint64_t vaddr);
+
+/* Room for N more spans in S. Returns 0 or -ENOMEM. */
+int frames__reserve(struct frame_spans *s, size_t n);
+
+/*
+ * Give [START, END) the kind KIND in S (sorted, not overlapping, any addresses): the spans it
+ * overlaps are cut or dropped. Returns 0 or -ENOMEM.
+ */
+int frames__paint(struct frame_spans *s, uint64_t start, uint64_t end, uint8_t kind);
+
+/*
+ * Merge neighbours among the N spans V (contiguous, sorted) until at most MAX are left, where
+ * that costs least: a merged span has the worse kind of the two (a walk through it goes to
+ * DWARF more often, never wrong), and the cheapest merges make the fewest bytes worse.
+ * FRAME_BOTTOM spans are never merged. Returns the new number of spans (more than MAX when
+ * only bottoms are left to merge, or when out of memory).
+ */
+size_t frames__reduce(struct frame_span *v, size_t n, size_t max);
+
+/* Whether the N bytes of code at P are only instructions of a prologue or an epilogue
+ * around a frame record (endbr64, push/pop rbp, mov rsp to rbp, leave, ret, jumps, nops,
+ * int3): no call among them. Pure. */
+bool frames__setup_only(const unsigned char *p, size_t n);
+
+#endif
