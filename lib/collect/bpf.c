@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-/* collect/bpf: the BPF side of a session: libbpf's messages, privilege and BTF checks, map
- * and ring-buffer sizes, loading, the pid filter, perf attach/detach per CPU, the stats. */
+/* collect/bpf: the BPF side of a session: libbpf's messages, privilege, BTF and pid namespace
+ * checks, map and ring-buffer sizes, loading, the pid filter, perf attach/detach per CPU, the
+ * stats. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,24 @@ int session__check_btf(struct session *s)
 		return session__fail(s, SESSION_ERR_ENV, -ENOENT,
 				     "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): "
 				     "profile needs a kernel built with CONFIG_DEBUG_INFO_BTF");
+	return 0;
+}
+
+int session__check_pidns(struct session *s)
+{
+	int err = pidns__self(&s->pidns);
+
+	if (err == -EXDEV)
+		return session__fail(s, SESSION_ERR_ENV, err,
+				     "profile runs in a pid namespace whose /proc is not its own "
+				     "(/proc shows another namespace's pids): mount one, as "
+				     "'unshare --pid --fork --mount-proc' does");
+	if (err)
+		return session__fail(s, SESSION_ERR_ENV, err,
+				     "cannot read /proc/self/ns/pid: %s", strerror(-err));
+	if (!s->pidns.initial)
+		pr_info("in pid namespace %llu: pids as it numbers them, tasks outside it not "
+			"sampled", (unsigned long long)s->pidns.ino);
 	return 0;
 }
 
@@ -104,6 +123,10 @@ int session__load_bpf(struct session *s)
 	skel->rodata->follow_children = o->argv != NULL;
 	skel->rodata->unwind_mode = o->unwind_mode;
 	skel->rodata->stack_copy = session__stack_copy_max(o);
+	if (!s->pidns.initial) {
+		skel->rodata->pidns_dev = s->pidns.dev;
+		skel->rodata->pidns_ino = s->pidns.ino;
+	}
 	bpf_map__set_max_entries(skel->maps.kstacks, size);
 	bpf_map__set_max_entries(skel->maps.ustacks, size);
 	bpf_map__set_max_entries(skel->maps.counts, size);
