@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "profile.h"
+#include "pidns.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -22,11 +23,6 @@ const volatile bool kernel_stacks = true;
 const volatile bool follow_children = false;	/* add new processes forked by profiled ones */
 const volatile __u32 unwind_mode = UNWIND_AUTO;
 const volatile __u32 stack_copy = PROFILE_STACK_COPY;	/* bytes, at most PROFILE_MAX_STACK_COPY */
-/* The profiler's pid namespace (device and inode of /proc/self/ns/pid, the device as the
- * kernel encodes it) when it is not the initial one; 0: the initial one, where pids are the
- * kernel's own and nothing is translated. */
-const volatile __u64 pidns_dev = 0;
-const volatile __u64 pidns_ino = 0;
 
 /* Set by userspace after load, before attaching: the profiled processes checked without a
  * map lookup (0-terminated), and whether `pids` may hold others (more pids than slots, or
@@ -39,9 +35,6 @@ bool wake_user;
 /* Bumped after every change to `procs` (by userspace too): per-CPU copies of older
  * generations are stale. */
 __u64 procs_gen;
-/* The level of the profiler's pid namespace (its depth under the initial one, never 0 when
- * pidns_ino is set), learnt from the first task found in it; 0 until then. */
-__u32 pidns_level;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -198,78 +191,6 @@ static __always_inline void stat_add(__u32 slot, __u64 n)
 static __always_inline void stat_inc(__u32 slot)
 {
 	stat_add(slot, 1);
-}
-
-/*
- * Pids as the profiler's namespace sees them. In the initial namespace (pidns_ino == 0, a
- * constant the verifier prunes on) they are the kernel's own and nothing below runs.
- */
-#define PIDNS_MAX_LEVEL	32	/* the kernel's MAX_PID_NS_LEVEL */
-
-/* The number of PID (a struct pid) in the profiler's namespace, or 0 when it has none there:
- * numbers[level] of a pid whose level is at least ours, when that upid's namespace is ours. */
-static __always_inline __u32 pid_nr_ns(struct pid *pid)
-{
-	__u64 numbers = bpf_core_field_offset(struct pid, numbers);
-	__u32 level, want = pidns_level;
-	struct upid up;
-
-	if (!pid)
-		return 0;
-	level = BPF_CORE_READ(pid, level);
-	if (want) {
-		if (level < want || level >= PIDNS_MAX_LEVEL ||
-		    bpf_probe_read_kernel(&up, sizeof(up), (void *)pid + numbers +
-					  want * bpf_core_type_size(struct upid)) ||
-		    BPF_CORE_READ(up.ns, ns.inum) != pidns_ino)
-			return 0;
-		return up.nr;
-	}
-	/* Our level is not known yet: look for our namespace from the pid's own level towards
-	 * the initial one. */
-	for (int i = 0; i < PIDNS_MAX_LEVEL; i++) {
-		if (i > level || i >= PIDNS_MAX_LEVEL)
-			break;
-		if (bpf_probe_read_kernel(&up, sizeof(up), (void *)pid + numbers +
-					  (level - i) * bpf_core_type_size(struct upid)))
-			return 0;
-		if (BPF_CORE_READ(up.ns, ns.inum) == pidns_ino) {
-			pidns_level = level - i;
-			return up.nr;
-		}
-	}
-	return 0;
-}
-
-/* The tgid of TASK in the profiler's namespace, 0 when it has none there. */
-static __always_inline __u32 task_tgid(struct task_struct *task)
-{
-	if (!pidns_ino)
-		return BPF_CORE_READ(task, tgid);
-	return pid_nr_ns(BPF_CORE_READ(task, group_leader, thread_pid));
-}
-
-/*
- * The current task's ids in the profiler's namespace (when it is not the initial one), as
- * bpf_get_current_pid_tgid gives them: tgid << 32 | pid. Returns false for a task that has
- * no pid there (outside it: such tasks are not sampled); the idle task is 0.
- */
-static __always_inline bool current_ns_ids(struct task_struct *task, __u64 *id)
-{
-	struct bpf_pidns_info ns;
-	__u32 tgid, tid;
-
-	if (!bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns))) {
-		*id = (__u64)ns.tgid << 32 | ns.pid;
-		return true;
-	}
-	/* The helper knows only tasks of our namespace itself, not of those nested in it. */
-	tid = pid_nr_ns(BPF_CORE_READ(task, thread_pid));
-	tgid = tid ? pid_nr_ns(BPF_CORE_READ(task, group_leader, thread_pid)) : 0;
-	*id = (__u64)tgid << 32 | tid;
-	if (tid)
-		return tgid != 0;
-	return BPF_CORE_READ(task, pid) == 0;	/* the idle task is 0 in every namespace */
 }
 
 /* Whether TGID is one of the profiled processes. */
