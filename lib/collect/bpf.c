@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
@@ -20,6 +21,7 @@
 #define MAP_SIZE_MAX	65536	/* derived sizes stop here; --map-size may go further */
 #define RING_MIN	(1u << 20)	/* DWARF sample ring buffer: see ring_size */
 #define RING_MAX	(256u << 20)
+#define PROC_USER_INIT_INO	0xEFFFFFFDu	/* the initial user namespace's inode (proc_ns.h) */
 
 int session__libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -70,6 +72,15 @@ static bool have_bpf_caps(void)
 #define HAS(cap) (data[(cap) / 32].effective & (1u << ((cap) % 32)))
 	return HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON));
 #undef HAS
+}
+
+/* Whether this process runs in a user namespace other than the initial one (an unprivileged
+ * container), where its capabilities do not reach BPF and perf events. */
+static bool in_user_ns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/user", &st) == 0 && st.st_ino != PROC_USER_INIT_INO;
 }
 
 /* --- loading ---------------------------------------------------------------------------- */
@@ -139,6 +150,11 @@ int session__load_bpf(struct session *s)
 		 bpf_map__max_entries(skel->maps.events) >> 10);
 
 	err = profile_bpf__load(skel);
+	if ((err == -EPERM || err == -EACCES) && in_user_ns())
+		return session__fail(s, SESSION_ERR_ENV, err,
+				     "permission denied loading BPF: profile runs in a user namespace "
+				     "(an unprivileged container), and needs root, or CAP_BPF and "
+				     "CAP_PERFMON, of the host");
 	if ((err == -EPERM || err == -EACCES) && !have_bpf_caps())
 		return session__fail(s, SESSION_ERR_ENV, err,
 				     "permission denied loading BPF: profile needs root, or "

@@ -779,11 +779,17 @@ def container_debug_file_from_host():
 
 
 @test
-def pidns_proc_not_its_own_refused():
-    p = subprocess.run(["unshare", "--pid", "--fork", profile_bin(), "-a", "-d", "1"],
-                       capture_output=True, text=True, timeout=20)
-    expect(p.returncode == 4 and "/proc is not its own" in p.stderr,
-           f"exit {p.returncode}: {p.stderr!r}")
+def pidns_cannot_work_one_sentence():
+    # A pid namespace whose /proc is the host's; an unprivileged container (user namespace).
+    cases = [(["--pid", "--fork"], "/proc is not its own"),
+             (["--user", "--map-root-user", "--pid", "--fork", "--mount-proc"],
+              "runs in a user namespace")]
+    for flags, words in cases:
+        p = subprocess.run(["unshare"] + flags + [profile_bin(), "-a", "-d", "1"],
+                           capture_output=True, text=True, timeout=20)
+        expect(p.returncode == 4 and words in p.stderr and p.stderr.count("\n") == 1,
+               f"unshare {' '.join(flags)}: exit {p.returncode}: {p.stderr!r}")
+    return f"{len(cases)} cases"
 
 
 # --- a tool to trust: signals, children ---------------------------------------------------
