@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "profile.h"
+#include "pidns.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -640,8 +641,8 @@ SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	__u64 id;
+	__u32 tgid, tid, zero = 0;
 	struct count_key key = {};
 	struct count_slot *slot;
 	struct uregs regs;
@@ -651,6 +652,12 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct stack_window *win;
 	int complete, end;
 
+	if (!pidns_ino)
+		id = bpf_get_current_pid_tgid();
+	else if (!current_ns_ids(task, &id))
+		return 0;
+	tgid = id >> 32;
+	tid = (__u32)id;
 	if (tid == 0 && !include_idle)
 		return 0;
 	if (filter_pids && !profiled(tgid))
@@ -727,10 +734,10 @@ int do_sample(struct bpf_perf_event_data *ctx)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = task_tgid(p);
 	struct proc_ranges *pr;
 
-	if (filter_pids && !profiled(tgid))
+	if ((pidns_ino && !tgid) || (filter_pids && !profiled(tgid)))
 		return 0;
 	if (bpf_map_lookup_elem(&comms, &tgid))
 		remember_comm(tgid, p);
@@ -748,11 +755,12 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ptgid = task_tgid(parent), ctgid = task_tgid(child);
 	struct proc_ranges *b;
 	__u8 one = 1;
 
-	if (ptgid == ctgid)
+	/* A new thread; or, in a pid namespace, a process outside it. */
+	if (ptgid == ctgid || (pidns_ino && (!ptgid || !ctgid)))
 		return 0;
 	if (follow_children && profiled(ptgid)) {
 		pids_spill = true;

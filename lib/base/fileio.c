@@ -2,14 +2,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 #include "base/fileio.h"
 
 #define CHUNK (64u << 10)
+#define OPEN_FLAGS (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
-int fileio__open_regular(const char *path, uint64_t max_size, struct stat *st)
+/* FD, just opened: a regular file of at most MAX_SIZE bytes (*ST)? Returns FD or a negative
+ * errno, with FD closed. */
+static int check_regular(int fd, uint64_t max_size, struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	int err;
 
 	if (fd < 0)
@@ -32,10 +36,33 @@ fail:
 	return err;
 }
 
-FILE *fileio__fopen_regular(const char *path, uint64_t max_size)
+int fileio__open_regular(const char *path, uint64_t max_size, struct stat *st)
 {
-	struct stat st;
-	int fd = fileio__open_regular(path, max_size, &st);
+	return check_regular(open(path, OPEN_FLAGS), max_size, st);
+}
+
+int fileio__open_regular_in(int root_fd, const char *path, uint64_t max_size, struct stat *st)
+{
+	struct open_how how = {
+		.flags = OPEN_FLAGS,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd;
+
+	if (root_fd < 0)
+		return fileio__open_regular(path, max_size, st);
+	fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM)) {	/* old kernel, or seccomp */
+		while (*path == '/')
+			path++;
+		fd = openat(root_fd, path, OPEN_FLAGS | O_NOFOLLOW);
+	}
+	return check_regular(fd, max_size, st);
+}
+
+/* A stream over FD (from fileio__open_regular*), or NULL with errno set and FD closed. */
+static FILE *stream(int fd)
+{
 	FILE *f;
 
 	if (fd < 0) {
@@ -52,6 +79,20 @@ FILE *fileio__fopen_regular(const char *path, uint64_t max_size)
 		errno = err;
 	}
 	return f;
+}
+
+FILE *fileio__fopen_regular(const char *path, uint64_t max_size)
+{
+	struct stat st;
+
+	return stream(fileio__open_regular(path, max_size, &st));
+}
+
+FILE *fileio__fopen_regular_in(int root_fd, const char *path, uint64_t max_size)
+{
+	struct stat st;
+
+	return stream(fileio__open_regular_in(root_fd, path, max_size, &st));
 }
 
 int fileio__each_chunk(int fd, uint64_t size, int (*fn)(void *ctx, const unsigned char *buf,

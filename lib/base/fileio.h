@@ -22,6 +22,18 @@ int fileio__open_regular(const char *path, uint64_t max_size, struct stat *st);
 /* fileio__open_regular as a stdio stream ("r"); NULL with errno set (the same errors). */
 FILE *fileio__fopen_regular(const char *path, uint64_t max_size);
 
+/*
+ * fileio__open_regular of PATH inside the directory ROOT_FD as if it were "/" (another
+ * process's root, /proc/PID/root): symbolic links, absolute or relative, and ".." stay
+ * inside it, and /proc's magic links are refused (openat2 with RESOLVE_IN_ROOT). Where
+ * openat2 is not available, PATH is opened relative to ROOT_FD without following a link in
+ * its last component. ROOT_FD < 0: fileio__open_regular(PATH). The same returns and errors.
+ */
+int fileio__open_regular_in(int root_fd, const char *path, uint64_t max_size, struct stat *st);
+
+/* fileio__open_regular_in as a stdio stream ("r"); NULL with errno set. */
+FILE *fileio__fopen_regular_in(int root_fd, const char *path, uint64_t max_size);
+
 /* Read all of FD from offset 0 up to SIZE bytes, calling FN(CTX, BUF, LEN) for each chunk.
  * Returns 0, the first non-zero return of FN, or a negative errno (-EIO when the file is
  * shorter than SIZE). */

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-/* collect/bpf: the BPF side of a session: libbpf's messages, privilege and BTF checks, map
- * and ring-buffer sizes, loading, the pid filter, perf attach/detach per CPU, the stats. */
+/* collect/bpf: the BPF side of a session: libbpf's messages, privilege, BTF and pid namespace
+ * checks, map and ring-buffer sizes, loading, the pid filter, perf attach/detach per CPU, the
+ * stats. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
@@ -19,6 +21,7 @@
 #define MAP_SIZE_MAX	65536	/* derived sizes stop here; --map-size may go further */
 #define RING_MIN	(1u << 20)	/* DWARF sample ring buffer: see ring_size */
 #define RING_MAX	(256u << 20)
+#define PROC_USER_INIT_INO	0xEFFFFFFDu	/* the initial user namespace's inode (proc_ns.h) */
 
 int session__libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -39,6 +42,24 @@ int session__check_btf(struct session *s)
 	return 0;
 }
 
+int session__check_pidns(struct session *s)
+{
+	int err = pidns__self(&s->pidns);
+
+	if (err == -EXDEV)
+		return session__fail(s, SESSION_ERR_ENV, err,
+				     "profile runs in a pid namespace whose /proc is not its own "
+				     "(/proc shows another namespace's pids): mount one, as "
+				     "'unshare --pid --fork --mount-proc' does");
+	if (err)
+		return session__fail(s, SESSION_ERR_ENV, err,
+				     "cannot read /proc/self/ns/pid: %s", strerror(-err));
+	if (!s->pidns.initial)
+		pr_info("in pid namespace %llu: pids as it numbers them, tasks outside it not "
+			"sampled", (unsigned long long)s->pidns.ino);
+	return 0;
+}
+
 /* Whether this process may load BPF and open perf events: CAP_SYS_ADMIN, or CAP_BPF and
  * CAP_PERFMON, effective. */
 static bool have_bpf_caps(void)
@@ -51,6 +72,15 @@ static bool have_bpf_caps(void)
 #define HAS(cap) (data[(cap) / 32].effective & (1u << ((cap) % 32)))
 	return HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON));
 #undef HAS
+}
+
+/* Whether this process runs in a user namespace other than the initial one (an unprivileged
+ * container), where its capabilities do not reach BPF and perf events. */
+static bool in_user_ns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/user", &st) == 0 && st.st_ino != PROC_USER_INIT_INO;
 }
 
 /* --- loading ---------------------------------------------------------------------------- */
@@ -104,6 +134,10 @@ int session__load_bpf(struct session *s)
 	skel->rodata->follow_children = o->argv != NULL;
 	skel->rodata->unwind_mode = o->unwind_mode;
 	skel->rodata->stack_copy = session__stack_copy_max(o);
+	if (!s->pidns.initial) {
+		skel->rodata->pidns_dev = s->pidns.dev;
+		skel->rodata->pidns_ino = s->pidns.ino;
+	}
 	bpf_map__set_max_entries(skel->maps.kstacks, size);
 	bpf_map__set_max_entries(skel->maps.ustacks, size);
 	bpf_map__set_max_entries(skel->maps.counts, size);
@@ -116,6 +150,11 @@ int session__load_bpf(struct session *s)
 		 bpf_map__max_entries(skel->maps.events) >> 10);
 
 	err = profile_bpf__load(skel);
+	if ((err == -EPERM || err == -EACCES) && in_user_ns())
+		return session__fail(s, SESSION_ERR_ENV, err,
+				     "permission denied loading BPF: profile runs in a user namespace "
+				     "(an unprivileged container), and needs root, or CAP_BPF and "
+				     "CAP_PERFMON, of the host");
 	if ((err == -EPERM || err == -EACCES) && !have_bpf_caps())
 		return session__fail(s, SESSION_ERR_ENV, err,
 				     "permission denied loading BPF: profile needs root, or "

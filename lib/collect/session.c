@@ -126,7 +126,9 @@ static int session__start(struct session *s)
 	s->unwound = ucounts__new();
 	if (!s->maps || !s->dsos || !s->sym || !s->unw || !s->unwound)
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
-	err = check_pids(s);
+	err = session__check_pidns(s);
+	if (!err)
+		err = check_pids(s);
 	if (!err)
 		err = session__check_btf(s);
 	if (!err)

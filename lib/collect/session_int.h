@@ -23,6 +23,7 @@
 #include <linux/types.h>
 #include <bpf/libbpf.h>
 #include "collect/session.h"
+#include "proc/ns.h"
 #include "unwind/unwind.h"
 
 #define USER_MAX_DEPTH	512	/* frames of a DWARF-unwound stack */
@@ -46,6 +47,7 @@ struct session {
 	struct symbolizer *sym;
 	struct unwinder *unw;
 	struct ucounts *unwound;	/* samples unwound here */
+	struct pidns pidns;		/* ours: every pid of the session is numbered in it */
 	pid_t child;			/* the command, 0 when none */
 	int nr_fast_pids;		/* of the BPF program's fast_pids[] */
 	struct {			/* copy_hint set, by pid */
@@ -84,6 +86,10 @@ int session__libbpf_print(enum libbpf_print_level level, const char *fmt, va_lis
 
 /* bpf.c: whether the kernel has BTF. Returns 0 or -ENOENT with the error set. */
 int session__check_btf(struct session *s);
+
+/* bpf.c: our pid namespace (S->pidns), whose pids BPF is to use; an error when /proc is not
+ * that namespace's. Returns 0 or negative errno with the error set. */
+int session__check_pidns(struct session *s);
 
 /* bpf.c: open the BPF programs, set their read-only data and map sizes from S->opts, load
  * them (S->skel). Returns 0 or negative errno with the error set. */

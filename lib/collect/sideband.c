@@ -48,15 +48,20 @@ struct lost_record {
 static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_event_header *h)
 {
 	struct session *s = ctx;
+	const __u32 *pid = (const __u32 *)(h + 1);
 	(void)cpu;
 
+	/* The kernel numbers pids in our namespace: 0 is a process outside it. */
+	if (h->type != PERF_RECORD_LOST && (h->size < sizeof(*h) + sizeof(*pid) || !*pid))
+		return LIBBPF_PERF_EVENT_CONT;
 	if (h->type == PERF_RECORD_LOST) {
 		s->stats.mmap_lost += ((struct lost_record *)h)->lost;
 	} else if (h->type == PERF_RECORD_FORK && h->size >= sizeof(struct fork_record)) {
 		struct fork_record *r = (struct fork_record *)h;
 
-		/* A new process starts with its parent's mappings: no mmap records for those. */
-		if (r->pid != r->ppid && r->pid == r->tid) {
+		/* A new process starts with its parent's mappings: no mmap records for those
+		 * (none known when the parent is outside our pid namespace, ppid 0). */
+		if (r->pid != r->ppid && r->pid == r->tid && r->ppid) {
 			if (procmaps__fork(s->maps, r->ppid, r->pid))
 				pr_warn("out of memory recording mappings of pid %u", r->pid);
 			session__on_fork(s, r->ppid, r->pid);

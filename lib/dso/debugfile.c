@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
  * debugfile: a stripped file's separate debug file, by build id under dso_debug_dir, then by
- * .gnu_debuglink with its CRC32 checked (see dso.h for the places looked in).
+ * .gnu_debuglink with its CRC32 checked, in the process's root first when it is not ours
+ * (see dso.h for the places looked in).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -66,14 +67,15 @@ static int crc_chunk(void *ctx, const unsigned char *buf, size_t len)
 }
 
 /*
- * Try PATH as the debug file of SELF: it must not be SELF, must be ELF with a .symtab, and
- * match either SELF's build id (when it has one) or the CRC32 CRC of its contents. Returns
- * the debug file opened, or NULL with errno (ENOMEM; anything else means "not this one").
+ * Try PATH (inside ROOT_FD when >= 0) as the debug file of SELF: it must not be SELF, must be
+ * ELF with a .symtab, and match either SELF's build id (when it has one) or the CRC32 CRC of
+ * its contents. Returns the debug file opened, or NULL with errno (ENOMEM; anything else
+ * means "not this one").
  */
-static struct dso *debug__try(const struct dso *self, const char *path, bool by_id,
+static struct dso *debug__try(const struct dso *self, int root_fd, const char *path, bool by_id,
 			      uint32_t crc)
 {
-	struct dso *dbg = dso__open(path, path);
+	struct dso *dbg = dso__open_in(root_fd, path, path);
 	uint32_t dbg_crc = 0;
 	int err;
 
@@ -103,11 +105,12 @@ static struct dso *debug__try(const struct dso *self, const char *path, bool by_
 		err = -ENOENT;
 		goto out_err;
 	}
-	pr_debug("%s: debug file found", path);
+	pr_debug("%s: debug file found%s", path, root_fd >= 0 ? " in the process's root" : "");
 	return dbg;
 
 out_err:
-	pr_debug("%s: not a debug file here: %s", path, strerror(-err));
+	pr_debug("%s%s: not a debug file here: %s", path,
+		 root_fd >= 0 ? " (in the process's root)" : "", strerror(-err));
 	dso__free(dbg);
 	errno = -err;
 	return NULL;
@@ -156,10 +159,15 @@ struct dso *dso__open_debug(const struct dso *d)
 			err = cand__add(cand, &n, "%s%s%.*s/%s", dso_debug_dir,
 					dir[0] == '/' ? "" : "/", dirlen, dir, link);
 	}
-	for (int i = 0; !err && !dbg && i < n; i++) {
-		dbg = debug__try(d, cand[i], i == 0 && d->build_id, crc);
-		if (!dbg && errno == ENOMEM)
-			err = -ENOMEM;
+	/* Inside the root of the process that maps the file (a container's) first: the files
+	 * of its own packages; then ours. */
+	for (int k = d->root_fd >= 0 ? 0 : 1; k < 2; k++) {
+		for (int i = 0; !err && !dbg && i < n; i++) {
+			dbg = debug__try(d, k ? -1 : d->root_fd, cand[i], i == 0 && d->build_id,
+					 crc);
+			if (!dbg && errno == ENOMEM)
+				err = -ENOMEM;
+		}
 	}
 	for (int i = 0; i < n; i++)
 		free(cand[i]);

@@ -5,6 +5,7 @@
  * libelf parses it from our private mapping.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -141,15 +142,16 @@ static int dso__read_phdrs(struct dso *d)
 	return 0;
 }
 
-/* Open PATH into a new dso named ORIG_PATH. Returns 0 or a negative errno. */
-static int dso__init(struct dso *d, const char *path, const char *orig_path)
+/* Open PATH (inside ROOT_FD when >= 0) into a new dso named ORIG_PATH. Returns 0 or a negative
+ * errno. */
+static int dso__init(struct dso *d, int root_fd, const char *path, const char *orig_path)
 {
 	struct stat st;
 	GElf_Ehdr ehdr;
 	void *image;
 	int err;
 
-	d->fd = fileio__open_regular(path, DSO_MAX_FILE, &st);
+	d->fd = fileio__open_regular_in(root_fd, path, DSO_MAX_FILE, &st);
 	if (d->fd < 0)
 		return d->fd == -EINVAL ? -ENOEXEC : d->fd;
 	d->dev = st.st_dev;
@@ -183,13 +185,18 @@ static int dso__init(struct dso *d, const char *path, const char *orig_path)
 
 struct dso *dso__open(const char *path, const char *orig_path)
 {
+	return dso__open_in(-1, path, orig_path);
+}
+
+struct dso *dso__open_in(int root_fd, const char *path, const char *orig_path)
+{
 	struct dso *d = calloc(1, sizeof(*d));
 	int err;
 
 	if (!d)
 		return NULL;
-	d->fd = -1;
-	err = dso__init(d, path, orig_path ? orig_path : path);
+	d->fd = d->debug_fd = d->root_fd = -1;
+	err = dso__init(d, root_fd, path, orig_path ? orig_path : path);
 	if (err) {
 		dso__free(d);
 		errno = -err;
@@ -210,6 +217,8 @@ void dso__free(struct dso *d)
 		munmap(d->image, d->size);
 	if (d->fd >= 0)
 		close(d->fd);
+	if (d->debug_fd >= 0)
+		close(d->debug_fd);
 	free(d->segs);
 	free(d->build_id);
 	free(d->debug_path);
@@ -238,6 +247,11 @@ static void dso__read_syms(struct dso *d)
 			err = symtab__add_elf(&d->syms, dbg->elf);
 			if (!err && !(d->debug_path = strdup(dbg->path)))
 				err = -ENOMEM;
+			/* DWARF readers open it later: this very file, wherever it was found. */
+			d->debug_fd = fcntl(dbg->fd, F_DUPFD_CLOEXEC, 0);
+			if (d->debug_fd >= 0)
+				snprintf(d->debug_fd_path, sizeof(d->debug_fd_path),
+					 "/proc/self/fd/%d", d->debug_fd);
 		} else {
 			pr_debug("%s: no debug file used: %s", d->path, strerror(errno));
 		}
@@ -438,4 +452,15 @@ const char *dso__debug_path(struct dso *d)
 {
 	dso__read_syms(d);
 	return d->debug_path;
+}
+
+const char *dso__debug_fd_path(struct dso *d)
+{
+	dso__read_syms(d);
+	return d->debug_fd >= 0 ? d->debug_fd_path : NULL;
+}
+
+void dso__set_root(struct dso *d, int root_fd)
+{
+	d->root_fd = root_fd;
 }

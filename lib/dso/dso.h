@@ -12,7 +12,9 @@
  * Symbols come from .symtab and .dynsym of the file itself, and from a separate debug file
  * when the file has no .symtab: first by build id (<debug_dir>/.build-id/xx/rest.debug), then
  * by .gnu_debuglink (next to the file, in its .debug/ directory, and under
- * <debug_dir>/<the file's directory>), a debuglink file being used only when its CRC32 matches.
+ * <debug_dir>/<the file's directory>), a debuglink file being used only when its CRC32 matches;
+ * all of them inside the root of the process that maps the file first (a container's), when
+ * that is not ours.
  */
 #ifndef DSO_DSO_H
 #define DSO_DSO_H
@@ -130,9 +132,21 @@ int dso__find_range(struct dso *dso, const char *name, uint64_t *start, uint64_t
 /* Number of function symbols (from the file and its debug file); reads them when needed. */
 size_t dso__nr_syms(struct dso *dso);
 
-/* Path of the debug file whose symbols were used, or NULL when none. Reads the symbols when
- * needed. Owned by DSO. */
+/* Path of the debug file whose symbols were used, or NULL when none (inside the process's
+ * root when it was found there: see dso__set_root). Reads the symbols when needed. Owned by
+ * DSO. */
 const char *dso__debug_path(struct dso *dso);
+
+/* A path that reads that very debug file while the dso lives (/proc/self/fd/N), or NULL when
+ * none was used. Reads the symbols when needed. Owned by DSO. */
+const char *dso__debug_fd_path(struct dso *dso);
+
+/*
+ * The process that maps DSO sees ROOT_FD as its root directory (a container's; rootdir__open),
+ * not ours: its debug file is looked for in there first, then in ours. ROOT_FD is borrowed and
+ * must stay open as long as DSO. Call before the first symbol lookup.
+ */
+void dso__set_root(struct dso *dso, int root_fd);
 
 /* GNU debuglink CRC32 (the gdb/binutils variant: CRC-32/ISO-HDLC over the whole file). */
 uint32_t debuglink_crc32(uint32_t crc, const unsigned char *buf, size_t len);

@@ -35,15 +35,22 @@ struct dso {
 	struct symtab syms;
 	struct plt plt;			/* stub names, made at lookup */
 	char *debug_path;		/* the debug file the symbols came from */
+	int debug_fd;			/* ... kept open (-1: none), for DWARF readers */
+	char debug_fd_path[32];		/* /proc/self/fd/N of debug_fd */
+	int root_fd;			/* borrowed: the root directory the process that maps
+					 * the file sees, when not ours (-1) */
 	bool fdes_read;
 	uint64_t *fde_starts;		/* function starts from .eh_frame_hdr, sorted */
 	size_t nr_fdes;
 };
 
+/* dso__open of PATH inside the directory ROOT_FD (fileio__open_regular_in; -1: by PATH). */
+struct dso *dso__open_in(int root_fd, const char *path, const char *orig_path);
+
 /*
- * Find the debug file of D (whose own path is D->path) by build id, then .gnu_debuglink, and
- * open it as a dso (the caller frees it). Returns it, or NULL with errno: ENOENT when none
- * fits, ENOMEM.
+ * Find the debug file of D (whose own path is D->path) by build id, then .gnu_debuglink,
+ * inside D->root_fd first when D has one, then in our own root, and open it as a dso (the
+ * caller frees it). Returns it, or NULL with errno: ENOENT when none fits, ENOMEM.
  */
 struct dso *dso__open_debug(const struct dso *d);
 

@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "dso/dso.h"
 #include "dso/dsos.h"
+#include "proc/ns.h"
 #include "proc/procmaps.h"
 
 struct dsos_ent {
@@ -20,10 +21,18 @@ struct dsos_ent {
 	struct dso *dso;	/* NULL when it could not be read */
 };
 
+/* A root directory other than ours that processes were seen in (a container's). */
+struct dsos_root {
+	struct rootdir_id id;
+	int fd;
+};
+
 struct dsos {
 	struct dsos_ent *ents;
 	uint32_t nr, cap;
 	struct htab index;
+	struct dsos_root *roots;	/* few: one per container */
+	uint32_t nr_roots;
 };
 
 static uint64_t ent_hash(uint64_t dev, uint64_t ino, const char *path)
@@ -52,6 +61,9 @@ void dsos__free(struct dsos *ds)
 	}
 	free(ds->ents);
 	htab__free(&ds->index);
+	for (uint32_t i = 0; i < ds->nr_roots; i++)
+		close(ds->roots[i].fd);
+	free(ds->roots);
 	free(ds);
 }
 
@@ -91,6 +103,32 @@ static struct dso *vdso__open(pid_t pid, const struct map *m)
 	return d;
 }
 
+/* PID's root directory when it is not ours (a descriptor kept in DS, one per distinct
+ * directory), else -1. */
+static int dsos__root(struct dsos *ds, pid_t pid)
+{
+	struct rootdir_id id;
+	struct dsos_root *r;
+	int fd = rootdir__open(pid, &id);
+
+	if (fd < 0)
+		return -1;
+	for (uint32_t i = 0; i < ds->nr_roots; i++) {
+		if (!memcmp(&ds->roots[i].id, &id, sizeof(id))) {
+			close(fd);
+			return ds->roots[i].fd;
+		}
+	}
+	r = realloc(ds->roots, (ds->nr_roots + 1) * sizeof(*r));
+	if (!r) {
+		close(fd);
+		return -1;
+	}
+	ds->roots = r;
+	r[ds->nr_roots++] = (struct dsos_root){ id, fd };
+	return fd;
+}
+
 /* A new entry for M's file, opened now. Returns its id or UINT32_MAX (ENOMEM). */
 static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint64_t h)
 {
@@ -116,6 +154,12 @@ static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint6
 		e->dso = vdso__open(pid, m);
 	else if (map__file_path(pid, m, path, sizeof(path)) == 0)
 		e->dso = dso__open(path, m->path);
+	if (e->dso && !map__is_vdso(m)) {
+		int root = dsos__root(ds, pid);
+
+		if (root >= 0)
+			dso__set_root(e->dso, root);
+	}
 	if (!e->dso)
 		pr_debug("cannot read %s mapped by pid %d", m->path, pid);
 	return ds->nr++;

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "base/fileio.h"
+#include "proc/ns.h"
 #include "symbolize/perfmap.h"
 
 #define PERFMAP_FILE_MAX (1ULL << 30)
@@ -115,15 +118,24 @@ nomem:
 
 struct perfmap *perfmap__load(pid_t pid)
 {
+	pid_t inner = pidns__inner_pid(pid);
 	char path[96];
 	struct perfmap *pm;
-	FILE *f;
-	int err;
+	FILE *f = NULL;
+	int err, root;
 
-	/* Written by the profiled process's user: a FIFO or a device there must not block. */
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", pid, pid);
-	f = fileio__fopen_regular(path, PERFMAP_FILE_MAX);
-	if (!f) {
+	/* Written by the profiled process's user: a FIFO or a device there must not block, and a
+	 * link there must not lead out of its root. The process names it by its pid in its own
+	 * namespace, in its own /tmp: a container's, seen through /proc/PID/root. */
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root >= 0 && inner > 0) {
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", inner);
+		f = fileio__fopen_regular_in(root, path, PERFMAP_FILE_MAX);
+	}
+	if (root >= 0)
+		close(root);
+	if (!f) {	/* the process is gone: its file in our /tmp, if it shares it */
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
 		f = fileio__fopen_regular(path, PERFMAP_FILE_MAX);
 	}

@@ -21,8 +21,12 @@ struct perfmap;
  */
 struct perfmap *perfmap__parse(FILE *f);
 
-/* Read the map of PID: /proc/PID/root/tmp/perf-PID.map while PID lives, else
- * /tmp/perf-PID.map. NULL with errno (ENOENT when there is none). */
+/*
+ * Read the map of PID (as our /proc numbers it): while PID lives, /tmp/perf-NSPID.map inside
+ * its root directory (a container's own /tmp; NSPID its pid in its own namespace, which
+ * names the file), no link leading out of that root; else /tmp/perf-PID.map. NULL with
+ * errno (ENOENT when there is none).
+ */
 struct perfmap *perfmap__load(pid_t pid);
 
 /* Free the map. NULL is fine. */

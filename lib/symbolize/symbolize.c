@@ -229,8 +229,9 @@ static struct inlines *file__inlines(struct file *f)
 	if (f->inl_tried)
 		return f->inl;
 	f->inl_tried = true;
-	/* Our own descriptor of the file: still the very file after the process is gone. */
-	path = dso__debug_path(f->dso) ? dso__debug_path(f->dso) : dso__fd_path(f->dso);
+	/* Our own descriptors of the files: still the very files after the process is gone,
+	 * and a debug file found inside a container's root is not at its path here. */
+	path = dso__debug_fd_path(f->dso) ? dso__debug_fd_path(f->dso) : dso__fd_path(f->dso);
 	f->inl = inlines__open(path);
 	return f->inl;
 }

@@ -688,6 +688,184 @@ def deleted_binary_still_named():
     return f"{s:.1%}"
 
 
+# --- containers: pid and mount namespaces -------------------------------------------------
+
+def in_container(cmd, setup="", private_tmp=False):
+    """Start CMD (a list) as pid 1 of a new pid namespace with its own /proc, after the shell
+    commands SETUP, over a private tmpfs /tmp when PRIVATE_TMP. Returns (the unshare process,
+    CMD's pid on the host)."""
+    script = ("mount -t tmpfs tmpfs /tmp && " if private_tmp else "") + setup + \
+        " exec " + " ".join(cmd)
+    u = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script],
+                         stderr=subprocess.DEVNULL)
+    name = os.path.basename(cmd[0])[:15]
+    for _ in range(200):
+        try:
+            with open(f"/proc/{u.pid}/task/{u.pid}/children") as f:
+                kids = f.read().split()
+            if kids:
+                with open(f"/proc/{kids[0]}/comm") as f:
+                    if f.read().strip() == name:
+                        return u, int(kids[0])
+        except OSError:
+            pass
+        time.sleep(0.02)
+    u.kill()
+    raise AssertionError(f"{name} did not start in its namespace")
+
+
+def end_container(u, pid):
+    try:
+        os.kill(pid, signal.SIGKILL)    # pid 1 of its namespace: SIGTERM is ignored
+    except ProcessLookupError:
+        pass
+    u.wait()
+
+
+def check_samples_for_cpu(stacks, comm, cpu_seconds, freq):
+    n = total(stacks, comm)
+    expected = cpu_seconds * freq
+    expect(0.8 * expected <= n <= 1.1 * expected,
+           f"{comm} has {n} samples, expected about {expected:.0f} ({cpu_seconds:.2f} s of CPU)")
+    return n
+
+
+@test
+def pidns_command_inside():
+    # profile itself in a pid namespace (a container without the host's pids): BPF must
+    # number pids as the namespace does, as the command's pid from fork() is.
+    cpu = children_cpu()
+    p = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", profile_bin(), "-F", "99",
+                        "--", workload("chain_fp"), "3"], capture_output=True, text=True,
+                       timeout=60)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    return check_chain_profile(parse_folded(p.stdout), children_cpu() - cpu, 99)
+
+
+def profile_inside(cmd, args):
+    """In a new pid namespace with its own /proc: start CMD (a list), then profile ARGS
+    ("{pid}" replaced by CMD's pid there). Returns (stacks, the pid, CMD's CPU seconds while
+    profile ran)."""
+    out = os.path.abspath(os.path.join(BUILD, "tests", "pidns.folded"))
+    args = " ".join(a.replace("{pid}", "$p") for a in args)
+    script = (f"{' '.join(cmd)} & p=$!; sleep 0.3; "
+              f"c0=$(cut -d' ' -f14,15 /proc/$p/stat); "
+              f"{os.path.abspath(profile_bin())} {args} -o {out} 2>&1; r=$?; "
+              f"c1=$(cut -d' ' -f14,15 /proc/$p/stat); kill $p; echo $p $r $c0 $c1")
+    p = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script],
+                       capture_output=True, text=True, timeout=60)
+    fields = p.stdout.split()
+    expect(len(fields) >= 6 and fields[-5] == "0", f"profile failed: {p.stdout!r} {p.stderr!r}")
+    ticks = [int(x) for x in fields[-4:]]
+    with open(out) as f:
+        stacks = parse_folded(f.read())
+    return stacks, int(fields[-6]), (ticks[2] + ticks[3] - ticks[0] - ticks[1]) / \
+        os.sysconf("SC_CLK_TCK")
+
+
+@test
+def pidns_pid_inside():
+    # -p with the pid as the namespace numbers it; the workload without frame pointers, so
+    # that the DWARF samples' pids (ring buffer, /proc/PID/maps, process_vm_readv) count too.
+    stacks, pid, cpu = profile_inside([workload("chain_nofp"), "6"],
+                                      ["-F", "99", "-d", "3", "-p", "{pid}"])
+    n = check_samples_for_cpu(stacks, "chain_nofp", cpu, 99)
+    s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_nofp")
+    expect(s >= 0.95, f"complete chain in {s:.1%} of samples, expected >= 95%")
+    return f"pid {pid} inside: {n} samples, {s:.1%} complete"
+
+
+@test
+def pidns_all_inside_sees_only_its_own():
+    # -a in a pid namespace: its processes, not the host's (they have no pid there). The
+    # namespace's workload runs while profile samples; the shell's `times` gives its CPU.
+    out = os.path.abspath(os.path.join(BUILD, "tests", "pidns-all.folded"))
+    script = (f"{os.path.abspath(profile_bin())} -F 99 -a -d 4 -o {out} 2>/dev/null & "
+              f"sleep 1; {workload('chain_nofp')} 2; times; wait $!; echo $?")
+    host = subprocess.Popen([workload("chain_fp"), "6"])
+    try:
+        p = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script],
+                           capture_output=True, text=True, timeout=60)
+    finally:
+        host.kill()
+        host.wait()
+    lines = p.stdout.split("\n")
+    expect(len(lines) >= 3 and lines[2] == "0", f"profile failed: {p.stdout!r} {p.stderr!r}")
+    # `times`: the shell's user and system time, then its children's: 0m1.490000s 0m0.0s
+    cpu = sum(int(m) * 60 + float(x) for m, x in re.findall(r"(\d+)m([\d.]+)s", lines[1]))
+    with open(out) as f:
+        stacks = parse_folded(f.read())
+    expect(total(stacks, "chain_fp") == 0, "a host process sampled from inside a namespace")
+    n = check_samples_for_cpu(stacks, "chain_nofp", cpu, 99)
+    s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_nofp")
+    expect(s >= 0.95, f"complete chain in {s:.1%} of chain_nofp samples, expected >= 95%")
+    return f"{n} samples of the namespace's process, {s:.1%} complete, none of the host's"
+
+
+@test
+def pidns_from_host_by_host_pid():
+    u, pid = in_container([workload("chain_nofp"), "6"])
+    try:
+        time.sleep(0.3)
+        cpu = pid_cpu(pid)
+        stacks, _, _ = run_profile(["-F", "99", "-d", "3", "-p", str(pid)])
+        cpu = pid_cpu(pid) - cpu
+    finally:
+        end_container(u, pid)
+    n = check_samples_for_cpu(stacks, "chain_nofp", cpu, 99)
+    s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_nofp")
+    expect(s >= 0.95, f"complete chain in {s:.1%} of samples, expected >= 95%")
+    return f"{n} samples, {s:.1%} complete"
+
+
+@test
+def container_perf_map_from_host():
+    # A JIT runtime in a container writes /tmp/perf-1.map (its pid there) in its own /tmp.
+    u, pid = in_container([workload("jitmap"), "6"], private_tmp=True)
+    try:
+        time.sleep(0.3)
+        expect(not os.path.exists(f"/tmp/perf-{pid}.map"), "the perf map is on the host")
+        stacks, _, _ = run_profile(["-F", "499", "-d", "2", "-p", str(pid)])
+    finally:
+        end_container(u, pid)
+    s = share(stacks, lambda f: has_chain(f, ["main", "jit_hot_loop_[j]"]), "jitmap")
+    expect(total(stacks, "jitmap") > 500, f"only {total(stacks, 'jitmap')} samples")
+    expect(s >= 0.95, f"main;jit_hot_loop_[j] in {s:.1%} of samples, expected >= 95%")
+    return f"{s:.1%} of samples"
+
+
+@test
+def container_debug_file_from_host():
+    # A stripped program whose debug file is only in the container: /tmp/c/.debug (its
+    # debuglink's place) exists in the container's /tmp, not in the host's.
+    setup = (f"mkdir -p /tmp/c/.debug && cp {workload('hidden')} /tmp/c/ && "
+             f"cp {workload('hidden.debug')} /tmp/c/.debug/ &&")
+    u, pid = in_container(["/tmp/c/hidden", "6"], setup, private_tmp=True)
+    try:
+        time.sleep(0.3)
+        stacks, _, _ = run_profile(["-F", "499", "-d", "2", "-p", str(pid)])
+    finally:
+        end_container(u, pid)
+    s = share(stacks, lambda f: has_chain(f, ["main", "hidden_middle", "hidden_leaf"]),
+              "hidden")
+    expect(s >= 0.9, f"main;hidden_middle;hidden_leaf in {s:.1%} of samples")
+    return f"{s:.1%} named"
+
+
+@test
+def pidns_cannot_work_one_sentence():
+    # A pid namespace whose /proc is the host's; an unprivileged container (user namespace).
+    cases = [(["--pid", "--fork"], "/proc is not its own"),
+             (["--user", "--map-root-user", "--pid", "--fork", "--mount-proc"],
+              "runs in a user namespace")]
+    for flags, words in cases:
+        p = subprocess.run(["unshare"] + flags + [profile_bin(), "-a", "-d", "1"],
+                           capture_output=True, text=True, timeout=20)
+        expect(p.returncode == 4 and words in p.stderr and p.stderr.count("\n") == 1,
+               f"unshare {' '.join(flags)}: exit {p.returncode}: {p.stderr!r}")
+    return f"{len(cases)} cases"
+
+
 # --- a tool to trust: signals, children ---------------------------------------------------
 
 def profile_until_signal(args, sig, after=2.0, out=None):

@@ -11,7 +11,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/hidden.debug $(WL)/chain_nofp $(WL)/libchain_nofp.so $(WL)/recurse \
 		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived \
 		   $(WL)/plt_loop $(WL)/sighandler $(WL)/chain_lld $(WL)/libchain_lld.so \
-		   $(WL)/mixed
+		   $(WL)/mixed $(WL)/jitmap
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -36,6 +36,12 @@ $(WL)/chain_fp: tests/workloads/chain_main.c $(WL)/libchain_fp.so
 	$(Q)$(WL_CC) $(WL_FP) $< -L$(WL) -lchain_fp -Wl,-rpath,'$$ORIGIN' -o $@
 
 $(WL)/readloop: tests/workloads/readloop.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) $(WL_FP) $< -o $@
+
+# Code in an anonymous mapping named in its own /tmp/perf-PID.map (containers' JIT names).
+$(WL)/jitmap: tests/workloads/jitmap.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WL_CC) $(WL_FP) $< -o $@
