@@ -36,11 +36,13 @@ _Static_assert((int)FRAME_NONE == SPAN_NONE && (int)FRAME_TRUSTED == SPAN_TRUSTE
 /* One executable mapping of a described process and its spans (runtime addresses). */
 struct pmap {
 	uint64_t start, end;
+	uint64_t time;		/* struct map's */
 	struct frame_spans spans;
 };
 
 struct pstate {
 	pid_t pid;
+	uint64_t exec_time;	/* of its last exec (the records' clock), 0: none seen */
 	struct pmap *maps;	/* sorted by start, not overlapping */
 	size_t nr, cap;
 };
@@ -101,7 +103,7 @@ void session__free_procstate(struct session *s)
  * or -ENOMEM. */
 static int pstate__add(struct session *s, struct pstate *p, const struct map *m)
 {
-	struct pmap pm = { m->start, m->end, { 0 } };
+	struct pmap pm = { m->start, m->end, m->time, { 0 } };
 	size_t i, j;
 	int err;
 
@@ -263,7 +265,8 @@ void session__on_map_added(void *ctx, pid_t pid, const struct map *m)
 	struct pstate *p = pstate__find(s->procstate, pid);
 	int err;
 
-	if (!p)
+	/* A mapping of the program before the last exec, reported late. */
+	if (!p || (m->time && m->time < p->exec_time))
 		return;
 	err = pstate__add(s, p, m);
 	if (!err)
@@ -279,12 +282,12 @@ void session__on_fork(struct session *s, pid_t parent, pid_t child)
 }
 
 /*
- * PID ran execve: its BPF state described the old program. Forget its mappings and their
- * kinds (the new program's mappings follow this record; BPF has forgotten them already) and
- * its copy size (the stack of a new program, the dynamic linker's start-up first, is
- * another).
+ * PID ran execve at TIME: its BPF state described the old program. Forget its mappings made
+ * before (those of the new program may have come first, from another CPU's buffer) and their
+ * kinds (BPF has forgotten them already), and its copy size (the stack of a new program,
+ * the dynamic linker's start-up first, is another).
  */
-void session__on_exec(struct session *s, pid_t pid)
+void session__on_exec(struct session *s, pid_t pid, uint64_t time)
 {
 	int fd = bpf_map__fd(s->skel->maps.procs);
 	__typeof__(s->hints[0]) *h = &s->hints[(uint32_t)pid % HINT_SLOTS];
@@ -294,8 +297,23 @@ void session__on_exec(struct session *s, pid_t pid)
 
 	if (h->pid == pid)
 		h->pid = 0;
-	if (p)
-		pstate__drop(p, 0, p->nr);
+	if (p) {
+		size_t i = 0;
+
+		if (time < p->exec_time)
+			return;		/* an older exec, reported late */
+		p->exec_time = time;
+		while (i < p->nr) {
+			if (!time || p->maps[i].time < time)
+				pstate__drop(p, i, i + 1);
+			else
+				i++;
+		}
+		if (p->nr) {
+			pstate__write(s, p);
+			return;
+		}
+	}
 	if (bpf_map_lookup_elem(fd, &key, &pr))
 		return;
 	memset(&pr, 0, sizeof(pr));

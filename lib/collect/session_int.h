@@ -131,8 +131,10 @@ void session__on_map_added(void *ctx, pid_t pid, const struct map *m);
  * described process is described. */
 void session__on_fork(struct session *s, pid_t parent, pid_t child);
 
-/* procstate.c: PID ran execve: its mappings, their kinds and its copy size are forgotten. */
-void session__on_exec(struct session *s, pid_t pid);
+/* procstate.c: PID ran execve at TIME (the records' clock): its mappings from before, their
+ * kinds and its copy size are forgotten; mappings made before TIME that come later are
+ * ignored. */
+void session__on_exec(struct session *s, pid_t pid, uint64_t time);
 
 /* procstate.c: the kind of code (enum profile_span) at ADDR in PID as described to BPF last;
  * SPAN_NONE when PID was not described or ADDR is in none of its mappings. */

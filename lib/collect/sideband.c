@@ -45,6 +45,20 @@ struct lost_record {
 	__u64 id, lost;
 };
 
+/* The time of record H: the last 8 bytes, the sample_id trailer of PERF_SAMPLE_TIME (0 when
+ * the record is too short to have one). The buffers are per CPU: an exec on one CPU and the
+ * new program's mappings on another arrive in either order, their times say which came
+ * first. */
+static __u64 record_time(const struct perf_event_header *h)
+{
+	__u64 t;
+
+	if (h->size < sizeof(*h) + sizeof(t))
+		return 0;
+	memcpy(&t, (const char *)h + h->size - sizeof(t), sizeof(t));
+	return t;
+}
+
 static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_event_header *h)
 {
 	struct session *s = ctx;
@@ -71,7 +85,7 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 		struct comm_record *r = (struct comm_record *)h;
 
 		if (r->pid == r->tid)
-			session__on_exec(s, r->pid);
+			session__on_exec(s, r->pid, record_time(h));
 	} else if (h->type == PERF_RECORD_MMAP2 && h->size > sizeof(struct mmap2_record)) {
 		struct mmap2_record *r = (struct mmap2_record *)h;
 		size_t max = h->size - sizeof(*r);
@@ -83,6 +97,7 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 			.pgoff = r->pgoff,
 			.ino = r->ino,
 			.dev = makedev(r->maj, r->min),
+			.time = record_time(h),
 		};
 
 		if (!s->opts.all &&
@@ -110,6 +125,8 @@ int session__open_sideband(struct session *s)
 		.task = 1,
 		.comm = 1,
 		.comm_exec = 1,
+		.sample_id_all = 1,
+		.sample_type = PERF_SAMPLE_TIME,	/* each record ends with its time */
 		.exclude_kernel = 1,
 		.exclude_hv = 1,
 	};
