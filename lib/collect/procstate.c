@@ -42,6 +42,7 @@ struct pmap {
 
 struct pstate {
 	pid_t pid;
+	bool dirty;		/* mappings added since its `procs` entry was written */
 	uint64_t exec_time;	/* of its last exec (the records' clock), 0: none seen */
 	struct pmap *maps;	/* sorted by start, not overlapping */
 	size_t nr, cap;
@@ -51,6 +52,8 @@ struct pstates {
 	struct htab index;	/* pid -> v[] */
 	struct pstate *v;
 	size_t nr, cap;
+	uint32_t *dirty;	/* indices in v[] of the dirty ones */
+	size_t nr_dirty, cap_dirty;
 };
 
 static uint64_t pid_hash(pid_t pid)
@@ -93,6 +96,7 @@ void session__free_procstate(struct session *s)
 	}
 	htab__free(&ps->index);
 	free(ps->v);
+	free(ps->dirty);
 	free(ps);
 	s->procstate = NULL;
 }
@@ -258,21 +262,55 @@ uint8_t session__span_kind(struct session *s, pid_t pid, uint64_t addr)
 	return frames__kind(&p->maps[lo].spans, addr);
 }
 
-/* A mapping was added: a described process's `procs` entry is made again. */
+/* A mapping was added: a described process's `procs` entry is made again at the next
+ * session__flush_procstate (a program maps a dozen files at start, one record each). */
 void session__on_map_added(void *ctx, pid_t pid, const struct map *m)
 {
 	struct session *s = ctx;
-	struct pstate *p = pstate__find(s->procstate, pid);
+	struct pstates *ps = s->procstate;
+	struct pstate *p = pstate__find(ps, pid);
 	int err;
 
 	/* A mapping of the program before the last exec, reported late. */
 	if (!p || (m->time && m->time < p->exec_time))
 		return;
 	err = pstate__add(s, p, m);
-	if (!err)
-		err = pstate__write(s, p);
+	if (!err && !p->dirty) {
+		if (ps->nr_dirty == ps->cap_dirty) {
+			size_t cap = ps->cap_dirty ? 2 * ps->cap_dirty : 64;
+			uint32_t *d = realloc(ps->dirty, cap * sizeof(*d));
+
+			if (!d)
+				err = -ENOMEM;
+			else {
+				ps->dirty = d;
+				ps->cap_dirty = cap;
+			}
+		}
+		if (!err) {
+			ps->dirty[ps->nr_dirty++] = (uint32_t)(p - ps->v);
+			p->dirty = true;
+		}
+	}
 	if (err)
 		pr_warn("cannot describe the code of pid %d to BPF: %s", pid, strerror(-err));
+}
+
+void session__flush_procstate(struct session *s)
+{
+	struct pstates *ps = s->procstate;
+
+	for (size_t i = 0; ps && i < ps->nr_dirty; i++) {
+		struct pstate *p = &ps->v[ps->dirty[i]];
+		int err = pstate__write(s, p);
+
+		p->dirty = false;
+		if (err)
+			pr_warn("cannot describe the code of pid %d to BPF: %s", p->pid,
+				strerror(-err));
+	}
+	if (ps)
+		ps->nr_dirty = 0;
 }
 
 void session__on_fork(struct session *s, pid_t parent, pid_t child)

@@ -35,8 +35,10 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	if (size < hdr || e->stack_len > size - hdr || e->nr_frames > PROFILE_MAX_DEPTH)
 		return 0;
 	/* mmap records of a process that just started may still wait in their buffer. */
-	if (!procmaps__find(s->maps, e->pid, e->ip))
+	if (!procmaps__find(s->maps, e->pid, e->ip)) {
 		perf_buffer__consume(s->mmap_pb);
+		session__flush_procstate(s);
+	}
 	procmaps__ensure(s->maps, e->pid);
 	/* BPF knew nothing of the process's code: from now on it checks its walks. */
 	if (!session__described(s, e->pid))

@@ -211,6 +211,7 @@ static int session__loop(struct session *s, double start, double deadline)
 			next_status += 1;
 		}
 		err = perf_buffer__consume(s->mmap_pb);
+		session__flush_procstate(s);
 		/* The wait: records come without wakeups (see send_event), and on a timeout
 		 * ring_buffer__poll reads nothing, so consume after it. With no records for a
 		 * while (a program with frame pointers), sleep longer: waking up costs the

@@ -127,6 +127,10 @@ bool session__described(struct session *s, pid_t pid);
  * into its `procs` entry. */
 void session__on_map_added(void *ctx, pid_t pid, const struct map *m);
 
+/* procstate.c: write the `procs` entries of the processes whose mappings changed since the
+ * last call (once per batch of side-band records). */
+void session__flush_procstate(struct session *s);
+
 /* procstate.c: CHILD was forked from PARENT (whose mappings procmaps gave it): a child of a
  * described process is described. */
 void session__on_fork(struct session *s, pid_t parent, pid_t child);

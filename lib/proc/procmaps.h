@@ -19,9 +19,9 @@ struct map {
 	uint64_t pgoff;		/* file offset of start */
 	uint64_t dev;		/* makedev(major, minor) of the file, 0 if none */
 	uint64_t ino;		/* inode, 0 for anonymous and special mappings */
+	char *path;		/* as the process saw it: "/usr/lib/x.so", "[vdso]", "" */
 	uint64_t time;		/* when it was mapped (the mmap record's clock), 0: before
 				 * the profile began (read from /proc/PID/maps) */
-	char *path;		/* as the process saw it: "/usr/lib/x.so", "[vdso]", "" */
 };
 
 struct procmaps;

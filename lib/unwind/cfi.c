@@ -401,6 +401,25 @@ int cfi__lookup(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uin
 	return err ? err : cfi__rule_at(m, fde, pc, r);
 }
 
+/* Whether the N bytes at P hold DW_CFA_undefined for the return address. */
+static bool has_undefined_ra(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++)
+		if (p[i] == CFA_undefined && p[i + 1] == CFI_REG_RA)
+			return true;
+	return false;
+}
+
+bool cfi__may_end_stack(const struct cfi_mem *m, uint64_t fde_vaddr)
+{
+	struct fde f;
+
+	if (fde_open(m, fde_vaddr, &f))
+		return false;
+	return has_undefined_ra(f.cie.insns.p, (size_t)(f.cie.insns.end - f.cie.insns.p)) ||
+	       has_undefined_ra(f.insns.p, (size_t)(f.insns.end - f.insns.p));
+}
+
 /* --- the whole table, row by row ---------------------------------------------------------- */
 
 /* What ROW says of frame records (see enum cfi_frame). */

@@ -13,6 +13,7 @@
 #ifndef CFI_H
 #define CFI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "dso/segs.h"
@@ -98,6 +99,12 @@ typedef void (*cfi_row_fn)(void *arg, uint64_t start, uint64_t end, enum cfi_fra
  */
 int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *arg,
 	      uint64_t *start, uint64_t *end);
+
+/* Whether the instructions of the FDE at FDE_VADDR or of its CIE hold the bytes of
+ * DW_CFA_undefined for the return address, the mark of a thread's first frame (those bytes
+ * may also be operands of other instructions): a cheap filter before cfi__rows. False when
+ * the FDE cannot be read. */
+bool cfi__may_end_stack(const struct cfi_mem *m, uint64_t fde_vaddr);
 
 /* cfi__find_fde, then cfi__rule_at. */
 int cfi__lookup(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,

@@ -108,6 +108,8 @@ struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
 
 /* Spans a file keeps (merged where that costs least): what one mapping is made from. */
 #define FILE_SPANS_MAX	1024
+/* FDEs whose rows say whether a file was built with frame pointers. */
+#define JUDGE_SAMPLE	512
 
 /*
  * F's frame spans (link-time), built at the first call: from its CFI, with the functions
@@ -127,19 +129,17 @@ static const struct frame_spans *ufile__spans(struct ufile *f, const char *const
 	if (f->spans_done)
 		return s->nr ? s : NULL;
 	f->spans_done = true;
-	err = frames__build(&f->mem, f->hdr_vaddr, f->fde_count, s);
-	if (err == -E2BIG)
+	/* Most files are one or the other: a sample of their functions says which. */
+	err = frames__judge(&f->mem, f->hdr_vaddr, f->fde_count, JUDGE_SAMPLE, s);
+	if (!err && frames__fp_built(s)) {
+		err = frames__build(&f->mem, f->hdr_vaddr, f->fde_count, s);
+		if (err == -E2BIG)
+			err = frames__paint(s, f->min_vaddr, f->max_vaddr, FRAME_NOREC);
+	} else if (!err && f->fde_count) {
+		/* The CFI's outermost frames, the rest of the code one FRAME_NOREC span. */
 		err = frames__paint(s, f->min_vaddr, f->max_vaddr, FRAME_NOREC);
-	if (!err && s->nr && !frames__fp_built(s)) {
-		struct frame_spans all = *s;
-
-		/* Keep the CFI's outermost frames, the rest one FRAME_NOREC span. */
-		*s = (struct frame_spans){ 0 };
-		err = frames__paint(s, all.v[0].start, all.v[all.nr - 1].end, FRAME_NOREC);
-		for (size_t i = 0; i < all.nr && !err; i++)
-			if (all.v[i].kind == FRAME_BOTTOM)
-				err = frames__paint(s, all.v[i].start, all.v[i].end, FRAME_BOTTOM);
-		frames__free(&all);
+		if (!err)
+			err = frames__bottoms(&f->mem, f->hdr_vaddr, f->fde_count, s);
 	}
 	for (size_t i = 0; i < nr && !err && s->nr && dso__entry(f->dso); i++)
 		if (!dso__find_range(f->dso, bottoms[i], &start, &end))

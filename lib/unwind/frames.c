@@ -169,6 +169,63 @@ static enum frame_kind row_kind(const struct cfi_mem *m, const struct rows *rows
 	return FRAME_NOREC;
 }
 
+/* Run the rows of the FDE at FDE into ROWS, with what they say of the function. Returns
+ * cfi__rows's result. */
+static int fde_rows(const struct cfi_mem *m, uint64_t fde, struct rows *rows, uint64_t *start,
+		    uint64_t *end)
+{
+	rows->nr = 0;
+	rows->record = rows->calling = rows->outermost = rows->full = false;
+	return cfi__rows(m, fde, on_row, rows, start, end);
+}
+
+int frames__judge(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint32_t sample,
+		  struct frame_spans *out)
+{
+	struct rows *rows = malloc(sizeof(*rows));
+	uint32_t n = count < sample ? count : sample;
+
+	out->nr_calling = out->nr_record = 0;
+	if (!rows)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t start, fde, fstart, fend;
+		uint32_t i = (uint32_t)((uint64_t)k * count / n);
+
+		if (cfi__fde_entry(m, hdr_vaddr, count, i, &start, &fde) ||
+		    fde_rows(m, fde, rows, &fstart, &fend))
+			continue;
+		out->nr_calling += rows->calling && !rows->outermost;
+		out->nr_record += rows->record;
+	}
+	free(rows);
+	return 0;
+}
+
+int frames__bottoms(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count,
+		    struct frame_spans *out)
+{
+	struct rows *rows = malloc(sizeof(*rows));
+	int err = 0;
+
+	if (!rows)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < count && !err; i++) {
+		uint64_t start, fde, fstart, fend;
+
+		if (cfi__fde_entry(m, hdr_vaddr, count, i, &start, &fde))
+			break;
+		if (!cfi__may_end_stack(m, fde) || fde_rows(m, fde, rows, &fstart, &fend))
+			continue;
+		for (int r = 0; r < rows->nr && !err; r++)
+			if (rows->r[r].kind == CFI_FRAME_OUTERMOST)
+				err = frames__paint(out, rows->r[r].start, rows->r[r].end,
+						    FRAME_BOTTOM);
+	}
+	free(rows);
+	return err;
+}
+
 int frames__build(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count,
 		  struct frame_spans *out)
 {
@@ -183,9 +240,7 @@ int frames__build(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count,
 
 		if (cfi__fde_entry(m, hdr_vaddr, count, i, &start, &fde))
 			break;
-		rows->nr = 0;
-		rows->record = rows->calling = rows->outermost = rows->full = false;
-		if (cfi__rows(m, fde, on_row, rows, &fstart, &fend)) {
+		if (fde_rows(m, fde, rows, &fstart, &fend)) {
 			/* Malformed or not for us: nothing said of this function can be
 			 * trusted. Its extent is the table's. */
 			uint64_t next, nfde;

@@ -61,6 +61,23 @@ static inline bool frames__fp_built(const struct frame_spans *s)
 int frames__build(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count,
 		  struct frame_spans *out);
 
+/*
+ * Judge the file without building its spans: its nr_calling and nr_record (the rest of OUT
+ * untouched) from at most SAMPLE of its COUNT FDEs, spread over the table, enough for
+ * frames__fp_built. Returns 0 or -ENOMEM.
+ */
+int frames__judge(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint32_t sample,
+		  struct frame_spans *out);
+
+/*
+ * Paint into OUT, as FRAME_BOTTOM, the rows of the COUNT FDEs that are a thread's first frame
+ * (the return address undefined), running only the FDEs that may have one
+ * (cfi__may_end_stack): what is kept of a file built without frame pointers. Returns 0 or
+ * -ENOMEM.
+ */
+int frames__bottoms(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count,
+		    struct frame_spans *out);
+
 /* Free what S holds and empty it. */
 void frames__free(struct frame_spans *s);
 
