@@ -50,6 +50,15 @@ struct {
 	__uint(value_size, PROFILE_MAX_DEPTH * sizeof(__u64));
 } kstacks SEC(".maps");
 
+/* Where a kernel stack goes when its bucket in `kstacks` holds another (sized otherwise, so
+ * the same stack falls in another bucket). */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 4096);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_DEPTH * sizeof(__u64));
+} kstacks2 SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -674,10 +683,20 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	/* A sample in user mode has no kernel stack: skip the helper (about half a microsecond). */
 	if (kernel_stacks && (*(volatile __u64 *)&ctx->regs.cs & 3) != 3) {
 		key.kstack_id = bpf_get_stackid(ctx, &kstacks, 0);
-		if (key.kstack_id == -17)
-			stat_inc(STAT_KSTACK_COLLIDE);
-		else if (key.kstack_id < 0 && key.kstack_id != -14 /* EFAULT: user-mode sample */)
-			stat_inc(STAT_KSTACK_FULL);
+		if (key.kstack_id == -17 /* EEXIST: the bucket holds another stack */) {
+			key.kstack_id = bpf_get_stackid(ctx, &kstacks2, 0);
+			if (key.kstack_id >= 0)
+				key.kstack_id |= KSTACK_SECOND;
+			else if (key.kstack_id == -17)
+				stat_inc(STAT_KSTACK_COLLIDE);
+		}
+		if (key.kstack_id < 0 && key.kstack_id != -14 /* EFAULT: user-mode sample */) {
+			if (key.kstack_id != -17)
+				stat_inc(STAT_KSTACK_FULL);
+			key.kstack_id = KSTACK_LOST;
+		} else if (key.kstack_id < 0) {
+			key.kstack_id = -1;
+		}
 	}
 
 	if (user_stacks) {

@@ -22,7 +22,7 @@ enum profile_unwind_mode {
 /* Counter slots of the `stats` per-CPU array. */
 enum profile_stat {
 	STAT_SAMPLES,		/* samples of a profiled task */
-	STAT_KSTACK_COLLIDE,	/* kernel stack-map bucket held another stack */
+	STAT_KSTACK_COLLIDE,	/* kernel stack-map buckets held other stacks in both maps */
 	STAT_KSTACK_FULL,	/* kernel stack map full or other bpf_get_stackid error */
 	STAT_USTACK_COLLIDE,	/* user stack hash collision (different frames, same hash) */
 	STAT_USTACK_FULL,	/* user stack map full */
@@ -38,11 +38,18 @@ enum profile_stat {
 	STAT__MAX,
 };
 
+/* kstack_id: ids in the second kernel stack map (`kstacks2`, where a stack goes when its
+ * bucket in `kstacks` holds another) have this bit; KSTACK_LOST is a kernel stack that went
+ * into neither (both buckets taken, or a map full): shown as one frame saying so. */
+#define KSTACK_SECOND	(1 << 30)
+#define KSTACK_LOST	(-2)
+
 /* Key of the `counts` hash map: one entry per distinct (process, thread, stacks). */
 struct count_key {
 	__u32 pid;		/* tgid */
 	__u32 tid;		/* thread id when per-thread output is on, else 0 */
-	__s32 kstack_id;	/* id in `kstacks`, or negative when none */
+	__s32 kstack_id;	/* id in `kstacks` (KSTACK_SECOND: `kstacks2`), KSTACK_LOST,
+				 * or -1 when none */
 	__u32 flags;		/* COUNT_F_* */
 	__u64 ustack_hash;	/* key in `ustacks`, or 0 when no user stack */
 	__u32 ucheck;		/* the stack's check word (struct ustack), or 0 */

@@ -102,11 +102,13 @@ static unsigned int derived_map_size(const struct session_opts *o, int nr_cpus)
  * with a full stack copy), which the loop drains every 20 ms (and BPF wakes it at a quarter
  * full), as a power of two between 1 and 256 MiB. Its pages are mapped twice in this
  * process, so they are twice its size in RSS once written: 16 MiB fixed made 32 MB of a 2-CPU
- * run's 69 MB.
+ * run's 69 MB. With -a, 200 ms: every new process starts with whole copies, and on a busy
+ * machine (a parallel build) the loop waited for a CPU long enough to lose 2-7% of the
+ * samples at 999 Hz.
  */
 static uint32_t ring_size(const struct session_opts *o, int nr_cpus, uint32_t copy)
 {
-	double need = 0.05 * o->freq * nr_cpus * (copy + 256.0);
+	double need = (o->all ? 0.2 : 0.05) * o->freq * nr_cpus * (copy + 256.0);
 	uint32_t size = RING_MIN;
 
 	while (size < RING_MAX && size < need)
@@ -139,6 +141,7 @@ int session__load_bpf(struct session *s)
 		skel->rodata->pidns_ino = s->pidns.ino;
 	}
 	bpf_map__set_max_entries(skel->maps.kstacks, size);
+	bpf_map__set_max_entries(skel->maps.kstacks2, size / 4);
 	bpf_map__set_max_entries(skel->maps.ustacks, size);
 	bpf_map__set_max_entries(skel->maps.counts, size);
 	bpf_map__set_max_entries(skel->maps.comms, size);

@@ -178,16 +178,37 @@ static int cut_location(struct builder *b, const struct addr_ent *e, uint32_t ke
 
 /* --- stacks -> samples ------------------------------------------------------------------ */
 
+/* A kernel stack that could not be kept (both stack-map buckets taken, a map full): one
+ * kernel frame that says so, into LOCS. Returns 1 or -errno. */
+static int lost_kernel_location(struct builder *b, uint32_t *locs)
+{
+	static const char *const name = "[kernel stack lost]";
+	int loc = add_location(b->p, NULL, 0, true, &name, 1);
+
+	if (loc < 0)
+		return loc;
+	locs[0] = loc;
+	return 1;
+}
+
 /* The kernel locations of KSTACK_ID into LOCS, leaf first; *IN_EXEC: one of them runs an
  * execve (fixup__is_exec). Returns how many, or -errno. */
 static int kernel_locations(struct builder *b, __s32 kstack_id, uint32_t *locs, bool *in_exec)
 {
 	uint64_t kips[PROFILE_MAX_DEPTH];
+	struct bpf_map *map = b->s->skel->maps.kstacks;
 	int n, id;
 
-	if (kstack_id < 0 ||
-	    bpf_map_lookup_elem(bpf_map__fd(b->s->skel->maps.kstacks), &kstack_id, kips))
+	if (kstack_id == KSTACK_LOST)
+		return lost_kernel_location(b, locs);
+	if (kstack_id < 0)
 		return 0;
+	if (kstack_id & KSTACK_SECOND) {
+		kstack_id &= ~KSTACK_SECOND;
+		map = b->s->skel->maps.kstacks2;
+	}
+	if (bpf_map_lookup_elem(bpf_map__fd(map), &kstack_id, kips))
+		return lost_kernel_location(b, locs);
 	n = fixup__kernel_depth(kips, PROFILE_MAX_DEPTH);
 	for (int i = 0; i < n; i++) {
 		id = builder__addr(b, 0, kips[i], true, i > 0);
