@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "dso/dso.h"
+#include "dso/fdes.h"
 #include "dso/plt.h"
 #include "dso/symtab.h"
 
@@ -35,10 +36,15 @@ struct dso {
 	struct symtab syms;
 	struct plt plt;			/* stub names, made at lookup */
 	char *debug_path;		/* the debug file the symbols came from */
-	bool fdes_read;
-	uint64_t *fde_starts;		/* function starts from .eh_frame_hdr, sorted */
-	size_t nr_fdes;
+	bool cfi_read[DSO_CFI__MAX];	/* dso__fdes tried the source */
+	int cfi_err[DSO_CFI__MAX];	/* and failed so */
+	struct dso_fdes cfi[DSO_CFI__MAX];
+	struct fde_index built[DSO_CFI__MAX];	/* tables built here, not the .eh_frame_hdr's */
+	struct dso_seg recs_seg;	/* where DSO_CFI_DEBUG's converted records are */
 };
+
+/* Free the tables of FDEs dso__fdes built. */
+void dso__free_fdes(struct dso *d);
 
 /*
  * Find the debug file of D (whose own path is D->path) by build id, then .gnu_debuglink, and

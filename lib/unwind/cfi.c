@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
  * cfi: the CFA program of an FDE run up to one address, after the DWARF 4 specification
- * (section 6.4); the records themselves are read by cfi_read.c. Only rbp, the return address
+ * (section 6.4); the records themselves are read by dso/cfirec.c. Only rbp, the return address
  * and the CFA are tracked; operations on other registers are read and ignored.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
-#include "unwind/cfi_int.h"
+#include "unwind/cfi.h"
 
 /* DW_CFA_* operations (those with an operand in the low 6 bits first). */
 #define CFA_advance_loc		0x40
@@ -300,30 +300,16 @@ int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struc
 	struct prog pg;
 	struct cie cie;
 	struct rd r, insns;
-	uint64_t id, id_vaddr, start, range;
+	uint64_t start, range;
 	int err;
 
-	err = cfi_record_open(m, fde_vaddr, &r, &id, &id_vaddr);
+	err = cfi_fde__parse(m, fde_vaddr, &cie, &start, &range, &r);
 	if (err)
 		return err;
-	if (id == 0 || id > id_vaddr)
-		return -EINVAL;		/* a CIE, or a pointer before the start of memory */
-	err = cfi_cie_parse(m, id_vaddr - id, &cie);
-	if (err)
-		return err;
-	start = rd_enc(&r, cie.fde_enc, true);
-	range = rd_enc(&r, cie.fde_enc & PE_FORMAT, false);
-	if (r.bad)
-		return -EINVAL;
+	if (cie.ra != CFI_REG_RA || cie.signal)
+		return -ENOTSUP;	/* a signal frame: libunwind knows sigreturn */
 	if (pc < start || pc - start >= range)
 		return -ENOENT;
-	if (cie.has_z) {
-		uint64_t n = rd_uleb(&r);
-
-		if (r.bad || n > (uint64_t)(r.end - r.p))
-			return -EINVAL;
-		r.p += n;
-	}
 	memset(&pg, 0, sizeof(pg));
 	pg.cie = &cie;
 	pg.loc = start;
@@ -344,11 +330,12 @@ int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struc
 	return row_to_rule(&pg.row, out);
 }
 
-int cfi__lookup(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,
+int cfi__lookup(const struct cfi_mem *m, const struct fde_table *t, uint64_t pc,
 		struct cfi_rule *r)
 {
 	uint64_t fde;
-	int err = cfi__find_fde(m, hdr_vaddr, count, pc, &fde);
 
-	return err ? err : cfi__rule_at(m, fde, pc, r);
+	if (fde_table__find(t, pc, NULL, &fde))
+		return -ENOENT;
+	return cfi__rule_at(m, fde, pc, r);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * cfi: the DWARF call frame information of x86-64 code (.eh_frame), read straight from an
- * ELF file's bytes, reduced to what a stack walk needs at one instruction: where the caller's
- * stack pointer (the CFA), return address and rbp are.
+ * cfi: the DWARF call frame information of x86-64 code (.eh_frame's records, as the file has
+ * them or as dso/ converted them from .debug_frame), read straight from the bytes, reduced to
+ * what a stack walk needs at one instruction: where the caller's stack pointer (the CFA),
+ * return address and rbp are. The records themselves are read by dso/cfirec.h.
  *
  * The unwinder caches one such rule per sampled address and steps with two memory reads,
  * instead of going through libunwind for every frame (which takes a lock with two
@@ -15,7 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "dso/segs.h"
+#include "dso/cfirec.h"
 
 /* DWARF register numbers on x86-64 that a rule is about. */
 #define CFI_REG_RBP	6
@@ -40,26 +41,6 @@ struct cfi_rule {
 	int32_t bp_off;
 };
 
-/* An ELF file's bytes and where its segments are, to read CFI by link-time address. */
-struct cfi_mem {
-	const unsigned char *image;
-	size_t size;
-	const struct dso_seg *segs;
-	int nr_segs;
-};
-
-/* LEN bytes at link-time address VADDR, or NULL when they are not all in one segment's
- * file bytes. */
-const unsigned char *cfi_mem__ptr(const struct cfi_mem *m, uint64_t vaddr, uint64_t len);
-
-/*
- * The FDE that may cover PC, from the .eh_frame_hdr search table at HDR_VADDR with COUNT
- * entries (checked by eh_frame_hdr__parse): sets *FDE_VADDR to the FDE of the last function
- * starting at or before PC. Returns 0, or -ENOENT (PC before the first one).
- */
-int cfi__find_fde(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,
-		  uint64_t *fde_vaddr);
-
 /*
  * The rule at PC (link-time address) from the FDE at FDE_VADDR and its CIE. Returns 0;
  * -ENOENT when the FDE does not cover PC; -ENOTSUP for what a rule cannot express (see
@@ -67,8 +48,8 @@ int cfi__find_fde(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, u
  */
 int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struct cfi_rule *r);
 
-/* cfi__find_fde, then cfi__rule_at. */
-int cfi__lookup(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,
+/* The FDE of table T that may cover PC (fde_table__find), then cfi__rule_at. */
+int cfi__lookup(const struct cfi_mem *m, const struct fde_table *t, uint64_t pc,
 		struct cfi_rule *r);
 
 #endif

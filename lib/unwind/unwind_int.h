@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "base/htab.h"
+#include "dso/dso.h"
 #include "unwind/cfi.h"
 #include "unwind/unwind.h"
 
@@ -21,7 +22,6 @@
 #define RULES_MIN	128	/* rules a file's cache holds, at first ... */
 #define RULES_MAX	(1u << 15)	/* ... and at most (40 bytes and a slot each) */
 
-struct dso;
 struct map;
 
 /* The CFI rule (or why there is none) at one link-time address of a file. */
@@ -31,19 +31,41 @@ struct rule_ent {
 	int err;		/* cfi__lookup's result */
 };
 
+/* One source of a file's FDEs (enum dso_cfi), read from its dso at the first need. */
+struct usrc {
+	bool tried;
+	bool ok;
+	struct dso_fdes fdes;
+};
+
 struct ufile {
 	struct dso *dso;
-	bool ok;			/* has a usable .eh_frame_hdr */
+	uint32_t id;			/* the dso's id (fake addresses of its tables) */
+	bool ok;			/* has FDEs to search */
 	const unsigned char *image;	/* the dso's bytes */
 	size_t size;
-	struct cfi_mem mem;		/* the image and segments, for cfi__lookup */
-	uint64_t hdr_vaddr;		/* .eh_frame_hdr */
-	uint32_t fde_count;
+	struct cfi_mem mem;		/* the image and segments */
+	struct usrc src[DSO_CFI__MAX];	/* .eh_frame first; .debug_frame where it finds none */
 	uint64_t min_vaddr, max_vaddr;	/* extent of the PT_LOAD segments */
 	struct rule_ent *rules;		/* up to RULES_MAX, indexed by rules_index */
 	uint32_t nr_rules, cap_rules;
 	struct htab rules_index;
 };
+
+/*
+ * What dso/ built in memory (the search tables of files without .eh_frame_hdr, .debug_frame
+ * converted) is shown to libunwind at addresses no process maps (non-canonical on x86-64):
+ * FAKE_BASE + (file id << FAKE_ID_SHIFT) + (slot << 32) + offset; access_mem serves them.
+ */
+#define FAKE_BASE	0x4000000000000000ULL
+#define FAKE_ID_SHIFT	36
+#define FAKE_IDS	(1u << 22)
+enum { FAKE_TABLE_EH, FAKE_TABLE_DEBUG, FAKE_RECS_DEBUG, FAKE__SLOTS };
+
+static inline uint64_t fake_addr(uint32_t id, int slot)
+{
+	return FAKE_BASE + ((uint64_t)id << FAKE_ID_SHIFT) + ((uint64_t)slot << 32);
+}
 
 struct loaded {
 	uint64_t bias;		/* runtime address = link-time address + bias */
@@ -77,7 +99,7 @@ struct uctx {
 	struct unwinder *u;
 	struct uproc *p;
 	const struct unwind_sample *s;
-	bool no_info;		/* find_proc_info found no table */
+	bool no_info;		/* find_proc_info found no FDE */
 	bool copy_only;		/* stack reads from the copy only, never the live process */
 	bool mem_fault;		/* a read failed */
 	uint64_t stack_used;	/* bytes from sp the unwind read */
@@ -91,9 +113,17 @@ struct uctx {
  * or -1. */
 int64_t ufile__vaddr_to_off(const struct ufile *f, uint64_t vaddr);
 
-/* The CFI rule at link-time address VADDR of F, worked out once and kept; NULL when there is
- * none a rule can express (libunwind's turn). OUT holds it when the cache is full. */
+/* The FDEs of F from source WHICH, read at the first call; NULL when it has none. */
+const struct dso_fdes *ufile__fdes(struct ufile *f, enum dso_cfi which);
+
+/* The CFI rule at link-time address VADDR of F (by .eh_frame, then .debug_frame where that
+ * has no FDE), worked out once and kept; NULL when there is none a rule can express
+ * (libunwind's turn). OUT holds it when the cache is full. */
 const struct cfi_rule *ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out);
+
+/* The word at fake address ADDR (FAKE_BASE...) of U's files; bytes past the end of what is
+ * there read as zeros. Returns 0, or -1 when ADDR is in nothing built. */
+int unwinder__read_fake(struct unwinder *u, uint64_t addr, uint64_t *val);
 
 /* The unwinder's process PID, made at the first use (with its libunwind address space);
  * NULL when out of memory. */

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
- * cfi_read: .eh_frame records (CIEs, FDEs and their pointer encodings, after the LSB's
- * .eh_frame description) and the FDE search in .eh_frame_hdr, read from a file's bytes.
+ * cfirec: .eh_frame records (CIEs, FDEs and their pointer encodings, after the LSB's
+ * .eh_frame description), read from a file's bytes by link-time address.
  */
 #include <errno.h>
 #include <string.h>
-#include "unwind/cfi_int.h"
+#include "dso/cfirec.h"
 
 const unsigned char *cfi_mem__ptr(const struct cfi_mem *m, uint64_t vaddr, uint64_t len)
 {
@@ -16,10 +16,8 @@ const unsigned char *cfi_mem__ptr(const struct cfi_mem *m, uint64_t vaddr, uint6
 	return m->image + off;
 }
 
-/* --- records --------------------------------------------------------------------------- */
-
-int cfi_record_open(const struct cfi_mem *m, uint64_t vaddr, struct rd *r, uint64_t *id,
-		    uint64_t *id_vaddr)
+int cfi_record__open(const struct cfi_mem *m, uint64_t vaddr, struct rd *r, uint64_t *id,
+		     uint64_t *id_vaddr)
 {
 	const unsigned char *p = cfi_mem__ptr(m, vaddr, 4);
 	uint64_t len, hdr = 4;
@@ -41,38 +39,35 @@ int cfi_record_open(const struct cfi_mem *m, uint64_t vaddr, struct rd *r, uint6
 	return 0;
 }
 
-int cfi_cie_parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c)
+int cfi_cie__parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c)
 {
-	uint64_t id, id_vaddr, ra;
+	uint64_t id, id_vaddr;
 	const char *aug;
 	size_t aug_len;
 	const unsigned char *aug_end = NULL;
-	uint8_t version;
 	struct rd r;
 	int err;
 
-	err = cfi_record_open(m, vaddr, &r, &id, &id_vaddr);
+	err = cfi_record__open(m, vaddr, &r, &id, &id_vaddr);
 	if (err)
 		return err;
 	if (id != 0)
 		return -EINVAL;		/* not a CIE */
-	version = (uint8_t)rd_u(&r, 1);
-	if (version != 1 && version != 3)
+	memset(c, 0, sizeof(*c));
+	c->version = (uint8_t)rd_u(&r, 1);
+	if (c->version != 1 && c->version != 3)
 		return -ENOTSUP;
 	aug = (const char *)r.p;
 	aug_len = strnlen(aug, (size_t)(r.end - r.p));
 	if (aug_len == (size_t)(r.end - r.p))
 		return -EINVAL;
 	r.p += aug_len + 1;
-	memset(c, 0, sizeof(*c));
 	c->fde_enc = 0;			/* absptr without 'R' */
 	c->code_align = rd_uleb(&r);
 	c->data_align = rd_sleb(&r);
-	ra = version == 1 ? rd_u(&r, 1) : rd_uleb(&r);
+	c->ra = c->version == 1 ? rd_u(&r, 1) : rd_uleb(&r);
 	if (r.bad)
 		return -EINVAL;
-	if (ra != CFI_REG_RA)
-		return -ENOTSUP;
 	if (aug_len && aug[0] != 'z')
 		return -ENOTSUP;	/* "eh" and other pre-'z' forms */
 	if (aug_len) {
@@ -98,7 +93,8 @@ int cfi_cie_parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c)
 			rd_u(&r, 1);
 			break;
 		case 'S':
-			return -ENOTSUP;	/* a signal frame: libunwind knows sigreturn */
+			c->signal = true;
+			break;
 		default:
 			i = aug_len;		/* the rest is skipped with the 'z' length */
 			break;
@@ -112,29 +108,30 @@ int cfi_cie_parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c)
 	return 0;
 }
 
-int cfi__find_fde(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,
-		  uint64_t *fde_vaddr)
+int cfi_fde__parse(const struct cfi_mem *m, uint64_t fde_vaddr, struct cie *cie,
+		   uint64_t *start, uint64_t *range, struct rd *r)
 {
-	const unsigned char *t = cfi_mem__ptr(m, hdr_vaddr + EH_FRAME_HDR_TABLE, (uint64_t)count * 8);
-	size_t lo = 0, hi = count;
-	int32_t v;
+	uint64_t id, id_vaddr;
+	int err;
 
-	if (!t || !count)
-		return -ENOENT;
-	/* Entries: (initial location, FDE address), both sdata4 from the header, sorted. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	err = cfi_record__open(m, fde_vaddr, r, &id, &id_vaddr);
+	if (err)
+		return err;
+	if (id == 0 || id > id_vaddr)
+		return -EINVAL;		/* a CIE, or a pointer before the start of memory */
+	err = cfi_cie__parse(m, id_vaddr - id, cie);
+	if (err)
+		return err;
+	*start = rd_enc(r, cie->fde_enc, true);
+	*range = rd_enc(r, cie->fde_enc & PE_FORMAT, false);
+	if (r->bad)
+		return -EINVAL;
+	if (cie->has_z) {
+		uint64_t n = rd_uleb(r);
 
-		memcpy(&v, t + mid * 8, 4);
-		if (hdr_vaddr + (int64_t)v <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
+		if (r->bad || n > (uint64_t)(r->end - r->p))
+			return -EINVAL;
+		r->p += n;
 	}
-	if (!lo)
-		return -ENOENT;
-	memcpy(&v, t + (lo - 1) * 8 + 4, 4);
-	*fde_vaddr = hdr_vaddr + (int64_t)v;
 	return 0;
 }
-
