@@ -6,10 +6,22 @@ const char *const fixup_stack_bottoms[FIXUP_NR_STACK_BOTTOMS] = {
 	"__libc_start_call_main", "start_thread",
 };
 
+/* Where a language runtime's stacks begin, by name in any file (not placed in BPF: Go's
+ * frame-pointer walks end at a saved rbp of 0, only its DWARF unwinds need these). Go's
+ * goroutines return to runtime.goexit, its threads' system stacks start in runtime.mstart,
+ * the main thread's in runtime.rt0_go; ".abi0" is their assembly's symbol since Go 1.17. */
+static const char *const runtime_bottoms[] = {
+	"runtime.goexit.abi0", "runtime.mstart.abi0", "runtime.rt0_go.abi0",
+	"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
+};
+
 bool fixup__is_stack_bottom(const char *name)
 {
 	for (size_t i = 0; name && i < FIXUP_NR_STACK_BOTTOMS; i++)
 		if (!strcmp(name, fixup_stack_bottoms[i]))
+			return true;
+	for (size_t i = 0; name && i < sizeof(runtime_bottoms) / sizeof(runtime_bottoms[0]); i++)
+		if (!strcmp(name, runtime_bottoms[i]))
 			return true;
 	return false;
 }

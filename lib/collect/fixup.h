@@ -22,7 +22,8 @@
 extern const char *const fixup_stack_bottoms[];
 #define FIXUP_NR_STACK_BOTTOMS 2
 
-/* Whether NAME (a frame name; NULL is fine) is one of fixup_stack_bottoms. */
+/* Whether NAME (a frame name; NULL is fine) is one of fixup_stack_bottoms, or where a
+ * language runtime's stacks begin (Go: runtime.goexit, runtime.mstart, runtime.rt0_go). */
 bool fixup__is_stack_bottom(const char *name);
 
 /*
