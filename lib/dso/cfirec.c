@@ -7,6 +7,8 @@
 #include <string.h>
 #include "dso/cfirec.h"
 
+#define AUG_MAX		16	/* characters of a CIE's augmentation string */
+
 const unsigned char *cfi_mem__ptr(const struct cfi_mem *m, uint64_t vaddr, uint64_t len)
 {
 	uint64_t off;
@@ -43,7 +45,7 @@ int cfi_cie__parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c)
 {
 	uint64_t id, id_vaddr;
 	const char *aug;
-	size_t aug_len;
+	size_t aug_len, room;
 	const unsigned char *aug_end = NULL;
 	struct rd r;
 	int err;
@@ -58,9 +60,12 @@ int cfi_cie__parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c)
 	if (c->version != 1 && c->version != 3)
 		return -ENOTSUP;
 	aug = (const char *)r.p;
-	aug_len = strnlen(aug, (size_t)(r.end - r.p));
-	if (aug_len == (size_t)(r.end - r.p))
-		return -EINVAL;
+	room = (size_t)(r.end - r.p);
+	aug_len = strnlen(aug, room < AUG_MAX + 1 ? room : AUG_MAX + 1);
+	if (aug_len == room)
+		return -EINVAL;		/* no end in the record */
+	if (aug_len > AUG_MAX)
+		return -ENOTSUP;	/* no known augmentation is this long */
 	r.p += aug_len + 1;
 	c->fde_enc = 0;			/* absptr without 'R' */
 	c->code_align = rd_uleb(&r);

@@ -155,8 +155,11 @@ static void test_eh_frame_malformed(void)
 	len = 0;
 	zr = eh_cie("zR", "\x1b", 1, 1);
 	eh = eh_cie("eh", "", 0, 1);				/* pre-'z': encoding unknown */
+	/* (and below, an augmentation string longer than any known one) */
 	v4 = eh_cie("zR", "\x1b", 1, 4);			/* no version 4 in .eh_frame */
 	eh_fde(eh, 0x00, false, 0x3000, 0x10);
+	eh_fde(eh_cie("zLLLLLLLLLLLLLLLL", "\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b"
+		      "\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b", 16, 1), 0x00, true, 0x3080, 0x10);
 	eh_fde(v4, 0x1b, true, 0x3100, 0x10);
 	bad = eh_fde(zr, 0x1b, true, 0x3200, 0x10);		/* its CIE: before the section */
 	v = (uint32_t)(bad + 4 + 8);
@@ -172,7 +175,7 @@ static void test_eh_frame_malformed(void)
 
 	CU_ASSERT_EQUAL_FATAL(fde_index__eh_frame(sec, len, VADDR, BASE, &ix), 0);
 	expect_table(&ix, 1, want, fdes, VADDR);
-	CU_ASSERT_EQUAL(ix.skipped, 4);
+	CU_ASSERT_EQUAL(ix.skipped, 5);
 	fde_index__free(&ix);
 
 	/* Nothing to index: CIEs alone, an empty or a cut section. */
