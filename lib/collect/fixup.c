@@ -4,7 +4,9 @@
 
 const char *const fixup_stack_bottoms[FIXUP_NR_STACK_BOTTOMS] = {
 	"__libc_start_call_main", "start_thread",
+	/* ".abi0" is the symbol of Go's assembly functions since Go 1.17. */
 	"runtime.goexit.abi0", "runtime.mstart.abi0", "runtime.rt0_go.abi0",
+	"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
 };
 
 bool fixup__is_stack_bottom(const char *name)

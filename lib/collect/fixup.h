@@ -22,7 +22,7 @@
  * the C library); userspace trims frames outside them.
  */
 extern const char *const fixup_stack_bottoms[];
-#define FIXUP_NR_STACK_BOTTOMS 5
+#define FIXUP_NR_STACK_BOTTOMS 8
 
 /* Whether NAME (a frame name; NULL is fine) is one of fixup_stack_bottoms. */
 bool fixup__is_stack_bottom(const char *name);

@@ -24,7 +24,6 @@
 #define DSO_MAX_FILE		(4ULL << 30)	/* refuse files above 4 GiB */
 
 #define NOTE_MAX		(1U << 20)	/* bytes of one note segment or section scanned */
-#define MAX_FDES		(1u << 22)
 
 const char *dso_debug_dir = "/usr/lib/debug";
 
@@ -222,12 +221,12 @@ void dso__free(struct dso *d)
 	free(d->segs);
 	free(d->build_id);
 	free(d->debug_path);
-	free(d->fde_starts);
+	dso__free_fdes(d);
 	free(d->path);
 	free(d);
 }
 
-/* ---- symbols and function starts, read at first use ------------------------------------- */
+/* ---- symbols, read at first use ---------------------------------------------------------- */
 
 /* The symbols of the file, and of its debug file when it has no .symtab. A file whose tables
  * cannot be read has fewer names, nothing worse. */
@@ -262,31 +261,6 @@ static void dso__read_syms(struct dso *d)
 	if (symtab__finalize(&d->syms))
 		symtab__free(&d->syms);
 	dso__free(dbg);
-}
-
-/* Function starts from the .eh_frame_hdr search table: (initial location, FDE address)
- * pairs as datarel sdata4, sorted. */
-static void dso__read_fdes(struct dso *d)
-{
-	const unsigned char *t;
-	uint64_t off;
-
-	if (d->fdes_read)
-		return;
-	d->fdes_read = true;
-	if (!d->fde_count || d->fde_count > MAX_FDES ||
-	    dso_segs__vaddr_to_off(d->segs, d->nr_segs, d->hdr_vaddr + EH_FRAME_HDR_TABLE,
-				   (uint64_t)d->fde_count * 8, d->size, &off) ||
-	    !(d->fde_starts = malloc((size_t)d->fde_count * sizeof(*d->fde_starts))))
-		return;
-	t = d->image + off;
-	for (uint32_t i = 0; i < d->fde_count; i++) {
-		int32_t rel;
-
-		memcpy(&rel, t + (size_t)i * 8, 4);
-		d->fde_starts[i] = d->hdr_vaddr + (int64_t)rel;	/* datarel: from the header */
-	}
-	d->nr_fdes = d->fde_count;
 }
 
 /* ---- accessors --------------------------------------------------------------------------- */
@@ -359,21 +333,6 @@ const unsigned char *dso__image(const struct dso *d, size_t *size)
 {
 	*size = d->size;
 	return d->image;
-}
-
-int dso__eh_frame_hdr(const struct dso *d, uint64_t *hdr_vaddr, uint32_t *count)
-{
-	if (!d->fde_count)
-		return -ENOENT;
-	*hdr_vaddr = d->hdr_vaddr;
-	*count = d->fde_count;
-	return 0;
-}
-
-uint64_t dso__fde_start(struct dso *d, uint64_t vaddr)
-{
-	dso__read_fdes(d);
-	return fde_starts__find(d->fde_starts, d->nr_fdes, vaddr);
 }
 
 const char *dso__build_id(const struct dso *d)

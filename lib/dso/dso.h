@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * dso: one ELF file that processes map, opened once and shared by everything that asks about
- * it: the unwinder (its bytes, segments and .eh_frame_hdr table), the symbolizer (its symbols,
+ * it: the unwinder (its bytes, segments and tables of FDEs), the symbolizer (its symbols,
  * its separate debug file, names for unnamed functions) and the collector (where a C
  * library's stack-bottom functions are).
  *
  * A dso holds the file's descriptor and a private read-only mapping of the whole file; every
- * read of its contents is bounded by the file's size. Symbols, the debug file and the table
- * of function starts are read at their first use.
+ * read of its contents is bounded by the file's size. Symbols, the debug file and the tables
+ * of FDEs are read at their first use.
  *
  * Symbols come from .symtab and .dynsym of the file itself, and from a separate debug file
  * when the file has no .symtab: first by build id (<debug_dir>/.build-id/xx/rest.debug), then
@@ -19,8 +19,10 @@
 #ifndef DSO_DSO_H
 #define DSO_DSO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "dso/cfirec.h"
 #include "dso/segs.h"
 
 struct dso;
@@ -83,17 +85,40 @@ int dso__vaddr_to_runtime(const struct dso *dso, const struct map *m, uint64_t v
 /* The whole file's bytes (read only; *SIZE gets its length). Owned by DSO. */
 const unsigned char *dso__image(const struct dso *dso, size_t *size);
 
-/*
- * The .eh_frame_hdr search table: *HDR_VADDR (link-time address of the header) and *COUNT
- * (entries, checked by eh_frame_hdr__parse). Returns 0, or -ENOENT when the file has none
- * that can be searched.
- */
-int dso__eh_frame_hdr(const struct dso *dso, uint64_t *hdr_vaddr, uint32_t *count);
+/* Where a file's call frame information is. */
+enum dso_cfi {
+	DSO_CFI_EH,		/* .eh_frame: by its .eh_frame_hdr table, else by a table built
+				 * from the records (gcc -static links no .eh_frame_hdr) */
+	DSO_CFI_DEBUG,		/* .debug_frame (Go writes only this), converted to .eh_frame's
+				 * format in memory */
+	DSO_CFI__MAX,
+};
+
+/* The FDEs of one source: TABLE finds them, MEM reads them and their CIEs (in .eh_frame's
+ * format) by link-time address. */
+struct dso_fdes {
+	struct fde_table table;
+	struct cfi_mem mem;
+	bool hdr;		/* TABLE is the file's own .eh_frame_hdr, loaded with the file */
+	bool in_file;		/* the records are the file's own, loaded with it (not
+				 * DSO_CFI_DEBUG's converted copy, at an address past the file's
+				 * extent that no process maps) */
+};
 
 /*
- * Start of the function holding VADDR by the .eh_frame_hdr table (every function with unwind
- * info has an FDE, named or not), or UINT64_MAX when VADDR is below all of them or the file
- * has no table. The table is read at the first call.
+ * The FDEs of DSO from source WHICH into *F (pointing into memory DSO owns). The first call
+ * for a source reads it: the .eh_frame_hdr table as the file has it, else the records of
+ * .eh_frame walked once, or .debug_frame decompressed (at most DSO_DEBUG_FRAME_MAX bytes)
+ * and converted; a table holds at most FDES_MAX FDEs. Returns 0, or -ENOENT when the file
+ * has no usable table from that source (or it could not be built).
+ */
+#define DSO_DEBUG_FRAME_MAX	(128u << 20)
+int dso__fdes(struct dso *dso, enum dso_cfi which, struct dso_fdes *f);
+
+/*
+ * Start of the function holding VADDR: the greatest FDE start at or before it, of
+ * DSO_CFI_EH's FDEs or DSO_CFI_DEBUG's (every function with unwind info has an FDE, named or
+ * not), or UINT64_MAX when VADDR is below all of them or the file has neither.
  */
 uint64_t dso__fde_start(struct dso *dso, uint64_t vaddr);
 

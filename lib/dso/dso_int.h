@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "dso/dso.h"
+#include "dso/fdes.h"
 #include "dso/plt.h"
 #include "dso/symtab.h"
 
@@ -39,13 +40,18 @@ struct dso {
 	char debug_fd_path[32];		/* /proc/self/fd/N of debug_fd */
 	int root_fd;			/* borrowed: the root directory the process that maps
 					 * the file sees, when not ours (-1) */
-	bool fdes_read;
-	uint64_t *fde_starts;		/* function starts from .eh_frame_hdr, sorted */
-	size_t nr_fdes;
+	bool cfi_read[DSO_CFI__MAX];	/* dso__fdes tried the source */
+	int cfi_err[DSO_CFI__MAX];	/* and failed so */
+	struct dso_fdes cfi[DSO_CFI__MAX];
+	struct fde_index built[DSO_CFI__MAX];	/* tables built here, not the .eh_frame_hdr's */
+	struct dso_seg recs_seg;	/* where DSO_CFI_DEBUG's converted records are */
 };
 
 /* dso__open of PATH inside the directory ROOT_FD (fileio__open_regular_in; -1: by PATH). */
 struct dso *dso__open_in(int root_fd, const char *path, const char *orig_path);
+
+/* Free the tables of FDEs dso__fdes built. */
+void dso__free_fdes(struct dso *d);
 
 /*
  * Find the debug file of D (whose own path is D->path) by build id, then .gnu_debuglink,

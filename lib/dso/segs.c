@@ -59,17 +59,38 @@ int eh_frame_hdr__parse(const unsigned char *h, size_t len, uint32_t *count)
 	return 0;
 }
 
-uint64_t fde_starts__find(const uint64_t *starts, size_t n, uint64_t vaddr)
+int fde_table__find(const struct fde_table *t, uint64_t vaddr, uint64_t *start, uint64_t *fde)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = 0, hi = t->count;
+	int32_t v[2];
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (starts[mid] <= vaddr)
+		memcpy(v, t->pairs + mid * 8, 4);
+		if (t->base + (int64_t)v[0] <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo ? starts[lo - 1] : UINT64_MAX;
+	if (!lo)
+		return -ENOENT;
+	memcpy(v, t->pairs + (lo - 1) * 8, 8);
+	if (start)
+		*start = t->base + (int64_t)v[0];
+	if (fde)
+		*fde = t->base + (int64_t)v[1];
+	return 0;
+}
+
+int fde_table__entry(const struct fde_table *t, uint32_t i, uint64_t *start, uint64_t *fde)
+{
+	int32_t v[2];
+
+	if (i >= t->count)
+		return -ENOENT;
+	memcpy(v, t->pairs + (size_t)i * 8, 8);
+	*start = t->base + (int64_t)v[0];
+	*fde = t->base + (int64_t)v[1];
+	return 0;
 }

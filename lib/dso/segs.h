@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * segs: the arithmetic between an ELF file's offsets and its link-time addresses, through
- * its PT_LOAD segments, and the .eh_frame_hdr search table. Pure functions: the one place
+ * its PT_LOAD segments, and the .eh_frame_hdr search table's format. Pure functions: the one place
  * lib/ translates addresses (the unwinder, the CFI reader and the symbolizer all call here).
  */
 #ifndef DSO_SEGS_H
@@ -47,7 +47,23 @@ uint64_t dso_segs__end(const struct dso_seg *segs, size_t n, uint64_t vaddr);
 #define EH_FRAME_HDR_TABLE 12
 int eh_frame_hdr__parse(const unsigned char *h, size_t len, uint32_t *count);
 
-/* The greatest of the N sorted STARTS that is <= VADDR, or UINT64_MAX. */
-uint64_t fde_starts__find(const uint64_t *starts, size_t n, uint64_t vaddr);
+/*
+ * A search table of FDEs in .eh_frame_hdr's layout: COUNT pairs of little-endian sdata4
+ * (function start - BASE, FDE address - BASE), sorted by start. The file's own .eh_frame_hdr
+ * table (BASE its header's address) or one the dso built (BASE the file's lowest address).
+ * PAIRS is not owned.
+ */
+struct fde_table {
+	const unsigned char *pairs;
+	uint32_t count;
+	uint64_t base;
+};
+
+/* The last function of T starting at or before VADDR: sets *START and *FDE (either may be
+ * NULL) and returns 0, or -ENOENT when VADDR is before the first one or T is empty. */
+int fde_table__find(const struct fde_table *t, uint64_t vaddr, uint64_t *start, uint64_t *fde);
+
+/* Entry I of T (sorted by start): *START and *FDE. Returns 0, or -ENOENT past the end. */
+int fde_table__entry(const struct fde_table *t, uint32_t i, uint64_t *start, uint64_t *fde);
 
 #endif

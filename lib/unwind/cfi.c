@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
  * cfi: the CFA program of an FDE run up to one address, after the DWARF 4 specification
- * (section 6.4); the records themselves are read by cfi_read.c. Only rbp, the return address
+ * (section 6.4); the records themselves are read by dso/cfirec.c. Only rbp, the return address
  * and the CFA are tracked; operations on other registers are read and ignored.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
-#include "unwind/cfi_int.h"
+#include "unwind/cfi.h"
 
 /* DW_CFA_* operations (those with an operand in the low 6 bits first). */
 #define CFA_advance_loc		0x40
@@ -320,31 +320,18 @@ struct fde {
 	struct rd insns;
 };
 
-/* Open the FDE at FDE_VADDR. Returns 0, -EINVAL or -ENOTSUP. */
+/* Open the FDE at FDE_VADDR (dso/cfirec.h). Returns 0, -EINVAL or -ENOTSUP (a return
+ * address column other than x86-64's, or what the records' reader cannot read). */
 static int fde_open(const struct cfi_mem *m, uint64_t fde_vaddr, struct fde *f)
 {
-	uint64_t id, id_vaddr;
-	int err;
+	int err = cfi_fde__parse(m, fde_vaddr, &f->cie, &f->start, &f->range, &f->insns);
 
-	err = cfi_record_open(m, fde_vaddr, &f->insns, &id, &id_vaddr);
 	if (err)
 		return err;
-	if (id == 0 || id > id_vaddr)
-		return -EINVAL;		/* a CIE, or a pointer before the start of memory */
-	err = cfi_cie_parse(m, id_vaddr - id, &f->cie);
-	if (err)
-		return err;
-	f->start = rd_enc(&f->insns, f->cie.fde_enc, true);
-	f->range = rd_enc(&f->insns, f->cie.fde_enc & PE_FORMAT, false);
-	if (f->insns.bad || f->start + f->range < f->start)
+	if (f->cie.ra != CFI_REG_RA)
+		return -ENOTSUP;
+	if (f->start + f->range < f->start)
 		return -EINVAL;
-	if (f->cie.has_z) {
-		uint64_t n = rd_uleb(&f->insns);
-
-		if (f->insns.bad || n > (uint64_t)(f->insns.end - f->insns.p))
-			return -EINVAL;
-		f->insns.p += n;
-	}
 	return 0;
 }
 
@@ -381,7 +368,7 @@ int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struc
 	if (pc < f.start || pc - f.start >= f.range)
 		return -ENOENT;
 	if (f.cie.signal)
-		return -ENOTSUP;
+		return -ENOTSUP;	/* a signal frame: libunwind knows sigreturn */
 	memset(&pg, 0, sizeof(pg));
 	pg.pc = pc;
 	err = fde_run(&pg, &f);
@@ -392,13 +379,14 @@ int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struc
 	return row_to_rule(&pg.row, out);
 }
 
-int cfi__lookup(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,
+int cfi__lookup(const struct cfi_mem *m, const struct fde_table *t, uint64_t pc,
 		struct cfi_rule *r)
 {
 	uint64_t fde;
-	int err = cfi__find_fde(m, hdr_vaddr, count, pc, &fde);
 
-	return err ? err : cfi__rule_at(m, fde, pc, r);
+	if (fde_table__find(t, pc, NULL, &fde))
+		return -ENOENT;
+	return cfi__rule_at(m, fde, pc, r);
 }
 
 /* Whether the N bytes at P hold DW_CFA_undefined for the return address. */

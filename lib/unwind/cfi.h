@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * cfi: the DWARF call frame information of x86-64 code (.eh_frame), read straight from an
- * ELF file's bytes, reduced to what a stack walk needs at one instruction: where the caller's
- * stack pointer (the CFA), return address and rbp are.
+ * cfi: the DWARF call frame information of x86-64 code (.eh_frame's records, as the file has
+ * them or as dso/ converted them from .debug_frame), read straight from the bytes, reduced to
+ * what a stack walk needs at one instruction: where the caller's stack pointer (the CFA),
+ * return address and rbp are. The records themselves are read by dso/cfirec.h.
  *
  * The unwinder caches one such rule per sampled address and steps with two memory reads,
  * instead of going through libunwind for every frame (which takes a lock with two
@@ -16,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "dso/segs.h"
+#include "dso/cfirec.h"
 
 /* DWARF register numbers on x86-64 that a rule is about. */
 #define CFI_REG_RBP	6
@@ -40,31 +41,6 @@ struct cfi_rule {
 	int32_t ra_off;
 	int32_t bp_off;
 };
-
-/* An ELF file's bytes and where its segments are, to read CFI by link-time address. */
-struct cfi_mem {
-	const unsigned char *image;
-	size_t size;
-	const struct dso_seg *segs;
-	int nr_segs;
-};
-
-/* LEN bytes at link-time address VADDR, or NULL when they are not all in one segment's
- * file bytes. */
-const unsigned char *cfi_mem__ptr(const struct cfi_mem *m, uint64_t vaddr, uint64_t len);
-
-/*
- * The FDE that may cover PC, from the .eh_frame_hdr search table at HDR_VADDR with COUNT
- * entries (checked by eh_frame_hdr__parse): sets *FDE_VADDR to the FDE of the last function
- * starting at or before PC. Returns 0, or -ENOENT (PC before the first one).
- */
-int cfi__find_fde(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,
-		  uint64_t *fde_vaddr);
-
-/* Entry I (< COUNT) of the .eh_frame_hdr search table at HDR_VADDR: *START, the function's
- * start, and *FDE_VADDR, its FDE (entries are sorted by start). Returns 0 or -ENOENT. */
-int cfi__fde_entry(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint32_t i,
-		   uint64_t *start, uint64_t *fde_vaddr);
 
 /*
  * The rule at PC (link-time address) from the FDE at FDE_VADDR and its CIE. Returns 0;
@@ -106,8 +82,8 @@ int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *
  * the FDE cannot be read. */
 bool cfi__may_end_stack(const struct cfi_mem *m, uint64_t fde_vaddr);
 
-/* cfi__find_fde, then cfi__rule_at. */
-int cfi__lookup(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint64_t pc,
+/* The FDE of table T that may cover PC (fde_table__find), then cfi__rule_at. */
+int cfi__lookup(const struct cfi_mem *m, const struct fde_table *t, uint64_t pc,
 		struct cfi_rule *r);
 
 #endif

@@ -24,6 +24,19 @@ int64_t ufile__vaddr_to_off(const struct ufile *f, uint64_t vaddr)
 	return (int64_t)off;
 }
 
+const struct dso_fdes *ufile__fdes(struct ufile *f, enum dso_cfi which)
+{
+	struct usrc *s = &f->src[which];
+
+	if (!s->tried) {
+		s->tried = true;
+		s->ok = f->dso && dso__fdes(f->dso, which, &s->fdes) == 0;
+	}
+	return s->ok ? &s->fdes : NULL;
+}
+
+/* F's file from DSO. It has unwind info when it has .eh_frame's FDEs; else .debug_frame's
+ * are read now (for a file with both, at the first address .eh_frame has no FDE for). */
 static void ufile__load(struct ufile *f, struct dso *dso)
 {
 	size_t nsegs;
@@ -33,10 +46,10 @@ static void ufile__load(struct ufile *f, struct dso *dso)
 	f->mem = (struct cfi_mem){ f->image, f->size, dso__segs(dso, &nsegs), 0 };
 	f->mem.nr_segs = (int)nsegs;
 	dso__extent(dso, &f->min_vaddr, &f->max_vaddr);
-	if (nsegs && dso__eh_frame_hdr(dso, &f->hdr_vaddr, &f->fde_count) == 0)
-		f->ok = true;
-	else
-		pr_debug("unwind: no usable .eh_frame_hdr in %s", dso__path(dso));
+	f->ok = nsegs && (ufile__fdes(f, DSO_CFI_EH) || ufile__fdes(f, DSO_CFI_DEBUG));
+	if (!f->ok)
+		pr_debug("unwind: no FDEs in %s (.eh_frame_hdr, .eh_frame, .debug_frame)",
+			 dso__path(dso));
 }
 
 static uint64_t rule_hash(uint64_t vaddr)
@@ -61,7 +74,13 @@ const struct cfi_rule *ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_r
 		if (e->vaddr == vaddr)
 			return e->err ? NULL : &e->rule;
 	}
-	err = cfi__lookup(&f->mem, f->hdr_vaddr, f->fde_count, vaddr, out);
+	err = -ENOENT;
+	for (int i = 0; i < DSO_CFI__MAX && err == -ENOENT; i++) {
+		const struct dso_fdes *src = ufile__fdes(f, i);
+
+		if (src)
+			err = cfi__lookup(&src->mem, &src->table, vaddr, out);
+	}
 	if (f->nr_rules == f->cap_rules && f->cap_rules < RULES_MAX) {
 		uint32_t cap = f->cap_rules ? 2 * f->cap_rules : RULES_MIN;
 
@@ -101,6 +120,8 @@ struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
 	if (u->files[id])
 		return u->files[id];
 	f = u->files[id] = calloc(1, sizeof(*f));
+	if (f)
+		f->id = id;
 	if (f && dso)
 		ufile__load(f, dso);
 	return f;
@@ -123,23 +144,29 @@ static const struct frame_spans *ufile__spans(struct ufile *f, const char *const
 					      size_t nr)
 {
 	struct frame_spans *s = &f->spans;
+	const struct dso_fdes *src;
 	uint64_t start, end;
 	int err;
 
 	if (f->spans_done)
 		return s->nr ? s : NULL;
 	f->spans_done = true;
+	src = ufile__fdes(f, DSO_CFI_EH);
+	if (!src)
+		src = ufile__fdes(f, DSO_CFI_DEBUG);
+	if (!src)
+		return NULL;
 	/* Most files are one or the other: a sample of their functions says which. */
-	err = frames__judge(&f->mem, f->hdr_vaddr, f->fde_count, JUDGE_SAMPLE, s);
+	err = frames__judge(&src->mem, &src->table, JUDGE_SAMPLE, s);
 	if (!err && frames__fp_built(s)) {
-		err = frames__build(&f->mem, f->hdr_vaddr, f->fde_count, s);
+		err = frames__build(&src->mem, &src->table, s);
 		if (err == -E2BIG)
 			err = frames__paint(s, f->min_vaddr, f->max_vaddr, FRAME_NOREC);
-	} else if (!err && f->fde_count) {
+	} else if (!err && src->table.count) {
 		/* The CFI's outermost frames, the rest of the code one FRAME_NOREC span. */
 		err = frames__paint(s, f->min_vaddr, f->max_vaddr, FRAME_NOREC);
 		if (!err)
-			err = frames__bottoms(&f->mem, f->hdr_vaddr, f->fde_count, s);
+			err = frames__bottoms(&src->mem, &src->table, s);
 	}
 	for (size_t i = 0; i < nr && !err && s->nr && dso__entry(f->dso); i++)
 		if (!dso__find_range(f->dso, bottoms[i], &start, &end))
@@ -187,6 +214,37 @@ int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m,
 	if (at < m->end)
 		out->v[out->nr++] = (struct frame_span){ at, m->end, FRAME_NOREC };
 	out->nr = frames__reduce(out->v, out->nr, max);
+	return 0;
+}
+
+/* What fake address slot SLOT of F holds: *LEN bytes, or NULL. */
+static const unsigned char *ufile__fake(struct ufile *f, int slot, uint64_t *len)
+{
+	const struct usrc *s = &f->src[slot == FAKE_TABLE_EH ? DSO_CFI_EH : DSO_CFI_DEBUG];
+
+	if (!s->ok)
+		return NULL;
+	if (slot == FAKE_RECS_DEBUG) {
+		*len = s->fdes.mem.size;
+		return s->fdes.mem.image;
+	}
+	*len = (uint64_t)s->fdes.table.count * 8;
+	return s->fdes.table.pairs;
+}
+
+int unwinder__read_fake(struct unwinder *u, uint64_t addr, uint64_t *val)
+{
+	uint64_t rel = addr - FAKE_BASE, id = rel >> FAKE_ID_SHIFT, off = rel & 0xffffffff, len;
+	int slot = (int)(rel >> 32 & ((1u << (FAKE_ID_SHIFT - 32)) - 1));
+	const unsigned char *p;
+
+	if (id >= u->cap_files || !u->files[id] || slot >= FAKE__SLOTS)
+		return -1;
+	p = ufile__fake(u->files[id], slot, &len);
+	if (!p || off >= len)
+		return -1;
+	*val = 0;
+	memcpy(val, p + off, len - off < sizeof(*val) ? len - off : sizeof(*val));
 	return 0;
 }
 

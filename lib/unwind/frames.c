@@ -179,11 +179,11 @@ static int fde_rows(const struct cfi_mem *m, uint64_t fde, struct rows *rows, ui
 	return cfi__rows(m, fde, on_row, rows, start, end);
 }
 
-int frames__judge(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint32_t sample,
+int frames__judge(const struct cfi_mem *m, const struct fde_table *t, uint32_t sample,
 		  struct frame_spans *out)
 {
 	struct rows *rows = malloc(sizeof(*rows));
-	uint32_t n = count < sample ? count : sample;
+	uint32_t count = t->count, n = count < sample ? count : sample;
 
 	out->nr_calling = out->nr_record = 0;
 	if (!rows)
@@ -192,8 +192,7 @@ int frames__judge(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, u
 		uint64_t start, fde, fstart, fend;
 		uint32_t i = (uint32_t)((uint64_t)k * count / n);
 
-		if (cfi__fde_entry(m, hdr_vaddr, count, i, &start, &fde) ||
-		    fde_rows(m, fde, rows, &fstart, &fend))
+		if (fde_table__entry(t, i, &start, &fde) || fde_rows(m, fde, rows, &fstart, &fend))
 			continue;
 		out->nr_calling += rows->calling && !rows->outermost;
 		out->nr_record += rows->record;
@@ -202,18 +201,17 @@ int frames__judge(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, u
 	return 0;
 }
 
-int frames__bottoms(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count,
-		    struct frame_spans *out)
+int frames__bottoms(const struct cfi_mem *m, const struct fde_table *t, struct frame_spans *out)
 {
 	struct rows *rows = malloc(sizeof(*rows));
 	int err = 0;
 
 	if (!rows)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < count && !err; i++) {
+	for (uint32_t i = 0; i < t->count && !err; i++) {
 		uint64_t start, fde, fstart, fend;
 
-		if (cfi__fde_entry(m, hdr_vaddr, count, i, &start, &fde))
+		if (fde_table__entry(t, i, &start, &fde))
 			break;
 		if (!cfi__may_end_stack(m, fde) || fde_rows(m, fde, rows, &fstart, &fend))
 			continue;
@@ -226,8 +224,7 @@ int frames__bottoms(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count,
 	return err;
 }
 
-int frames__build(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count,
-		  struct frame_spans *out)
+int frames__build(const struct cfi_mem *m, const struct fde_table *t, struct frame_spans *out)
 {
 	struct rows *rows = malloc(sizeof(*rows));
 	int err = 0;
@@ -235,17 +232,17 @@ int frames__build(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count,
 	*out = (struct frame_spans){ 0 };
 	if (!rows)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < count && !err; i++) {
+	for (uint32_t i = 0; i < t->count && !err; i++) {
 		uint64_t start, fde, fstart, fend;
 
-		if (cfi__fde_entry(m, hdr_vaddr, count, i, &start, &fde))
+		if (fde_table__entry(t, i, &start, &fde))
 			break;
 		if (fde_rows(m, fde, rows, &fstart, &fend)) {
 			/* Malformed or not for us: nothing said of this function can be
 			 * trusted. Its extent is the table's. */
 			uint64_t next, nfde;
 
-			if (cfi__fde_entry(m, hdr_vaddr, count, i + 1, &next, &nfde))
+			if (fde_table__entry(t, i + 1, &next, &nfde))
 				next = start + 1;
 			err = spans_add(out, start, next, FRAME_NOREC);
 			continue;

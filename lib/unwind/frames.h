@@ -53,30 +53,28 @@ static inline bool frames__fp_built(const struct frame_spans *s)
 #define FRAMES_MAX_SPANS	(1u << 20)
 
 /*
- * The spans of the code that the COUNT FDEs of M's .eh_frame_hdr table at HDR_VADDR cover.
+ * The spans of the code that the FDEs of table T (records read through M) cover.
  * Code between FDEs is FRAME_NOREC, or takes the kind before it when it is shorter than
  * alignment padding; an FDE that cannot be read is FRAME_NOREC up to the next one. Fills OUT
  * (freed with frames__free). Returns 0, -ENOMEM or -E2BIG (more than FRAMES_MAX_SPANS).
  */
-int frames__build(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count,
-		  struct frame_spans *out);
+int frames__build(const struct cfi_mem *m, const struct fde_table *t, struct frame_spans *out);
 
 /*
  * Judge the file without building its spans: its nr_calling and nr_record (the rest of OUT
- * untouched) from at most SAMPLE of its COUNT FDEs, spread over the table, enough for
+ * untouched) from at most SAMPLE of the FDEs of T, spread over the table, enough for
  * frames__fp_built. Returns 0 or -ENOMEM.
  */
-int frames__judge(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count, uint32_t sample,
+int frames__judge(const struct cfi_mem *m, const struct fde_table *t, uint32_t sample,
 		  struct frame_spans *out);
 
 /*
- * Paint into OUT, as FRAME_BOTTOM, the rows of the COUNT FDEs that are a thread's first frame
+ * Paint into OUT, as FRAME_BOTTOM, the rows of the FDEs of T that are a thread's first frame
  * (the return address undefined), running only the FDEs that may have one
  * (cfi__may_end_stack): what is kept of a file built without frame pointers. Returns 0 or
  * -ENOMEM.
  */
-int frames__bottoms(const struct cfi_mem *m, uint64_t hdr_vaddr, uint32_t count,
-		    struct frame_spans *out);
+int frames__bottoms(const struct cfi_mem *m, const struct fde_table *t, struct frame_spans *out);
 
 /* Free what S holds and empty it. */
 void frames__free(struct frame_spans *s);

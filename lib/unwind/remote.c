@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
  * libunwind's side: the accessors of a remote address space over a sample (registers from the
- * sample, memory from our mapping of each file, the stack copy, then the live process), the
- * FDE search in each file's .eh_frame_hdr, and the unwind of stacks the fast path leaves.
+ * sample, memory from our mapping of each file, the stack copy, then the live process; the
+ * tables dso/ built, at fake addresses), the FDE search in each file's tables of FDEs, and
+ * the unwind of stacks the fast path leaves.
  */
 #include <errno.h>
 #include <string.h>
 #include "unwind/unwind_int.h"
 
 /* Not in libunwind's public headers, but exported: search a binary-search table of FDEs
- * (.eh_frame_hdr) described by DI, reading it through the address space's accessors. */
+ * (.eh_frame_hdr's layout) described by DI, reading it and the FDEs through the address
+ * space's accessors (UNW_INFO_FORMAT_REMOTE_TABLE and _IP_OFFSET). */
 extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
 					      unw_dyn_info_t *di, unw_proc_info_t *pi,
 					      int need_unwind_info, void *arg);
@@ -26,6 +28,11 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 
 	if (write)
 		return -UNW_EINVAL;
+	/* Tables and records built in memory (never a process's address). */
+	if (addr - FAKE_BASE < FAKE_BASE && unwinder__read_fake(c->u, addr, &v) == 0) {
+		*val = v;
+		return 0;
+	}
 	/* Unwind tables and code, from our mapping of the file, unless it is the stack copy.
 	 * (The whole file bounds the read, not its segment: libunwind reads aligned words.) */
 	l = addr >= s->sp && addr - s->sp + sizeof(*val) <= s->stack_len ? NULL :
@@ -75,27 +82,57 @@ static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val,
 	return -UNW_EBADREG;
 }
 
+/* Describe the FDEs SRC (source WHICH) of L's file to libunwind as DI: a binary-search table
+ * of (start, FDE) offsets, as .eh_frame_hdr has it. Returns 0, or -1 when they cannot be
+ * shown to it. */
+static int describe_fdes(const struct loaded *l, enum dso_cfi which, const struct dso_fdes *src,
+			 unw_dyn_info_t *di)
+{
+	const struct fde_table *t = &src->table;
+
+	memset(di, 0, sizeof(*di));
+	di->format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di->start_ip = l->f->min_vaddr + l->bias;
+	di->end_ip = l->f->max_vaddr + l->bias;
+	/* In words; one table entry (two 4-byte fields) is one word. */
+	di->u.rti.table_len = (uint64_t)t->count * 8 / sizeof(unw_word_t);
+	/* Offsets are from segbase: the table's base where the process has it. */
+	di->u.rti.segbase = t->base + l->bias;
+	if (src->hdr) {			/* the file's own table, where the process maps it */
+		di->u.rti.table_data = t->base + EH_FRAME_HDR_TABLE + l->bias;
+		return 0;
+	}
+	if (l->f->id >= FAKE_IDS)
+		return -1;
+	di->u.rti.table_data = fake_addr(l->f->id, which == DSO_CFI_EH ? FAKE_TABLE_EH :
+					 FAKE_TABLE_DEBUG);
+	if (src->in_file)		/* the records where the process maps them */
+		return 0;
+	/* Converted records at a fake address: starts are searched from start_ip (the
+	 * table's base, loaded), FDEs found from segbase, and their addresses, link-time
+	 * ones, moved by load_offset. */
+	di->format = UNW_INFO_FORMAT_IP_OFFSET;
+	di->start_ip = t->base + l->bias;
+	di->u.rti.segbase = fake_addr(l->f->id, FAKE_RECS_DEBUG) - (src->mem.segs[0].vaddr - t->base);
+	di->load_offset = l->bias;
+	return 0;
+}
+
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 			  int need_unwind_info, void *arg)
 {
 	struct uctx *c = arg;
 	struct loaded *l = uproc__loaded_for_ip(c, ip);
+	int ret = -UNW_ENOINFO;
 	unw_dyn_info_t di;
-	int ret;
 
-	if (!l) {
-		c->no_info = true;
-		return -UNW_ENOINFO;
+	/* .eh_frame's FDEs, then .debug_frame's where those have none for IP. */
+	for (int i = 0; l && i < DSO_CFI__MAX && ret == -UNW_ENOINFO; i++) {
+		const struct dso_fdes *src = ufile__fdes(l->f, i);
+
+		if (src && !describe_fdes(l, i, src, &di) && ip >= di.start_ip && ip < di.end_ip)
+			ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
 	}
-	memset(&di, 0, sizeof(di));
-	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
-	di.start_ip = l->f->min_vaddr + l->bias;
-	di.end_ip = l->f->max_vaddr + l->bias;
-	di.u.rti.segbase = l->f->hdr_vaddr + l->bias;
-	di.u.rti.table_data = l->f->hdr_vaddr + EH_FRAME_HDR_TABLE + l->bias;
-	/* In words; one table entry (two 4-byte fields) is one word. */
-	di.u.rti.table_len = (uint64_t)l->f->fde_count * 8 / sizeof(unw_word_t);
-	ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
 	if (ret < 0)
 		c->no_info = true;
 	return ret;

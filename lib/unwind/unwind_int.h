@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "base/htab.h"
+#include "dso/dso.h"
 #include "unwind/cfi.h"
 #include "unwind/frames.h"
 #include "unwind/unwind.h"
@@ -22,7 +23,6 @@
 #define RULES_MIN	128	/* rules a file's cache holds, at first ... */
 #define RULES_MAX	(1u << 15)	/* ... and at most (40 bytes and a slot each) */
 
-struct dso;
 struct map;
 
 /* The CFI rule (or why there is none) at one link-time address of a file. */
@@ -32,14 +32,21 @@ struct rule_ent {
 	int err;		/* cfi__lookup's result */
 };
 
+/* One source of a file's FDEs (enum dso_cfi), read from its dso at the first need. */
+struct usrc {
+	bool tried;
+	bool ok;
+	struct dso_fdes fdes;
+};
+
 struct ufile {
 	struct dso *dso;
-	bool ok;			/* has a usable .eh_frame_hdr */
+	uint32_t id;			/* the dso's id (fake addresses of its tables) */
+	bool ok;			/* has FDEs to search */
 	const unsigned char *image;	/* the dso's bytes */
 	size_t size;
-	struct cfi_mem mem;		/* the image and segments, for cfi__lookup */
-	uint64_t hdr_vaddr;		/* .eh_frame_hdr */
-	uint32_t fde_count;
+	struct cfi_mem mem;		/* the image and segments */
+	struct usrc src[DSO_CFI__MAX];	/* .eh_frame first; .debug_frame where it finds none */
 	uint64_t min_vaddr, max_vaddr;	/* extent of the PT_LOAD segments */
 	struct rule_ent *rules;		/* up to RULES_MAX, indexed by rules_index */
 	uint32_t nr_rules, cap_rules;
@@ -47,6 +54,21 @@ struct ufile {
 	struct frame_spans spans;	/* where frame records can be trusted */
 	bool spans_done;		/* spans built (or found impossible) */
 };
+
+/*
+ * What dso/ built in memory (the search tables of files without .eh_frame_hdr, .debug_frame
+ * converted) is shown to libunwind at addresses no process maps (non-canonical on x86-64):
+ * FAKE_BASE + (file id << FAKE_ID_SHIFT) + (slot << 32) + offset; access_mem serves them.
+ */
+#define FAKE_BASE	0x4000000000000000ULL
+#define FAKE_ID_SHIFT	36
+#define FAKE_IDS	(1u << 22)
+enum { FAKE_TABLE_EH, FAKE_TABLE_DEBUG, FAKE_RECS_DEBUG, FAKE__SLOTS };
+
+static inline uint64_t fake_addr(uint32_t id, int slot)
+{
+	return FAKE_BASE + ((uint64_t)id << FAKE_ID_SHIFT) + ((uint64_t)slot << 32);
+}
 
 struct loaded {
 	uint64_t bias;		/* runtime address = link-time address + bias */
@@ -80,7 +102,7 @@ struct uctx {
 	struct unwinder *u;
 	struct uproc *p;
 	const struct unwind_sample *s;
-	bool no_info;		/* find_proc_info found no table */
+	bool no_info;		/* find_proc_info found no FDE */
 	bool copy_only;		/* stack reads from the copy only, never the live process */
 	bool mem_fault;		/* a read failed */
 	uint64_t stack_used;	/* bytes from sp the unwind read */
@@ -94,13 +116,20 @@ struct uctx {
  * or -1. */
 int64_t ufile__vaddr_to_off(const struct ufile *f, uint64_t vaddr);
 
-/* The CFI rule at link-time address VADDR of F, worked out once and kept; NULL when there is
- * none a rule can express (libunwind's turn). OUT holds it when the cache is full. */
+/* The FDEs of F from source WHICH, read at the first call; NULL when it has none. */
+const struct dso_fdes *ufile__fdes(struct ufile *f, enum dso_cfi which);
+
+/* The CFI rule at link-time address VADDR of F (by .eh_frame, then .debug_frame where that
+ * has no FDE), worked out once and kept; NULL when there is none a rule can express
+ * (libunwind's turn). OUT holds it when the cache is full. */
 const struct cfi_rule *ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out);
 
 /* The unwinder's state of the file M of PID maps (by its dso id), made at the first use; NULL
  * when out of memory. Its dso may be NULL: the file cannot be read. */
 struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m);
+/* The word at fake address ADDR (FAKE_BASE...) of U's files; bytes past the end of what is
+ * there read as zeros. Returns 0, or -1 when ADDR is in nothing built. */
+int unwinder__read_fake(struct unwinder *u, uint64_t addr, uint64_t *val);
 
 /* The unwinder's process PID, made at the first use (with its libunwind address space);
  * NULL when out of memory. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* libFuzzer: ELF files, as the profiler opens whatever other processes map: segments,
- * symbol tables, notes, debuglink and the .eh_frame_hdr table. */
+ * symbol tables, notes, debuglink, and the tables of FDEs (.eh_frame_hdr, .eh_frame walked,
+ * .debug_frame decompressed and converted). */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			dso_segs__off_to_vaddr(segs, n, segs[i].offset, &v);
 		}
 		dso__lookup(e, UINT64_MAX, NULL);
+		for (int w = 0; w < DSO_CFI__MAX; w++) {
+			struct dso_fdes f;
+			uint64_t fde;
+
+			if (dso__fdes(e, w, &f) == 0 && fde_table__find(&f.table, UINT64_MAX,
+									NULL, &fde) == 0)
+				cfi_mem__ptr(&f.mem, fde, 4);
+		}
 	}
 	dso__free(e);
 	close(fd);

@@ -312,8 +312,9 @@ def rust_chain_whole():
 @test
 def go_assembly_stacks_whole_or_marked():
     # Go keeps frame pointers, but crypto/sha256's block function is assembly that uses BP as
-    # a general register: a walk from there breaks. Such stacks are whole (down to
-    # runtime.goexit) or marked, never the assembly function shown as the root.
+    # a general register: a walk from there breaks, and the DWARF unwind takes its CFI from
+    # .debug_frame (zlib-compressed; Go writes no .eh_frame). Such stacks are whole, down to
+    # runtime.goexit on the main goroutine and on the second one, or marked.
     binary = workload("gosha")
     if not os.path.exists(binary):
         return "skipped: no go on this machine (golang-go)"
@@ -321,13 +322,54 @@ def go_assembly_stacks_whole_or_marked():
     asm = [(f, c) for f, c in stacks if f[0] == "gosha" and "crypto/sha256.block.abi0" in f]
     n = sum(c for _, c in asm)
     expect(n > 200, f"only {n} samples in crypto/sha256.block")
-    whole = sum(c for f, c in asm if f[1].startswith("runtime.goexit") and
-                has_chain(f, ["main.main", "main.work", "main.hashLoop"]))
+    main_chain = ["main.main", "main.work", "main.hashLoop"]
+    worker_chain = ["main.worker", "main.work", "main.hashLoop"]
+
+    def whole(f, chain):
+        return f[1].startswith("runtime.goexit") and has_chain(f, chain)
+    in_main = sum(c for f, c in asm if whole(f, main_chain))
+    in_worker = sum(c for f, c in asm if whole(f, worker_chain))
     marked = sum(c for f, c in asm if "[truncated]" in f)
-    wrong = n - whole - marked
+    wrong = n - in_main - in_worker - marked
+    expect(in_main + in_worker >= 0.95 * n,
+           f"whole in {(in_main + in_worker) / n:.1%} of {n} samples in the assembly, "
+           f"expected >= 95%: {[';'.join(f[:5]) for f, _ in asm if not whole(f, main_chain) and not whole(f, worker_chain)][:3]}")
     expect(wrong <= 0.01 * n, f"{wrong} of {n} samples neither whole nor marked: "
            f"{[';'.join(f[:4]) for f, _ in asm if '[truncated]' not in f][:3]}")
-    return f"{n} samples in the assembly: {whole / n:.1%} whole, {marked / n:.1%} marked"
+    expect(in_main > 0.2 * n and in_worker > 0.2 * n,
+           f"main goroutine {in_main}, second goroutine {in_worker} of {n} samples")
+    return (f"{n} samples in the assembly: {(in_main + in_worker) / n:.1%} whole "
+            f"({in_main} main goroutine, {in_worker} second), {marked / n:.1%} marked")
+
+
+def static_chains(binaries):
+    """Each of BINARIES (the chain linked statically) whole in >= 95% of its samples, from
+    __libc_start_call_main inside the binary; <= 1% wrong and unmarked."""
+    notes = []
+    for name in binaries:
+        stacks, _, _ = run_profile(["-F", "499", "--", workload(name), "2"])
+        n = total(stacks, name)
+        expect(n > 300, f"{name}: only {n} samples")
+        try:
+            whole = expect_whole_or_marked(stacks, name, CHAIN, "chain_hot_loop",
+                                           lambda f: f[1] == "__libc_start_call_main")
+        except AssertionError as e:
+            raise AssertionError(f"{name}: {e}") from None
+        notes.append(f"{name} {whole:.1%} of {n}")
+    return ", ".join(notes)
+
+
+@test
+def static_chain_whole_without_eh_frame_hdr():
+    # gcc -static links .eh_frame but no .eh_frame_hdr: the FDEs are indexed from the records
+    # themselves, for the fast path, libunwind (the leaf's caller under frame pointers) and
+    # names. glibc's start-up is inside the binary; its _start is the outermost frame.
+    return static_chains(["chain_static", "chain_static_fp"])
+
+
+@test
+def static_pie_chain_whole():
+    return static_chains(["chain_spie", "chain_spie_fp"])
 
 
 @test
@@ -387,11 +429,16 @@ def dwarf_copies_shrink_to_what_unwinds_need():
 def cached_cfi_rules_agree_with_libunwind():
     # The fast path (CFI rules cached per address) unwinds nearly every stack; with
     # PROFILE_UNWIND_CHECK libunwind unwinds each of those again and must find the same
-    # frames and the same end: a shared library, threads, inlined code, C++, Debian's xz.
+    # frames and the same end: a shared library, threads, inlined code, C++, Debian's xz, a
+    # static binary (FDEs indexed from .eh_frame) and Go (.debug_frame converted), whose
+    # tables libunwind reads from memory, not from the process.
     env = dict(os.environ, PROFILE_UNWIND_CHECK="1")
     cmds = [[workload("chain_nofp"), "2"], [workload("threads")], [workload("inline")],
             [workload("templates")],
-            ["sh", "-c", f"exec xz -6 -T1 -c {profile_bin()} {profile_bin()} > /dev/null"]]
+            ["sh", "-c", f"exec xz -6 -T1 -c {profile_bin()} {profile_bin()} > /dev/null"],
+            [workload("chain_static"), "2"]]
+    if os.path.exists(workload("gosha")):
+        cmds.append([workload("gosha"), "2"])
     seen = []
     for cmd in cmds:
         p = subprocess.run([profile_bin(), "-v", "-F", "999", "-d", "2", "-o", os.devnull,

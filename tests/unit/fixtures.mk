@@ -11,6 +11,9 @@
 #                    (found when the file is opened as /fake/dir/global)
 #   badcrc           no build id, stripped, .gnu_debuglink -> badcrc.debug changed afterwards
 #   lld, lld.off     linked by lld (p_offset != p_vaddr); lld.off holds fx_alpha's file offset
+#   static           gcc -static: .eh_frame without .eh_frame_hdr
+#   debugframe       its own functions described only in .debug_frame, zlib-compressed (the C
+#                    start-up files keep .eh_frame and its header)
 #   notelf, empty    not ELF
 
 FX		:= $(OUT)/tests/fixtures
@@ -23,7 +26,8 @@ LLD		?= $(shell command -v ld.lld 2>/dev/null)
 FIXTURES	:= $(FX)/prog $(FX)/prog.stripped $(FX)/other.stripped $(FX)/buildid.stamp \
 		   $(FX)/linked $(FX)/linked.debug $(FX)/dotdebug $(FX)/.debug/dotdebug.debug \
 		   $(FX)/global $(FX_DBGROOT)/fake/dir/global.debug \
-		   $(FX)/badcrc $(FX)/badcrc.debug $(FX)/notelf $(FX)/empty
+		   $(FX)/badcrc $(FX)/badcrc.debug $(FX)/notelf $(FX)/empty $(FX)/static \
+		   $(FX)/debugframe
 ifneq ($(LLD),)
 FIXTURES	+= $(FX)/lld $(FX)/lld.off
 endif
@@ -104,6 +108,18 @@ $(FX)/lld.off: $(FX)/lld
 	set -- $$(readelf -SW $< | sed 's/^ *\[ *[0-9]*\]//' | awk '$$1 == ".text" { print $$3, $$4 }'); \
 	test -n "$$v" -a -n "$$1" -a -n "$$2"; \
 	printf '%x\n' $$((0x$$v - 0x$$1 + 0x$$2)) > $@
+
+$(FX)/static: $(FX_SRC)
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O1 -g -static -falign-functions=64 $< -o $@
+
+$(FX)/debugframe: $(FX_SRC)
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FX_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables $< -o $@.full
+	$(Q)objcopy --compress-debug-sections=zlib-gabi $@.full $@
+	$(Q)rm -f $@.full
 
 $(FX)/notelf:
 	$(call msg,FIXTURE,$@)

@@ -17,6 +17,7 @@ int main(int argc, char **argv)
 		register_unwind_suite,
 		register_cfi_suite,
 		register_frames_suite,
+		register_fdes_suite,
 		register_perfmap_suite,
 		register_folded_read_suite,
 		register_flamegraph_suite,

@@ -11,6 +11,7 @@ int register_folded_suite(void);
 int register_unwind_suite(void);
 int register_cfi_suite(void);
 int register_frames_suite(void);
+int register_fdes_suite(void);
 int register_perfmap_suite(void);
 int register_folded_read_suite(void);
 int register_flamegraph_suite(void);

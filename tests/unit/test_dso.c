@@ -468,17 +468,29 @@ static void test_eh_frame_hdr_parse(void)
 	CU_ASSERT_EQUAL(eh_frame_hdr__parse(h, sizeof(h), &count), -EINVAL);
 }
 
-static void test_fde_starts_find(void)
+static void test_fde_table_find(void)
 {
-	static const uint64_t starts[] = { 0x1000, 0x1040, 0x2000 };
-	static const struct { uint64_t vaddr, want; } cases[] = {
-		{ 0xfff, UINT64_MAX }, { 0x1000, 0x1000 }, { 0x103f, 0x1000 }, { 0x1040, 0x1040 },
-		{ 0x1fff, 0x1040 }, { 0x2000, 0x2000 }, { UINT64_MAX, 0x2000 },
+	/* Starts 0x1000, 0x1040, 0x2000 from base 0x1000; FDEs at 0x800, 0x810, 0x820. */
+	static const int32_t pairs[] = { 0, -0x800, 0x40, -0x7f0, 0x1000, -0x7e0 };
+	static const struct { uint64_t vaddr, start, fde; } cases[] = {
+		{ 0xfff, UINT64_MAX, 0 }, { 0x1000, 0x1000, 0x800 }, { 0x103f, 0x1000, 0x800 },
+		{ 0x1040, 0x1040, 0x810 }, { 0x1fff, 0x1040, 0x810 }, { 0x2000, 0x2000, 0x820 },
+		{ UINT64_MAX, 0x2000, 0x820 },
 	};
+	struct fde_table t = { (const unsigned char *)pairs, 3, 0x1000 };
+	uint64_t start, fde;
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CU_ASSERT_EQUAL(fde_starts__find(starts, 3, cases[i].vaddr), cases[i].want);
-	CU_ASSERT_EQUAL(fde_starts__find(starts, 0, 0x1000), UINT64_MAX);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int err = fde_table__find(&t, cases[i].vaddr, &start, &fde);
+
+		CU_ASSERT_EQUAL(err, cases[i].start == UINT64_MAX ? -ENOENT : 0);
+		if (!err) {
+			CU_ASSERT_EQUAL(start, cases[i].start);
+			CU_ASSERT_EQUAL(fde, cases[i].fde);
+		}
+	}
+	t.count = 0;
+	CU_ASSERT_EQUAL(fde_table__find(&t, 0x1000, &start, NULL), -ENOENT);
 }
 
 /* Every function has an FDE: the FDE table gives each static function's start, the same
@@ -585,6 +597,50 @@ static void test_plt_names(void)
 	}
 }
 
+/* Files without .eh_frame_hdr: gcc -static's .eh_frame indexed; functions only .debug_frame
+ * describes (compressed), in a file whose start-up code has .eh_frame. Each function's FDE
+ * starts where its symbol does. */
+static void test_fdes_without_hdr(void)
+{
+	static const struct {
+		const char *file;
+		enum dso_cfi which;
+		bool hdr, in_file;
+	} cases[] = {
+		{ "static", DSO_CFI_EH, false, true },
+		{ "debugframe", DSO_CFI_DEBUG, false, false },
+		{ "debugframe", DSO_CFI_EH, true, true },
+		{ "prog", DSO_CFI_EH, true, true },
+	};
+	static const char *const names[] = { "fx_alpha", "fx_beta", "fx_pub" };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct dso *e = dso__open(fx_path(path, sizeof(path), cases[i].file), NULL);
+		struct dso_fdes f;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+		CU_ASSERT_EQUAL_FATAL(dso__fdes(e, cases[i].which, &f), 0);
+		CU_ASSERT_EQUAL(f.hdr, cases[i].hdr);
+		CU_ASSERT_EQUAL(f.in_file, cases[i].in_file);
+		CU_ASSERT(f.table.count > (cases[i].hdr ? 2u : 3u));
+		for (size_t j = 0; j < sizeof(names) / sizeof(names[0]) && !cases[i].hdr; j++) {
+			uint64_t start = dso__find(e, names[j]), fstart, fde;
+			struct cie cie;
+			uint64_t s, range;
+			struct rd r;
+
+			CU_ASSERT_NOT_EQUAL_FATAL(start, 0);
+			CU_ASSERT_EQUAL(dso__fde_start(e, start + 3), start);
+			CU_ASSERT_EQUAL_FATAL(fde_table__find(&f.table, start + 3, &fstart, &fde), 0);
+			CU_ASSERT_EQUAL(fstart, start);
+			CU_ASSERT_EQUAL(cfi_fde__parse(&f.mem, fde, &cie, &s, &range, &r), 0);
+			CU_ASSERT_EQUAL(s, start);
+		}
+		dso__free(e);
+	}
+}
+
 int register_dso_suite(void)
 {
 	static const struct {
@@ -599,8 +655,9 @@ int register_dso_suite(void)
 		{ "debug files", test_debug_files },
 		{ "libc via build-id debug file", test_libc },
 		{ ".eh_frame_hdr header", test_eh_frame_hdr_parse },
-		{ "FDE starts: lookup", test_fde_starts_find },
+		{ "FDE table: lookup", test_fde_table_find },
 		{ "FDE starts match symbol starts", test_fde_starts_match_symbols },
+		{ "FDEs without .eh_frame_hdr", test_fdes_without_hdr },
 		{ "PLT stubs named, _init bounded by its section", test_plt_names },
 		{ "the entry point named though untyped", test_entry_point_named },
 	};

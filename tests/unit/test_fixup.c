@@ -20,6 +20,13 @@ static void test_stack_bottoms(void)
 		{ "clone3", false },
 		{ "start_thread_[j]", false },
 		{ "start_threa", false },
+		{ "runtime.goexit.abi0", true },		/* Go's goroutines */
+		{ "runtime.mstart.abi0", true },		/* its threads' system stacks */
+		{ "runtime.rt0_go.abi0", true },		/* its main thread's */
+		{ "runtime.goexit", true },
+		{ "runtime.goexit1", false },
+		{ "runtime.mstart0", false },
+		{ "runtime.main", false },
 		{ "", false },
 		{ NULL, false },
 	};
@@ -46,6 +53,9 @@ static void test_trim_at_bottom(void)
 	static const char *const no_bottom[] = { "leaf", "main", NULL, "_start" };
 	static const char *const leaf_is_bottom[] = { "start_thread", "clone3" };
 	static const char *const unnamed_past[] = { "leaf", NULL, "start_thread" };
+	static const char *const goroutine[] = {
+		"crypto/sha256.block.abi0", "main.main", "runtime.main", "runtime.goexit.abi0", "?",
+	};
 
 	CU_ASSERT_EQUAL(trimmed(main_thread, N(main_thread)), 3);
 	CU_ASSERT_EQUAL(trimmed(thread, N(thread)), 2);
@@ -53,6 +63,7 @@ static void test_trim_at_bottom(void)
 	/* The leaf itself never ends a stack: the sample is inside the bottom function. */
 	CU_ASSERT_EQUAL(trimmed(leaf_is_bottom, N(leaf_is_bottom)), 2);
 	CU_ASSERT_EQUAL(trimmed(unnamed_past, N(unnamed_past)), 3);
+	CU_ASSERT_EQUAL(trimmed(goroutine, N(goroutine)), 4);	/* what a DWARF step past it read */
 	CU_ASSERT_EQUAL(trimmed(NULL, 0), 0);
 }
 
@@ -70,6 +81,7 @@ static void test_truncated(void)
 		{ true, "start_thread", false },	/* reached a bottom all the same */
 		{ true, "__libc_start_call_main", false },
 		{ true, "__libc_start_main", true },
+		{ true, "runtime.goexit.abi0", false },	/* a Go goroutine's first frame */
 	};
 
 	for (size_t i = 0; i < N(cases); i++)

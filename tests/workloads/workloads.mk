@@ -11,7 +11,8 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/hidden.debug $(WL)/chain_nofp $(WL)/libchain_nofp.so $(WL)/recurse \
 		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived \
 		   $(WL)/plt_loop $(WL)/sighandler $(WL)/chain_lld $(WL)/libchain_lld.so \
-		   $(WL)/mixed $(WL)/jitmap
+		   $(WL)/mixed $(WL)/jitmap $(WL)/chain_static $(WL)/chain_static_fp $(WL)/chain_spie \
+		   $(WL)/chain_spie_fp
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -76,6 +77,30 @@ $(WL)/libchain_lld.so: tests/workloads/chain_lib.c tests/workloads/spin.h
 $(WL)/chain_lld: tests/workloads/chain_main.c $(WL)/libchain_lld.so
 	$(call msg,CC,$@)
 	$(Q)$(WL_CC) $(WL_NOFP) -fuse-ld=lld $< -L$(WL) -lchain_lld -Wl,-rpath,'$$ORIGIN' -o $@
+
+# Statically linked, the chain in one file: gcc -static links .eh_frame without
+# .eh_frame_hdr; -static-pie links one. With and without frame pointers (glibc's start-up has
+# none either way).
+WL_STATIC_SRCS	:= tests/workloads/chain_main.c tests/workloads/chain_lib.c
+$(WL)/chain_static: $(WL_STATIC_SRCS) tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -static $(WL_STATIC_SRCS) -o $@
+
+$(WL)/chain_static_fp: $(WL_STATIC_SRCS) tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -static $(WL_STATIC_SRCS) -o $@
+
+$(WL)/chain_spie: $(WL_STATIC_SRCS) tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -static-pie $(WL_STATIC_SRCS) -o $@
+
+$(WL)/chain_spie_fp: $(WL_STATIC_SRCS) tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -static-pie $(WL_STATIC_SRCS) -o $@
 
 $(WL)/recurse: tests/workloads/recurse.c tests/workloads/spin.h
 	$(call msg,CC,$@)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Go with assembly: crypto/sha256's block function (hand-written, uses BP as a general
-// register) under Go code with frame pointers.
+// register) under Go code with frame pointers, on the main goroutine and on a second one.
 package main
 
 import (
@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"time"
 )
+
+// Not a constant: the buffers go to the heap, as most Go data does, not into a 64 KiB frame.
+var bufSize = 64 << 10
 
 //go:noinline
 func hashLoop(buf []byte, n int) [32]byte {
@@ -22,7 +25,7 @@ func hashLoop(buf []byte, n int) [32]byte {
 
 //go:noinline
 func work(secs int) byte {
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, bufSize)
 	end := time.Now().Add(time.Duration(secs) * time.Second)
 	var x byte
 	for time.Now().Before(end) {
@@ -32,12 +35,19 @@ func work(secs int) byte {
 	return x
 }
 
+//go:noinline
+func worker(secs int, done chan<- byte) {
+	done <- work(secs)
+}
+
 func main() {
 	secs := 2
 	if len(os.Args) > 1 {
 		secs, _ = strconv.Atoi(os.Args[1])
 	}
-	if work(secs) == 42 {
+	done := make(chan byte)
+	go worker(secs, done)
+	if work(secs)^<-done == 42 {
 		os.Exit(3)
 	}
 }

@@ -1,14 +1,31 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * cfi_int: what cfi.c (the CFA program) and cfi_read.c (records, pointer encodings, the FDE
- * search) share. Not for use outside lib/unwind.
+ * cfirec: DWARF call frame records in .eh_frame's format (CIEs, FDEs, their pointer
+ * encodings), read from a file's bytes by link-time address. Shared by dso/ (which indexes
+ * the FDEs of files that have no .eh_frame_hdr, and converts .debug_frame into this format)
+ * and unwind/ (which runs the CFA programs). Every read is bounded: the bytes are other
+ * users' files.
  */
-#ifndef UNWIND_CFI_INT_H
-#define UNWIND_CFI_INT_H
+#ifndef DSO_CFIREC_H
+#define DSO_CFIREC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include "unwind/cfi.h"
+#include "dso/segs.h"
+
+/* An ELF file's bytes and where its segments are, to read CFI by link-time address (or any
+ * buffer and one segment that places it). */
+struct cfi_mem {
+	const unsigned char *image;
+	size_t size;
+	const struct dso_seg *segs;
+	int nr_segs;
+};
+
+/* LEN bytes at link-time address VADDR, or NULL when they are not all in one segment's
+ * file bytes. */
+const unsigned char *cfi_mem__ptr(const struct cfi_mem *m, uint64_t vaddr, uint64_t len);
 
 /* DW_EH_PE_* pointer encodings: the format in the low nibble, the base in bits 4-6. */
 #define PE_OMIT		0xff
@@ -113,13 +130,18 @@ static inline uint64_t rd_enc(struct rd *r, uint8_t enc, bool apply)
 	}
 }
 
+/* --- records ------------------------------------------------------------------------------- */
+
+/* A CIE as far as readers of this format need it. */
 struct cie {
+	uint8_t version;	/* 1 or 3 */
+	uint64_t ra;		/* return address column */
 	uint64_t code_align;
 	int64_t data_align;
-	uint8_t fde_enc;
-	bool has_z;
-	bool signal;		/* 'S': the frame of a signal trampoline */
-	struct rd insns;
+	uint8_t fde_enc;	/* how its FDEs' addresses are encoded (absptr without 'R') */
+	bool has_z;		/* FDEs carry augmentation data ("z...") */
+	bool signal;		/* 'S': its FDEs describe signal frames */
+	struct rd insns;	/* its initial instructions */
 };
 
 /*
@@ -127,11 +149,20 @@ struct cie {
  * CIE id / CIE pointer field's value, *ID_VADDR to that field's address. Returns 0, -EINVAL
  * (malformed, or the terminator) or -ENOTSUP (64-bit DWARF).
  */
-int cfi_record_open(const struct cfi_mem *m, uint64_t vaddr, struct rd *r, uint64_t *id,
-		    uint64_t *id_vaddr);
+int cfi_record__open(const struct cfi_mem *m, uint64_t vaddr, struct rd *r, uint64_t *id,
+		     uint64_t *id_vaddr);
 
-/* The CIE at VADDR into *C (a signal frame's too: C->signal says so). Returns 0, -EINVAL or
- * -ENOTSUP. */
-int cfi_cie_parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c);
+/* The CIE at VADDR into *C (its fields as they are: the caller judges the return address
+ * column and signal frames). Returns 0, -EINVAL (malformed, not a CIE) or -ENOTSUP (another
+ * version, an augmentation that does not start with 'z'). */
+int cfi_cie__parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c);
+
+/*
+ * The FDE at FDE_VADDR: *CIE its CIE, *START and *RANGE the code it covers, and R positioned
+ * at its instructions (past the augmentation data). Returns 0, -EINVAL (malformed, a CIE) or
+ * -ENOTSUP (its CIE's version or augmentation).
+ */
+int cfi_fde__parse(const struct cfi_mem *m, uint64_t fde_vaddr, struct cie *cie,
+		   uint64_t *start, uint64_t *range, struct rd *r);
 
 #endif

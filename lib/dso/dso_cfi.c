@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * dso_cfi: a file's tables of FDEs (dso.h, dso__fdes): its .eh_frame_hdr, else one built from
+ * .eh_frame's records; .debug_frame decompressed and converted. Sections are found by their
+ * headers; every byte read is bounded by the file, and a compressed section by what its
+ * header claims only after that claim is checked against DSO_DEBUG_FRAME_MAX and the
+ * compressed size.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "base/log.h"
+#include "dso/dso_int.h"
+
+#define ZLIB_MAX_RATIO	1032	/* deflate never expands data more than this */
+
+/* The section named NAME: its header into *SH. Returns 0 or -ENOENT. */
+static int dso__section(const struct dso *d, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	const char *n;
+
+	if (elf_getshdrstrndx(d->elf, &shstrndx))
+		return -ENOENT;
+	while ((scn = elf_nextscn(d->elf, scn))) {
+		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(d->elf, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/* The file bytes of section SH, or NULL when they are not all in the file. */
+static const unsigned char *dso__section_bytes(const struct dso *d, const GElf_Shdr *sh)
+{
+	if (sh->sh_offset > d->size || sh->sh_size > d->size - sh->sh_offset)
+		return NULL;
+	return d->image + sh->sh_offset;
+}
+
+/* Inflate the zlib stream of LEN bytes at SRC into a new buffer of exactly OUT_LEN bytes.
+ * Returns it (the caller frees it), or NULL: malformed, another size, too large, no memory. */
+static unsigned char *inflate_exact(const unsigned char *src, size_t len, uint64_t out_len)
+{
+	z_stream z = { 0 };
+	unsigned char *out;
+	int ret;
+
+	if (!out_len || out_len > DSO_DEBUG_FRAME_MAX || out_len / ZLIB_MAX_RATIO > len ||
+	    len > UINT32_MAX)
+		return NULL;
+	out = malloc(out_len);
+	if (!out || inflateInit(&z) != Z_OK) {
+		free(out);
+		return NULL;
+	}
+	z.next_in = (unsigned char *)src;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)out_len;
+	ret = inflate(&z, Z_FINISH);
+	inflateEnd(&z);
+	if (ret != Z_STREAM_END || z.total_out != out_len) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* .debug_frame's bytes: *BUF set when they were decompressed into a buffer the caller frees
+ * (SHF_COMPRESSED with zlib, or the older .zdebug_frame). Returns them, or NULL. */
+static const unsigned char *dso__debug_frame(const struct dso *d, size_t *len,
+					     unsigned char **buf)
+{
+	const unsigned char *p;
+	GElf_Shdr sh;
+	Elf64_Chdr ch;
+	uint64_t size = 0;
+
+	*buf = NULL;
+	if (!dso__section(d, ".debug_frame", &sh) && (p = dso__section_bytes(d, &sh))) {
+		if (!(sh.sh_flags & SHF_COMPRESSED)) {
+			*len = sh.sh_size;
+			return p;
+		}
+		if (sh.sh_size < sizeof(ch))
+			return NULL;
+		memcpy(&ch, p, sizeof(ch));
+		if (ch.ch_type != ELFCOMPRESS_ZLIB)
+			return NULL;
+		size = ch.ch_size;
+		*buf = inflate_exact(p + sizeof(ch), sh.sh_size - sizeof(ch), size);
+	} else if (!dso__section(d, ".zdebug_frame", &sh) && (p = dso__section_bytes(d, &sh))) {
+		/* "ZLIB", the size in 8 big-endian bytes, the stream */
+		if (sh.sh_size < 12 || memcmp(p, "ZLIB", 4))
+			return NULL;
+		for (int i = 4; i < 12; i++)
+			size = size << 8 | p[i];
+		*buf = inflate_exact(p + 12, sh.sh_size - 12, size);
+	} else {
+		return NULL;
+	}
+	if (*buf)
+		*len = (size_t)size;
+	return *buf;
+}
+
+/* The search table of the file's .eh_frame_hdr, when it has one that fits its segment. */
+static int dso__hdr_fdes(struct dso *d, struct dso_fdes *f)
+{
+	uint64_t off;
+
+	if (!d->fde_count ||
+	    dso_segs__vaddr_to_off(d->segs, d->nr_segs, d->hdr_vaddr + EH_FRAME_HDR_TABLE,
+				   (uint64_t)d->fde_count * 8, d->size, &off))
+		return -ENOENT;
+	f->table = (struct fde_table){ d->image + off, d->fde_count, d->hdr_vaddr };
+	f->hdr = true;
+	return 0;
+}
+
+/* A table built from .eh_frame's records, read where the file loads them. */
+static int dso__build_eh(struct dso *d, struct dso_fdes *f)
+{
+	const unsigned char *p;
+	GElf_Shdr sh;
+	uint64_t off;
+	int err;
+
+	if (dso__section(d, ".eh_frame", &sh) ||
+	    (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) ||
+	    !(sh.sh_flags & SHF_ALLOC) ||
+	    dso_segs__vaddr_to_off(d->segs, d->nr_segs, sh.sh_addr, sh.sh_size, d->size, &off))
+		return -ENOENT;
+	p = d->image + off;
+	err = fde_index__eh_frame(p, sh.sh_size, sh.sh_addr, d->min_vaddr, &d->built[DSO_CFI_EH]);
+	if (err)
+		return err;
+	f->table = fde_index__table(&d->built[DSO_CFI_EH]);
+	pr_debug("%s: no .eh_frame_hdr; %u FDEs indexed from .eh_frame (%u left out)", d->path,
+		 f->table.count, d->built[DSO_CFI_EH].skipped);
+	return 0;
+}
+
+/* .debug_frame converted, at an address past the file's extent. */
+static int dso__build_debug(struct dso *d, struct dso_fdes *f)
+{
+	struct fde_index *ix = &d->built[DSO_CFI_DEBUG];
+	unsigned char *buf;
+	const unsigned char *p;
+	size_t len = 0;
+	int err;
+
+	p = dso__debug_frame(d, &len, &buf);
+	if (!p)
+		return -ENOENT;
+	err = fde_index__debug_frame(p, len, (d->max_vaddr + 0xfff) & ~(uint64_t)0xfff,
+				     d->min_vaddr, ix);
+	free(buf);
+	if (err)
+		return err;
+	d->recs_seg = (struct dso_seg){ .offset = 0, .vaddr = ix->recs_vaddr,
+					.filesz = ix->recs_len, .memsz = ix->recs_len };
+	f->table = fde_index__table(ix);
+	f->mem = (struct cfi_mem){ ix->recs, ix->recs_len, &d->recs_seg, 1 };
+	f->in_file = false;
+	pr_debug("%s: %u FDEs from .debug_frame (%u left out)", d->path, f->table.count,
+		 ix->skipped);
+	return 0;
+}
+
+int dso__fdes(struct dso *d, enum dso_cfi which, struct dso_fdes *f)
+{
+	struct dso_fdes *c = &d->cfi[which];
+
+	if (!d->cfi_read[which]) {
+		d->cfi_read[which] = true;
+		*c = (struct dso_fdes){ .mem = { d->image, d->size, d->segs, (int)d->nr_segs },
+					.in_file = true };
+		if (which == DSO_CFI_EH)
+			d->cfi_err[which] = dso__hdr_fdes(d, c) ? dso__build_eh(d, c) : 0;
+		else
+			d->cfi_err[which] = dso__build_debug(d, c);
+	}
+	if (d->cfi_err[which])
+		return -ENOENT;
+	*f = *c;
+	return 0;
+}
+
+void dso__free_fdes(struct dso *d)
+{
+	for (int i = 0; i < DSO_CFI__MAX; i++)
+		fde_index__free(&d->built[i]);
+}
+
+uint64_t dso__fde_start(struct dso *d, uint64_t vaddr)
+{
+	uint64_t best = UINT64_MAX, start;
+	struct dso_fdes f;
+
+	/* The nearer start of the two: a file may describe some functions in each. */
+	for (int i = 0; i < DSO_CFI__MAX; i++)
+		if (!dso__fdes(d, i, &f) && !fde_table__find(&f.table, vaddr, &start, NULL) &&
+		    (best == UINT64_MAX || start > best))
+			best = start;
+	return best;
+}
