@@ -546,7 +546,7 @@ INTERPRETERS = {
                 "    json.dumps({'a': [i, str(i)]})\n"
                 "    hashlib.sha256(str(i).encode()).digest()\n"],
     "perl": ["/usr/bin/perl", "-e",
-             "my %h; for my $i (1..4000000) { $h{$i % 1000} .= sprintf('%x', $i * 7) }"],
+             "my %h; for my $i (1..8000000) { $h{$i % 1000} .= sprintf('%x', $i * 7) }"],
     "node": ["/usr/bin/node", "--perf-basic-prof", "-e",
              "function f(n) { let s = 0; for (let i = 0; i < n; i++) s += Math.sqrt(i) * "
              "Math.sin(i); return s } let t = 0; for (let k = 0; k < 600; k++) t += f(100000)"],
