@@ -315,8 +315,27 @@ void session__flush_procstate(struct session *s)
 
 void session__on_fork(struct session *s, pid_t parent, pid_t child)
 {
-	if (session__described(s, parent))
-		session__describe(s, child);
+	struct pstate *p = pstate__find(s->procstate, child);
+	const struct map *maps;
+	size_t n;
+	int err = 0;
+
+	/* Whatever is known under the child's pid was an earlier process's. */
+	unwinder__forget(s->unw, child);
+	if (!p) {
+		if (session__described(s, parent))
+			session__describe(s, child);
+		return;
+	}
+	pstate__drop(p, 0, p->nr);
+	p->exec_time = 0;
+	maps = procmaps__maps(s->maps, child, &n);
+	for (size_t i = 0; i < n && !err; i++)
+		err = pstate__add(s, p, &maps[i]);
+	if (!err)
+		err = pstate__write(s, p);
+	if (err)
+		pr_warn("cannot describe the code of pid %d to BPF: %s", child, strerror(-err));
 }
 
 /*
@@ -335,6 +354,7 @@ void session__on_exec(struct session *s, pid_t pid, uint64_t time)
 
 	if (h->pid == pid)
 		h->pid = 0;
+	unwinder__forget(s->unw, pid);
 	if (p) {
 		size_t i = 0;
 

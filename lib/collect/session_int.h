@@ -132,7 +132,8 @@ void session__on_map_added(void *ctx, pid_t pid, const struct map *m);
 void session__flush_procstate(struct session *s);
 
 /* procstate.c: CHILD was forked from PARENT (whose mappings procmaps gave it): a child of a
- * described process is described. */
+ * described process is described; what the unwinder and BPF knew under CHILD's pid (an
+ * earlier process's) is forgotten. */
 void session__on_fork(struct session *s, pid_t parent, pid_t child);
 
 /* procstate.c: PID ran execve at TIME (the records' clock): its mappings from before, their

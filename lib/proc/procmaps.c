@@ -206,9 +206,18 @@ void procmaps__set_add_hook(struct procmaps *pm, procmaps_add_fn fn, void *ctx)
 int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child)
 {
 	const struct pmaps *p = pmaps__get(pm, parent);
+	struct pmaps *c = pmaps__get(pm, child);
 	int err = 0;
 
-	if (!p || parent == child)
+	if (parent == child)
+		return 0;
+	/* A pid used again: what it mapped before was another process's. */
+	if (c) {
+		for (size_t i = 0; i < c->nr; i++)
+			free(c->maps[i].path);
+		c->nr = 0;
+	}
+	if (!p)
 		return 0;
 	for (size_t i = 0; i < p->nr && !err; i++) {
 		/* procmaps__add may move the parent's array only when adding to the parent. */

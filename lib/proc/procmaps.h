@@ -84,8 +84,8 @@ int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m);
 typedef void (*procmaps_add_fn)(void *ctx, pid_t pid, const struct map *m);
 void procmaps__set_add_hook(struct procmaps *pm, procmaps_add_fn fn, void *ctx);
 
-/* CHILD was forked from PARENT: it starts with a copy of PARENT's mappings. Returns 0 or
- * -ENOMEM. */
+/* CHILD was forked from PARENT: it starts with a copy of PARENT's mappings (what CHILD's pid
+ * mapped before, in an earlier process, is forgotten). Returns 0 or -ENOMEM. */
 int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child);
 
 /* The mapping of PID holding ADDR, or NULL. Owned by PM; valid until the next add or load. */

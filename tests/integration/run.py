@@ -900,6 +900,28 @@ def container_debug_file_from_host():
 
 
 @test
+def reused_pid_profiled_afresh():
+    # In a new pid namespace, chain_fp runs as pid N and exits; ns_last_pid makes chain_nofp
+    # the next pid N. What the unwinder and BPF knew of pid N (chain_fp's files, its frame
+    # spans) must not serve chain_nofp: its stacks are whole. (The first program's samples,
+    # counted under the same pid, are still named after the second's mappings at the end.)
+    script = (f"{shlex.quote(os.path.abspath(profile_bin()))} -a -F 499 -d 4 & sleep 1; "
+              f"{workload('chain_fp')} 1 & p=$!; wait $p; "
+              "echo $((p - 1)) > /proc/sys/kernel/ns_last_pid; "
+              f"{workload('chain_nofp')} 1 & q=$!; wait $q; echo \"pids $p $q\" >&2; wait")
+    p = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script],
+                       capture_output=True, text=True, timeout=60)
+    pids = re.search(r"pids (\d+) (\d+)", p.stderr)
+    expect(pids and pids.group(1) == pids.group(2), f"the pid was not used again: {p.stderr!r}")
+    stacks = parse_folded(p.stdout)
+    # About 499 samples of each program, all under the second one's name.
+    whole = sum(c for f, c in stacks if f[0] == "chain_nofp" and has_chain(f, CHAIN) and
+                "__libc_start_call_main" in f)
+    expect(whole >= 400, f"chain_nofp's whole chain in {whole} samples, expected about 499")
+    return f"pid {pids.group(1)} twice: chain_nofp's whole chain in {whole} samples"
+
+
+@test
 def pidns_cannot_work_one_sentence():
     # A pid namespace whose /proc is the host's; an unprivileged container (user namespace).
     cases = [(["--pid", "--fork"], "/proc is not its own"),
