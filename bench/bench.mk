@@ -10,7 +10,7 @@ BENCH_FP_CC	:= clang
 BENCH_FP	:= -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 BENCH_NOFP	:= -O2 -g -fomit-frame-pointer
 BENCH_TARGETS	:= $(BENCH)/fixedwork_nofp $(BENCH)/libfixedwork_nofp.so \
-		   $(BENCH)/fixedwork_fp $(BENCH)/libfixedwork_fp.so
+		   $(BENCH)/fixedwork_fp $(BENCH)/libfixedwork_fp.so $(BENCH)/sortwork_fp
 
 $(BENCH)/fixedwork: $(BENCH_TARGETS) $(BENCH)/spin $(BENCH)/gaps_fp $(BENCH)/gaps_nofp
 
@@ -48,6 +48,10 @@ $(BENCH)/libfixedwork_fp.so: bench/fixedwork_lib.c bench/fixedwork.h
 $(BENCH)/fixedwork_fp: bench/fixedwork.c bench/fixedwork.h $(BENCH)/libfixedwork_fp.so
 	$(call msg,CC,$@)
 	$(Q)$(BENCH_FP_CC) $(BENCH_FP) -pthread $< -L$(BENCH) -lfixedwork_fp -Wl,-rpath,'$$ORIGIN' -o $@
+# Frame pointers, the work in a comparator that the C library's qsort calls back.
+$(BENCH)/sortwork_fp: bench/fixedwork.c bench/fixedwork.h $(BENCH)/libfixedwork_fp.so
+	$(call msg,CC,$@)
+	$(Q)$(BENCH_FP_CC) $(BENCH_FP) -DFW_QSORT -pthread $< -L$(BENCH) -lfixedwork_fp -Wl,-rpath,'$$ORIGIN' -o $@
 .PHONY: $(BENCH)/fixedwork
 
 # Symbolization: bench/symbench.c drives lib/symbolize/symbolize.c over one ELF file (bench/symbolize.py).

@@ -13,6 +13,10 @@
  *   fixedwork: units=580 threads=2 elapsed=3.012345 cpu=6.020000
  *
  * cpu= is this process's own user+system time (getrusage RUSAGE_SELF) at that point.
+ *
+ * Built with -DFW_QSORT (sortwork_fp), a unit sorts an array with the C library's qsort
+ * instead, through a comparator that does the work: frame-pointer code called back by a
+ * library built without frame pointers, where a frame-pointer walk alone skips frames.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -64,6 +68,7 @@ FW_NOINLINE uint64_t stage_a(uint64_t x)
 	return r * 3;
 }
 
+#ifndef FW_QSORT
 FW_NOINLINE uint64_t do_unit(uint64_t x)
 {
 	uint64_t r = 0;
@@ -73,6 +78,28 @@ FW_NOINLINE uint64_t do_unit(uint64_t x)
 		r += stage_a(x + i);
 	return r;
 }
+#else
+#define SORT_N	1024
+
+/* Orders by a mix of the values: the comparisons are the work. */
+static FW_NOINLINE int cmp_mix(const void *a, const void *b)
+{
+	uint64_t x = exe_mix(*(const uint64_t *)a, FW_ITERS / 200);
+	uint64_t y = exe_mix(*(const uint64_t *)b, FW_ITERS / 200);
+
+	return x < y ? -1 : x > y;
+}
+
+FW_NOINLINE uint64_t do_unit(uint64_t x)
+{
+	uint64_t v[SORT_N];
+
+	for (int i = 0; i < SORT_N; i++)
+		v[i] = x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	qsort(v, SORT_N, sizeof(v[0]), cmp_mix);
+	return v[0] ^ v[SORT_N - 1];
+}
+#endif
 
 FW_NOINLINE uint64_t run_units(uint64_t seed, long n)
 {
