@@ -212,7 +212,9 @@ def main():
     labels = {("nofp", "profile"): "profile -F {hz} (auto: DWARF)",
               ("fp", "profile"): "profile -F {hz} (auto: FP)",
               ("nofp", "perf"): "perf record -F {hz} --call-graph dwarf",
-              ("fp", "perf"): "perf record -F {hz} -g"}
+              ("fp", "perf"): "perf record -F {hz} -g",
+              ("sortfp", "profile"): "profile -F {hz} (auto: FP, DWARF)",
+              ("sortfp", "perf"): "perf record -F {hz} --call-graph dwarf"}
     slowdowns = {}  # (target, tool, hz) -> slowdown
     noise = {}      # target -> (max - min) / median of its runs alone
     for name, path, _ in targets:
