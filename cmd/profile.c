@@ -400,6 +400,7 @@ int main(int argc, char **argv)
 	if (session__run(s)) {
 		fprintf(stderr, "profile: %s\n", session__error(s, &kind));
 		st.quiet = true;
+		st.explain = false;
 	}
 	t_sampled = monotonic_seconds();
 	if (session__build_profile(s, profile)) {

@@ -41,6 +41,7 @@ static const char *const reason_text[EXPLAIN__MAX] = {
 	[EXPLAIN_UNNAMED_JIT] = "JIT code without a perf map (node --perf-basic-prof, Java's "
 				"perf-map-agent)",
 	[EXPLAIN_UNNAMED_JIT_MISSING] = "JIT code missing from the process's /tmp/perf-PID.map",
+	[EXPLAIN_UNNAMED_VDSO] = "the kernel's vDSO names only its entry points",
 	[EXPLAIN_UNNAMED_SPECIAL] = "a special mapping without symbols",
 	[EXPLAIN_UNNAMED_NO_MAPPING] = "addresses in no mapping the process was seen to have",
 };
@@ -185,6 +186,17 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* What line L says after "in FILE: ". */
+static const char *line_text(const struct explain_line *l)
+{
+	/* Not a file: no unwind info is not for want of .eh_frame. */
+	if (l->reason == EXPLAIN_CUT_NO_INFO && !strcmp(l->file, EXPLAIN_ANON_CODE))
+		return "JIT code has no unwind info to go on with";
+	if (l->reason == EXPLAIN_CUT_NO_INFO && !strcmp(l->file, EXPLAIN_NO_MAPPING))
+		return reason_text[EXPLAIN_UNNAMED_NO_MAPPING];
+	return reason_text[l->reason];
+}
+
 int explain__format(const struct explain_line *l, uint64_t samples, char *buf, size_t len)
 {
 	char file[1024];
@@ -197,7 +209,7 @@ int explain__format(const struct explain_line *l, uint64_t samples, char *buf, s
 				share(l->count, samples), what, file, reason_text[l->reason],
 				share(l->whole, l->count));
 	return snprintf(buf, len, "%5.1f%%  %s in %s: %s", share(l->count, samples), what, file,
-			reason_text[l->reason]);
+			line_text(l));
 }
 
 int explain__write(const struct explain *ex, FILE *f, uint64_t samples, size_t max)

@@ -30,6 +30,7 @@ enum explain_reason {
 	EXPLAIN_UNNAMED_UNREADABLE,	/* the file could not be read */
 	EXPLAIN_UNNAMED_JIT,		/* anonymous code, and no perf map */
 	EXPLAIN_UNNAMED_JIT_MISSING,	/* anonymous code missing from the process's perf map */
+	EXPLAIN_UNNAMED_VDSO,		/* the vDSO's internal functions */
 	EXPLAIN_UNNAMED_SPECIAL,	/* a special mapping ([vsyscall]) without symbols */
 	EXPLAIN_UNNAMED_NO_MAPPING,	/* an address in no mapping known */
 	EXPLAIN__MAX,

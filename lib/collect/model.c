@@ -148,6 +148,8 @@ static int unnamed_reason(struct session *s, pid_t pid, const struct map *m)
 	if (map_is_anon(m))
 		return symbolizer__has_perfmap(s->sym, pid) ? EXPLAIN_UNNAMED_JIT_MISSING :
 							     EXPLAIN_UNNAMED_JIT;
+	if (map__is_vdso(m))
+		return EXPLAIN_UNNAMED_VDSO;
 	if (!map__is_dso(m))
 		return EXPLAIN_UNNAMED_SPECIAL;
 	dso = dsos__get(s->dsos, pid, m, NULL);

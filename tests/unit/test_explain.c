@@ -98,6 +98,15 @@ static void test_format(void)
 	explain__format(&jit, 1000, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "100.0%  unnamed in [anonymous code]: JIT code without a "
 			       "perf map (node --perf-basic-prof, Java's perf-map-agent)");
+	/* Code that is no file: no unwind info said otherwise. */
+	jit.reason = EXPLAIN_CUT_NO_INFO;
+	explain__format(&jit, 1000, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "100.0%  cut in [anonymous code]: JIT code has no unwind info "
+			       "to go on with");
+	jit.file = EXPLAIN_NO_MAPPING;
+	explain__format(&jit, 1000, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "100.0%  cut in [no mapping]: addresses in no mapping the "
+			       "process was seen to have");
 	/* No samples: no division by zero. */
 	explain__format(&cut, 0, buf, sizeof(buf));
 	CU_ASSERT_EQUAL(strncmp(buf, "  0.0%", 6), 0);
