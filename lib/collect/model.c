@@ -422,8 +422,6 @@ int builder__add(struct builder *b, const struct count_key *key, const uint64_t 
 	if (in_exec && !nu)
 		labels.truncated = false;
 	if (s->explain) {
-		if (in_exec && !nu)
-			b->nr_ustack = 0;
 		err = builder__explain(b, key, ips, nu, count, labels.truncated);
 		if (err)
 			goto fail;
