@@ -24,7 +24,8 @@ struct explain {
 
 /* What each reason says after "in FILE: ". */
 static const char *const reason_text[EXPLAIN__MAX] = {
-	[EXPLAIN_CUT_NO_INFO] = "no unwind info there (built or stripped without .eh_frame)",
+	[EXPLAIN_CUT_NO_INFO] = "no unwind info covers the code there (the file was built or "
+				"stripped without .eh_frame, or it is assembly without CFI)",
 	[EXPLAIN_CUT_BAD_FRAME] = "its unwind info led to a frame that could not be read",
 	[EXPLAIN_CUT_NO_STACK] = "the stack could not be read (the process exited, or the "
 				 "memory was gone)",

@@ -85,8 +85,9 @@ static void test_format(void)
 	char buf[512];
 
 	explain__format(&cut, 1000, buf, sizeof(buf));
-	CU_ASSERT_STRING_EQUAL(buf, "  4.1%  cut in /usr/lib/libfoo.so.1: no unwind info there "
-			       "(built or stripped without .eh_frame)");
+	CU_ASSERT_STRING_EQUAL(buf, "  4.1%  cut in /usr/lib/libfoo.so.1: no unwind info covers "
+			       "the code there (the file was built or stripped without "
+			       ".eh_frame, or it is assembly without CFI)");
 	explain__format(&norec, 1000, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, " 30.2%  frame pointers not trusted in /usr/bin/app (a "
 			       "function there keeps no frame record): DWARF unwound 99.7% of "
