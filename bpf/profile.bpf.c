@@ -451,8 +451,8 @@ static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp
 }
 
 /*
- * Send the sample to userspace for DWARF unwinding: registers, the frames found, and the user
- * stack from sp, copied a page at a time (bpf_probe_read_user is all or nothing) up to
+ * Send the sample to userspace for DWARF unwinding, WHY (enum profile_send) it was sent:
+ * registers, the frames found, and the user stack from sp, copied a page at a time (bpf_probe_read_user is all or nothing) up to
  * `stack_copy` bytes or the first unreadable page, the end of the stack. A page that is not
  * there (never written: a frame just made, or the unused part of a large frame, as in the
  * dynamic linker's start-up) is not the end when it is sp's own page or lies below the main
@@ -463,7 +463,7 @@ static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp
 static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct task_struct *task,
 				       const struct uregs *r, const struct ustack *st,
 				       const struct proc_ranges *pr, __u32 tgid, __u32 tid,
-				       __s32 kstack_id, __u64 stack_top)
+				       __s32 kstack_id, __u64 stack_top, __u32 why)
 {
 	struct sample_event *e;
 	__u64 off = 0, n, want = stack_copy, flags = BPF_RB_NO_WAKEUP;
@@ -488,6 +488,7 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 	user_gprs(ctx, task, e->regs);
 	e->nr_frames = st->nr;
 	e->holes = 0;
+	e->why = why;
 	/* Only a main thread's sp lies this close under its stack top. */
 	if (stack_top <= r->sp || stack_top - r->sp > MAIN_STACK_SPAN)
 		stack_top = 0;
@@ -719,7 +720,10 @@ int do_sample(struct bpf_perf_event_data *ctx)
 			if (unwind_mode == UNWIND_DWARF ||
 			    (unwind_mode == UNWIND_AUTO && !complete)) {
 				send_event(ctx, task, &regs, st, pr, tgid, tid, key.kstack_id,
-					   BPF_CORE_READ(task, mm, start_stack));
+					   BPF_CORE_READ(task, mm, start_stack),
+					   unwind_mode == UNWIND_DWARF ? SEND_DWARF :
+					   !pr ? SEND_NO_PROC :
+					   end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN);
 				return 0;
 			}
 			if (!complete)

@@ -51,7 +51,13 @@ struct count_key {
 	__s32 kstack_id;	/* id in `kstacks` (KSTACK_SECOND: `kstacks2`), KSTACK_LOST,
 				 * or -1 when none */
 	__u32 flags;		/* COUNT_F_* */
-	__u64 ustack_hash;	/* key in `ustacks`, or 0 when no user stack */
+	union {
+		__u64 ustack_hash;	/* key in `ustacks`, or 0 when no user stack */
+		/* In ucounts (DWARF samples, set by userspace): the frame-pointer walk's last
+		 * address when it stopped at a function that keeps no frame record
+		 * (SEND_NOREC), else 0. */
+		__u64 walk_end;
+	};
 	__u32 ucheck;		/* the stack's check word (struct ustack), or 0 */
 	__u32 pad;
 };
@@ -77,6 +83,23 @@ struct count_slots {
 
 #define COUNT_F_USER_TRUNCATED	1	/* the user frame-pointer walk did not end cleanly */
 #define COUNT_F_USER_NO_STACK	2	/* set by userspace: the stack at sp was not readable */
+/* Set by userspace on DWARF samples, for --explain: how the unwind stopped (enum unwind_stop
+ * of lib/unwind) and why BPF sent the sample (enum profile_send). */
+#define COUNT_F_STOP_SHIFT	2
+#define COUNT_F_STOP_MASK	(7u << COUNT_F_STOP_SHIFT)
+#define COUNT_F_SEND_SHIFT	5
+#define COUNT_F_SEND_MASK	(7u << COUNT_F_SEND_SHIFT)
+
+/* Why a sample was sent to userspace for DWARF unwinding (sample_event.why). */
+enum profile_send {
+	SEND_NONE = 0,		/* not sent: counted in BPF */
+	SEND_WALK_BROKEN,	/* the frame-pointer walk broke off (no frame pointer, code the
+				 * process does not map, the depth limit) */
+	SEND_NOREC,		/* the walk reached a function that keeps no frame record there:
+				 * frames past it would be wrong (STAT_FP_NOREC) */
+	SEND_NO_PROC,		/* the process was not described to BPF yet (STAT_NO_PROC) */
+	SEND_DWARF,		/* --unwind dwarf: every sample */
+};
 
 /* Value of the `ustacks` hash map: the user frames of one stack, leaf first. */
 struct ustack {
@@ -105,6 +128,8 @@ struct sample_event {
 	__u32 stack_len;	/* bytes of stack[] copied from sp */
 	__u32 holes;		/* bit i: page i of stack[] (page 0 from sp to its page's end)
 				 * was not readable here and holds zeros */
+	__u32 why;		/* enum profile_send: why it was sent */
+	__u32 pad;
 	__u64 frames[PROFILE_MAX_DEPTH];
 	__u8 stack[PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE];
 };

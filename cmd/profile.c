@@ -14,6 +14,7 @@
 #include "flamegraph_cmd.h"
 #include "output/folded.h"
 #include "base/log.h"
+#include "collect/explain.h"
 #include "collect/session.h"
 #include "profile/profile.h"
 #include "unwind/unwind.h"
@@ -38,7 +39,12 @@ struct settings {
 	bool svg;		/* write a flame graph: -f svg, or an output ending in .svg */
 	struct fg_opts fg;	/* the flame graph's options (--title, --width, ...) */
 	bool quiet;
+	bool explain;		/* --explain: the whole report, also with -q */
 };
+
+/* Lines of the --explain report: all of them (up to this), or the first few with -v. */
+#define EXPLAIN_LINES		15
+#define EXPLAIN_LINES_VERBOSE	3
 
 static const char usage_text[] =
 "Usage: profile [OPTIONS] -p PID[,PID...]\n"
@@ -67,6 +73,8 @@ static const char usage_text[] =
 "      --stack-copy BYTES   user stack copied per DWARF sample (default 16384, at most 24576)\n"
 "      --no-inline          no frames for inlined functions (from DWARF)\n"
 "      --no-demangle        C++ and Rust names as mangled in the symbol table\n"
+"      --explain            after the summary: where stacks were cut, untrusted or left\n"
+"                           unnamed, per file, and what to do about it\n"
 "  -q, --quiet              no summary at the end\n"
 "  -v, --verbose            more messages (-vv: libbpf's too)\n"
 "  -h, --help               this text\n"
@@ -156,7 +164,7 @@ static int parse_duration(const char *arg, double *out)
 
 enum {
 	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
-	OPT_NO_DEMANGLE,
+	OPT_NO_DEMANGLE, OPT_EXPLAIN,
 };
 
 static int parse_unwind(const char *arg, int *mode)
@@ -190,6 +198,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "explain", no_argument, NULL, OPT_EXPLAIN },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -235,6 +244,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 			break;
 		case OPT_NO_INLINE: o->no_inline = true; break;
 		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
+		case OPT_EXPLAIN: st->explain = true; break;
 		case 'q': st->quiet = true; break;
 		case 'v': log_level++; break;
 		case 'h': printf(usage_text, FG_OPTIONS_HELP); exit(EXIT_OK);
@@ -253,6 +263,8 @@ static int parse_args(int argc, char **argv, struct settings *st)
 	}
 	if (optind < argc)
 		o->argv = &argv[optind];
+	/* -v shows the report's first lines after the summary. */
+	o->explain = st->explain || (log_level >= LOG_INFO && !st->quiet);
 	targets = (o->nr_pids > 0) + o->all + (o->argv != NULL);
 	if (targets == 0)
 		return usage_error("%s", "nothing to profile: give -p PID, -a, or a command");
@@ -388,6 +400,7 @@ int main(int argc, char **argv)
 	if (session__run(s)) {
 		fprintf(stderr, "profile: %s\n", session__error(s, &kind));
 		st.quiet = true;
+		st.explain = false;
 	}
 	t_sampled = monotonic_seconds();
 	if (session__build_profile(s, profile)) {
@@ -417,6 +430,12 @@ int main(int argc, char **argv)
 	if (!st.quiet)
 		print_summary(session__stats(s), folded__nr_stacks(folded),
 			      st.output ? st.output : "standard output");
+	if (session__explain(s) && (st.explain || !st.quiet) &&
+	    explain__write(session__explain(s), stderr, session__stats(s)->samples,
+			   st.explain ? EXPLAIN_LINES : EXPLAIN_LINES_VERBOSE)) {
+		fprintf(stderr, "profile: out of memory\n");
+		ret = EXIT_RUNTIME;
+	}
 out:
 	if (out != stdout && fclose(out) && !ret) {
 		fprintf(stderr, "profile: cannot write '%s': %s\n", st.output, strerror(errno));

@@ -3,7 +3,9 @@
  * collect/model: one counted stack (a count_key, its user addresses, its kernel stack id, a
  * count) -> a sample of the profile model: addresses symbolized into locations (each
  * distinct (process, address) once, cached here), the fix-ups of fixup.h applied, the labels
- * read from the BPF `comms` map.
+ * read from the BPF `comms` map. With --explain, what each stack says of where stacks are cut,
+ * untrusted or left unnamed goes to the session's explain (collect/explain.h), once per
+ * counted stack.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,8 +13,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/htab.h"
+#include "collect/explain.h"
 #include "collect/fixup.h"
 #include "collect/session_int.h"
+#include "dso/dso.h"
+#include "dso/dsos.h"
 #include "profile/profile.h"
 #include "proc/procmaps.h"
 #include "symbolize/inlines.h"
@@ -32,6 +37,9 @@ struct addr_ent {
 	uint32_t loc;		/* location id */
 	uint32_t nr;		/* its frames */
 	const char *outer;	/* the outermost function's name, as the symbolizer gave it */
+	int32_t file;		/* with --explain: the explain's id of its file, else -1 */
+	int32_t unnamed;	/* with --explain: why it has no name (enum explain_reason),
+				 * -1 when it has one */
 };
 
 struct builder {
@@ -41,6 +49,8 @@ struct builder {
 	struct addr_ent *ents;
 	size_t nr, cap;
 	uint32_t locs[PROFILE_MAX_DEPTH + USER_MAX_DEPTH];
+	uint32_t ustack[USER_MAX_DEPTH];	/* the entries of the stack's user addresses */
+	int nr_ustack;
 };
 
 struct builder *builder__new(struct session *s, struct profile *p)
@@ -112,6 +122,44 @@ static int add_location(struct profile *p, const struct map *m, uint64_t addr, b
 	return profile__add_location(p, &loc);
 }
 
+/* --- what --explain is told --------------------------------------------------------------- */
+
+/* Whether mapping M holds anonymous memory: JIT code, if code. */
+static bool map_is_anon(const struct map *m)
+{
+	return !m->path[0] || !strcmp(m->path, "//anon") || !strncmp(m->path, "[anon:", 6);
+}
+
+/* The explain's id of the file of mapping M (NULL: none). Returns it or -ENOMEM. */
+static int explain_file(struct explain *ex, const struct map *m)
+{
+	if (!m)
+		return explain__file(ex, EXPLAIN_NO_MAPPING);
+	return explain__file(ex, map_is_anon(m) ? EXPLAIN_ANON_CODE : m->path);
+}
+
+/* Why an address of PID in mapping M (NULL: none) has no name (enum explain_reason). */
+static int unnamed_reason(struct session *s, pid_t pid, const struct map *m)
+{
+	struct dso *dso;
+
+	if (!m)
+		return EXPLAIN_UNNAMED_NO_MAPPING;
+	if (map_is_anon(m))
+		return symbolizer__has_perfmap(s->sym, pid) ? EXPLAIN_UNNAMED_JIT_MISSING :
+							     EXPLAIN_UNNAMED_JIT;
+	if (map__is_vdso(m))
+		return EXPLAIN_UNNAMED_VDSO;
+	if (!map__is_dso(m))
+		return EXPLAIN_UNNAMED_SPECIAL;
+	dso = dsos__get(s->dsos, pid, m, NULL);
+	if (!dso)
+		return EXPLAIN_UNNAMED_UNREADABLE;
+	if (dso__debug_path(dso))
+		return EXPLAIN_UNNAMED_DEBUG;
+	return dso__nr_syms(dso) ? EXPLAIN_UNNAMED_NO_DEBUG : EXPLAIN_UNNAMED_NO_SYMS;
+}
+
 /* The entry of ADDR (a return address when IS_RETURN) in PID, or in the kernel: symbolized
  * and added to the model at the first time. Returns its index in B->ents or -errno. */
 static int builder__addr(struct builder *b, uint32_t pid, uint64_t addr, bool kernel,
@@ -120,10 +168,10 @@ static int builder__addr(struct builder *b, uint32_t pid, uint64_t addr, bool ke
 	struct session *s = b->s;
 	uint64_t h = addr_hash(pid, addr, kernel, is_return);
 	const char *names[MAX_ADDR_NAMES];
-	const struct map *m;
+	const struct map *m = NULL;
 	struct addr_ent *e;
 	uint32_t pos, id;
-	int nr, loc, err;
+	int nr, loc, err, file = -1, unnamed = -1;
 
 	for (id = htab__first(&b->index, h, &pos); id != HTAB_NONE;
 	     id = htab__next(&b->index, h, &pos)) {
@@ -141,6 +189,13 @@ static int builder__addr(struct builder *b, uint32_t pid, uint64_t addr, bool ke
 		/* The mapping the symbolizer used: a return address is looked up inside the call. */
 		m = procmaps__find(s->maps, pid, is_return && addr ? addr - 1 : addr);
 		loc = add_location(b->p, m, addr, false, names, nr);
+		if (loc >= 0 && s->explain) {
+			file = explain_file(s->explain, m);
+			if (file < 0)
+				loc = file;
+			if (explain__unnamed_name(names[0]))
+				unnamed = unnamed_reason(s, pid, m);
+		}
 	}
 	if (loc < 0)
 		return loc;
@@ -154,7 +209,8 @@ static int builder__addr(struct builder *b, uint32_t pid, uint64_t addr, bool ke
 		b->cap = cap;
 	}
 	id = b->nr;
-	b->ents[id] = (struct addr_ent){ addr, pid, kernel, is_return, loc, nr, names[0] };
+	b->ents[id] = (struct addr_ent){ addr, pid, kernel, is_return, loc, nr, names[0], file,
+					 unnamed };
 	err = htab__insert(&b->index, h, id);
 	if (err)
 		return err;
@@ -231,6 +287,7 @@ static int user_locations(struct builder *b, pid_t pid, const uint64_t *ips, int
 	int n = 0, used = 0;
 
 	*outer = NULL;
+	b->nr_ustack = 0;
 	if (nu > USER_MAX_DEPTH)
 		nu = USER_MAX_DEPTH;
 	if (nu)
@@ -243,6 +300,7 @@ static int user_locations(struct builder *b, pid_t pid, const uint64_t *ips, int
 		if (id < 0)
 			return id;
 		e = &b->ents[id];
+		b->ustack[b->nr_ustack++] = id;
 		keep = e->nr < room ? e->nr : room;
 		used += keep;
 		*outer = keep ? e->outer : NULL;
@@ -256,6 +314,57 @@ static int user_locations(struct builder *b, pid_t pid, const uint64_t *ips, int
 			break;
 	}
 	return n;
+}
+
+/* Unnamed (file, reason) pairs told per stack at most; more are rare and left out. */
+#define EXPLAIN_STACK_UNNAMED	16
+
+/*
+ * Tell the session's explain about the COUNT samples of KEY, whose user stack was the NU
+ * addresses IPS, B->ustack the entries of those kept, TRUNCATED whether it is marked so: the
+ * file of its outermost address kept where it was cut, the file where a frame-pointer walk
+ * met a function without a frame record, the files where its frames have no name (once
+ * each). Returns 0 or -errno.
+ */
+static int builder__explain(struct builder *b, const struct count_key *key,
+			    const uint64_t *ips, int nu, uint64_t count, bool truncated)
+{
+	struct explain *ex = b->s->explain;
+	uint32_t send = (key->flags & COUNT_F_SEND_MASK) >> COUNT_F_SEND_SHIFT;
+	int32_t seen[EXPLAIN_STACK_UNNAMED][2];
+	int file, nseen = 0, err = 0;
+
+	if (truncated) {
+		file = b->nr_ustack ? b->ents[b->ustack[b->nr_ustack - 1]].file :
+				      explain__file(ex, EXPLAIN_NO_USER);
+		err = file < 0 ? file : explain__add(ex, file, explain__cut_reason(key->flags),
+						     count, 0);
+	}
+	if (!err && send == SEND_NOREC && key->walk_end) {
+		/* The walk's last address: a return address (looked up inside the call) unless
+		 * it is the leaf. */
+		uint64_t at = nu && ips[0] == key->walk_end ? key->walk_end : key->walk_end - 1;
+
+		file = explain_file(ex, procmaps__find(b->s->maps, key->pid, at));
+		err = file < 0 ? file : explain__add(ex, file, EXPLAIN_NOREC, count,
+						     truncated ? 0 : count);
+	}
+	for (int i = 0; !err && i < b->nr_ustack; i++) {
+		const struct addr_ent *e = &b->ents[b->ustack[i]];
+		int j;
+
+		if (e->unnamed < 0)
+			continue;
+		for (j = 0; j < nseen; j++)
+			if (seen[j][0] == e->file && seen[j][1] == e->unnamed)
+				break;
+		if (j < nseen || nseen == EXPLAIN_STACK_UNNAMED)
+			continue;
+		seen[nseen][0] = e->file;
+		seen[nseen++][1] = e->unnamed;
+		err = explain__add(ex, e->file, e->unnamed, count, truncated ? 0 : count);
+	}
+	return err;
 }
 
 /* One comm from the BPF `comms` map (ID: a pid or tid) as a string id of P. */
@@ -312,6 +421,11 @@ int builder__add(struct builder *b, const struct count_key *key, const uint64_t 
 	labels.truncated = fixup__truncated(key->flags & COUNT_F_USER_TRUNCATED, outer);
 	if (in_exec && !nu)
 		labels.truncated = false;
+	if (s->explain) {
+		err = builder__explain(b, key, ips, nu, count, labels.truncated);
+		if (err)
+			goto fail;
+	}
 	memmove(b->locs + nk, b->locs + PROFILE_MAX_DEPTH, n * sizeof(*b->locs));
 	err = profile__add_stack(b->p, b->locs, nk + n);
 	if (err >= 0)

@@ -73,6 +73,13 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 		key.flags |= COUNT_F_USER_TRUNCATED;
 	if ((us.holes & 1) && n == 1 && stop == UNWIND_STOP_NO_MEMORY)
 		key.flags |= COUNT_F_USER_NO_STACK;
+	/* For --explain, counted with the stack (the model's builder reads them once per
+	 * distinct stack): how the unwind stopped, why BPF sent it, and where a walk that met a
+	 * function keeping no frame record stopped. */
+	key.flags |= (uint32_t)stop << COUNT_F_STOP_SHIFT & COUNT_F_STOP_MASK;
+	key.flags |= e->why << COUNT_F_SEND_SHIFT & COUNT_F_SEND_MASK;
+	if (e->why == SEND_NOREC && e->nr_frames)
+		key.walk_end = e->frames[e->nr_frames - 1];
 	if (ucounts__add(s->unwound, &key, ips, n))
 		return -ENOMEM;
 	return 0;

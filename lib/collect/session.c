@@ -18,6 +18,7 @@
 #include "dso/dsos.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "collect/explain.h"
 #include "collect/session_int.h"
 #include "collect/ucounts.h"
 #include "proc/procmaps.h"
@@ -124,7 +125,10 @@ static int session__start(struct session *s)
 					  (opts->no_demangle ? 0 : SYMBOLIZE_DEMANGLE));
 	s->unw = unwinder__new(s->maps, s->dsos);
 	s->unwound = ucounts__new();
-	if (!s->maps || !s->dsos || !s->sym || !s->unw || !s->unwound)
+	if (opts->explain)
+		s->explain = explain__new();
+	if (!s->maps || !s->dsos || !s->sym || !s->unw || !s->unwound ||
+	    (opts->explain && !s->explain))
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	err = session__check_pidns(s);
 	if (!err)
@@ -326,6 +330,11 @@ const struct session_stats *session__stats(struct session *s)
 	return &s->stats;
 }
 
+const struct explain *session__explain(const struct session *s)
+{
+	return s->explain;
+}
+
 void session__free(struct session *s)
 {
 	if (!s)
@@ -340,6 +349,7 @@ void session__free(struct session *s)
 	unwinder__free(s->unw);
 	symbolizer__free(s->sym);
 	ucounts__free(s->unwound);
+	explain__free(s->explain);
 	dsos__free(s->dsos);
 	procmaps__free(s->maps);
 	free(s->links);

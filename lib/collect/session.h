@@ -31,6 +31,7 @@ struct session_opts {
 	bool no_demangle;	/* C++ and Rust names as in the symbol table */
 	bool status_line;	/* a status line on stderr (a terminal) about once a second */
 	unsigned int stack_copy;	/* bytes of user stack per DWARF sample; 0: 16 KiB */
+	bool explain;		/* gather where stacks were cut or left unnamed (--explain) */
 };
 
 /* What went wrong, for the command line's exit status. */
@@ -87,6 +88,12 @@ const char *session__error(const struct session *s, enum session_err_kind *kind)
 
 /* Counters of the run, valid after session__build_profile. */
 const struct session_stats *session__stats(struct session *s);
+
+struct explain;
+
+/* With opts.explain, where stacks were cut, untrusted or left unnamed, per file
+ * (collect/explain.h), valid after session__build_profile; NULL without. Owned by S. */
+const struct explain *session__explain(const struct session *s);
 
 /* Detach, kill nothing that still runs on its own, free everything. NULL is fine. */
 void session__free(struct session *s);

@@ -47,6 +47,7 @@ struct session {
 	struct symbolizer *sym;
 	struct unwinder *unw;
 	struct ucounts *unwound;	/* samples unwound here */
+	struct explain *explain;	/* with opts.explain: filled by model.c */
 	struct pidns pidns;		/* ours: every pid of the session is numbered in it */
 	pid_t child;			/* the command, 0 when none */
 	int nr_fast_pids;		/* of the BPF program's fast_pids[] */

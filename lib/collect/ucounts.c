@@ -15,7 +15,7 @@ struct ucounts {
 
 static uint64_t hash_entry(const struct count_key *key, const uint64_t *ips, uint32_t nr)
 {
-	uint64_t h = hash_bytes(HASH_SEED, key, offsetof(struct count_key, ustack_hash));
+	uint64_t h = hash_bytes(HASH_SEED, key, offsetof(struct count_key, ucheck));
 
 	for (uint32_t i = 0; i < nr; i++)
 		h = hash_u64(h, ips[i]);
@@ -25,7 +25,7 @@ static uint64_t hash_entry(const struct count_key *key, const uint64_t *ips, uin
 static bool same(const struct ucount *e, const struct count_key *key, const uint64_t *ips,
 		 uint32_t nr)
 {
-	return e->nr == nr && !memcmp(&e->key, key, offsetof(struct count_key, ustack_hash)) &&
+	return e->nr == nr && !memcmp(&e->key, key, offsetof(struct count_key, ucheck)) &&
 	       !memcmp(e->ips, ips, nr * sizeof(*ips));
 }
 
@@ -72,7 +72,7 @@ int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t
 	if (!e)
 		return -ENOMEM;
 	e->key = *key;
-	e->key.ustack_hash = 0;
+	e->key.ucheck = e->key.pad = 0;
 	e->nr = nr;
 	e->count = 1;
 	memcpy(e->ips, ips, nr * sizeof(*ips));

@@ -14,7 +14,7 @@
 struct ucounts;
 
 struct ucount {
-	struct count_key key;	/* ustack_hash is unused here */
+	struct count_key key;	/* walk_end, not ustack_hash; ucheck unused */
 	uint32_t nr;		/* frames in ips, leaf first */
 	uint64_t count;
 	uint64_t ips[];

@@ -303,6 +303,11 @@ static const char *symbolize_jit(struct symbolizer *s, pid_t pid, uint64_t addr)
 	return n->names[n->nr - 1];
 }
 
+bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid)
+{
+	return jit__get(s, pid) != NULL;
+}
+
 /* --- lookups ---------------------------------------------------------------------------- */
 
 /*

@@ -43,6 +43,9 @@ const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, boo
 int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
 			    const char **out, int max);
 
+/* Whether process PID has a perf map of JIT symbols (/tmp/perf-PID.map, read once). */
+bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid);
+
 /*
  * Start doing what the first lookups would do later: read /proc/kallsyms (when KERNEL), and
  * the DWARF of every file already opened, in a thread at idle priority, so that it uses only

@@ -14,6 +14,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -733,6 +734,99 @@ def deleted_binary_still_named():
     s = share(stacks, lambda f: has_chain(f, CHAIN), "doomed_chain")
     expect(s >= 0.9, f"complete named chain in {s:.1%} of a deleted binary's samples")
     return f"{s:.1%}"
+
+
+# --- --explain: where stacks were cut, untrusted or left unnamed ---------------------------
+
+def explain_lines(err):
+    """The --explain report's lines in stderr, as (share in %, sentence)."""
+    lines, inside = [], False
+    for line in err.splitlines():
+        if "(--explain)" in line:
+            inside = True
+            continue
+        m = re.match(r"^\s+(\d+\.\d)%\s+(.*)$", line) if inside else None
+        if m:
+            lines.append((float(m.group(1)), m.group(2)))
+        else:
+            inside = inside and line.startswith("  ")
+    return lines
+
+
+def explain_line(err, start):
+    """The (share, sentence) of the report line that starts with START; fails when none."""
+    lines = explain_lines(err)
+    hit = [(p, t) for p, t in lines if t.startswith(start)]
+    expect(hit, f"no --explain line starting {start!r}: {lines}")
+    return hit[0]
+
+
+@test
+def explain_untrusted_frame_pointers():
+    # mixed_middle keeps no frame record: walks through it go to DWARF, which gets them whole.
+    path = os.path.realpath(workload("mixed"))
+    _, err, _ = run_profile(["-F", "499", "--explain", "--", workload("mixed"), "2", "mid"])
+    share_, text = explain_line(err, f"frame pointers not trusted in {path} ")
+    whole = re.search(r"(\d+\.\d)% of these whole", text)
+    expect(whole and float(whole.group(1)) >= 95, f"not whole enough: {text!r}")
+    expect(share_ >= 80, f"only {share_}% of samples: {text!r}")
+    return f"{share_}%, {whole.group(1)}% whole"
+
+
+@test
+def explain_cut_without_unwind_info():
+    # chain_nofp's library stripped of its unwind tables: DWARF stops in it.
+    with tempfile.TemporaryDirectory(dir=os.path.join(BUILD, "tests")) as tmp:
+        tmp = os.path.realpath(tmp)
+        subprocess.run(["cp", workload("chain_nofp"), tmp], check=True)
+        lib = os.path.join(tmp, "libchain_nofp.so")
+        subprocess.run(["objcopy", "--remove-section", ".eh_frame", "--remove-section",
+                        ".eh_frame_hdr", workload("libchain_nofp.so"), lib], check=True)
+        stacks, err, _ = run_profile(["-F", "199", "--explain", "--",
+                                      os.path.join(tmp, "chain_nofp"), "2"])
+    in_lib = 100 * share(stacks, lambda f: any(x.startswith("chain_") for x in f),
+                         "chain_nofp")
+    share_, text = explain_line(err, f"cut in {lib}: no unwind info")
+    expect(abs(share_ - in_lib) <= 5, f"{share_}% cut, {in_lib:.1f}% of samples in it")
+    return f"{share_}% cut there, {in_lib:.1f}% of samples in it"
+
+
+@test
+def explain_unnamed_stripped_binary():
+    with tempfile.TemporaryDirectory(dir=os.path.join(BUILD, "tests")) as tmp:
+        binary = os.path.join(os.path.realpath(tmp), "leaf_stripped")
+        subprocess.run(["objcopy", "--strip-all", workload("leaf"), binary], check=True)
+        _, err, _ = run_profile(["--explain", "--", binary, "1"])
+        # -v: the report's first lines, without --explain.
+        _, verbose, _ = run_profile(["-v", "--", binary, "1"])
+    share_, text = explain_line(err, f"unnamed in {binary}: ")
+    expect("install its debug symbols" in text, f"no hint: {text!r}")
+    expect(share_ >= 90, f"only {share_}% of samples: {text!r}")
+    explain_line(verbose, f"unnamed in {binary}: ")
+    expect(len(explain_lines(verbose)) <= 3, f"-v: {explain_lines(verbose)}")
+    return f"{share_}%"
+
+
+@test
+def explain_jit_without_perf_map():
+    # jitmap names its code in /tmp/perf-PID.map: gone, the code has no names.
+    proc = subprocess.Popen([workload("jitmap"), "4"])
+    path = f"/tmp/perf-{proc.pid}.map"
+    try:
+        for _ in range(100):
+            if os.path.exists(path):
+                break
+            time.sleep(0.02)
+        os.unlink(path)
+        _, err, _ = run_profile(["-d", "2", "--explain", "-q", "-p", str(proc.pid)])
+    finally:
+        proc.kill()
+        proc.wait()
+    share_, text = explain_line(err, "unnamed in [anonymous code]: JIT code without a perf map")
+    expect("--perf-basic-prof" in text, f"no hint: {text!r}")
+    expect(share_ >= 90, f"only {share_}% of samples: {text!r}")
+    expect("samples in" not in err, f"-q printed the summary: {err!r}")
+    return f"{share_}%"
 
 
 # --- containers: pid and mount namespaces -------------------------------------------------

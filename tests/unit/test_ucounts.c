@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-/* ucounts: identical (key, frames) merge, the ustack hash ignored, growth past the first
+/* ucounts: identical (key, frames) merge, the walk's end part of the key, the check word
+ * ignored, growth past the first
  * 1024 slots, iteration over every entry once. */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@ static const struct ucount *lookup(const struct ucounts *uc, const struct count_
 	while ((e = ucounts__next(uc, &pos)))
 		if (e->key.pid == key->pid && e->key.tid == key->tid &&
 		    e->key.kstack_id == key->kstack_id && e->key.flags == key->flags &&
+		    e->key.walk_end == key->walk_end &&
 		    e->nr == nr && !memcmp(e->ips, ips, nr * sizeof(*ips)))
 			return e;
 	return NULL;
@@ -33,14 +35,15 @@ static size_t nr_entries(const struct ucounts *uc)
 static void test_merge(void)
 {
 	struct ucounts *uc = ucounts__new();
-	struct count_key k = { .pid = 10, .kstack_id = -1, .ustack_hash = 0x1234 };
-	struct count_key k2 = k, tid = k, trunc = k, kst = k;
+	struct count_key k = { .pid = 10, .kstack_id = -1, .ucheck = 0x1234 };
+	struct count_key k2 = k, tid = k, trunc = k, kst = k, norec = k;
 	uint64_t ips[] = { 0x401000, 0x402000, 0x403000 }, other[] = { 0x401000, 0x402001 };
 	const struct ucount *e;
 
 	CU_ASSERT_FATAL(uc != NULL);
 	CU_ASSERT_EQUAL(nr_entries(uc), 0);
-	k2.ustack_hash = 0x9999;	/* not part of the key here */
+	k2.ucheck = 0x9999;	/* not part of the key here */
+	norec.walk_end = 0x402000;	/* where a frame-pointer walk stopped: part of it */
 	tid.tid = 11;
 	trunc.flags = COUNT_F_USER_TRUNCATED;
 	kst.kstack_id = 3;
@@ -52,20 +55,23 @@ static void test_merge(void)
 	CU_ASSERT_EQUAL(ucounts__add(uc, &tid, ips, 3), 0);
 	CU_ASSERT_EQUAL(ucounts__add(uc, &trunc, ips, 3), 0);
 	CU_ASSERT_EQUAL(ucounts__add(uc, &kst, ips, 3), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &norec, ips, 3), 0);
 	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 0), 0);	/* no user frames */
 	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 0), 0);
-	CU_ASSERT_EQUAL(nr_entries(uc), 7);
+	CU_ASSERT_EQUAL(nr_entries(uc), 8);
 
 	e = lookup(uc, &k, ips, 3);
 	CU_ASSERT_FATAL(e != NULL);
 	CU_ASSERT_EQUAL(e->count, 3);
-	CU_ASSERT_EQUAL(e->key.ustack_hash, 0);
+	CU_ASSERT_EQUAL(e->key.ucheck, 0);
+	CU_ASSERT_EQUAL(e->key.walk_end, 0);
 	CU_ASSERT_EQUAL(e->ips[2], 0x403000);
 	CU_ASSERT_EQUAL(lookup(uc, &k, ips, 2)->count, 1);
 	CU_ASSERT_EQUAL(lookup(uc, &k, other, 2)->count, 1);
 	CU_ASSERT_EQUAL(lookup(uc, &tid, ips, 3)->count, 1);
 	CU_ASSERT_EQUAL(lookup(uc, &trunc, ips, 3)->count, 1);
 	CU_ASSERT_EQUAL(lookup(uc, &kst, ips, 3)->count, 1);
+	CU_ASSERT_EQUAL(lookup(uc, &norec, ips, 3)->count, 1);
 	CU_ASSERT_EQUAL(lookup(uc, &k, other, 0)->count, 2);
 	ucounts__free(uc);
 	ucounts__free(NULL);
