@@ -72,8 +72,8 @@ static void test_file_offset(void)
 static void test_add_find_overlap(void)
 {
 	struct procmaps *pm = procmaps__new();
-	struct map a = { 0x1000, 0x3000, 0, 0, 1, "/a" }, b = { 0x5000, 0x6000, 0, 0, 2, "/b" };
-	struct map c = { 0x2000, 0x5800, 0x10, 0, 3, "/c" };
+	struct map a = { 0x1000, 0x3000, 0, 0, 1, "/a", 0 }, b = { 0x5000, 0x6000, 0, 0, 2, "/b", 0 };
+	struct map c = { 0x2000, 0x5800, 0x10, 0, 3, "/c", 0 };
 	const struct map *f;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
