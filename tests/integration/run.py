@@ -309,6 +309,44 @@ def rust_chain_whole():
     return f"{n} samples, {whole:.1%} whole"
 
 
+def perf_figures(stacks, comm, pred, leaf):
+    """perf's samples of COMM: the share whole (PRED), and the share in LEAF but not whole
+    (perf marks nothing)."""
+    return (share(stacks, pred, comm),
+            share(stacks, lambda f: leaf in f and not pred(f), comm))
+
+
+@test
+def rust_debian_chain_whole():
+    # The same chain.rs from Debian 12's rustc (1.63, a package of scripts/deps.sh): no frame
+    # pointers, Debian's libstd (its own CFI and inlined frames), linked by cc and ld.bfd
+    # rather than lld. The chain is whole, or marked; perf --call-graph dwarf beside it.
+    # (In about half the runs ~20 ms of samples end marked at main, as with rustup's build:
+    # their return address into libc is unwound before libc's mmap record is read, since
+    # the leaf is in the program, mapped at exec, and does not make the sample wait.)
+    binary = workload("chain_rs_debian")
+    if not os.path.exists("/usr/bin/rustc"):
+        return "skipped: no /usr/bin/rustc (Debian's rustc package, in scripts/deps.sh)"
+    expect(os.path.exists(binary), f"{binary} not built (tests/workloads/workloads.mk)")
+    version = subprocess.run(["/usr/bin/rustc", "-V"], capture_output=True,
+                             text=True).stdout.strip()
+    chain = ["chain::main", "chain::level_a", "chain::level_b", "chain::level_c"]
+
+    def whole(f):
+        return has_chain(f, chain) and "chain::hot" in f and "__libc_start_call_main" in f
+    stacks, _, _ = run_profile(["-F", "499", "--", binary, "2"])
+    n = total(stacks, "chain_rs_debian")
+    expect(n > 500, f"only {n} samples")
+    ours = expect_whole_or_marked(stacks, "chain_rs_debian", chain, "chain::hot",
+                                  lambda f: "__libc_start_call_main" in f)
+    marked = share(stacks, lambda f: "[truncated]" in f, "chain_rs_debian")
+    perf = perf_stacks([binary, "2"], 499, "dwarf")
+    theirs, broken = perf_figures(perf, "chain_rs_debian", whole, "chain::hot")
+    return (f"{version}: ours {ours:.1%} whole of {n} ({marked:.1%} marked); perf "
+            f"--call-graph dwarf {theirs:.1%} whole of {total(perf, 'chain_rs_debian')} "
+            f"({broken:.1%} in chain::hot broken)")
+
+
 @test
 def go_assembly_stacks_whole_or_marked():
     # Go keeps frame pointers, but crypto/sha256's block function is assembly that uses BP as
@@ -514,6 +552,33 @@ def perf_dwarf_share(cmd, markers, freq=99):
     samples = [b for b in out.split("\n\n") if b.strip()]
     hit = sum(1 for b in samples if any(m in b for m in markers))
     return hit / len(samples) if samples else 0.0, len(samples)
+
+
+def perf_stacks(cmd, freq=499, call_graph="dwarf"):
+    """`perf record --call-graph CALL_GRAPH` (dwarf, fp) of CMD, each sample as ours are:
+    (frames, 1), frames the comm then the stack root first, inlined functions FUNC_[i],
+    kernel ones FUNC_[k], so that share() and has_chain() read both alike."""
+    data = os.path.join(BUILD, "tests", "perf.data")
+    subprocess.run(["perf", "record", "-q", "-F", str(freq), "-e", "cpu-clock", "--call-graph",
+                    call_graph, "-o", data, "--"] + cmd, check=True, capture_output=True)
+    out = subprocess.run(["perf", "script", "-i", data, "-F", "comm,ip,sym"],
+                         capture_output=True, text=True, errors="replace").stdout
+    stacks = []
+    for block in out.split("\n\n"):
+        lines = [x for x in block.split("\n") if x.strip()]
+        if not lines:
+            continue
+        frames = []
+        for line in lines[1:]:
+            ip, _, sym = line.strip().partition(" ")
+            sym = sym or "[unknown]"
+            if sym.endswith(" (inlined)"):
+                sym = sym[:-len(" (inlined)")] + "_[i]"
+            elif int(ip, 16) >= 0xffff800000000000:
+                sym += "_[k]"
+            frames.append(sym)
+        stacks.append(([lines[0].strip()] + frames[::-1], 1))
+    return stacks
 
 
 @test

@@ -22,9 +22,19 @@ ifneq ($(GO),)
 WORKLOADS	+= $(WL)/gosha
 endif
 
-RUSTC		?= $(firstword $(shell command -v rustc 2>/dev/null) $(wildcard $(HOME)/.cargo/bin/rustc))
+# Two Rust toolchains, the same chain.rs: chain_rs from the toolchain first in PATH or
+# rustup's (~/.cargo/bin/rustc, a proxy that must keep its name), never Debian's, which
+# builds chain_rs_debian (1.63, a package of make test's: its std built by Debian, linked
+# by cc and ld.bfd), called by its absolute path.
+RUSTC_DEBIAN	?= $(wildcard /usr/bin/rustc)
+RUSTC		?= $(firstword $(foreach r,$(shell command -v rustc 2>/dev/null),$(if \
+		   $(filter $(realpath $(r)),$(realpath /usr/bin/rustc)),,$(r))) \
+		   $(wildcard $(HOME)/.cargo/bin/rustc))
 ifneq ($(RUSTC),)
 WORKLOADS	+= $(WL)/chain_rs
+endif
+ifneq ($(RUSTC_DEBIAN),)
+WORKLOADS	+= $(WL)/chain_rs_debian
 endif
 
 $(WL)/libchain_fp.so: tests/workloads/chain_lib.c tests/workloads/spin.h
@@ -160,6 +170,11 @@ $(WL)/chain_rs: tests/workloads/chain.rs
 	$(call msg,RUSTC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(RUSTC) -O -g $< -o $@
+
+$(WL)/chain_rs_debian: tests/workloads/chain.rs
+	$(call msg,RUSTC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(RUSTC_DEBIAN) -O -g $< -o $@
 
 $(WL)/gosha: tests/workloads/gosha/main.go
 	$(call msg,GO,$@)
