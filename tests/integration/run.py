@@ -733,6 +733,48 @@ def signal_handler_stacks_complete():
 
 
 @test
+def signal_handler_fp_stacks_complete():
+    # sighandler built by clang with frame pointers: a walk from the handler reaches glibc's
+    # trampoline __restore_rt (no frame pointers), and the next rbp is the interrupted code's,
+    # not a record: perf -g drops the interrupted function (sig_loop) and sometimes more. The
+    # handler's samples are whole, down through the interrupted frames (sig_loop, often
+    # clock_gettime and the vDSO) to __libc_start_call_main, or marked.
+    binary = workload("sighandler_fp")
+    chain = ["main", "sig_outer", "sig_loop"]
+
+    def handler(f):
+        return any(x.startswith("sig_busy") for x in f)
+
+    def interrupted_whole(f):
+        return handler(f) and has_chain(f, chain) and "__libc_start_call_main" in f
+
+    def whole(f):
+        if not interrupted_whole(f) or "__restore_rt" not in f:
+            return False
+        i = f.index("__restore_rt")
+        return (i > f.index("sig_loop") and i + 1 < len(f) and
+                f[i + 1].startswith(("sig_handler", "sig_busy")))
+    stacks, _, _ = run_profile(["-F", "999", "--", binary, "2"])
+    in_handler = [(f, c) for f, c in stacks if f[0] == "sighandler_fp" and handler(f)]
+    n = total(in_handler)
+    expect(n > 200, f"only {n} samples in the handler")
+    ours = share(in_handler, whole)
+    wrong = share(in_handler, lambda f: not whole(f) and "[truncated]" not in f)
+    bad = [";".join(f) for f, _ in in_handler if not whole(f) and "[truncated]" not in f]
+    expect(ours >= 0.95, f"{ours:.1%} of handler samples complete through __restore_rt, "
+           f"expected >= 95%: {bad[:2]}")
+    expect(wrong <= 0.01, f"{wrong:.1%} of handler samples neither whole nor marked: {bad[:2]}")
+    # perf on the same binary: the interrupted chain, and the trampoline named as ours is.
+    notes = [f"ours {ours:.1%} whole of {n} handler samples"]
+    for mode, name in (("fp", "perf -g"), ("dwarf", "perf --call-graph dwarf")):
+        theirs = [(f, c) for f, c in perf_stacks([binary, "2"], 999, mode)
+                  if f[0] == "sighandler_fp" and handler(f)]
+        notes.append(f"{name} {share(theirs, whole):.1%} whole, interrupted chain in "
+                     f"{share(theirs, interrupted_whole):.1%} of {total(theirs)}")
+    return "; ".join(notes)
+
+
+@test
 def vdso_frames_named():
     stacks, _, _ = run_profile(["-F", "999", "--", workload("chain_fp"), "2"])
     frames = {f for s, _ in stacks for f in s}

@@ -10,7 +10,7 @@ WL_NOFP		:= -O2 -g -fomit-frame-pointer
 WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/hidden.debug $(WL)/chain_nofp $(WL)/libchain_nofp.so $(WL)/recurse \
 		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived \
-		   $(WL)/plt_loop $(WL)/sighandler $(WL)/chain_lld $(WL)/libchain_lld.so \
+		   $(WL)/plt_loop $(WL)/sighandler $(WL)/sighandler_fp $(WL)/chain_lld $(WL)/libchain_lld.so \
 		   $(WL)/mixed $(WL)/jitmap $(WL)/chain_static $(WL)/chain_static_fp $(WL)/chain_spie \
 		   $(WL)/chain_spie_fp
 
@@ -165,6 +165,13 @@ $(WL)/sighandler: tests/workloads/sighandler.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) $< -o $@
+
+# The same with frame pointers: a walk from the handler meets the trampoline (libc, without
+# them), whose caller is the interrupted code's rbp, not a frame record.
+$(WL)/sighandler_fp: tests/workloads/sighandler.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) $(WL_FP) $< -o $@
 
 $(WL)/chain_rs: tests/workloads/chain.rs
 	$(call msg,RUSTC,$@)
