@@ -347,6 +347,62 @@ def rust_debian_chain_whole():
             f"({broken:.1%} in chain::hot broken)")
 
 
+def plain_names(frames):
+    """FRAMES without inlined ones and without parameter lists: perf names C++ functions so."""
+    return [x.split("(")[0] for x in frames if not x.endswith("_[i]")]
+
+
+# cxx_callbacks's modes: the samples that count (their leaf), and what a whole stack of one is,
+# on names without parameter lists.
+CXX_CASES = {
+    # Back from libstdc++ into the program: the num_put frames between must be there.
+    "stream": (lambda n: "cb_sink_work" in n,
+               lambda n: has_chain(n, ["main", "cb_stream_outer"]) and
+               has_chain(n, ["CountingBuf::xsputn", "cb_sink_work"]) and
+               any("_M_insert_int" in x for x in
+                   n[n.index("cb_stream_outer"):n.index("CountingBuf::xsputn")])),
+    "sort": (lambda n: "cb_less" in n, lambda n: has_chain(n, ["main", "cb_sort_outer"])),
+    "throw": (lambda n: "__cxa_throw" in n,
+              lambda n: has_chain(n, ["main", "cb_throw_outer", "cb_thrower", "__cxa_throw"])),
+}
+
+
+@test
+def cxx_through_libstdcxx_whole_or_marked():
+    # clang++ with frame pointers calling through the PLT into Debian's libstdc++ and
+    # libgcc_s (no frame pointers): a stream whose streambuf is the program's (libstdc++'s
+    # num_put calls back into it), std::sort with a lambda over a std::function, exceptions.
+    # A walk from the program's callback must not skip the libstdc++ frames or the program's
+    # below them: whole down to __libc_start_call_main in >= 95% of each mode's samples,
+    # <= 1% neither whole nor marked. perf -g and perf --call-graph dwarf beside it.
+    binary = workload("cxx_callbacks")
+    notes = []
+    for mode, (leaf, chain) in CXX_CASES.items():
+        def in_leaf(f):
+            return f[0] == "cxx_callbacks" and leaf(plain_names(f))
+
+        def whole(f):
+            n = plain_names(f)
+            return "__libc_start_call_main" in n and chain(n)
+        stacks, _, _ = run_profile(["-F", "499", "--", binary, "2", mode])
+        mine = [(f, c) for f, c in stacks if in_leaf(f)]
+        n = total(mine)
+        ours = share(mine, whole)
+        wrong = share(mine, lambda f: not whole(f) and "[truncated]" not in f)
+        bad = [";".join(f) for f, _ in mine if not whole(f) and "[truncated]" not in f]
+        expect(n > 300, f"{mode}: only {n} samples")
+        expect(ours >= 0.95, f"{mode}: whole in {ours:.1%} of {n} samples: {bad[:2]}")
+        expect(wrong <= 0.01, f"{mode}: {wrong:.1%} neither whole nor marked: {bad[:2]}")
+        note = f"{mode}: ours {ours:.1%} of {n}"
+        for cg in (("fp", "dwarf") if mode == "stream" else ("dwarf",)):
+            theirs = [(f, c) for f, c in perf_stacks([binary, "2", mode], 499, cg)
+                      if in_leaf(f)]
+            note += f", perf {'-g' if cg == 'fp' else cg} {share(theirs, whole):.1%} of " \
+                    f"{total(theirs)}"
+        notes.append(note)
+    return "; ".join(notes)
+
+
 @test
 def go_assembly_stacks_whole_or_marked():
     # Go keeps frame pointers, but crypto/sha256's block function is assembly that uses BP as

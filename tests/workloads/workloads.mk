@@ -10,7 +10,7 @@ WL_NOFP		:= -O2 -g -fomit-frame-pointer
 WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/hidden.debug $(WL)/chain_nofp $(WL)/libchain_nofp.so $(WL)/recurse \
 		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived \
-		   $(WL)/plt_loop $(WL)/sighandler $(WL)/sighandler_fp $(WL)/chain_lld $(WL)/libchain_lld.so \
+		   $(WL)/plt_loop $(WL)/sighandler $(WL)/sighandler_fp $(WL)/cxx_callbacks $(WL)/chain_lld $(WL)/libchain_lld.so \
 		   $(WL)/mixed $(WL)/jitmap $(WL)/chain_static $(WL)/chain_static_fp $(WL)/chain_spie \
 		   $(WL)/chain_spie_fp
 
@@ -153,6 +153,13 @@ $(WL)/mixed_mid.o: tests/workloads/mixed_mid.c
 $(WL)/mixed: tests/workloads/mixed_main.c tests/workloads/spin.h $(WL)/mixed_mid.o
 	$(call msg,CC,$@)
 	$(Q)$(WL_CC) $(WL_FP) $< $(WL)/mixed_mid.o -o $@
+
+# C++ with frame pointers through Debian's libstdc++ (without them) and back: a stream
+# writing into a streambuf of its own, std::sort with std::function, exceptions.
+$(WL)/cxx_callbacks: tests/workloads/cxx_callbacks.cc
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)clang++ $(WL_FP) $< -o $@
 
 # Lazy-binding PLT calls from code without frame pointers (as Debian builds): stub names.
 $(WL)/plt_loop: tests/workloads/plt_loop.c tests/workloads/spin.h
