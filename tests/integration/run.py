@@ -3,7 +3,8 @@
 """Integration tests: profile real workloads with the real BPF programs and check the stacks.
 
 Run as root after `make`; `make test` runs it. Each test prints one line; the last line is
-"integration: N passed, N failed".
+"integration: N passed, N failed", followed by ", N known gaps" when a test reported one: a
+case the profiler is known to get wrong today (KnownGap), which neither passes nor fails.
 """
 import argparse
 import glob
@@ -11,6 +12,7 @@ import os
 import re
 import resource
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -74,6 +76,11 @@ def has_chain(frames, chain):
 def expect(cond, msg):
     if not cond:
         raise AssertionError(msg)
+
+
+class KnownGap(Exception):
+    """Raised by a test whose case is known not to work yet (what it checked still held):
+    printed as GAP with the message, not counted as passed or failed."""
 
 
 CHAIN = ["main", "chain_a", "chain_b", "chain_c", "chain_hot_loop"]
@@ -464,6 +471,49 @@ def static_chain_whole_without_eh_frame_hdr():
 @test
 def static_pie_chain_whole():
     return static_chains(["chain_spie", "chain_spie_fp"])
+
+
+@test
+def musl_chain_whole_or_marked():
+    # The chain against musl (Debian's musl-tools): musl-gcc, dynamic (musl's libc.so is the
+    # loader too) and static. musl is built without unwind tables, its start-up as well
+    # (_start_c in crt1, __libc_start_main tail-calling libc_start_main_stage2, which calls
+    # main), and none of its functions is a stack bottom of ours: the stacks cannot be known
+    # whole, and must be marked [truncated]. Until musl's start is known (see the note), a
+    # known gap, not a pass, as long as they are marked.
+    if not shutil.which("musl-gcc"):
+        return "skipped: no musl-gcc (Debian's musl-tools, in scripts/deps.sh)"
+    notes, gap = [], False
+    for name in ("chain_musl", "chain_musl_static"):
+        comm = name[:15]
+        stacks, _, _ = run_profile(["-F", "499", "--", workload(name), "2"])
+        hot = [(f, c) for f, c in stacks if f[0] == comm and "chain_hot_loop" in f]
+        n = total(hot)
+        expect(n > 500, f"{name}: only {n} samples in chain_hot_loop")
+        whole = share(hot, lambda f: has_chain(f, CHAIN) and "[truncated]" not in f)
+        marked = share(hot, lambda f: "[truncated]" in f)
+        wrong = share(hot, lambda f: not has_chain(f, CHAIN) and "[truncated]" not in f)
+        expect(wrong <= 0.01, f"{name}: {wrong:.1%} of {n} samples neither whole nor marked: "
+               f"{[';'.join(f) for f, _ in hot if not has_chain(f, CHAIN)][:2]}")
+        ends = {}
+        for f, c in hot:
+            outer = f[2] if f[1] == "[truncated]" else f[1]
+            ends[outer] = ends.get(outer, 0) + c
+        end = max(ends, key=ends.get)
+        perf = [(f, c) for f, c in perf_stacks([workload(name), "2"], 499, "dwarf")
+                if f[0] == comm and "chain_hot_loop" in f]
+        pend = {}
+        for f, c in perf:
+            pend[f[1]] = pend.get(f[1], 0) + c
+        notes.append(f"{name}: ours {whole:.1%} whole, {marked:.1%} marked of {n}, ending in "
+                     f"{end} ({ends[end] / n:.0%}); perf --call-graph dwarf: main..chain_hot_loop "
+                     f"in {share(perf, lambda f: has_chain(f, CHAIN)):.1%} of {total(perf)}, "
+                     f"ending in {max(pend, key=pend.get) if pend else '-'}")
+        gap = gap or whole < 0.95
+    if gap:
+        raise KnownGap("musl's start-up is no stack bottom of ours (libc_start_main_stage2, "
+                       "no CFI; unnamed in musl's stripped libc.so): " + "; ".join(notes))
+    return "; ".join(notes)
 
 
 @test
@@ -1271,7 +1321,7 @@ def main():
     if os.geteuid() != 0:
         print("integration: must run as root (BPF and perf events)", file=sys.stderr)
         return 2
-    passed = failed = 0
+    passed = failed = gaps = 0
     for fn in TESTS:
         if args.k and args.k not in fn.__name__:
             continue
@@ -1281,12 +1331,16 @@ def main():
             passed += 1
             print(f"  PASS {fn.__name__} ({time.monotonic() - t:.1f}s)"
                   + (f": {note}" if note else ""), flush=True)
+        except KnownGap as e:
+            gaps += 1
+            print(f"  GAP  {fn.__name__} ({time.monotonic() - t:.1f}s): {e}", flush=True)
         except Exception as e:  # noqa: BLE001 - report every failure and go on
             failed += 1
             print(f"  FAIL {fn.__name__}: {e}", flush=True)
             if not isinstance(e, AssertionError):
                 traceback.print_exc()
-    print(f"integration: {passed} passed, {failed} failed")
+    print(f"integration: {passed} passed, {failed} failed"
+          + (f", {gaps} known gaps" if gaps else ""))
     return 1 if failed else 0
 
 

@@ -30,6 +30,13 @@ RUSTC_DEBIAN	?= $(wildcard /usr/bin/rustc)
 RUSTC		?= $(firstword $(foreach r,$(shell command -v rustc 2>/dev/null),$(if \
 		   $(filter $(realpath $(r)),$(realpath /usr/bin/rustc)),,$(r))) \
 		   $(wildcard $(HOME)/.cargo/bin/rustc))
+# musl (Debian's musl-tools, a package of make test's): the chain against musl's libc.so and
+# linked statically. musl is built without unwind tables, its start-up included.
+MUSL_GCC	?= $(shell command -v musl-gcc 2>/dev/null)
+ifneq ($(MUSL_GCC),)
+WORKLOADS	+= $(WL)/chain_musl $(WL)/libchain_musl.so $(WL)/chain_musl_static
+endif
+
 ifneq ($(RUSTC),)
 WORKLOADS	+= $(WL)/chain_rs
 endif
@@ -111,6 +118,20 @@ $(WL)/chain_spie_fp: $(WL_STATIC_SRCS) tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -static-pie $(WL_STATIC_SRCS) -o $@
+
+$(WL)/libchain_musl.so: tests/workloads/chain_lib.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_GCC) $(WL_NOFP) -fPIC -shared $< -o $@
+
+$(WL)/chain_musl: tests/workloads/chain_main.c $(WL)/libchain_musl.so
+	$(call msg,CC,$@)
+	$(Q)$(MUSL_GCC) $(WL_NOFP) $< -L$(WL) -lchain_musl -Wl,-rpath,'$$ORIGIN' -o $@
+
+$(WL)/chain_musl_static: $(WL_STATIC_SRCS) tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_GCC) $(WL_NOFP) -static $(WL_STATIC_SRCS) -o $@
 
 $(WL)/recurse: tests/workloads/recurse.c tests/workloads/spin.h
 	$(call msg,CC,$@)
