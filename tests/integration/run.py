@@ -3,7 +3,8 @@
 """Integration tests: profile real workloads with the real BPF programs and check the stacks.
 
 Run as root after `make`; `make test` runs it. Each test prints one line; the last line is
-"integration: N passed, N failed".
+"integration: N passed, N failed", followed by ", N known gaps" when a test reported one: a
+case the profiler is known to get wrong today (KnownGap), which neither passes nor fails.
 """
 import argparse
 import glob
@@ -11,6 +12,7 @@ import os
 import re
 import resource
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -75,6 +77,11 @@ def has_chain(frames, chain):
 def expect(cond, msg):
     if not cond:
         raise AssertionError(msg)
+
+
+class KnownGap(Exception):
+    """Raised by a test whose case is known not to work yet (what it checked still held):
+    printed as GAP with the message, not counted as passed or failed."""
 
 
 CHAIN = ["main", "chain_a", "chain_b", "chain_c", "chain_hot_loop"]
@@ -310,6 +317,100 @@ def rust_chain_whole():
     return f"{n} samples, {whole:.1%} whole"
 
 
+def perf_figures(stacks, comm, pred, leaf):
+    """perf's samples of COMM: the share whole (PRED), and the share in LEAF but not whole
+    (perf marks nothing)."""
+    return (share(stacks, pred, comm),
+            share(stacks, lambda f: leaf in f and not pred(f), comm))
+
+
+@test
+def rust_debian_chain_whole():
+    # The same chain.rs from Debian 12's rustc (1.63, a package of scripts/deps.sh): no frame
+    # pointers, Debian's libstd (its own CFI and inlined frames), linked by cc and ld.bfd
+    # rather than lld. The chain is whole, or marked; perf --call-graph dwarf beside it.
+    # (In about half the runs ~20 ms of samples end marked at main, as with rustup's build:
+    # their return address into libc is unwound before libc's mmap record is read, since
+    # the leaf is in the program, mapped at exec, and does not make the sample wait.)
+    binary = workload("chain_rs_debian")
+    if not os.path.exists("/usr/bin/rustc"):
+        return "skipped: no /usr/bin/rustc (Debian's rustc package, in scripts/deps.sh)"
+    expect(os.path.exists(binary), f"{binary} not built (tests/workloads/workloads.mk)")
+    version = subprocess.run(["/usr/bin/rustc", "-V"], capture_output=True,
+                             text=True).stdout.strip()
+    chain = ["chain::main", "chain::level_a", "chain::level_b", "chain::level_c"]
+
+    def whole(f):
+        return has_chain(f, chain) and "chain::hot" in f and "__libc_start_call_main" in f
+    stacks, _, _ = run_profile(["-F", "499", "--", binary, "2"])
+    n = total(stacks, "chain_rs_debian")
+    expect(n > 500, f"only {n} samples")
+    ours = expect_whole_or_marked(stacks, "chain_rs_debian", chain, "chain::hot",
+                                  lambda f: "__libc_start_call_main" in f)
+    marked = share(stacks, lambda f: "[truncated]" in f, "chain_rs_debian")
+    perf = perf_stacks([binary, "2"], 499, "dwarf")
+    theirs, broken = perf_figures(perf, "chain_rs_debian", whole, "chain::hot")
+    return (f"{version}: ours {ours:.1%} whole of {n} ({marked:.1%} marked); perf "
+            f"--call-graph dwarf {theirs:.1%} whole of {total(perf, 'chain_rs_debian')} "
+            f"({broken:.1%} in chain::hot broken)")
+
+
+def plain_names(frames):
+    """FRAMES without inlined ones and without parameter lists: perf names C++ functions so."""
+    return [x.split("(")[0] for x in frames if not x.endswith("_[i]")]
+
+
+# cxx_callbacks's modes: the samples that count (their leaf), and what a whole stack of one is,
+# on names without parameter lists.
+CXX_CASES = {
+    # Back from libstdc++ into the program: the num_put frames between must be there.
+    "stream": (lambda n: "cb_sink_work" in n,
+               lambda n: has_chain(n, ["main", "cb_stream_outer"]) and
+               has_chain(n, ["CountingBuf::xsputn", "cb_sink_work"]) and
+               any("_M_insert_int" in x for x in
+                   n[n.index("cb_stream_outer"):n.index("CountingBuf::xsputn")])),
+    "sort": (lambda n: "cb_less" in n, lambda n: has_chain(n, ["main", "cb_sort_outer"])),
+    "throw": (lambda n: "__cxa_throw" in n,
+              lambda n: has_chain(n, ["main", "cb_throw_outer", "cb_thrower", "__cxa_throw"])),
+}
+
+
+@test
+def cxx_through_libstdcxx_whole_or_marked():
+    # clang++ with frame pointers calling through the PLT into Debian's libstdc++ and
+    # libgcc_s (no frame pointers): a stream whose streambuf is the program's (libstdc++'s
+    # num_put calls back into it), std::sort with a lambda over a std::function, exceptions.
+    # A walk from the program's callback must not skip the libstdc++ frames or the program's
+    # below them: whole down to __libc_start_call_main in >= 95% of each mode's samples,
+    # <= 1% neither whole nor marked. perf -g and perf --call-graph dwarf beside it.
+    binary = workload("cxx_callbacks")
+    notes = []
+    for mode, (leaf, chain) in CXX_CASES.items():
+        def in_leaf(f):
+            return f[0] == "cxx_callbacks" and leaf(plain_names(f))
+
+        def whole(f):
+            n = plain_names(f)
+            return "__libc_start_call_main" in n and chain(n)
+        stacks, _, _ = run_profile(["-F", "499", "--", binary, "2", mode])
+        mine = [(f, c) for f, c in stacks if in_leaf(f)]
+        n = total(mine)
+        ours = share(mine, whole)
+        wrong = share(mine, lambda f: not whole(f) and "[truncated]" not in f)
+        bad = [";".join(f) for f, _ in mine if not whole(f) and "[truncated]" not in f]
+        expect(n > 300, f"{mode}: only {n} samples")
+        expect(ours >= 0.95, f"{mode}: whole in {ours:.1%} of {n} samples: {bad[:2]}")
+        expect(wrong <= 0.01, f"{mode}: {wrong:.1%} neither whole nor marked: {bad[:2]}")
+        note = f"{mode}: ours {ours:.1%} of {n}"
+        for cg in (("fp", "dwarf") if mode == "stream" else ("dwarf",)):
+            theirs = [(f, c) for f, c in perf_stacks([binary, "2", mode], 499, cg)
+                      if in_leaf(f)]
+            note += f", perf {'-g' if cg == 'fp' else cg} {share(theirs, whole):.1%} of " \
+                    f"{total(theirs)}"
+        notes.append(note)
+    return "; ".join(notes)
+
+
 @test
 def go_assembly_stacks_whole_or_marked():
     # Go keeps frame pointers, but crypto/sha256's block function is assembly that uses BP as
@@ -371,6 +472,49 @@ def static_chain_whole_without_eh_frame_hdr():
 @test
 def static_pie_chain_whole():
     return static_chains(["chain_spie", "chain_spie_fp"])
+
+
+@test
+def musl_chain_whole_or_marked():
+    # The chain against musl (Debian's musl-tools): musl-gcc, dynamic (musl's libc.so is the
+    # loader too) and static. musl is built without unwind tables, its start-up as well
+    # (_start_c in crt1, __libc_start_main tail-calling libc_start_main_stage2, which calls
+    # main), and none of its functions is a stack bottom of ours: the stacks cannot be known
+    # whole, and must be marked [truncated]. Until musl's start is known (see the note), a
+    # known gap, not a pass, as long as they are marked.
+    if not shutil.which("musl-gcc"):
+        return "skipped: no musl-gcc (Debian's musl-tools, in scripts/deps.sh)"
+    notes, gap = [], False
+    for name in ("chain_musl", "chain_musl_static"):
+        comm = name[:15]
+        stacks, _, _ = run_profile(["-F", "499", "--", workload(name), "2"])
+        hot = [(f, c) for f, c in stacks if f[0] == comm and "chain_hot_loop" in f]
+        n = total(hot)
+        expect(n > 500, f"{name}: only {n} samples in chain_hot_loop")
+        whole = share(hot, lambda f: has_chain(f, CHAIN) and "[truncated]" not in f)
+        marked = share(hot, lambda f: "[truncated]" in f)
+        wrong = share(hot, lambda f: not has_chain(f, CHAIN) and "[truncated]" not in f)
+        expect(wrong <= 0.01, f"{name}: {wrong:.1%} of {n} samples neither whole nor marked: "
+               f"{[';'.join(f) for f, _ in hot if not has_chain(f, CHAIN)][:2]}")
+        ends = {}
+        for f, c in hot:
+            outer = f[2] if f[1] == "[truncated]" else f[1]
+            ends[outer] = ends.get(outer, 0) + c
+        end = max(ends, key=ends.get)
+        perf = [(f, c) for f, c in perf_stacks([workload(name), "2"], 499, "dwarf")
+                if f[0] == comm and "chain_hot_loop" in f]
+        pend = {}
+        for f, c in perf:
+            pend[f[1]] = pend.get(f[1], 0) + c
+        notes.append(f"{name}: ours {whole:.1%} whole, {marked:.1%} marked of {n}, ending in "
+                     f"{end} ({ends[end] / n:.0%}); perf --call-graph dwarf: main..chain_hot_loop "
+                     f"in {share(perf, lambda f: has_chain(f, CHAIN)):.1%} of {total(perf)}, "
+                     f"ending in {max(pend, key=pend.get) if pend else '-'}")
+        gap = gap or whole < 0.95
+    if gap:
+        raise KnownGap("musl's start-up is no stack bottom of ours (libc_start_main_stage2, "
+                       "no CFI; unnamed in musl's stripped libc.so): " + "; ".join(notes))
+    return "; ".join(notes)
 
 
 @test
@@ -515,6 +659,33 @@ def perf_dwarf_share(cmd, markers, freq=99):
     samples = [b for b in out.split("\n\n") if b.strip()]
     hit = sum(1 for b in samples if any(m in b for m in markers))
     return hit / len(samples) if samples else 0.0, len(samples)
+
+
+def perf_stacks(cmd, freq=499, call_graph="dwarf"):
+    """`perf record --call-graph CALL_GRAPH` (dwarf, fp) of CMD, each sample as ours are:
+    (frames, 1), frames the comm then the stack root first, inlined functions FUNC_[i],
+    kernel ones FUNC_[k], so that share() and has_chain() read both alike."""
+    data = os.path.join(BUILD, "tests", "perf.data")
+    subprocess.run(["perf", "record", "-q", "-F", str(freq), "-e", "cpu-clock", "--call-graph",
+                    call_graph, "-o", data, "--"] + cmd, check=True, capture_output=True)
+    out = subprocess.run(["perf", "script", "-i", data, "-F", "comm,ip,sym"],
+                         capture_output=True, text=True, errors="replace").stdout
+    stacks = []
+    for block in out.split("\n\n"):
+        lines = [x for x in block.split("\n") if x.strip()]
+        if not lines:
+            continue
+        frames = []
+        for line in lines[1:]:
+            ip, _, sym = line.strip().partition(" ")
+            sym = sym or "[unknown]"
+            if sym.endswith(" (inlined)"):
+                sym = sym[:-len(" (inlined)")] + "_[i]"
+            elif int(ip, 16) >= 0xffff800000000000:
+                sym += "_[k]"
+            frames.append(sym)
+        stacks.append(([lines[0].strip()] + frames[::-1], 1))
+    return stacks
 
 
 @test
@@ -666,6 +837,48 @@ def signal_handler_stacks_complete():
     bad = {x for f, _ in handler for x in f if x.startswith("libc.so")}
     expect(not bad, f"the trampoline unnamed in handler stacks: {sorted(bad)[:5]}")
     return f"{whole / n:.1%} of {n} handler samples complete"
+
+
+@test
+def signal_handler_fp_stacks_complete():
+    # sighandler built by clang with frame pointers: a walk from the handler reaches glibc's
+    # trampoline __restore_rt (no frame pointers), and the next rbp is the interrupted code's,
+    # not a record: perf -g drops the interrupted function (sig_loop) and sometimes more. The
+    # handler's samples are whole, down through the interrupted frames (sig_loop, often
+    # clock_gettime and the vDSO) to __libc_start_call_main, or marked.
+    binary = workload("sighandler_fp")
+    chain = ["main", "sig_outer", "sig_loop"]
+
+    def handler(f):
+        return any(x.startswith("sig_busy") for x in f)
+
+    def interrupted_whole(f):
+        return handler(f) and has_chain(f, chain) and "__libc_start_call_main" in f
+
+    def whole(f):
+        if not interrupted_whole(f) or "__restore_rt" not in f:
+            return False
+        i = f.index("__restore_rt")
+        return (i > f.index("sig_loop") and i + 1 < len(f) and
+                f[i + 1].startswith(("sig_handler", "sig_busy")))
+    stacks, _, _ = run_profile(["-F", "999", "--", binary, "2"])
+    in_handler = [(f, c) for f, c in stacks if f[0] == "sighandler_fp" and handler(f)]
+    n = total(in_handler)
+    expect(n > 200, f"only {n} samples in the handler")
+    ours = share(in_handler, whole)
+    wrong = share(in_handler, lambda f: not whole(f) and "[truncated]" not in f)
+    bad = [";".join(f) for f, _ in in_handler if not whole(f) and "[truncated]" not in f]
+    expect(ours >= 0.95, f"{ours:.1%} of handler samples complete through __restore_rt, "
+           f"expected >= 95%: {bad[:2]}")
+    expect(wrong <= 0.01, f"{wrong:.1%} of handler samples neither whole nor marked: {bad[:2]}")
+    # perf on the same binary: the interrupted chain, and the trampoline named as ours is.
+    notes = [f"ours {ours:.1%} whole of {n} handler samples"]
+    for mode, name in (("fp", "perf -g"), ("dwarf", "perf --call-graph dwarf")):
+        theirs = [(f, c) for f, c in perf_stacks([binary, "2"], 999, mode)
+                  if f[0] == "sighandler_fp" and handler(f)]
+        notes.append(f"{name} {share(theirs, whole):.1%} whole, interrupted chain in "
+                     f"{share(theirs, interrupted_whole):.1%} of {total(theirs)}")
+    return "; ".join(notes)
 
 
 @test
@@ -1202,7 +1415,7 @@ def main():
     if os.geteuid() != 0:
         print("integration: must run as root (BPF and perf events)", file=sys.stderr)
         return 2
-    passed = failed = 0
+    passed = failed = gaps = 0
     for fn in TESTS:
         if args.k and args.k not in fn.__name__:
             continue
@@ -1212,12 +1425,16 @@ def main():
             passed += 1
             print(f"  PASS {fn.__name__} ({time.monotonic() - t:.1f}s)"
                   + (f": {note}" if note else ""), flush=True)
+        except KnownGap as e:
+            gaps += 1
+            print(f"  GAP  {fn.__name__} ({time.monotonic() - t:.1f}s): {e}", flush=True)
         except Exception as e:  # noqa: BLE001 - report every failure and go on
             failed += 1
             print(f"  FAIL {fn.__name__}: {e}", flush=True)
             if not isinstance(e, AssertionError):
                 traceback.print_exc()
-    print(f"integration: {passed} passed, {failed} failed")
+    print(f"integration: {passed} passed, {failed} failed"
+          + (f", {gaps} known gaps" if gaps else ""))
     return 1 if failed else 0
 
 

@@ -10,7 +10,7 @@ WL_NOFP		:= -O2 -g -fomit-frame-pointer
 WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/hidden.debug $(WL)/chain_nofp $(WL)/libchain_nofp.so $(WL)/recurse \
 		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived \
-		   $(WL)/plt_loop $(WL)/sighandler $(WL)/chain_lld $(WL)/libchain_lld.so \
+		   $(WL)/plt_loop $(WL)/sighandler $(WL)/sighandler_fp $(WL)/cxx_callbacks $(WL)/chain_lld $(WL)/libchain_lld.so \
 		   $(WL)/mixed $(WL)/jitmap $(WL)/chain_static $(WL)/chain_static_fp $(WL)/chain_spie \
 		   $(WL)/chain_spie_fp
 
@@ -22,9 +22,26 @@ ifneq ($(GO),)
 WORKLOADS	+= $(WL)/gosha
 endif
 
-RUSTC		?= $(firstword $(shell command -v rustc 2>/dev/null) $(wildcard $(HOME)/.cargo/bin/rustc))
+# Two Rust toolchains, the same chain.rs: chain_rs from the toolchain first in PATH or
+# rustup's (~/.cargo/bin/rustc, a proxy that must keep its name), never Debian's, which
+# builds chain_rs_debian (1.63, a package of make test's: its std built by Debian, linked
+# by cc and ld.bfd), called by its absolute path.
+RUSTC_DEBIAN	?= $(wildcard /usr/bin/rustc)
+RUSTC		?= $(firstword $(foreach r,$(shell command -v rustc 2>/dev/null),$(if \
+		   $(filter $(realpath $(r)),$(realpath /usr/bin/rustc)),,$(r))) \
+		   $(wildcard $(HOME)/.cargo/bin/rustc))
+# musl (Debian's musl-tools, a package of make test's): the chain against musl's libc.so and
+# linked statically. musl is built without unwind tables, its start-up included.
+MUSL_GCC	?= $(shell command -v musl-gcc 2>/dev/null)
+ifneq ($(MUSL_GCC),)
+WORKLOADS	+= $(WL)/chain_musl $(WL)/libchain_musl.so $(WL)/chain_musl_static
+endif
+
 ifneq ($(RUSTC),)
 WORKLOADS	+= $(WL)/chain_rs
+endif
+ifneq ($(RUSTC_DEBIAN),)
+WORKLOADS	+= $(WL)/chain_rs_debian
 endif
 
 $(WL)/libchain_fp.so: tests/workloads/chain_lib.c tests/workloads/spin.h
@@ -102,6 +119,20 @@ $(WL)/chain_spie_fp: $(WL_STATIC_SRCS) tests/workloads/spin.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -static-pie $(WL_STATIC_SRCS) -o $@
 
+$(WL)/libchain_musl.so: tests/workloads/chain_lib.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_GCC) $(WL_NOFP) -fPIC -shared $< -o $@
+
+$(WL)/chain_musl: tests/workloads/chain_main.c $(WL)/libchain_musl.so
+	$(call msg,CC,$@)
+	$(Q)$(MUSL_GCC) $(WL_NOFP) $< -L$(WL) -lchain_musl -Wl,-rpath,'$$ORIGIN' -o $@
+
+$(WL)/chain_musl_static: $(WL_STATIC_SRCS) tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_GCC) $(WL_NOFP) -static $(WL_STATIC_SRCS) -o $@
+
 $(WL)/recurse: tests/workloads/recurse.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -144,6 +175,13 @@ $(WL)/mixed: tests/workloads/mixed_main.c tests/workloads/spin.h $(WL)/mixed_mid
 	$(call msg,CC,$@)
 	$(Q)$(WL_CC) $(WL_FP) $< $(WL)/mixed_mid.o -o $@
 
+# C++ with frame pointers through Debian's libstdc++ (without them) and back: a stream
+# writing into a streambuf of its own, std::sort with std::function, exceptions.
+$(WL)/cxx_callbacks: tests/workloads/cxx_callbacks.cc
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)clang++ $(WL_FP) $< -o $@
+
 # Lazy-binding PLT calls from code without frame pointers (as Debian builds): stub names.
 $(WL)/plt_loop: tests/workloads/plt_loop.c tests/workloads/spin.h
 	$(call msg,CC,$@)
@@ -156,10 +194,22 @@ $(WL)/sighandler: tests/workloads/sighandler.c tests/workloads/spin.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) $< -o $@
 
+# The same with frame pointers: a walk from the handler meets the trampoline (libc, without
+# them), whose caller is the interrupted code's rbp, not a frame record.
+$(WL)/sighandler_fp: tests/workloads/sighandler.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) $(WL_FP) $< -o $@
+
 $(WL)/chain_rs: tests/workloads/chain.rs
 	$(call msg,RUSTC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(RUSTC) -O -g $< -o $@
+
+$(WL)/chain_rs_debian: tests/workloads/chain.rs
+	$(call msg,RUSTC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(RUSTC_DEBIAN) -O -g $< -o $@
 
 $(WL)/gosha: tests/workloads/gosha/main.go
 	$(call msg,GO,$@)
