@@ -7,6 +7,8 @@ const char *const fixup_stack_bottoms[FIXUP_NR_STACK_BOTTOMS] = {
 	/* ".abi0" is the symbol of Go's assembly functions since Go 1.17. */
 	"runtime.goexit.abi0", "runtime.mstart.abi0", "runtime.rt0_go.abi0",
 	"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
+	/* musl's main thread (its libc.so has no symbols: only static programs name it). */
+	"libc_start_main_stage2",
 };
 
 bool fixup__is_stack_bottom(const char *name)

@@ -17,12 +17,12 @@
  * main thread, start_thread for the others; glibc leaves a non-zero rbp in them (it uses rbp
  * as a general register), so a frame-pointer walk never ends at rbp == 0 on Debian. Go's:
  * runtime.goexit under every goroutine, runtime.mstart and runtime.rt0_go under the system
- * stacks. A walk whose outermost frame is one of them reached the bottom. BPF gets their
+ * stacks. musl's: libc_start_main_stage2 under main. A walk whose outermost frame is one of them reached the bottom. BPF gets their
  * runtime ranges per process, from the files that can be run (programs, static or not, and
  * the C library); userspace trims frames outside them.
  */
 extern const char *const fixup_stack_bottoms[];
-#define FIXUP_NR_STACK_BOTTOMS 8
+#define FIXUP_NR_STACK_BOTTOMS 9
 
 /* Whether NAME (a frame name; NULL is fine) is one of fixup_stack_bottoms. */
 bool fixup__is_stack_bottom(const char *name);

@@ -50,6 +50,18 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	};
 	t0 = clock_mono_ns();
 	n = unwinder__unwind(s->unw, &us, ips, USER_MAX_DEPTH, &stop);
+	/* A return address into a library whose mmap record still waits in another CPU's
+	 * buffer (the leaf's program was known): read the records, and unwind again if any
+	 * came. */
+	if (stop == UNWIND_STOP_BAD_FRAME || stop == UNWIND_STOP_NO_INFO) {
+		uint64_t seen = s->sideband_records;
+
+		perf_buffer__consume(s->mmap_pb);
+		if (s->sideband_records != seen) {
+			session__flush_procstate(s);
+			n = unwinder__unwind(s->unw, &us, ips, USER_MAX_DEPTH, &stop);
+		}
+	}
 	s->stats.unwind_ns += clock_mono_ns() - t0;
 	s->stats.unwind_frames += n;
 	s->stats.copy_bytes += e->stack_len;

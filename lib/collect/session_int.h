@@ -58,6 +58,7 @@ struct session {
 		uint32_t n;		/* unwinds in this window */
 	} hints[HINT_SLOTS];
 	struct pstates *procstate;	/* the processes described to BPF (procstate.c) */
+	uint64_t sideband_records;	/* fork, exec and mmap records read so far */
 	int go_fd;			/* write end: releases the held command */
 	int exec_err_fd;		/* read end: errno of a failed exec, EOF on success */
 	struct session_stats stats;

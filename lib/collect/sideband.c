@@ -68,6 +68,8 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 	/* The kernel numbers pids in our namespace: 0 is a process outside it. */
 	if (h->type != PERF_RECORD_LOST && (h->size < sizeof(*h) + sizeof(*pid) || !*pid))
 		return LIBBPF_PERF_EVENT_CONT;
+	if (h->type != PERF_RECORD_LOST)
+		s->sideband_records++;
 	if (h->type == PERF_RECORD_LOST) {
 		s->stats.mmap_lost += ((struct lost_record *)h)->lost;
 	} else if (h->type == PERF_RECORD_FORK && h->size >= sizeof(struct fork_record)) {
@@ -76,7 +78,7 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 		/* A new process starts with its parent's mappings: no mmap records for those
 		 * (none known when the parent is outside our pid namespace, ppid 0). */
 		if (r->pid != r->ppid && r->pid == r->tid && r->ppid) {
-			if (procmaps__fork(s->maps, r->ppid, r->pid))
+			if (procmaps__fork(s->maps, r->ppid, r->pid, r->time))
 				pr_warn("out of memory recording mappings of pid %u", r->pid);
 			session__on_fork(s, r->ppid, r->pid);
 		}

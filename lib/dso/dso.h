@@ -118,7 +118,8 @@ int dso__fdes(struct dso *dso, enum dso_cfi which, struct dso_fdes *f);
 /*
  * Start of the function holding VADDR: the greatest FDE start at or before it, of
  * DSO_CFI_EH's FDEs or DSO_CFI_DEBUG's (every function with unwind info has an FDE, named or
- * not), or UINT64_MAX when VADDR is below all of them or the file has neither.
+ * not), or UINT64_MAX when VADDR is below all of them, past the end of that FDE, or the file
+ * has neither.
  */
 uint64_t dso__fde_start(struct dso *dso, uint64_t vaddr);
 

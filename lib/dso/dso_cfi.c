@@ -199,15 +199,27 @@ void dso__free_fdes(struct dso *d)
 		fde_index__free(&d->built[i]);
 }
 
+/* Whether the FDE at FDE (read through M) covers VADDR. */
+static bool fde_covers(const struct cfi_mem *m, uint64_t fde, uint64_t vaddr)
+{
+	uint64_t start, range;
+	struct cie cie;
+	struct rd r;
+
+	return !cfi_fde__parse(m, fde, &cie, &start, &range, &r) && vaddr >= start &&
+	       vaddr - start < range;
+}
+
 uint64_t dso__fde_start(struct dso *d, uint64_t vaddr)
 {
-	uint64_t best = UINT64_MAX, start;
+	uint64_t best = UINT64_MAX, start, fde;
 	struct dso_fdes f;
 
-	/* The nearer start of the two: a file may describe some functions in each. */
+	/* The nearer start of the two: a file may describe some functions in each. Past the
+	 * end of the FDE before it, an address is in code no FDE describes. */
 	for (int i = 0; i < DSO_CFI__MAX; i++)
-		if (!dso__fdes(d, i, &f) && !fde_table__find(&f.table, vaddr, &start, NULL) &&
-		    (best == UINT64_MAX || start > best))
+		if (!dso__fdes(d, i, &f) && !fde_table__find(&f.table, vaddr, &start, &fde) &&
+		    (best == UINT64_MAX || start > best) && fde_covers(&f.mem, fde, vaddr))
 			best = start;
 	return best;
 }

@@ -203,28 +203,43 @@ void procmaps__set_add_hook(struct procmaps *pm, procmaps_add_fn fn, void *ctx)
 	pm->add_ctx = ctx;
 }
 
-int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child)
+int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child, uint64_t time)
 {
 	const struct pmaps *p = pmaps__get(pm, parent);
 	struct pmaps *c = pmaps__get(pm, child);
+	struct map *newer = NULL;
+	size_t nr_newer = 0;
 	int err = 0;
 
 	if (parent == child)
 		return 0;
-	/* A pid used again: what it mapped before was another process's. */
-	if (c) {
-		for (size_t i = 0; i < c->nr; i++)
-			free(c->maps[i].path);
+	/* What the child's pid mapped before the fork was an earlier process's (a pid used
+	 * again); what it mapped after (its exec, reported first by another CPU's buffer) is
+	 * its own and goes back on top of its parent's mappings. */
+	if (c && c->nr) {
+		newer = malloc(c->nr * sizeof(*newer));
+		if (!newer)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->nr; i++) {
+			if (time && c->maps[i].time >= time)
+				newer[nr_newer++] = c->maps[i];
+			else
+				free(c->maps[i].path);
+		}
 		c->nr = 0;
 	}
-	if (!p)
-		return 0;
-	for (size_t i = 0; i < p->nr && !err; i++) {
+	for (size_t i = 0; p && i < p->nr && !err; i++) {
 		/* procmaps__add may move the parent's array only when adding to the parent. */
 		struct map m = p->maps[i];
 
 		err = procmaps__add(pm, child, &m);
 	}
+	for (size_t i = 0; i < nr_newer; i++) {
+		if (!err)
+			err = procmaps__add(pm, child, &newer[i]);
+		free(newer[i].path);
+	}
+	free(newer);
 	return err;
 }
 

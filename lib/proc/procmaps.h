@@ -84,9 +84,11 @@ int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m);
 typedef void (*procmaps_add_fn)(void *ctx, pid_t pid, const struct map *m);
 void procmaps__set_add_hook(struct procmaps *pm, procmaps_add_fn fn, void *ctx);
 
-/* CHILD was forked from PARENT: it starts with a copy of PARENT's mappings (what CHILD's pid
- * mapped before, in an earlier process, is forgotten). Returns 0 or -ENOMEM. */
-int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child);
+/* CHILD was forked from PARENT at TIME (struct map's clock; 0: unknown): it starts with a
+ * copy of PARENT's mappings, under those of its own made at or after TIME (reported before
+ * the fork); what CHILD's pid mapped before TIME, in an earlier process, is forgotten.
+ * Returns 0 or -ENOMEM. */
+int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child, uint64_t time);
 
 /* The mapping of PID holding ADDR, or NULL. Owned by PM; valid until the next add or load. */
 const struct map *procmaps__find(const struct procmaps *pm, pid_t pid, uint64_t addr);

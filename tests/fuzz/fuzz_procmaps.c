@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			procmaps__find(pm, 1, m.start);
 		}
 	}
-	procmaps__fork(pm, 1, 2);
+	procmaps__fork(pm, 1, 2, 0);
 out:
 	procmaps__free(pm);
 	free(line);
