@@ -27,6 +27,7 @@ int main(int argc, char **argv)
 		register_ucounts_suite,
 		register_symbolize_suite,
 		register_ns_suite,
+		register_x86_suite,
 	};
 	unsigned int failed;
 
