@@ -49,6 +49,13 @@ static inline bool frames__fp_built(const struct frame_spans *s)
 	return s->nr_record * 4 > s->nr_calling;
 }
 
+/* One row of an FDE's CFA table (cfi__rows). */
+struct frame_row {
+	uint64_t start, end;
+	int32_t sp_off;		/* K of CFA = rsp + K for the CFI_FRAME_SP* kinds */
+	uint8_t kind;		/* enum cfi_frame */
+};
+
 /* Spans a file may have at most; past this it is judged as a whole by the caller. */
 #define FRAMES_MAX_SPANS	(1u << 20)
 
@@ -75,6 +82,14 @@ int frames__judge(const struct cfi_mem *m, const struct fde_table *t, uint32_t s
  * -ENOMEM.
  */
 int frames__bottoms(const struct cfi_mem *m, const struct fde_table *t, struct frame_spans *out);
+
+/*
+ * Add [START, END) of KIND to S after what it holds (spans added in order of address): code
+ * between them shorter than alignment padding takes the kind before it, a longer stretch is
+ * FRAME_NOREC, an overlap goes to the span added first, and neighbours of one kind merge.
+ * Returns 0, -E2BIG (FRAMES_MAX_SPANS) or -ENOMEM.
+ */
+int frames__append(struct frame_spans *s, uint64_t start, uint64_t end, uint8_t kind);
 
 /* Free what S holds and empty it. */
 void frames__free(struct frame_spans *s);
