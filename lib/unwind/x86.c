@@ -116,13 +116,14 @@ static int map_imm(uint8_t map, uint8_t op)
 	return op == 0xa4 || op == 0xac || op == 0xba ? 1 : 0;
 }
 
+/* The N (0 to 8) bytes at P, little endian, sign-extended. */
 static int64_t read_le(const unsigned char *p, int n)
 {
 	uint64_t v = 0;
 
 	for (int i = n - 1; i >= 0; i--)
 		v = v << 8 | p[i];
-	if (n < 8 && (v >> (8 * n - 1) & 1))
+	if (n > 0 && n < 8 && (v >> (8 * n - 1) & 1))
 		v |= ~(uint64_t)0 << (8 * n);
 	return (int64_t)v;
 }
