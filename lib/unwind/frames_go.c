@@ -163,7 +163,6 @@ static bool go_step(struct go_state *s, const struct x86_insn *in, uint64_t addr
 {
 	int64_t delta = 0;
 	bool moves = x86__sp_delta(in, &delta);
-
 	bool slot_write = s->rec && rsp_mem(in, 0x89, X86_RBP, in->disp) && in->disp != s->k - 16;
 
 	/* Anything else that writes at the slot may change what it holds. */
@@ -192,6 +191,11 @@ static bool go_step(struct go_state *s, const struct x86_insn *in, uint64_t addr
 		s->kept = true;					/* mov %rbp, d(%rsp) */
 		s->slot = in->disp - s->k;
 	}
+	/* rsp moved otherwise (to another stack, or aligned) where the frame is at most two
+	 * words: the leaf's fix-up would read the return address at sp or sp + 8 as the rows
+	 * say, and find another word. */
+	if (!moves && s->k <= 16 && x86__writes_gpr(in, X86_RSP))
+		return false;
 	if (x86__is_call(in) && !s->rec &&
 	    !(s->k == 8 && calls_check(in, addr, checks, nr_checks)))
 		return false;

@@ -330,6 +330,35 @@ static void test_not_the_convention(void)
 	frames__free(&lost);
 }
 
+/* Assembly that moves rsp to another stack or aligns it (runtime.nanotime1 calling the vDSO)
+ * keeps its record; where the frame is two words at most, the leaf's fix-up would read the
+ * return address where the rows say, and find another word: not trusted there. */
+static void test_rsp_moved(void)
+{
+	struct frame_spans lost = { 0 };
+	struct fn f;
+
+	begin(&f);
+	prologue(&f, 0x18, false);
+	emit(&f, "\x49\x89\xe4\x48\x83\xe4\xf0", 7);	/* mov rsp, r12; and $-16, rsp */
+	call(&f, CALLEE);
+	emit(&f, "\x4c\x89\xe4", 3);			/* mov r12, rsp */
+	epilogue(&f, 0x18, false);
+	end(&f);
+	CU_ASSERT_EQUAL(judge(&f, &lost), 1);
+	begin(&f);
+	emit(&f, "\x55", 1);				/* push rbp */
+	row(&f, 16);
+	emit(&f, "\x48\x89\xe5\x48\x83\xe4\xf0", 7);	/* mov rsp, rbp; and $-16, rsp */
+	call(&f, CALLEE);
+	emit(&f, "\x48\x89\xec\x5d", 4);		/* mov rbp, rsp; pop rbp */
+	row(&f, 8);
+	emit(&f, "\xc3", 1);
+	end(&f);
+	CU_ASSERT_EQUAL(judge(&f, &lost), 0);
+	frames__free(&lost);
+}
+
 /* Assembly that keeps rbp's value in its frame across a call and loads it back (as
  * runtime.gcWriteBarrier does) keeps its record; not when the slot is written in between. */
 static void test_rbp_kept_in_a_slot(void)
@@ -474,6 +503,7 @@ int register_gofp_suite(void)
 	    !CU_add_test(s, "frameless functions", test_frameless) ||
 	    !CU_add_test(s, "what leaves the convention", test_not_the_convention) ||
 	    !CU_add_test(s, "rbp kept in a slot across a call", test_rbp_kept_in_a_slot) ||
+	    !CU_add_test(s, "rsp moved", test_rsp_moved) ||
 	    !CU_add_test(s, "a whole .debug_frame", test_build_go))
 		return -1;
 	return 0;
