@@ -22,8 +22,9 @@
  * WORDS at sp that may be its return address, the leaf's CFI says whether one is. That
  * caller must keep a frame record where it called, or the walk from rbp skipped its callers
  * too: then the stack ends there, truncated (or whole, when the caller is where the thread
- * began). Returns the new number of the NU addresses of IPS (room for NU + 1); KEY's flags
- * say whether the stack is truncated.
+ * began). Go's prologues and epilogues, where the walk goes wrong otherwise, are put right by
+ * the unwinder, or the stack is only its leaf, truncated. Returns the new number of the NU
+ * addresses of IPS (room for NU + 1); KEY's flags say whether the stack is truncated.
  */
 static int add_leaf_caller(struct session *s, struct count_key *key, const __u64 *words,
 			   uint64_t *ips, int nu)
@@ -35,6 +36,13 @@ static int add_leaf_caller(struct session *s, struct count_key *key, const __u64
 	uint64_t ret;
 	int n;
 
+	n = nu >= 1 ? unwinder__fp_window(s->unw, key->pid, ips, nu) : nu;
+	if (n < 0) {
+		key->flags |= COUNT_F_USER_TRUNCATED;
+		return 1;
+	}
+	if (n != nu)
+		return n;
 	if (nu < 1 || (!words[0] && !words[1]))
 		return nu;
 	/* Only the words matter: the CFI at ip says at which offset from sp the return address

@@ -34,32 +34,46 @@ uint32_t debuglink_crc32(uint32_t crc, const unsigned char *buf, size_t len)
 
 /* ---- notes ------------------------------------------------------------------------------- */
 
-/* Scan one block of notes for NT_GNU_BUILD_ID. Returns its length (copied to ID) or 0. */
-static size_t notes__build_id(Elf_Data *data, unsigned char *id)
+/* Go's linker writes its build id as a note of owner "Go" (name "Go\0\0", 4 bytes), type 4
+ * (cmd/link's ELF_NOTE_GOBUILDID_TAG). */
+#define NT_GO_BUILD_ID		4
+#define GO_NOTE_NAME		"Go\0"
+
+/* Scan one block of notes: NT_GNU_BUILD_ID into D->id (when not found yet), Go's build id
+ * note into D->go. */
+static void notes__scan(Elf_Data *data, struct dso *d)
 {
 	size_t off = 0, name_off, desc_off, next;
+	const char *name;
 	GElf_Nhdr nhdr;
 
 	while (off < data->d_size) {
 		next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off);
 		if (next == 0 || next <= off)
 			break;
-		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == sizeof("GNU") &&
-		    !memcmp((const char *)data->d_buf + name_off, "GNU", sizeof("GNU")) &&
+		name = (const char *)data->d_buf + name_off;
+		if (!d->id_len && nhdr.n_type == NT_GNU_BUILD_ID &&
+		    nhdr.n_namesz == sizeof("GNU") && !memcmp(name, "GNU", sizeof("GNU")) &&
 		    nhdr.n_descsz > 1 && nhdr.n_descsz <= BUILD_ID_MAX) {
-			memcpy(id, (const char *)data->d_buf + desc_off, nhdr.n_descsz);
-			return nhdr.n_descsz;
+			memcpy(d->id, (const char *)data->d_buf + desc_off, nhdr.n_descsz);
+			d->id_len = nhdr.n_descsz;
 		}
+		if (nhdr.n_type == NT_GO_BUILD_ID && nhdr.n_namesz == sizeof(GO_NOTE_NAME) &&
+		    !memcmp(name, GO_NOTE_NAME, sizeof(GO_NOTE_NAME)))
+			d->go = true;
 		off = next;
 	}
-	return 0;
 }
 
-/* The build id of ELF from its PT_NOTE segments, else its SHT_NOTE sections; 0 when none. */
-static size_t elf__build_id(Elf *elf, unsigned char *id)
+/* D's build id and whether Go built it, from its PT_NOTE segments, else its SHT_NOTE
+ * sections; and a Go program or library by its .go.buildinfo section (Go writes it since
+ * 1.13, a note only into executables of its own linker). */
+static void elf__notes(struct dso *d)
 {
-	size_t nr_phdrs, len;
+	Elf *elf = d->elf;
+	size_t nr_phdrs, shstrndx;
 	Elf_Scn *scn = NULL;
+	const char *name;
 	GElf_Shdr shdr;
 	GElf_Phdr phdr;
 	Elf_Data *data;
@@ -72,18 +86,24 @@ static size_t elf__build_id(Elf *elf, unsigned char *id)
 			continue;
 		data = elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset, phdr.p_filesz,
 					    phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-		if (data && (len = notes__build_id(data, id)))
-			return len;
+		if (data)
+			notes__scan(data, d);
 	}
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		shstrndx = SHN_UNDEF;
 	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE ||
-		    shdr.sh_size > NOTE_MAX || (shdr.sh_flags & SHF_COMPRESSED))
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		name = shstrndx != SHN_UNDEF ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
+		if (name && !strcmp(name, ".go.buildinfo"))
+			d->go = true;
+		if ((d->id_len && d->go) || shdr.sh_type != SHT_NOTE || shdr.sh_size > NOTE_MAX ||
+		    (shdr.sh_flags & SHF_COMPRESSED))
 			continue;
 		data = elf_getdata(scn, NULL);
-		if (data && (len = notes__build_id(data, id)))
-			return len;
+		if (data)
+			notes__scan(data, d);
 	}
-	return 0;
 }
 
 static char *hex__dup(const unsigned char *buf, size_t len)
@@ -176,7 +196,7 @@ static int dso__init(struct dso *d, int root_fd, const char *path, const char *o
 	err = dso__read_phdrs(d);
 	if (err)
 		return err;
-	d->id_len = elf__build_id(d->elf, d->id);
+	elf__notes(d);
 	if (d->id_len && !(d->build_id = hex__dup(d->id, d->id_len)))
 		return -ENOMEM;
 	return 0;
@@ -288,6 +308,11 @@ int dso__type(const struct dso *d)
 uint64_t dso__entry(const struct dso *d)
 {
 	return d->entry;
+}
+
+bool dso__is_go(const struct dso *d)
+{
+	return d->go;
 }
 
 const struct dso_seg *dso__segs(const struct dso *d, size_t *n)

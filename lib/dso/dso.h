@@ -58,6 +58,15 @@ int dso__type(const struct dso *dso);
 /* e_entry: the link-time address of the file's entry point (0: none, as most libraries). */
 uint64_t dso__entry(const struct dso *dso);
 
+/*
+ * Whether Go's toolchain built the file: a note of owner "Go" (Go's build id) in its PT_NOTE
+ * segments or note sections, or a .go.buildinfo section (Go 1.13 on, also in libraries built
+ * with -buildmode=c-shared). Go's code keeps frame records by a convention its CFI does not
+ * describe (unwind/frames_go.c); a cgo program also holds C code, with .eh_frame of its own.
+ * Read at open.
+ */
+bool dso__is_go(const struct dso *dso);
+
 /* The file's PT_LOAD segments; *N gets their number. Owned by DSO. */
 const struct dso_seg *dso__segs(const struct dso *dso, size_t *n);
 

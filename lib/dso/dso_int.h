@@ -32,6 +32,7 @@ struct dso {
 	unsigned char id[BUILD_ID_MAX];
 	size_t id_len;
 	char *build_id;			/* ID in hex */
+	bool go;			/* Go built it (dso__is_go) */
 	bool syms_read;
 	struct symtab syms;
 	struct plt plt;			/* stub names, made at lookup */

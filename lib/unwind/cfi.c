@@ -98,6 +98,7 @@ static int restore_reg(struct row *row, const struct row *init, uint64_t regno)
 }
 
 static enum cfi_frame row_frame(const struct row *row);
+static int32_t row_sp_off(const struct row *row);
 
 /* The row goes on to LOC. Running to one address, past it the row is final; running the
  * whole table, the row that ends at LOC is handed to pg->emit. */
@@ -109,7 +110,7 @@ static void advance(struct prog *pg, uint64_t loc)
 		if (loc < pg->loc)
 			pg->backwards = true;
 		else if (to > pg->loc)
-			pg->emit(pg->arg, pg->loc, to, row_frame(&pg->row));
+			pg->emit(pg->arg, pg->loc, to, row_frame(&pg->row), row_sp_off(&pg->row));
 		pg->loc = to;
 		pg->past = loc >= pg->pc;
 		return;
@@ -389,6 +390,18 @@ int cfi__lookup(const struct cfi_mem *m, const struct fde_table *t, uint64_t pc,
 	return cfi__rule_at(m, fde, pc, r);
 }
 
+int cfi__fde_range(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t *start, uint64_t *end)
+{
+	struct fde f;
+	int err = fde_open(m, fde_vaddr, &f);
+
+	if (err)
+		return err;
+	*start = f.start;
+	*end = f.start + f.range;
+	return 0;
+}
+
 /* Whether the N bytes at P hold DW_CFA_undefined for the return address. */
 static bool has_undefined_ra(const unsigned char *p, size_t n)
 {
@@ -422,7 +435,21 @@ static enum cfi_frame row_frame(const struct row *row)
 		return CFI_FRAME_RECORD;
 	if (row->cfa_reg == CFI_REG_RSP && (row->cfa_off == 8 || row->cfa_off == 16))
 		return row->cfa_off == 8 ? CFI_FRAME_SP8 : CFI_FRAME_SP16;
+	if (row->cfa_reg == CFI_REG_RSP && row->cfa_off > 16 && row->cfa_off <= INT32_MAX &&
+	    !(row->cfa_off & 7) && row->bp.where == CFI_SAME)
+		return CFI_FRAME_SPN;
 	return CFI_FRAME_OTHER;
+}
+
+/* K of CFA = rsp + K for the rows row_frame calls CFI_FRAME_SP*, else 0. */
+static int32_t row_sp_off(const struct row *row)
+{
+	switch (row_frame(row)) {
+	case CFI_FRAME_SP8: case CFI_FRAME_SP16: case CFI_FRAME_SPN:
+		return (int32_t)row->cfa_off;
+	default:
+		return 0;
+	}
 }
 
 int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *arg,
@@ -439,7 +466,7 @@ int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *
 	*end = f.start + f.range;
 	if (f.cie.signal) {
 		if (f.range)
-			fn(arg, f.start, *end, CFI_FRAME_OTHER);
+			fn(arg, f.start, *end, CFI_FRAME_OTHER, 0);
 		return 0;
 	}
 	memset(&pg, 0, sizeof(pg));
@@ -454,6 +481,7 @@ int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *
 	/* The last row runs to the FDE's end; after an operation we cannot follow, so does
 	 * what we cannot say. */
 	if (pg.loc < *end)
-		fn(arg, pg.loc, *end, pg.unsup ? CFI_FRAME_OTHER : row_frame(&pg.row));
+		fn(arg, pg.loc, *end, pg.unsup ? CFI_FRAME_OTHER : row_frame(&pg.row),
+		   pg.unsup ? 0 : row_sp_off(&pg.row));
 	return 0;
 }

@@ -62,10 +62,15 @@ enum cfi_frame {
 	CFI_FRAME_SP16,		/* CFA = rsp + 16: the return address at [rsp + 8] */
 	CFI_FRAME_OTHER,	/* any other rule, a signal frame, or one we cannot follow */
 	CFI_FRAME_OUTERMOST,	/* the return address is undefined: a thread's first frame */
+	CFI_FRAME_SPN,		/* CFA = rsp + K, K > 16 a multiple of 8, the return address at
+				 * CFA - 8, rbp as the caller left it as far as the CFI says (Go's
+				 * rows: its CFI never says where rbp is saved) */
 };
 
-/* Called for each row [START, END) of a CFA table (link-time addresses), in order. */
-typedef void (*cfi_row_fn)(void *arg, uint64_t start, uint64_t end, enum cfi_frame kind);
+/* Called for each row [START, END) of a CFA table (link-time addresses), in order; SP_OFF is
+ * K of CFA = rsp + K for the CFI_FRAME_SP* kinds (8, 16, K), else 0. */
+typedef void (*cfi_row_fn)(void *arg, uint64_t start, uint64_t end, enum cfi_frame kind,
+			   int32_t sp_off);
 
 /*
  * Run the whole CFA program of the FDE at FDE_VADDR, calling FN with ARG for each row, in
@@ -75,6 +80,9 @@ typedef void (*cfi_row_fn)(void *arg, uint64_t start, uint64_t end, enum cfi_fra
  */
 int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *arg,
 	      uint64_t *start, uint64_t *end);
+
+/* [*START, *END): the code the FDE at FDE_VADDR covers. Returns 0, -EINVAL or -ENOTSUP. */
+int cfi__fde_range(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t *start, uint64_t *end);
 
 /* Whether the instructions of the FDE at FDE_VADDR or of its CIE hold the bytes of
  * DW_CFA_undefined for the return address, the mark of a thread's first frame (those bytes

@@ -4,6 +4,7 @@
  * process the files loaded and their load bias, and reads of the sampled stack.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -133,6 +134,67 @@ struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
 #define JUDGE_SAMPLE	512
 
 /*
+ * Functions of Go's runtime that call or switch stacks without a frame record of their own
+ * (the records of their callees skip them: systemstack, mcall, morestack, asmcgocall, gogo),
+ * or that are entered with a return address no call pushed (asyncPreempt, sigpanic: the
+ * instruction a signal interrupted): "no record" by name, whatever their code shows. The
+ * first GO_CHECKS are what the stack check calls before a function's frame is made, whose
+ * return addresses therefore no walk meets. Each is looked up as NAME, then as NAME.abi0
+ * (Go's symbol for an assembly function of the stack-based ABI).
+ */
+static const char *const go_norec[] = {
+	"runtime.morestack", "runtime.morestack_noctxt", "runtime.morestackc",
+	"runtime.systemstack", "runtime.systemstack_switch", "runtime.mcall", "runtime.gogo",
+	"gogo", "runtime.asmcgocall", "runtime.asyncPreempt", "runtime.sigpanic",
+	"runtime.sigpanic0", "runtime.sigtramp", "runtime.sigreturn",
+	"runtime.sigreturn__sigaction", "runtime.debugCallV2",
+};
+#define GO_CHECKS	3
+
+/* [*START, *END) of the function named NAME in D, or NAME.abi0 when ABI0. Returns 0 or
+ * -ENOENT. */
+static int go_find(struct dso *d, const char *name, bool abi0, uint64_t *start, uint64_t *end)
+{
+	char buf[64];
+
+	if (!abi0)
+		return dso__find_range(d, name, start, end);
+	snprintf(buf, sizeof(buf), "%s.abi0", name);
+	return dso__find_range(d, buf, start, end);
+}
+
+/*
+ * The frame spans (link-time) of Go file F into S, by Go's convention (frames__build_go) from
+ * its .debug_frame, and its lost windows into F->lost; the runtime's functions go_norec
+ * FRAME_NOREC, and so the functions of .eh_frame (the C code of a cgo program). Returns 0,
+ * -ENOMEM or -E2BIG.
+ */
+static int ufile__go_spans(struct ufile *f, struct frame_spans *s)
+{
+	const struct dso_fdes *src = ufile__fdes(f, DSO_CFI_DEBUG);
+	const struct dso_fdes *eh = ufile__fdes(f, DSO_CFI_EH);
+	uint64_t checks[2 * GO_CHECKS], start, end, fde;
+	size_t nr_checks = 0;
+	int err;
+
+	for (size_t i = 0; i < 2 * GO_CHECKS; i++)
+		if (!go_find(f->dso, go_norec[i / 2], i & 1, &start, &end))
+			checks[nr_checks++] = start;
+	err = frames__build_go(&src->mem, &src->table, &f->mem, checks, nr_checks, s, &f->lost);
+	for (size_t i = 0; !err && i < 2 * sizeof(go_norec) / sizeof(*go_norec); i++)
+		if (!go_find(f->dso, go_norec[i / 2], i & 1, &start, &end))
+			err = frames__paint(s, start, end, FRAME_NOREC);
+	for (uint32_t i = 0; !err && eh && i < eh->table.count; i++)
+		if (!fde_table__entry(&eh->table, i, &start, &fde) &&
+		    !cfi__fde_range(&eh->mem, fde, &start, &end))
+			err = frames__paint(s, start, end, FRAME_NOREC);
+	pr_debug("unwind: %s: Go's frame records kept by %u of %u functions with a frame; %zu "
+		 "windows where a walk from a leaf goes wrong", dso__path(f->dso), s->nr_record,
+		 s->nr_calling, f->lost.nr);
+	return err;
+}
+
+/*
  * F's frame spans (link-time), built at the first call: from its CFI, with the functions
  * named in BOTTOMS (NR of them) as FRAME_BOTTOM in a file that can be run (an entry point).
  * A file built without frame pointers may keep records in a few functions (those with
@@ -152,6 +214,12 @@ static const struct frame_spans *ufile__spans(struct ufile *f, const char *const
 		return s->nr ? s : NULL;
 	f->spans_done = true;
 	src = ufile__fdes(f, DSO_CFI_EH);
+	if (dso__is_go(f->dso) && ufile__fdes(f, DSO_CFI_DEBUG)) {
+		err = ufile__go_spans(f, s);
+		if (err == -E2BIG)
+			err = frames__paint(s, f->min_vaddr, f->max_vaddr, FRAME_NOREC);
+		goto bottoms;
+	}
 	if (!src)
 		src = ufile__fdes(f, DSO_CFI_DEBUG);
 	if (!src)
@@ -168,12 +236,14 @@ static const struct frame_spans *ufile__spans(struct ufile *f, const char *const
 		if (!err)
 			err = frames__bottoms(&src->mem, &src->table, s);
 	}
+bottoms:
 	for (size_t i = 0; i < nr && !err && s->nr && dso__entry(f->dso); i++)
 		if (!dso__find_range(f->dso, bottoms[i], &start, &end))
 			err = frames__paint(s, start, end, FRAME_BOTTOM);
 	if (err) {
 		pr_debug("unwind: frame spans of %s: %s", dso__path(f->dso), strerror(-err));
 		frames__free(s);
+		frames__free(&f->lost);
 		return NULL;
 	}
 	s->nr = frames__reduce(s->v, s->nr, FILE_SPANS_MAX);

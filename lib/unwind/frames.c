@@ -19,7 +19,7 @@
 #define MAX_ROWS	4096
 
 struct rows {
-	struct { uint64_t start, end; enum cfi_frame kind; } r[MAX_ROWS];
+	struct frame_row r[MAX_ROWS];
 	int nr;
 	bool record;		/* some row keeps a frame record */
 	bool calling;		/* some row is not CFA = rsp + 8 */
@@ -27,7 +27,8 @@ struct rows {
 	bool full;
 };
 
-static void on_row(void *arg, uint64_t start, uint64_t end, enum cfi_frame kind)
+static void on_row(void *arg, uint64_t start, uint64_t end, enum cfi_frame kind,
+		   int32_t sp_off)
 {
 	struct rows *rows = arg;
 
@@ -44,6 +45,7 @@ static void on_row(void *arg, uint64_t start, uint64_t end, enum cfi_frame kind)
 	rows->r[rows->nr].start = start;
 	rows->r[rows->nr].end = end;
 	rows->r[rows->nr].kind = kind;
+	rows->r[rows->nr].sp_off = sp_off;
 	rows->nr++;
 }
 
@@ -105,10 +107,7 @@ bool frames__setup_only(const unsigned char *p, size_t n)
 	return true;
 }
 
-/* Add [START, END) of KIND to S, after what it holds (sorted input): padding before it
- * takes the kind of the span before, a longer stretch of code without CFI is FRAME_NOREC,
- * and neighbours of one kind merge. Returns 0, -E2BIG or -ENOMEM. */
-static int spans_add(struct frame_spans *s, uint64_t start, uint64_t end, enum frame_kind kind)
+int frames__append(struct frame_spans *s, uint64_t start, uint64_t end, uint8_t kind)
 {
 	struct frame_span *last = s->nr ? &s->v[s->nr - 1] : NULL;
 
@@ -119,7 +118,7 @@ static int spans_add(struct frame_spans *s, uint64_t start, uint64_t end, enum f
 	if (last && start - last->end < PAD) {
 		last->end = start;
 	} else if (last) {
-		int err = spans_add(s, last->end, start, FRAME_NOREC);
+		int err = frames__append(s, last->end, start, FRAME_NOREC);
 
 		if (err)
 			return err;
@@ -163,6 +162,7 @@ static enum frame_kind row_kind(const struct cfi_mem *m, const struct rows *rows
 		return code && frames__setup_only(code, len) ? FRAME_TRUSTED : FRAME_THIN;
 	case CFI_FRAME_OUTERMOST:
 		return FRAME_BOTTOM;
+	case CFI_FRAME_SPN:
 	case CFI_FRAME_OTHER:
 		break;
 	}
@@ -244,15 +244,15 @@ int frames__build(const struct cfi_mem *m, const struct fde_table *t, struct fra
 
 			if (fde_table__entry(t, i + 1, &next, &nfde))
 				next = start + 1;
-			err = spans_add(out, start, next, FRAME_NOREC);
+			err = frames__append(out, start, next, FRAME_NOREC);
 			continue;
 		}
 		out->nr_calling += rows->calling && !rows->outermost;
 		out->nr_record += rows->record;
 		for (int r = 0; r < rows->nr && !err; r++)
-			err = spans_add(out, rows->r[r].start, rows->r[r].end, row_kind(m, rows, r));
+			err = frames__append(out, rows->r[r].start, rows->r[r].end, row_kind(m, rows, r));
 		if (!err && rows->full && rows->nr)
-			err = spans_add(out, rows->r[rows->nr - 1].end, fend, FRAME_NOREC);
+			err = frames__append(out, rows->r[rows->nr - 1].end, fend, FRAME_NOREC);
 	}
 	free(rows);
 	if (err) {

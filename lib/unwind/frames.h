@@ -49,6 +49,13 @@ static inline bool frames__fp_built(const struct frame_spans *s)
 	return s->nr_record * 4 > s->nr_calling;
 }
 
+/* One row of an FDE's CFA table (cfi__rows). */
+struct frame_row {
+	uint64_t start, end;
+	int32_t sp_off;		/* K of CFA = rsp + K for the CFI_FRAME_SP* kinds */
+	uint8_t kind;		/* enum cfi_frame */
+};
+
 /* Spans a file may have at most; past this it is judged as a whole by the caller. */
 #define FRAMES_MAX_SPANS	(1u << 20)
 
@@ -76,6 +83,14 @@ int frames__judge(const struct cfi_mem *m, const struct fde_table *t, uint32_t s
  */
 int frames__bottoms(const struct cfi_mem *m, const struct fde_table *t, struct frame_spans *out);
 
+/*
+ * Add [START, END) of KIND to S after what it holds (spans added in order of address): code
+ * between them shorter than alignment padding takes the kind before it, a longer stretch is
+ * FRAME_NOREC, an overlap goes to the span added first, and neighbours of one kind merge.
+ * Returns 0, -E2BIG (FRAMES_MAX_SPANS) or -ENOMEM.
+ */
+int frames__append(struct frame_spans *s, uint64_t start, uint64_t end, uint8_t kind);
+
 /* Free what S holds and empty it. */
 void frames__free(struct frame_spans *s);
 
@@ -99,6 +114,45 @@ int frames__paint(struct frame_spans *s, uint64_t start, uint64_t end, uint8_t k
  * only bottoms are left to merge, or when out of memory).
  */
 size_t frames__reduce(struct frame_span *v, size_t n, size_t max);
+
+/* --- Go (frames_go.c) ----------------------------------------------------------------------- */
+
+/* What a frame-pointer walk from a leaf in one of Go's windows gets wrong: the kind of a
+ * span of frames__go_function's LOST. */
+enum frame_lost {
+	FRAME_LOST_CALLER = 1,	/* rbp is still (or again) the caller's record, the return
+				 * address deeper than sp + 8: the walk skips the leaf's caller */
+	FRAME_LOST_EXTRA,	/* rbp is a record made for a call of duffzero or duffcopy: the
+				 * walk's first return address is that call's (stale) or garbage,
+				 * the rest is the leaf's callers */
+};
+
+/*
+ * Whether one Go function [START, START + LEN), whose code is CODE and whose CFA table is ROWS
+ * (NR rows in order, from cfi__rows), keeps frame records by Go's convention at every
+ * instruction: rbp saved at CFA - 16 and pointing there wherever the frame is more than the
+ * return address, save in its prologue and epilogue; rbp written nowhere else; no call made
+ * without a record but the stack check's, to one of CHECKS (NR_CHECKS addresses: where
+ * runtime.morestack and runtime.morestack_noctxt start). LOST is emptied, then gets the
+ * windows (spans of an enum frame_lost, in order) where a frame-pointer walk from a leaf goes
+ * wrong. Returns 1 (it keeps them), 0 (not, or not
+ * shown: no walk may trust it) or -ENOMEM.
+ */
+int frames__go_function(const unsigned char *code, uint64_t start, uint64_t len,
+			const struct frame_row *rows, int nr, const uint64_t *checks,
+			size_t nr_checks, struct frame_spans *lost);
+
+/*
+ * The spans of the Go code that the FDEs of T (records read through M) cover, judged by Go's
+ * convention (frames__go_function; the code read through CODE): FRAME_TRUSTED for a function
+ * that keeps it, FRAME_NOREC for the others, FRAME_BOTTOM for outermost rows. Fills OUT, and
+ * LOST with the lost windows of the trusted functions (both freed with frames__free; OUT's
+ * nr_calling counts the functions with a frame, nr_record the trusted ones). Returns 0,
+ * -ENOMEM or -E2BIG.
+ */
+int frames__build_go(const struct cfi_mem *m, const struct fde_table *t,
+		     const struct cfi_mem *code, const uint64_t *checks, size_t nr_checks,
+		     struct frame_spans *out, struct frame_spans *lost);
 
 /* Whether the N bytes of code at P are only instructions of a prologue or an epilogue
  * around a frame record (endbr64, push/pop rbp, mov rsp to rbp, leave, ret, jumps, nops,

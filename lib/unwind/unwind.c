@@ -85,6 +85,7 @@ void unwinder__free(struct unwinder *u)
 			free(u->files[i]->rules);
 			htab__free(&u->files[i]->rules_index);
 			frames__free(&u->files[i]->spans);
+			frames__free(&u->files[i]->lost);
 			free(u->files[i]);
 		}
 	}

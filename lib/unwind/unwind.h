@@ -103,6 +103,20 @@ int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m,
 			const char *const *bottoms, size_t nr_bottoms, size_t max,
 			struct frame_spans *out);
 
+/*
+ * A frame-pointer walk IPS (NR addresses, leaf first; room for NR + 1) of process PID, put
+ * right where its leaf is in one of Go's windows (frames__go_function), where the walk from
+ * rbp goes wrong: a prologue or epilogue, whose rbp is the caller's record, skips the leaf's
+ * caller C1; it is put back when the walk's next return address follows a direct call of C1
+ * (in C2) and only one call in C1 may go to the leaf's function (its one direct call of it
+ * and no indirect call, or its one indirect call and no direct one). The call of duffzero or
+ * duffcopy gives one return address too many: it is dropped. Returns NR when the leaf is in
+ * no such window (or the spans of its file were not made: unwinder__map_spans), the new
+ * number of addresses when the walk was put right, or -ENOENT when it cannot be: only the
+ * leaf is to be kept, and the stack marked truncated.
+ */
+int unwinder__fp_window(struct unwinder *u, pid_t pid, uint64_t *ips, int nr);
+
 /* Forget what is cached about PID (it exec'd or exited). */
 void unwinder__forget(struct unwinder *u, pid_t pid);
 

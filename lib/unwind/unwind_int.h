@@ -52,6 +52,8 @@ struct ufile {
 	uint32_t nr_rules, cap_rules;
 	struct htab rules_index;
 	struct frame_spans spans;	/* where frame records can be trusted */
+	struct frame_spans lost;	/* Go's windows: where a walk from a leaf goes wrong
+					 * (enum frame_lost), link-time */
 	bool spans_done;		/* spans built (or found impossible) */
 };
 

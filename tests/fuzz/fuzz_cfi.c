@@ -5,13 +5,15 @@
  * one segment loaded at 0x2000 that starts with an .eh_frame_hdr (seeds: the two sections
  * of a small gcc-built program, from .eh_frame_hdr on). The same bytes are also indexed as
  * an .eh_frame section and converted as a .debug_frame section (dso/fdes.h), and rules are
- * looked up through the tables built.
+ * looked up through the tables built; both tables are judged by Go's convention too, the
+ * same bytes read as their code (frames_go.c, x86.c), and they are decoded as instructions.
  */
 #include <stdint.h>
 #include <string.h>
 #include "dso/fdes.h"
 #include "unwind/cfi.h"
 #include "unwind/frames.h"
+#include "unwind/x86.h"
 
 #define SEG_VADDR	0x2000
 #define RECS_VADDR	0x100000
@@ -32,12 +34,26 @@ static void lookups(const struct cfi_mem *m, const struct fde_table *t, uint64_t
 	cfi__lookup(m, t, pc, &r);
 }
 
+/* T's functions judged by Go's convention, their code read through CODE. */
+static void go_spans(const struct cfi_mem *m, const struct fde_table *t,
+		     const struct cfi_mem *code, uint64_t pc)
+{
+	struct frame_spans spans, lost;
+	uint64_t checks[1] = { pc };
+
+	if (frames__build_go(m, t, code, checks, 1, &spans, &lost) == 0) {
+		frames__kind(&lost, pc);
+		frames__free(&spans);
+		frames__free(&lost);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dso_seg seg, recs_seg;
 	struct fde_index ix;
 	struct fde_table t;
-	struct cfi_mem m;
+	struct cfi_mem m, code;
 	struct cfi_rule r;
 	struct frame_spans spans;
 	uint64_t pc, fde;
@@ -48,6 +64,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&pc, data, 8);
 	data += 8;
 	size -= 8;
+	/* As instructions, one after another. */
+	for (size_t off = 0, n; off < size; off += n ? n : 1) {
+		struct x86_insn in;
+		int64_t delta;
+
+		n = x86__decode(data + off, size - off, &in);
+		if (n) {
+			x86__writes_gpr(&in, X86_RBP);
+			x86__sp_delta(&in, &delta);
+		}
+	}
 	if (size >= 12)
 		memcpy(&count, data + 8, 4);
 	seg = (struct dso_seg){ .vaddr = SEG_VADDR, .offset = 0, .filesz = size, .memsz = size };
@@ -65,6 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			frames__kind(&spans, pc);
 			frames__free(&spans);
 		}
+		go_spans(&m, &t, &m, pc);
 	}
 	/* Any offset as an FDE: what the table points to is not trusted either. */
 	fde = SEG_VADDR + (pc >> 48) % (size + 1);
@@ -79,9 +107,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fde_index__debug_frame(data, size, RECS_VADDR, 0, &ix) == 0) {
 		recs_seg = (struct dso_seg){ .vaddr = RECS_VADDR, .filesz = ix.recs_len,
 					     .memsz = ix.recs_len };
+		code = m;
 		m = (struct cfi_mem){ ix.recs, ix.recs_len, &recs_seg, 1 };
 		t = fde_index__table(&ix);
 		lookups(&m, &t, pc);
+		go_spans(&m, &t, &code, pc);
 		fde_index__free(&ix);
 	}
 	return 0;

@@ -417,10 +417,13 @@ def go_assembly_stacks_whole_or_marked():
     # a general register: a walk from there breaks, and the DWARF unwind takes its CFI from
     # .debug_frame (zlib-compressed; Go writes no .eh_frame). Such stacks are whole, down to
     # runtime.goexit on the main goroutine and on the second one, or marked.
+    # Go's CFI never says where rbp is, but its code keeps Go's convention: gosha's own Go
+    # code (main.mix, as long as the assembly) goes the frame-pointer path, whole; its walks
+    # from a leaf in a prologue or epilogue window are put right (mix calls fold once).
     binary = workload("gosha")
     if not os.path.exists(binary):
         return "skipped: no go on this machine (golang-go)"
-    stacks, _, _ = run_profile(["-F", "499", "--", binary, "2"])
+    stacks, err, _ = run_profile(["-F", "499", "--", binary, "2"])
     asm = [(f, c) for f, c in stacks if f[0] == "gosha" and "crypto/sha256.block.abi0" in f]
     n = sum(c for _, c in asm)
     expect(n > 200, f"only {n} samples in crypto/sha256.block")
@@ -440,8 +443,34 @@ def go_assembly_stacks_whole_or_marked():
            f"{[';'.join(f[:4]) for f, _ in asm if '[truncated]' not in f][:3]}")
     expect(in_main > 0.2 * n and in_worker > 0.2 * n,
            f"main goroutine {in_main}, second goroutine {in_worker} of {n} samples")
+    # The Go code: whole from runtime.goexit through main.work;main.mix on either goroutine.
+    go = [(f, c) for f, c in stacks if f[0] == "gosha" and
+          any(fn in f for fn in ("main.mix", "main.fold", "main.step"))]
+    m = sum(c for _, c in go)
+    expect(m > 200, f"only {m} samples in main.mix")
+    def go_whole_(f):
+        return whole(f, ["main.work", "main.mix"]) and (
+            has_chain(f, ["main.main", "main.work"]) or has_chain(f, ["main.worker", "main.work"]))
+    go_whole = sum(c for f, c in go if go_whole_(f))
+    go_marked = sum(c for f, c in go if "[truncated]" in f)
+    go_wrong = m - go_whole - go_marked
+    expect(go_whole >= 0.95 * m, f"whole in {go_whole / m:.1%} of {m} samples in main.mix: "
+           f"{[';'.join(f[-4:]) for f, _ in go if not go_whole_(f)][:3]}")
+    expect(go_wrong <= 0.01 * m, f"{go_wrong} of {m} samples in main.mix neither whole nor "
+           f"marked: {[';'.join(f) for f, _ in go if not go_whole_(f) and '[truncated]' not in f][:2]}")
+    # Only the assembly's samples (and a few of the runtime's) go to DWARF: of the others at
+    # most 10%, where every one went before.
+    total_n = total(stacks, "gosha")
+    got = re.search(r"user stacks ([0-9.]+)% DWARF-unwound", err)
+    expect(got, f"no DWARF share in the summary: {err!r}")
+    dwarf = float(got.group(1)) / 100
+    rest = (dwarf * total_n - n) / (total_n - n)
+    expect(rest <= 0.10, f"{dwarf:.1%} of stacks DWARF-unwound, the assembly {n / total_n:.1%}: "
+           f"{rest:.1%} of the others")
     return (f"{n} samples in the assembly: {(in_main + in_worker) / n:.1%} whole "
-            f"({in_main} main goroutine, {in_worker} second), {marked / n:.1%} marked")
+            f"({in_main} main goroutine, {in_worker} second), {marked / n:.1%} marked; "
+            f"{m} in Go code: {go_whole / m:.1%} whole; DWARF {dwarf:.1%} of all, "
+            f"{max(rest, 0):.1%} outside the assembly")
 
 
 def static_chains(binaries):

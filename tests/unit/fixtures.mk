@@ -15,6 +15,9 @@
 #   debugframe       its own functions described only in .debug_frame, zlib-compressed (the C
 #                    start-up files keep .eh_frame and its header)
 #   notelf, empty    not ELF
+#
+# gomarks.c, with Go's marks (dso__is_go): gonote (Go's build id note), gobuildinfo (a
+# .go.buildinfo section)
 
 FX		:= $(OUT)/tests/fixtures
 FX_SRC		:= tests/fixtures/symbols.c
@@ -27,7 +30,7 @@ FIXTURES	:= $(FX)/prog $(FX)/prog.stripped $(FX)/other.stripped $(FX)/buildid.st
 		   $(FX)/linked $(FX)/linked.debug $(FX)/dotdebug $(FX)/.debug/dotdebug.debug \
 		   $(FX)/global $(FX_DBGROOT)/fake/dir/global.debug \
 		   $(FX)/badcrc $(FX)/badcrc.debug $(FX)/notelf $(FX)/empty $(FX)/static \
-		   $(FX)/debugframe
+		   $(FX)/debugframe $(FX)/gonote $(FX)/gobuildinfo
 ifneq ($(LLD),)
 FIXTURES	+= $(FX)/lld $(FX)/lld.off
 endif
@@ -120,6 +123,16 @@ $(FX)/debugframe: $(FX_SRC)
 	$(Q)$(CC) $(FX_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables $< -o $@.full
 	$(Q)objcopy --compress-debug-sections=zlib-gabi $@.full $@
 	$(Q)rm -f $@.full
+
+$(FX)/gonote: tests/fixtures/gomarks.c
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O1 -DFX_GO_NOTE $< -o $@
+
+$(FX)/gobuildinfo: tests/fixtures/gomarks.c
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O1 -DFX_GO_BUILDINFO $< -o $@
 
 $(FX)/notelf:
 	$(call msg,FIXTURE,$@)

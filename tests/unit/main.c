@@ -28,6 +28,8 @@ int main(int argc, char **argv)
 		register_symbolize_suite,
 		register_ns_suite,
 		register_explain_suite,
+		register_x86_suite,
+		register_gofp_suite,
 	};
 	unsigned int failed;
 

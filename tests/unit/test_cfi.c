@@ -247,29 +247,40 @@ struct row_log {
 	int nr;
 };
 
-static void log_row(void *arg, uint64_t start, uint64_t end, enum cfi_frame kind)
+/* The rows cfi__rows gave, with K of their CFA = rsp + K. */
+struct row_got {
+	struct row_log l;
+	int32_t sp_off[16];
+};
+
+static void log_row(void *arg, uint64_t start, uint64_t end, enum cfi_frame kind,
+		    int32_t sp_off)
 {
-	struct row_log *l = arg;
+	struct row_got *g = arg;
+	struct row_log *l = &g->l;
 
 	if (l->nr < 16) {
 		l->r[l->nr].start = start;
 		l->r[l->nr].end = end;
 		l->r[l->nr].kind = kind;
+		g->sp_off[l->nr] = sp_off;
 	}
 	l->nr++;
 }
 
 static void expect_rows(uint64_t fde, const struct row_log *want)
 {
-	struct row_log got = { 0 };
+	struct row_got got = { 0 };
 	uint64_t start, end;
 
 	CU_ASSERT_EQUAL_FATAL(cfi__rows(&mem, fde, log_row, &got, &start, &end), 0);
-	CU_ASSERT_EQUAL_FATAL(got.nr, want->nr);
+	CU_ASSERT_EQUAL_FATAL(got.l.nr, want->nr);
 	for (int i = 0; i < want->nr; i++) {
-		CU_ASSERT_EQUAL(got.r[i].start, want->r[i].start);
-		CU_ASSERT_EQUAL(got.r[i].end, want->r[i].end);
-		CU_ASSERT_EQUAL(got.r[i].kind, want->r[i].kind);
+		CU_ASSERT_EQUAL(got.l.r[i].start, want->r[i].start);
+		CU_ASSERT_EQUAL(got.l.r[i].end, want->r[i].end);
+		CU_ASSERT_EQUAL(got.l.r[i].kind, want->r[i].kind);
+		CU_ASSERT_EQUAL(got.sp_off[i], want->r[i].kind == CFI_FRAME_SP8 ? 8 :
+					       want->r[i].kind == CFI_FRAME_SP16 ? 16 : 0);
 	}
 }
 
@@ -361,6 +372,20 @@ static void test_go_debug_frame(void)
 	CU_ASSERT(r.ra == CFI_AT_CFA && r.ra_off == -8 && r.bp == CFI_SAME);
 	CU_ASSERT_EQUAL(cfi__lookup(&m, &t, 0x4664e0 + 0x3892, &r), -ENOENT);
 	CU_ASSERT_EQUAL(cfi__lookup(&m, &t, 0x4664df, &r), -ENOENT);
+	/* Row by row: CFA = rsp + K, rbp never said, K given for Go's convention. */
+	{
+		struct row_got got = { 0 };
+		uint64_t fde, start, end;
+
+		CU_ASSERT_EQUAL_FATAL(fde_table__find(&t, 0x4664e0, NULL, &fde), 0);
+		CU_ASSERT_EQUAL_FATAL(cfi__rows(&m, fde, log_row, &got, &start, &end), 0);
+		CU_ASSERT_EQUAL_FATAL(got.l.nr, 2);
+		CU_ASSERT(got.l.r[0].kind == CFI_FRAME_SP8 && got.sp_off[0] == 8);
+		CU_ASSERT(got.l.r[1].start == 0x466502 && got.l.r[1].end == 0x4664e0 + 0x3892);
+		CU_ASSERT(got.l.r[1].kind == CFI_FRAME_SPN && got.sp_off[1] == 552);
+		CU_ASSERT_EQUAL(cfi__fde_range(&m, fde, &start, &end), 0);
+		CU_ASSERT(start == 0x4664e0 && end == 0x4664e0 + 0x3892);
+	}
 	fde_index__free(&ix);
 }
 

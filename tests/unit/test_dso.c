@@ -386,6 +386,27 @@ static void test_debug_files(void)
 	}
 }
 
+/* Go's marks: its build id note, or a .go.buildinfo section; a C program has neither. */
+static void test_go_marks(void)
+{
+	static const struct { const char *name; bool go; } files[] = {
+		{ "prog", false }, { "static", false }, { "gonote", true }, { "gobuildinfo", true },
+	};
+
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct dso *d = dso__open(fx_path(path, sizeof(path), files[i].name), NULL);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+		CU_ASSERT_EQUAL(dso__is_go(d), files[i].go);
+		/* The note scan still finds the GNU build id beside Go's note. */
+		if (!strcmp(files[i].name, "gonote"))
+			CU_ASSERT_PTR_NOT_NULL(dso__build_id(d));
+		dso__free(d);
+	}
+}
+
 /* ---- the system's libc, named through libc6-dbg's build-id debug file -------------------- */
 
 /* ld.so's entry point _start is an untyped assembly symbol: still a name for its code. */
@@ -660,6 +681,7 @@ int register_dso_suite(void)
 		{ "FDEs without .eh_frame_hdr", test_fdes_without_hdr },
 		{ "PLT stubs named, _init bounded by its section", test_plt_names },
 		{ "the entry point named though untyped", test_entry_point_named },
+		{ "Go's marks", test_go_marks },
 	};
 	CU_pSuite s = CU_add_suite("dso", suite_init, suite_cleanup);
 
