@@ -348,7 +348,7 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks, cons
 			"stacks by cached CFI rules; stack copies of %.1f KiB on average",
 			(unsigned long long)st->unwind_frames, st->unwind_ns / 1e6,
 			st->unwind_ns / 1e3 / st->unwind_frames,
-			st->dwarf ? 100.0 * st->unwind_fast / st->dwarf : 0.0,
+			pct(st->unwind_fast, st->unwind_fast + st->unwind_slow),
 			st->dwarf ? st->copy_bytes / 1024.0 / st->dwarf : 0.0);
 	if (getenv("PROFILE_UNWIND_CHECK"))
 		pr_info("unwind check: %llu of %llu fast-path stacks differ from libunwind's",

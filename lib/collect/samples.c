@@ -56,7 +56,9 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	if (stop == UNWIND_STOP_BAD_FRAME || stop == UNWIND_STOP_NO_INFO) {
 		uint64_t seen = s->sideband_records;
 
+		s->stats.unwind_ns += clock_mono_ns() - t0;
 		perf_buffer__consume(s->mmap_pb);
+		t0 = clock_mono_ns();
 		if (s->sideband_records != seen) {
 			session__flush_procstate(s);
 			n = unwinder__unwind(s->unw, &us, ips, USER_MAX_DEPTH, &stop);

@@ -325,6 +325,7 @@ const struct session_stats *session__stats(struct session *s)
 		const struct unwind_counts *c = unwinder__counts(s->unw);
 
 		s->stats.unwind_fast = c->fast;
+		s->stats.unwind_slow = c->slow;
 		s->stats.unwind_mismatches = c->mismatches;
 	}
 	return &s->stats;

@@ -52,6 +52,8 @@ struct session_stats {
 	uint64_t unwind_frames;		/* frames those unwinds produced */
 	uint64_t unwind_ns;		/* time spent unwinding them */
 	uint64_t unwind_fast;		/* of the unwinds, those done by cached CFI rules alone */
+	uint64_t unwind_slow;		/* ... and those libunwind did (unwinds tried again after
+					 * reading waiting mmap records count twice) */
 	uint64_t unwind_mismatches;	/* PROFILE_UNWIND_CHECK: of those, libunwind disagreed */
 	uint64_t copy_bytes;		/* bytes of stack those samples carried */
 	double seconds;			/* time spent sampling */
