@@ -13,6 +13,7 @@
 #include "flamegraph.h"
 #include "flamegraph_cmd.h"
 #include "output/folded.h"
+#include "output/pprof.h"
 #include "base/log.h"
 #include "collect/explain.h"
 #include "collect/session.h"
@@ -31,12 +32,23 @@ enum {
 #define MAX_PIDS 1024
 #define MAX_FREQ 100000
 
+#define MAX_OUTPUTS 8		/* -o given more often is an error (its message says 8) */
+
+enum out_format { FMT_FOLDED, FMT_SVG, FMT_PPROF };
+
+/* One place the profile goes: -o FILE, or standard output. */
+struct output {
+	const char *path;	/* NULL: standard output */
+	enum out_format format;
+	FILE *f;
+};
+
 struct settings {
 	struct session_opts session;
 	pid_t pids[MAX_PIDS];
-	const char *output;
+	struct output out[MAX_OUTPUTS];
+	int nr_out;
 	const char *format;
-	bool svg;		/* write a flame graph: -f svg, or an output ending in .svg */
 	struct fg_opts fg;	/* the flame graph's options (--title, --width, ...) */
 	bool quiet;
 	bool explain;		/* --explain: the whole report, also with -q */
@@ -62,8 +74,10 @@ static const char usage_text[] =
 "Options:\n"
 "  -F, --frequency HZ       samples per second per CPU (default 99)\n"
 "  -d, --duration SECONDS   stop after SECONDS (default: Ctrl-C, or when the targets exit)\n"
-"  -o, --output FILE        write to FILE instead of standard output\n"
-"  -f, --format FORMAT      folded or svg (default: svg when FILE ends in .svg, else folded)\n"
+"  -o, --output FILE        write to FILE instead of standard output; several -o write the\n"
+"                           same profile in several formats\n"
+"  -f, --format FORMAT      folded, svg or pprof (default, by FILE's end: .svg svg,\n"
+"                           .pb.gz .pb .pprof pprof (gzip'd profile.proto), else folded)\n"
 "  -U, --user-only          user frames only\n"
 "  -K, --kernel-only        kernel frames only\n"
 "      --idle               with -a, keep the idle task's samples\n"
@@ -180,6 +194,29 @@ static int parse_unwind(const char *arg, int *mode)
 	return 0;
 }
 
+/* Whether PATH ends with SUFFIX, in any case. */
+static bool ends_with(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), m = strlen(suffix);
+
+	return n > m && !strcasecmp(path + n - m, suffix);
+}
+
+/* The format of output PATH (NULL: standard output): FORMAT (-f) when given, else by how
+ * PATH ends. */
+static enum out_format output_format(const char *format, const char *path)
+{
+	if (format)
+		return !strcmp(format, "svg") ? FMT_SVG : !strcmp(format, "pprof") ? FMT_PPROF :
+		       FMT_FOLDED;
+	if (path && ends_with(path, ".svg"))
+		return FMT_SVG;
+	if (path && (ends_with(path, ".pb.gz") || ends_with(path, ".pb") ||
+		     ends_with(path, ".pprof")))
+		return FMT_PPROF;
+	return FMT_FOLDED;
+}
+
 static int parse_args(int argc, char **argv, struct settings *st)
 {
 	static const struct option own[] = {
@@ -228,7 +265,11 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		case 'a': o->all = true; break;
 		case 'F': err = parse_uint(optarg, "frequency", 1, MAX_FREQ, &o->freq); break;
 		case 'd': err = parse_duration(optarg, &o->duration); break;
-		case 'o': st->output = optarg; break;
+		case 'o':
+			if (st->nr_out == MAX_OUTPUTS)
+				return usage_error("%s", "at most 8 outputs (-o)");
+			st->out[st->nr_out++].path = optarg;
+			break;
 		case 'f': st->format = optarg; break;
 		case 'U': o->user_only = true; break;
 		case 'K': o->kernel_only = true; break;
@@ -274,12 +315,13 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		return usage_error("%s", "-U and -K exclude each other");
 	if (o->idle && !o->all)
 		return usage_error("%s", "--idle goes with -a");
-	if (st->format && strcmp(st->format, "folded") && strcmp(st->format, "svg"))
-		return usage_error("unknown format '%s': expected folded or svg", st->format);
-	if (st->format)
-		st->svg = !strcmp(st->format, "svg");
-	else if (st->output && strlen(st->output) > 4)
-		st->svg = !strcasecmp(st->output + strlen(st->output) - 4, ".svg");
+	if (st->format && strcmp(st->format, "folded") && strcmp(st->format, "svg") &&
+	    strcmp(st->format, "pprof"))
+		return usage_error("unknown format '%s': expected folded, svg or pprof", st->format);
+	if (!st->nr_out)
+		st->nr_out = 1;		/* standard output */
+	for (int i = 0; i < st->nr_out; i++)
+		st->out[i].format = output_format(st->format, st->out[i].path);
 	return 0;
 }
 
@@ -308,8 +350,17 @@ static double pct(uint64_t part, uint64_t whole)
 
 /* The end-of-run summary on stderr: what was sampled, how stacks were unwound, what was
  * lost (only when something was). */
-static void print_summary(const struct session_stats *st, size_t nr_stacks, const char *where)
+static void print_summary(const struct session_stats *st, size_t nr_stacks,
+			  const struct settings *set)
 {
+	char where[512] = "";
+
+	for (int i = 0; i < set->nr_out; i++) {
+		size_t n = strlen(where);
+
+		snprintf(where + n, sizeof(where) - n, "%s%s", i ? ", " : "",
+			 set->out[i].path ? set->out[i].path : "standard output");
+	}
 	uint64_t lost_samples = st->bpf[STAT_COUNTS_FULL], lost_events = st->bpf[STAT_EVENTS_LOST];
 	uint64_t lost_stacks = st->bpf[STAT_KSTACK_COLLIDE] + st->bpf[STAT_KSTACK_FULL] +
 			       st->bpf[STAT_USTACK_COLLIDE] + st->bpf[STAT_USTACK_FULL];
@@ -356,6 +407,70 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks, cons
 			(unsigned long long)st->unwind_fast);
 }
 
+/* Open every -o file for writing (standard output otherwise). Returns 0 or EXIT_RUNTIME
+ * after one sentence. */
+static int open_outputs(struct settings *st)
+{
+	for (int i = 0; i < st->nr_out; i++) {
+		struct output *o = &st->out[i];
+
+		o->f = o->path ? fopen(o->path, "we") : stdout;
+		if (!o->f) {
+			fprintf(stderr, "profile: cannot write '%s': %s\n", o->path, strerror(errno));
+			return EXIT_RUNTIME;
+		}
+	}
+	return 0;
+}
+
+/* The profile P (folded: F) into every output, each in its format; STARTED and SECONDS say
+ * when and how long it was sampled (pprof keeps them). Returns 0 or EXIT_RUNTIME after one
+ * sentence. */
+static int write_outputs(const struct settings *st, const struct profile *p,
+			 const struct folded *f, const struct timespec *started, double seconds)
+{
+	struct pprof_opts po = {
+		.time_nanos = (int64_t)started->tv_sec * 1000000000 + started->tv_nsec,
+		.duration_nanos = (int64_t)(seconds * 1e9),
+	};
+
+	for (int i = 0; i < st->nr_out; i++) {
+		const struct output *o = &st->out[i];
+		const char *name = o->path ? o->path : "standard output";
+		int err;
+
+		switch (o->format) {
+		case FMT_SVG: err = flamegraph__write_folded(f, o->f, &st->fg); break;
+		case FMT_PPROF: err = pprof__write(p, &po, o->f); break;
+		default: err = folded__write(f, o->f); break;
+		}
+		if (!err && fflush(o->f))
+			err = -errno;
+		if (err) {
+			fprintf(stderr, "profile: cannot write %s: %s\n", name, strerror(-err));
+			return EXIT_RUNTIME;
+		}
+	}
+	return 0;
+}
+
+/* Close the -o files. Returns 0, or -1 after one sentence per file that failed. */
+static int close_outputs(struct settings *st)
+{
+	int ret = 0;
+
+	for (int i = 0; i < st->nr_out; i++) {
+		struct output *o = &st->out[i];
+
+		if (o->f && o->f != stdout && fclose(o->f)) {
+			fprintf(stderr, "profile: cannot write '%s': %s\n", o->path, strerror(errno));
+			ret = -1;
+		}
+		o->f = NULL;
+	}
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct settings st = { 0 };
@@ -364,8 +479,8 @@ int main(int argc, char **argv)
 	struct profile *profile = NULL;
 	struct folded *folded = NULL;
 	char *errmsg = NULL;
-	FILE *out = stdout;
 	double t_sampled;
+	struct timespec started;
 	int ret;
 
 	if (argc > 1 && !strcmp(argv[1], "flamegraph"))
@@ -373,15 +488,10 @@ int main(int argc, char **argv)
 	ret = parse_args(argc, argv, &st);
 	if (ret)
 		return ret;
-	/* Open the output first: a path that cannot be written fails before any sampling. */
-	if (st.output) {
-		out = fopen(st.output, "we");
-		if (!out) {
-			fprintf(stderr, "profile: cannot write '%s': %s\n", st.output,
-				strerror(errno));
-			return EXIT_RUNTIME;
-		}
-	}
+	/* Open the outputs first: a path that cannot be written fails before any sampling. */
+	ret = open_outputs(&st);
+	if (ret)
+		goto out;
 	folded = folded__new();
 	profile = profile__new();
 	if (!folded || !profile) {
@@ -396,6 +506,7 @@ int main(int argc, char **argv)
 		ret = exit_status(kind);
 		goto out;
 	}
+	clock_gettime(CLOCK_REALTIME, &started);
 	/* Whatever run says, what was sampled is written. */
 	if (session__run(s)) {
 		fprintf(stderr, "profile: %s\n", session__error(s, &kind));
@@ -413,23 +524,15 @@ int main(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
-	if (st.svg ? flamegraph__write_folded(folded, out, &st.fg) : folded__write(folded, out)) {
-		fprintf(stderr, "profile: cannot write the output\n");
-		ret = EXIT_RUNTIME;
+	ret = write_outputs(&st, profile, folded, &started, session__stats(s)->seconds);
+	if (ret)
 		goto out;
-	}
-	if (fflush(out)) {
-		fprintf(stderr, "profile: cannot write the output: %s\n", strerror(errno));
-		ret = EXIT_RUNTIME;
-		goto out;
-	}
 	pr_info("end of sampling to output written: %.3f s (drain, unwind, symbolize, write)",
 		monotonic_seconds() - t_sampled);
 	if (session__error(s, &kind))
 		ret = exit_status(kind);
 	if (!st.quiet)
-		print_summary(session__stats(s), folded__nr_stacks(folded),
-			      st.output ? st.output : "standard output");
+		print_summary(session__stats(s), folded__nr_stacks(folded), &st);
 	if (session__explain(s) && (st.explain || !st.quiet) &&
 	    explain__write(session__explain(s), stderr, session__stats(s)->samples,
 			   st.explain ? EXPLAIN_LINES : EXPLAIN_LINES_VERBOSE)) {
@@ -437,10 +540,8 @@ int main(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 	}
 out:
-	if (out != stdout && fclose(out) && !ret) {
-		fprintf(stderr, "profile: cannot write '%s': %s\n", st.output, strerror(errno));
+	if (close_outputs(&st) && !ret)
 		ret = EXIT_RUNTIME;
-	}
 	session__free(s);
 	folded__free(folded);
 	profile__free(profile);

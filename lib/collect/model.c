@@ -82,8 +82,8 @@ static uint64_t addr_hash(uint32_t pid, uint64_t addr, bool kernel, bool is_retu
 
 /* The location of the frames NAMES[0..NR) (as the symbolizer gave them) of ADDR in PID,
  * found in mapping M (NULL: none); kernel frames with KERNEL. Returns its id or -errno. */
-static int add_location(struct profile *p, const struct map *m, uint64_t addr, bool kernel,
-			const char *const *names, int nr)
+static int add_location(struct profile *p, const struct map *m, const char *build_id,
+			uint64_t addr, bool kernel, const char *const *names, int nr)
 {
 	struct profile_frame frames[MAX_ADDR_NAMES];
 	struct profile_location loc = {
@@ -113,6 +113,12 @@ static int add_location(struct profile *p, const struct map *m, uint64_t addr, b
 		if (id < 0)
 			return id;
 		pm.path = id;
+		if (build_id) {
+			id = profile__intern(p, build_id, strlen(build_id));
+			if (id < 0)
+				return id;
+			pm.build_id = id;
+		}
 		id = profile__add_mapping(p, &pm);
 		if (id < 0)
 			return id;
@@ -160,6 +166,15 @@ static int unnamed_reason(struct session *s, pid_t pid, const struct map *m)
 	return dso__nr_syms(dso) ? EXPLAIN_UNNAMED_NO_DEBUG : EXPLAIN_UNNAMED_NO_SYMS;
 }
 
+/* The build id of the file of mapping M of PID (hex), or NULL when it has none or cannot be
+ * read. Owned by the session's dso table. */
+static const char *mapping_build_id(struct session *s, pid_t pid, const struct map *m)
+{
+	struct dso *dso = map__is_dso(m) ? dsos__get(s->dsos, pid, m, NULL) : NULL;
+
+	return dso ? dso__build_id(dso) : NULL;
+}
+
 /* The entry of ADDR (a return address when IS_RETURN) in PID, or in the kernel: symbolized
  * and added to the model at the first time. Returns its index in B->ents or -errno. */
 static int builder__addr(struct builder *b, uint32_t pid, uint64_t addr, bool kernel,
@@ -182,13 +197,14 @@ static int builder__addr(struct builder *b, uint32_t pid, uint64_t addr, bool ke
 	}
 	if (kernel) {
 		names[0] = symbolizer__kernel(s->sym, addr, is_return);
-		loc = add_location(b->p, NULL, addr, true, names, 1);
+		loc = add_location(b->p, NULL, NULL, addr, true, names, 1);
 		nr = 1;
 	} else {
 		nr = symbolizer__user_frames(s->sym, pid, addr, is_return, names, MAX_ADDR_NAMES);
 		/* The mapping the symbolizer used: a return address is looked up inside the call. */
 		m = procmaps__find(s->maps, pid, is_return && addr ? addr - 1 : addr);
-		loc = add_location(b->p, m, addr, false, names, nr);
+		loc = add_location(b->p, m, m ? mapping_build_id(s, pid, m) : NULL, addr, false,
+				   names, nr);
 		if (loc >= 0 && s->explain) {
 			file = explain_file(s->explain, m);
 			if (file < 0)
@@ -239,7 +255,7 @@ static int cut_location(struct builder *b, const struct addr_ent *e, uint32_t ke
 static int lost_kernel_location(struct builder *b, uint32_t *locs)
 {
 	static const char *const name = "[kernel stack lost]";
-	int loc = add_location(b->p, NULL, 0, true, &name, 1);
+	int loc = add_location(b->p, NULL, NULL, 0, true, &name, 1);
 
 	if (loc < 0)
 		return loc;

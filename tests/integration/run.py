@@ -978,6 +978,74 @@ def deleted_binary_still_named():
     return f"{s:.1%}"
 
 
+# --- pprof: profile.proto for go tool pprof and the backends that read it ---------------------
+
+def go_tool():
+    return shutil.which("go") or ("/usr/lib/go/bin/go" if os.path.exists("/usr/lib/go/bin/go")
+                                  else None)
+
+
+def pprof_traces(go, path):
+    """`go tool pprof -traces` of PATH as folded stacks: {"process;root;...;leaf": count}."""
+    out = subprocess.run([go, "tool", "pprof", "-traces", "-sample_index=samples", path],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    stacks = {}
+    for block in out.split("-----------+")[1:]:
+        comm, count, frames = None, None, []
+        for line in block.splitlines()[1:]:
+            m = re.match(r"\s+process:\s+(.*)$", line)
+            if m:
+                comm = m.group(1)
+                continue
+            if re.match(r"\s+\w+:\s", line) and count is None:
+                continue                       # another label
+            m = re.match(r"\s+(\d+)\s+(.*)$", line)
+            if m and count is None:
+                count = int(m.group(1))
+                frames.append(m.group(2).strip())
+            elif line.strip():
+                frames.append(line.strip())
+        if count is not None:
+            frames = [re.sub(r" \(inline\)$", "", x) for x in frames]
+            key = ";".join([comm or "[unknown]"] + frames[::-1])
+            stacks[key] = stacks.get(key, 0) + count
+    return stacks
+
+
+@test
+def pprof_read_by_go_tool_pprof():
+    # One run, written both as folded stacks and as pprof: go tool pprof (Debian's golang-go)
+    # reads the same stacks and counts; -top names the hot function; the mappings carry the
+    # build ids readelf -n shows; an inlined function is a line of its caller's location.
+    go = go_tool()
+    if not go:
+        return "skipped: no go (golang-go, in scripts/deps.sh)"
+    d = tempfile.mkdtemp(prefix="pprof-", dir=os.path.join(BUILD, "tests"))
+    folded, pb = os.path.join(d, "p.folded"), os.path.join(d, "p.pb.gz")
+    run_profile(["-F", "499", "-o", folded, "-o", pb, "--", workload("inline"), "2"])
+    with open(folded) as f:
+        ours = {}
+        for stack, count in parse_folded(f.read()):
+            key = ";".join(re.sub(r"_\[[kij]\]$", "", x) for x in stack)
+            ours[key] = ours.get(key, 0) + count
+    theirs = pprof_traces(go, pb)
+    expect(theirs == ours, f"pprof's stacks differ from the folded ones: "
+           f"{sorted(set(theirs.items()) ^ set(ours.items()))[:3]}")
+    top = subprocess.run([go, "tool", "pprof", "-top", "-sample_index=samples", pb],
+                         capture_output=True, text=True, timeout=60).stdout
+    first = re.search(r"^\s*\d+\s+[0-9.]+%\s+[0-9.]+%\s+\d+\s+[0-9.]+%\s+(\S+)", top, re.M)
+    expect(first and first.group(1) == "mix_inner", f"-top's first row: {top[-400:]}")
+    raw = subprocess.run([go, "tool", "pprof", "-raw", pb], capture_output=True, text=True,
+                         timeout=60).stdout
+    build_id = re.search(r"Build ID: (\w+)", subprocess.run(
+        ["readelf", "-n", workload("inline")], capture_output=True, text=True).stdout).group(1)
+    expect(re.search(rf"{re.escape(os.path.abspath(workload('inline')))} {build_id}", raw),
+           f"the program's mapping does not carry its build id {build_id}")
+    expect(re.search(r"M=\d+ mix_inner .*\n\s+mix_outer .*\n\s+hash_loop", raw),
+           "no location with mix_inner inlined into mix_outer into hash_loop")
+    return f"{len(ours)} stacks, {sum(ours.values())} samples alike; build id {build_id[:12]}"
+
+
 # --- --explain: where stacks were cut, untrusted or left unnamed ---------------------------
 
 def explain_lines(err):

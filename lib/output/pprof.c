@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * output/pprof: the model as profile.proto (see pprof.h). Field numbers from google/pprof's
+ * proto/profile.proto; ids there are 1-based (0: none), string_table[0] is "".
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "output/pprof.h"
+#include "profile/profile.h"
+
+/* --- protobuf encoding ------------------------------------------------------------------- */
+
+enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
+
+struct pb {
+	unsigned char *p;
+	size_t len, cap;
+	bool err;		/* out of memory or too large: everything after is dropped */
+};
+
+static void pb_reserve(struct pb *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 256;
+	unsigned char *p;
+
+	if (b->err || b->len + n <= b->cap)
+		return;
+	while (cap < b->len + n && cap < ((size_t)2 << 30))
+		cap *= 2;
+	if (cap < b->len + n) {
+		b->err = true;
+		return;
+	}
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->err = true;
+		return;
+	}
+	b->p = p;
+	b->cap = cap;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+	pb_reserve(b, 10);
+	if (b->err)
+		return;
+	do {
+		unsigned char c = v & 0x7f;
+
+		v >>= 7;
+		b->p[b->len++] = c | (v ? 0x80 : 0);
+	} while (v);
+}
+
+static void pb_key(struct pb *b, uint32_t field, int wire)
+{
+	pb_varint(b, (uint64_t)field << 3 | (uint64_t)wire);
+}
+
+/* A varint field; proto3 leaves out zeros. */
+static void pb_uint(struct pb *b, uint32_t field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_key(b, field, WIRE_VARINT);
+	pb_varint(b, v);
+}
+
+static void pb_bytes(struct pb *b, uint32_t field, const void *data, size_t n)
+{
+	pb_key(b, field, WIRE_LEN);
+	pb_varint(b, n);
+	pb_reserve(b, n);
+	if (b->err)
+		return;
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+}
+
+/* Message SUB as field FIELD of B; SUB is emptied for the next one. */
+static void pb_sub(struct pb *b, uint32_t field, struct pb *sub)
+{
+	if (sub->err)
+		b->err = true;
+	else
+		pb_bytes(b, field, sub->p ? sub->p : (unsigned char *)"", sub->len);
+	sub->len = 0;
+	sub->err = false;
+}
+
+/* --- the message ------------------------------------------------------------------------- */
+
+/* profile.proto's field numbers. */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
+};
+
+/* Strings the writer adds after the model's (index = model's + 1 for the model's): fixed
+ * ones, then the meta's types and units. */
+enum extra_str {
+	S_PID, S_TID, S_PROCESS, S_THREAD, S_TRUNCATED, S_TRUE, S_TRUNCATED_FRAME, S_KERNEL,
+	S_WEIGHT_TYPE, S_WEIGHT_UNIT, S_PERIOD_TYPE, S_PERIOD_UNIT, S__MAX,
+};
+static const char *const fixed_strs[S_WEIGHT_TYPE] = {
+	"pid", "tid", "process", "thread", "truncated", "true", "[truncated]",
+	"[kernel.kallsyms]",
+};
+
+struct writer {
+	const struct profile *p;
+	const char *extra[S__MAX];
+	struct pb out, sub, sub2;
+	uint32_t nr_strings;		/* the model's */
+	uint32_t *func_of_name;		/* model string id -> function id (0: none yet) */
+	uint32_t nr_funcs;
+	uint32_t kernel_mapping;	/* pprof id, 0 when there are no kernel locations */
+	uint32_t truncated_loc;		/* pprof id of the "[truncated]" location */
+};
+
+static uint64_t str_model(uint32_t id)
+{
+	return id == PROFILE_NONE ? 0 : (uint64_t)id + 1;
+}
+
+static uint64_t str_extra(const struct writer *w, enum extra_str s)
+{
+	return (uint64_t)w->nr_strings + 1 + s;
+}
+
+/* A value type {type, unit} as field FIELD, strings given as indices. */
+static void value_type(struct writer *w, uint32_t field, uint64_t type, uint64_t unit)
+{
+	pb_uint(&w->sub, 1, type);
+	pb_uint(&w->sub, 2, unit);
+	pb_sub(&w->out, field, &w->sub);
+}
+
+static void write_strings(struct writer *w)
+{
+	pb_bytes(&w->out, PROFILE_STRING_TABLE, "", 0);
+	for (uint32_t i = 0; i < w->nr_strings; i++) {
+		const char *s = profile__string(w->p, i);
+
+		pb_bytes(&w->out, PROFILE_STRING_TABLE, s, strlen(s));
+	}
+	for (int i = 0; i < S__MAX; i++)
+		pb_bytes(&w->out, PROFILE_STRING_TABLE, w->extra[i], strlen(w->extra[i]));
+}
+
+static void write_mappings(struct writer *w, const bool *inlines)
+{
+	size_t n = profile__nr_mappings(w->p), nl = profile__nr_locations(w->p);
+	uint64_t kmin = UINT64_MAX, kmax = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct profile_mapping *m = profile__mapping(w->p, i);
+
+		pb_uint(&w->sub, 1, i + 1);
+		pb_uint(&w->sub, 2, m->start);
+		pb_uint(&w->sub, 3, m->end);
+		pb_uint(&w->sub, 4, m->pgoff);
+		pb_uint(&w->sub, 5, str_model(m->path));
+		pb_uint(&w->sub, 6, str_model(m->build_id));
+		pb_uint(&w->sub, 7, 1);			/* has_functions */
+		pb_uint(&w->sub, 10, inlines[i]);	/* has_inline_frames */
+		pb_sub(&w->out, PROFILE_MAPPING, &w->sub);
+	}
+	for (uint32_t i = 0; i < nl; i++) {
+		struct profile_location loc;
+
+		profile__location(w->p, i, &loc);
+		if (loc.kind != PROFILE_LOC_KERNEL)
+			continue;
+		kmin = loc.address < kmin ? loc.address : kmin;
+		kmax = loc.address > kmax ? loc.address : kmax;
+	}
+	if (kmin > kmax)
+		return;
+	w->kernel_mapping = (uint32_t)n + 1;
+	pb_uint(&w->sub, 1, w->kernel_mapping);
+	pb_uint(&w->sub, 2, kmin);
+	pb_uint(&w->sub, 3, kmax + 1);
+	pb_uint(&w->sub, 5, str_extra(w, S_KERNEL));
+	pb_uint(&w->sub, 7, 1);
+	pb_sub(&w->out, PROFILE_MAPPING, &w->sub);
+}
+
+/* The function id of the frame name NAME (a model string id), made at its first use. */
+static uint64_t function_of(struct writer *w, uint32_t name)
+{
+	if (!w->func_of_name[name]) {
+		w->func_of_name[name] = ++w->nr_funcs;
+		pb_uint(&w->sub2, 1, w->nr_funcs);
+		pb_uint(&w->sub2, 2, str_model(name));
+		pb_uint(&w->sub2, 3, str_model(name));	/* system_name */
+		pb_sub(&w->out, PROFILE_FUNCTION, &w->sub2);
+	}
+	return w->func_of_name[name];
+}
+
+/* Line { function_id } of FUNC as a field of the location being built in w->sub. */
+static void location_line(struct writer *w, uint64_t func)
+{
+	struct pb line = { 0 };
+
+	pb_uint(&line, 1, func);
+	pb_sub(&w->sub, 4, &line);
+	free(line.p);
+}
+
+static void write_locations(struct writer *w)
+{
+	size_t n = profile__nr_locations(w->p);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct profile_location loc;
+		uint64_t funcs[64];
+		uint32_t nf;
+
+		profile__location(w->p, i, &loc);
+		/* Functions first (they are messages of their own), then the location. */
+		nf = loc.nr_frames < 64 ? loc.nr_frames : 64;
+		for (uint32_t f = 0; f < nf; f++)
+			funcs[f] = function_of(w, loc.frames[f].name);
+		pb_uint(&w->sub, 1, i + 1);
+		if (loc.mapping != PROFILE_NONE)
+			pb_uint(&w->sub, 2, loc.mapping + 1);
+		else if (loc.kind == PROFILE_LOC_KERNEL)
+			pb_uint(&w->sub, 2, w->kernel_mapping);
+		pb_uint(&w->sub, 3, loc.address);
+		/* The model: outermost function first, then what was inlined into it; pprof:
+		 * innermost first, the caller they were inlined into last. */
+		for (uint32_t f = nf; f-- > 0;)
+			location_line(w, funcs[f]);
+		pb_sub(&w->out, PROFILE_LOCATION, &w->sub);
+	}
+	w->truncated_loc = (uint32_t)n + 1;
+	pb_uint(&w->sub, 1, w->truncated_loc);
+	location_line(w, ++w->nr_funcs);
+	pb_sub(&w->out, PROFILE_LOCATION, &w->sub);
+	pb_uint(&w->sub2, 1, w->nr_funcs);
+	pb_uint(&w->sub2, 2, str_extra(w, S_TRUNCATED_FRAME));
+	pb_sub(&w->out, PROFILE_FUNCTION, &w->sub2);
+}
+
+/* A label {key, str or num} as a field of the sample being built in w->sub. */
+static void sample_label(struct writer *w, enum extra_str key, uint64_t str, uint64_t num)
+{
+	pb_uint(&w->sub2, 1, str_extra(w, key));
+	pb_uint(&w->sub2, 2, str);
+	pb_uint(&w->sub2, 3, num);
+	pb_sub(&w->sub, 3, &w->sub2);
+}
+
+static void write_samples(struct writer *w, uint64_t period)
+{
+	size_t n = profile__nr_samples(w->p);
+	struct pb packed = { 0 };
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct profile_sample *s = profile__sample(w->p, i);
+		const uint32_t *locs;
+		uint32_t nl;
+
+		locs = profile__stack(w->p, s->stack, &nl);
+		for (uint32_t l = 0; l < nl; l++)
+			pb_varint(&packed, (uint64_t)locs[l] + 1);
+		if (s->labels.truncated)
+			pb_varint(&packed, w->truncated_loc);
+		pb_sub(&w->sub, 1, &packed);
+		pb_varint(&packed, s->weight);
+		if (period)
+			pb_varint(&packed, s->weight * period);
+		pb_sub(&w->sub, 2, &packed);
+		sample_label(w, S_PID, 0, s->labels.pid);
+		if (s->labels.tid)
+			sample_label(w, S_TID, 0, s->labels.tid);
+		if (s->labels.comm != PROFILE_NONE)
+			sample_label(w, S_PROCESS, str_model(s->labels.comm), 0);
+		if (s->labels.thread_comm != PROFILE_NONE)
+			sample_label(w, S_THREAD, str_model(s->labels.thread_comm), 0);
+		if (s->labels.truncated)
+			sample_label(w, S_TRUNCATED, str_extra(w, S_TRUE), 0);
+		pb_sub(&w->out, PROFILE_SAMPLE, &w->sub);
+	}
+	free(packed.p);
+}
+
+int pprof__encode(const struct profile *p, const struct pprof_opts *o, unsigned char **buf,
+		  size_t *len)
+{
+	const struct profile_meta *m = profile__meta(p);
+	size_t nl = profile__nr_locations(p), nm = profile__nr_mappings(p);
+	struct writer w = { .p = p, .nr_strings = (uint32_t)profile__nr_strings(p) };
+	bool *inlines = calloc(nm + 1, sizeof(*inlines));
+	uint64_t period = m->period_type && m->period ? m->period : 0;
+	int err = 0;
+
+	w.func_of_name = calloc(w.nr_strings + 1, sizeof(*w.func_of_name));
+	if (!w.func_of_name || !inlines) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < nl; i++) {
+		struct profile_location loc;
+
+		profile__location(p, i, &loc);
+		if (loc.mapping != PROFILE_NONE && loc.mapping < nm && loc.nr_frames > 1)
+			inlines[loc.mapping] = true;
+	}
+	memcpy(w.extra, fixed_strs, sizeof(fixed_strs));
+	w.extra[S_WEIGHT_TYPE] = m->weight_type ? m->weight_type : "samples";
+	w.extra[S_WEIGHT_UNIT] = m->weight_unit ? m->weight_unit : "count";
+	w.extra[S_PERIOD_TYPE] = period ? m->period_type : "";
+	w.extra[S_PERIOD_UNIT] = period && m->period_unit ? m->period_unit : "";
+	value_type(&w, PROFILE_SAMPLE_TYPE, str_extra(&w, S_WEIGHT_TYPE),
+		   str_extra(&w, S_WEIGHT_UNIT));
+	if (period)
+		value_type(&w, PROFILE_SAMPLE_TYPE, str_extra(&w, S_PERIOD_TYPE),
+			   str_extra(&w, S_PERIOD_UNIT));
+	write_mappings(&w, inlines);
+	write_locations(&w);
+	write_samples(&w, period);
+	write_strings(&w);
+	pb_uint(&w.out, PROFILE_TIME_NANOS, (uint64_t)o->time_nanos);
+	pb_uint(&w.out, PROFILE_DURATION_NANOS, (uint64_t)o->duration_nanos);
+	if (period) {
+		value_type(&w, PROFILE_PERIOD_TYPE, str_extra(&w, S_PERIOD_TYPE),
+			   str_extra(&w, S_PERIOD_UNIT));
+		pb_uint(&w.out, PROFILE_PERIOD, period);
+	}
+	if (w.out.err || w.sub.err || w.sub2.err)
+		err = w.out.cap >= ((size_t)2 << 30) ? -E2BIG : -ENOMEM;
+out:
+	free(w.func_of_name);
+	free(inlines);
+	free(w.sub.p);
+	free(w.sub2.p);
+	if (err) {
+		free(w.out.p);
+		return err;
+	}
+	*buf = w.out.p;
+	*len = w.out.len;
+	return 0;
+}
+
+int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out)
+{
+	unsigned char *msg, chunk[16384];
+	size_t len;
+	z_stream z = { 0 };
+	int err = pprof__encode(p, o, &msg, &len), zr;
+
+	if (err)
+		return err;
+	/* windowBits 15 + 16: a gzip header and trailer, as .pb.gz files have. */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(msg);
+		return -ENOMEM;
+	}
+	z.next_in = msg;
+	z.avail_in = (uInt)len;
+	do {
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		zr = deflate(&z, Z_FINISH);
+		if (zr == Z_STREAM_ERROR) {
+			err = -EINVAL;
+			break;
+		}
+		if (fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out) !=
+		    sizeof(chunk) - z.avail_out) {
+			err = -EIO;
+			break;
+		}
+	} while (zr != Z_STREAM_END);
+	deflateEnd(&z);
+	free(msg);
+	return err;
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * pprof: a small model encoded as profile.proto and read back field by field with a decoder
+ * written here from the wire format: 1-based ids, "" first in the string table, the inline
+ * chain innermost first as a location's lines, the truncated mark, the two sample values.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "output/pprof.h"
+#include "profile/profile.h"
+#include "suites.h"
+
+/* --- a decoder of what the tests need ------------------------------------------------------ */
+
+struct field {
+	uint32_t num;
+	int wire;
+	uint64_t v;			/* varint */
+	const unsigned char *p;		/* length-delimited */
+	size_t len;
+};
+
+static uint64_t varint(const unsigned char **p, const unsigned char *end)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		unsigned char c = *(*p)++;
+
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* The next field of [*P, END) into F; 0 at the end. */
+static int next_field(const unsigned char **p, const unsigned char *end, struct field *f)
+{
+	uint64_t key;
+
+	if (*p >= end)
+		return 0;
+	key = varint(p, end);
+	f->num = (uint32_t)(key >> 3);
+	f->wire = (int)(key & 7);
+	if (f->wire == 0) {
+		f->v = varint(p, end);
+	} else {
+		f->len = varint(p, end);
+		f->p = *p;
+		*p += f->len;
+	}
+	return 1;
+}
+
+struct decoded {
+	char *strings[64];
+	int nr_strings;
+	int nr_samples, nr_locations, nr_mappings, nr_functions;
+	uint64_t values[8][2];		/* per sample */
+	uint64_t locs[8][8];		/* per sample, location ids */
+	int nr_locs[8];
+	uint64_t lines[16][4];		/* per location id: function ids */
+	int nr_lines[16];
+	uint64_t func_name[16];		/* per function id: string index */
+	uint64_t period;
+};
+
+static void decode(const unsigned char *buf, size_t len, struct decoded *d)
+{
+	const unsigned char *p = buf, *end = buf + len;
+	struct field f, g, h;
+
+	memset(d, 0, sizeof(*d));
+	while (next_field(&p, end, &f)) {
+		const unsigned char *q = f.p, *qe = f.p + f.len;
+
+		switch (f.num) {
+		case 2: {			/* sample */
+			int s = d->nr_samples++;
+
+			while (s < 8 && next_field(&q, qe, &g)) {
+				const unsigned char *r = g.p, *re = g.p + g.len;
+
+				if (g.num == 1)
+					while (r < re && d->nr_locs[s] < 8)
+						d->locs[s][d->nr_locs[s]++] = varint(&r, re);
+				if (g.num == 2)
+					for (int i = 0; r < re && i < 2; i++)
+						d->values[s][i] = varint(&r, re);
+			}
+			break;
+		}
+		case 3:
+			d->nr_mappings++;
+			break;
+		case 4: {			/* location: id, lines */
+			uint64_t id = 0;
+
+			d->nr_locations++;
+			while (next_field(&q, qe, &g)) {
+				if (g.num == 1)
+					id = g.v;
+				if (g.num == 4 && id < 16) {
+					const unsigned char *r = g.p;
+
+					while (next_field(&r, g.p + g.len, &h))
+						if (h.num == 1 && d->nr_lines[id] < 4)
+							d->lines[id][d->nr_lines[id]++] = h.v;
+				}
+			}
+			break;
+		}
+		case 5: {			/* function: id, name */
+			uint64_t id = 0;
+
+			d->nr_functions++;
+			while (next_field(&q, qe, &g)) {
+				if (g.num == 1)
+					id = g.v;
+				if (g.num == 2 && id < 16)
+					d->func_name[id] = g.v;
+			}
+			break;
+		}
+		case 6:
+			if (d->nr_strings < 64)
+				d->strings[d->nr_strings++] = strndup((const char *)f.p, f.len);
+			break;
+		case 12:
+			d->period = f.v;
+			break;
+		}
+	}
+}
+
+static void free_decoded(struct decoded *d)
+{
+	for (int i = 0; i < d->nr_strings; i++)
+		free(d->strings[i]);
+}
+
+/* --- the test ------------------------------------------------------------------------------ */
+
+static void test_encode_model(void)
+{
+	struct profile *p = profile__new();
+	struct profile_meta meta = { "samples", "count", "cpu", "nanoseconds", 10000000, 100 };
+	struct profile_frame fr[3];
+	struct profile_location loc = { .kind = PROFILE_LOC_USER, .frames = fr };
+	struct profile_mapping m = { 0x1000, 0x2000, 0, 0, PROFILE_NONE };
+	struct profile_labels lab = { .pid = 42, .tid = 0, .comm = 0, .thread_comm = PROFILE_NONE };
+	uint32_t ids[2];
+	unsigned char *buf;
+	size_t len;
+	struct decoded d;
+	struct pprof_opts o = { 1, 2 };
+	int outer, inl, main_, stack;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_EQUAL(profile__set_meta(p, &meta), 0);
+	lab.comm = profile__intern(p, "app", 3);
+	m.path = profile__intern(p, "/bin/app", 8);
+	outer = profile__intern(p, "outer", 5);
+	inl = profile__intern(p, "inner", 5);
+	main_ = profile__intern(p, "main", 4);
+	loc.mapping = profile__add_mapping(p, &m);
+	/* A location of outer with inner inlined into it, and a caller main. */
+	fr[0] = (struct profile_frame){ outer, PROFILE_FRAME_USER };
+	fr[1] = (struct profile_frame){ inl, PROFILE_FRAME_INLINE };
+	loc.address = 0x1100;
+	loc.nr_frames = 2;
+	ids[0] = profile__add_location(p, &loc);
+	fr[0] = (struct profile_frame){ main_, PROFILE_FRAME_USER };
+	loc.address = 0x1200;
+	loc.nr_frames = 1;
+	ids[1] = profile__add_location(p, &loc);
+	stack = profile__add_stack(p, ids, 2);
+	CU_ASSERT(profile__add_sample(p, stack, 7, &lab) >= 0);
+	lab.truncated = true;
+	CU_ASSERT(profile__add_sample(p, stack, 3, &lab) >= 0);
+
+	CU_ASSERT_EQUAL_FATAL(pprof__encode(p, &o, &buf, &len), 0);
+	decode(buf, len, &d);
+	CU_ASSERT_STRING_EQUAL(d.strings[0], "");
+	CU_ASSERT_EQUAL(d.nr_samples, 2);
+	CU_ASSERT_EQUAL(d.nr_mappings, 1);
+	CU_ASSERT_EQUAL(d.nr_locations, 3);		/* two, and "[truncated]" */
+	CU_ASSERT_EQUAL(d.period, 10000000);
+	/* Values: the count, and the count times the period. */
+	CU_ASSERT(d.values[0][0] == 7 && d.values[0][1] == 70000000);
+	CU_ASSERT(d.values[1][0] == 3 && d.values[1][1] == 30000000);
+	/* Leaf first, ids 1-based; the truncated sample ends in the extra location. */
+	CU_ASSERT(d.nr_locs[0] == 2 && d.locs[0][0] == 1 && d.locs[0][1] == 2);
+	CU_ASSERT(d.nr_locs[1] == 3 && d.locs[1][2] == 3);
+	/* The inline chain innermost first: inner, then outer. */
+	CU_ASSERT_EQUAL_FATAL(d.nr_lines[1], 2);
+	CU_ASSERT_STRING_EQUAL(d.strings[d.func_name[d.lines[1][0]]], "inner");
+	CU_ASSERT_STRING_EQUAL(d.strings[d.func_name[d.lines[1][1]]], "outer");
+	CU_ASSERT_STRING_EQUAL(d.strings[d.func_name[d.lines[3][0]]], "[truncated]");
+	free_decoded(&d);
+	free(buf);
+	profile__free(p);
+}
+
+int register_pprof_suite(void)
+{
+	CU_pSuite s = CU_add_suite("pprof", NULL, NULL);
+
+	if (!s || !CU_add_test(s, "a model encoded and read back", test_encode_model))
+		return -1;
+	return 0;
+}
