@@ -153,12 +153,58 @@ static void write_strings(struct writer *w)
 		pb_bytes(&w->out, PROFILE_STRING_TABLE, w->extra[i], strlen(w->extra[i]));
 }
 
+/* Whether PATH names a shared library ("x.so", "x.so.6") or a special mapping. */
+static bool library_like(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return base[0] == '[' || strstr(base, ".so") != NULL;
+}
+
+/* The mapping pprof should show as the program (it takes the first one): of those that are
+ * not libraries, the one whose code the most samples ended in; 0 when none is. */
+static uint32_t main_mapping(const struct writer *w)
+{
+	size_t n = profile__nr_mappings(w->p), ns = profile__nr_samples(w->p);
+	uint64_t *weight = calloc(n + 1, sizeof(*weight)), best = 0;
+	uint32_t main = 0;
+
+	for (uint32_t i = 0; weight && i < ns; i++) {
+		const struct profile_sample *s = profile__sample(w->p, i);
+		const uint32_t *locs;
+		uint32_t nl;
+
+		locs = profile__stack(w->p, s->stack, &nl);
+		for (uint32_t l = 0; l < nl; l++) {
+			struct profile_location loc;
+
+			profile__location(w->p, locs[l], &loc);
+			if (loc.mapping != PROFILE_NONE && loc.mapping < n) {
+				weight[loc.mapping] += s->weight;
+				break;
+			}
+		}
+	}
+	for (uint32_t i = 0; weight && i < n; i++)
+		if (weight[i] > best &&
+		    !library_like(profile__string(w->p, profile__mapping(w->p, i)->path))) {
+			best = weight[i];
+			main = i;
+		}
+	free(weight);
+	return main;
+}
+
 static void write_mappings(struct writer *w, const bool *inlines)
 {
 	size_t n = profile__nr_mappings(w->p), nl = profile__nr_locations(w->p);
 	uint64_t kmin = UINT64_MAX, kmax = 0;
+	uint32_t main = n ? main_mapping(w) : 0;
 
-	for (uint32_t i = 0; i < n; i++) {
+	/* Ids stay the model's + 1; only the order changes, the program first. */
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = k == 0 ? main : k <= main ? k - 1 : k;
 		const struct profile_mapping *m = profile__mapping(w->p, i);
 
 		pb_uint(&w->sub, 1, i + 1);

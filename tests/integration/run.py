@@ -1035,6 +1035,7 @@ def pprof_read_by_go_tool_pprof():
                          capture_output=True, text=True, timeout=60).stdout
     first = re.search(r"^\s*\d+\s+[0-9.]+%\s+[0-9.]+%\s+\d+\s+[0-9.]+%\s+(\S+)", top, re.M)
     expect(first and first.group(1) == "mix_inner", f"-top's first row: {top[-400:]}")
+    expect(re.search(r"^File: inline$", top, re.M), f"pprof's program is not inline: {top[:200]}")
     raw = subprocess.run([go, "tool", "pprof", "-raw", pb], capture_output=True, text=True,
                          timeout=60).stdout
     build_id = re.search(r"Build ID: (\w+)", subprocess.run(
