@@ -9,7 +9,9 @@
 #include <string.h>
 #include "flamegraph.h"
 #include "flamegraph_cmd.h"
+#include "output/folded.h"
 #include "output/folded_read.h"
+#include "output/pprof_read.h"
 
 static void usage(FILE *f)
 {
@@ -17,9 +19,11 @@ static void usage(FILE *f)
 "Usage: profile flamegraph [OPTIONS] [FILE...]\n"
 "\n"
 "Draw an interactive SVG flame graph from folded stacks (\"frame;frame;...;frame COUNT\",\n"
-"as written by profile, stackcollapse-*.pl or inferno). Stacks of all FILEs are merged;\n"
-"with no FILE, or FILE \"-\", stdin is read. Lines with two counts make a differential\n"
-"graph: width from the second count, red where it grew, blue where it shrank.\n"
+"as written by profile, stackcollapse-*.pl or inferno), or from pprof profiles\n"
+"(profile.proto, gzip'd or not: profile -o x.pb.gz, Go's, any tool's; the first sample\n"
+"value counts). Stacks of all FILEs are merged; with no FILE, or FILE \"-\", stdin is read\n"
+"(folded). Lines with two counts make a differential graph: width from the second count,\n"
+"red where it grew, blue where it shrank.\n"
 "\n"
 "Options:\n"
 "  -o, --output FILE   write the SVG to FILE instead of stdout\n"
@@ -30,10 +34,83 @@ static void usage(FILE *f)
 "  profile -p 1234 -d 10 -o app.folded && profile flamegraph app.folded > app.svg\n"
 "  profile flamegraph --title \"xz -6\" --width 1800 --colors mem a.folded -o a.svg\n"
 "  profile flamegraph --minwidth 0.5%% --inverted big.folded -o icicle.svg\n"
+"  profile flamegraph app.pb.gz > app.svg\n"
 "  stackcollapse-perf.pl perf.script | profile flamegraph > perf.svg\n"
 "\n"
 "Exit status: 0 written, 1 unreadable or malformed input or a write error, 2 bad usage.\n",
 		FG_OPTIONS_HELP);
+}
+
+/* Whether PATH names a pprof file: by its name, or its first bytes (gzip). */
+static bool is_pprof(const char *path)
+{
+	size_t n = strlen(path);
+	unsigned char head[2];
+	bool gz = false;
+	FILE *f;
+
+	if ((n > 3 && !strcmp(path + n - 3, ".pb")) || (n > 6 && !strcmp(path + n - 6, ".pb.gz")) ||
+	    (n > 6 && !strcmp(path + n - 6, ".pprof")))
+		return true;
+	if (!strcmp(path, "-"))
+		return false;
+	f = fopen(path, "re");
+	if (f) {
+		gz = fread(head, 1, 2, f) == 2 && pprof__is_gzip(head, 2);
+		fclose(f);
+	}
+	return gz;
+}
+
+/* The pprof file PATH into FG. Returns 0, or 1 after one sentence. */
+static int read_pprof(struct flamegraph *fg, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	struct folded *folded = folded__new();
+	unsigned char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	char err[256] = "";
+	int e = 0;
+
+	if (!f || !folded) {
+		fprintf(stderr, "profile flamegraph: cannot read %s: %s.\n", path,
+			strerror(f ? ENOMEM : errno));
+		e = 1;
+		goto out;
+	}
+	do {
+		if (len == cap) {
+			unsigned char *p;
+
+			cap = cap ? 2 * cap : 1 << 16;
+			p = cap <= PPROF_READ_MAX ? realloc(buf, cap) : NULL;
+			if (!p) {
+				fprintf(stderr, "profile flamegraph: %s: too large or out of memory.\n",
+					path);
+				e = 1;
+				goto out;
+			}
+			buf = p;
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+	} while (n);
+	if (ferror(f)) {
+		fprintf(stderr, "profile flamegraph: cannot read %s: %s.\n", path, strerror(errno));
+		e = 1;
+	} else if (pprof__read(buf, len, folded, err, sizeof(err))) {
+		fprintf(stderr, "profile flamegraph: %s: %s.\n", path, err);
+		e = 1;
+	} else if (flamegraph__add_folded(fg, folded)) {
+		fprintf(stderr, "profile flamegraph: out of memory.\n");
+		e = 1;
+	}
+out:
+	if (f)
+		fclose(f);
+	free(buf);
+	folded__free(folded);
+	return e;
 }
 
 int flamegraph_main(int argc, char **argv)
@@ -87,9 +164,15 @@ int flamegraph_main(int argc, char **argv)
 	}
 	for (int i = optind; i < argc || i == optind; i++) {
 		const char *path = i < argc ? argv[i] : "-";
-		struct folded_reader *r = folded_reader__open(path);
+		struct folded_reader *r;
 		int e;
 
+		if (is_pprof(path)) {
+			if (read_pprof(fg, path))
+				goto out;
+			continue;
+		}
+		r = folded_reader__open(path);
 		if (!r) {
 			fprintf(stderr, "profile flamegraph: cannot read %s: %s.\n", path,
 				strerror(errno));

@@ -10,7 +10,7 @@ FUZZ_CFLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 FUZZ_SECONDS	?= 60
 FUZZ_TEST_SECONDS ?= 10
 
-FUZZ_TARGETS	:= procmaps kallsyms perfmap dso flamegraph cfi
+FUZZ_TARGETS	:= procmaps kallsyms perfmap dso flamegraph cfi pprof
 fuzz_srcs_procmaps	:= lib/proc/procmaps.c
 fuzz_srcs_kallsyms	:= lib/symbolize/kallsyms.c
 fuzz_srcs_perfmap	:= lib/symbolize/perfmap.c lib/base/fileio.c lib/proc/ns.c
@@ -23,6 +23,9 @@ fuzz_srcs_flamegraph	:= lib/output/folded_read.c lib/output/folded.c lib/profile
 			   lib/base/log.c flamegraph/options.c \
 			   flamegraph/tree.c flamegraph/out.c flamegraph/colors.c flamegraph/svg.c
 fuzz_libs_flamegraph	:= -lm
+fuzz_srcs_pprof	:= lib/output/pprof_read.c lib/output/folded.c lib/profile/profile.c lib/base/htab.c \
+			   lib/base/log.c
+fuzz_libs_pprof	:= -lz
 FUZZ_BINS	:= $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $$(fuzz_srcs_%) | $(OUT)/fg_assets.h

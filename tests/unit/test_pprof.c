@@ -4,9 +4,13 @@
  * written here from the wire format: 1-based ids, "" first in the string table, the inline
  * chain innermost first as a location's lines, the truncated mark, the two sample values.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "output/folded.h"
 #include "output/pprof.h"
+#include "output/pprof_read.h"
 #include "profile/profile.h"
 #include "suites.h"
 
@@ -204,11 +208,93 @@ static void test_encode_model(void)
 	profile__free(p);
 }
 
+/* Each stack of F as "STACK COUNT\n", sorted, in one string (the caller frees it). */
+static char *folded_text(const struct folded *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	if (out) {
+		folded__write(f, out);
+		fclose(out);
+	}
+	return buf;
+}
+
+/* Written as pprof and read back, a model folds as it does directly (the writer's truncated
+ * location included); gzip'd and raw alike; malformed input is refused with a sentence. */
+static void test_read_back(void)
+{
+	struct profile *p = profile__new();
+	struct profile_frame fr[2];
+	struct profile_location loc = { .kind = PROFILE_LOC_USER, .mapping = PROFILE_NONE,
+					.frames = fr };
+	struct profile_labels lab = { .pid = 1, .thread_comm = PROFILE_NONE };
+	struct pprof_opts o = { 0 };
+	struct folded *direct = folded__new(), *back = folded__new(), *raw = folded__new();
+	uint32_t ids[3];
+	unsigned char *buf, *gz = NULL;
+	size_t len, gzlen = 0;
+	char err[128], *a, *b, *c;
+	FILE *f;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	lab.comm = profile__intern(p, "app", 3);
+	fr[0] = (struct profile_frame){ profile__intern(p, "outer", 5), PROFILE_FRAME_USER };
+	fr[1] = (struct profile_frame){ profile__intern(p, "inner", 5), PROFILE_FRAME_INLINE };
+	loc.address = 0x10;
+	loc.nr_frames = 2;
+	ids[0] = profile__add_location(p, &loc);
+	fr[0] = (struct profile_frame){ profile__intern(p, "main", 4), PROFILE_FRAME_USER };
+	loc.address = 0x20;
+	loc.nr_frames = 1;
+	ids[1] = profile__add_location(p, &loc);
+	fr[0] = (struct profile_frame){ profile__intern(p, "vfs_read", 8), PROFILE_FRAME_KERNEL };
+	loc.kind = PROFILE_LOC_KERNEL;
+	loc.address = 0xffffffff81000000;
+	ids[2] = profile__add_location(p, &loc);
+	CU_ASSERT(profile__add_sample(p, profile__add_stack(p, ids + 1, 1), 5, &lab) >= 0);
+	CU_ASSERT(profile__add_sample(p, profile__add_stack(p, ids, 2), 2, &lab) >= 0);
+	lab.truncated = true;
+	CU_ASSERT(profile__add_sample(p, profile__add_stack(p, (uint32_t[]){ ids[2], ids[0],
+									  ids[1] }, 3), 4, &lab) >= 0);
+	CU_ASSERT_EQUAL_FATAL(folded__add_profile(direct, p), 0);
+	CU_ASSERT_EQUAL_FATAL(pprof__encode(p, &o, &buf, &len), 0);
+	CU_ASSERT_EQUAL(pprof__read(buf, len, raw, err, sizeof(err)), 0);
+	f = open_memstream((char **)&gz, &gzlen);
+	CU_ASSERT_EQUAL(pprof__write(p, &o, f), 0);
+	fclose(f);
+	CU_ASSERT_TRUE(pprof__is_gzip(gz, gzlen));
+	CU_ASSERT_EQUAL(pprof__read(gz, gzlen, back, err, sizeof(err)), 0);
+	a = folded_text(direct);
+	b = folded_text(back);
+	c = folded_text(raw);
+	CU_ASSERT_STRING_EQUAL(a, b);
+	CU_ASSERT_STRING_EQUAL(a, c);
+	CU_ASSERT_PTR_NOT_NULL(strstr(a, "app;[truncated];main;outer;inner_[i];vfs_read_[k] 4"));
+	/* Cut short, and not a profile at all. */
+	CU_ASSERT_EQUAL(pprof__read(gz, gzlen / 2, raw, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_EQUAL(pprof__read((const unsigned char *)"\x0a\xff", 2, raw, err,
+				    sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "not a pprof profile"));
+	free(a);
+	free(b);
+	free(c);
+	free(buf);
+	free(gz);
+	folded__free(direct);
+	folded__free(back);
+	folded__free(raw);
+	profile__free(p);
+}
+
 int register_pprof_suite(void)
 {
 	CU_pSuite s = CU_add_suite("pprof", NULL, NULL);
 
-	if (!s || !CU_add_test(s, "a model encoded and read back", test_encode_model))
+	if (!s || !CU_add_test(s, "a model encoded and read back", test_encode_model) ||
+	    !CU_add_test(s, "folded alike through pprof", test_read_back))
 		return -1;
 	return 0;
 }
