@@ -20,6 +20,24 @@
  * process still runs (older frames past the copy are read from it). */
 _Static_assert(PROFILE_NR_REGS == UNWIND_NR_REGS, "sample_event.regs is unwind_sample.regs");
 
+/*
+ * A thread's stack begins where the process's spans say so (SPAN_BOTTOM: CFI's outermost
+ * frames, the start functions found in its files, named or not, as musl's): the unwind of
+ * the N frames of IPS ends at the first return address there, whole, whatever it made of
+ * the words past it. Returns the new number of frames; *STOP set to UNWIND_STOP_END then.
+ */
+static int end_at_bottom(struct session *s, pid_t pid, const uint64_t *ips, int n,
+			 enum unwind_stop *stop)
+{
+	for (int i = 1; i < n; i++) {
+		if (session__span_kind(s, pid, ips[i] - 1) == SPAN_BOTTOM) {
+			*stop = UNWIND_STOP_END;
+			return i + 1;
+		}
+	}
+	return n;
+}
+
 static int on_sample_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -65,6 +83,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 		}
 	}
 	s->stats.unwind_ns += clock_mono_ns() - t0;
+	n = end_at_bottom(s, e->pid, ips, n, &stop);
 	s->stats.unwind_frames += n;
 	s->stats.copy_bytes += e->stack_len;
 	s->stats.dwarf++;

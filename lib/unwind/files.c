@@ -13,6 +13,7 @@
 #include "dso/dsos.h"
 #include "proc/procmaps.h"
 #include "unwind/unwind_int.h"
+#include "unwind/x86.h"
 
 /* File offset holding link-time address VADDR (the whole file bounds a read from there, not
  * its segment: libunwind reads aligned words that may run past a segment's end), or -1. */
@@ -202,6 +203,46 @@ static int ufile__go_spans(struct ufile *f, struct frame_spans *s)
  * them would leave no room for the files built with frame pointers, so such a file is all
  * FRAME_NOREC but its bottoms. NULL when the file has no CFI.
  */
+/*
+ * musl's main thread begins in libc_start_main_stage2, a static function a stripped libc.so
+ * (Debian's, Alpine's) does not name: its exported __libc_start_main loads its address with a
+ * rip-relative lea and jumps to it through that register. Paint it in S as a bottom (its
+ * FDE's extent, else up to __libc_start_main) where F's code says so; glibc (which has
+ * __libc_start_call_main) and a musl with symbols (named by fixup's list) are left alone.
+ */
+static int paint_musl_start(struct ufile *f, struct frame_spans *s)
+{
+	uint64_t start, end, s2, e2, target = 0, fstart, fde;
+	const struct dso_fdes *src = ufile__fdes(f, DSO_CFI_EH);
+	const unsigned char *code;
+	struct x86_insn in;
+	int reg = -1;
+
+	if (dso__find_range(f->dso, "__libc_start_main", &start, &end) ||
+	    !dso__find_range(f->dso, "__libc_start_call_main", &s2, &e2) ||
+	    !dso__find_range(f->dso, "libc_start_main_stage2", &s2, &e2) || end - start > 4096)
+		return 0;
+	code = cfi_mem__ptr(&f->mem, start, end - start);
+	for (uint64_t at = 0; code && at < end - start; at += in.len) {
+		if (!x86__decode(code + at, end - start - at, &in))
+			return 0;
+		if (in.map == X86_MAP_1B && in.op == 0x8d && in.base == 16) {
+			target = start + at + in.len + (uint64_t)(int64_t)in.disp;
+			reg = in.reg;
+		} else if (in.map == X86_MAP_1B && in.op == 0xff && in.mod == 3 && (in.reg & 7) == 4 &&
+			   in.rm == reg && target) {
+			e2 = target < start ? start : target + 64;
+			if (src && !fde_table__find(&src->table, target, &fstart, &fde) &&
+			    fstart == target)
+				cfi__fde_range(&src->mem, fde, &s2, &e2);
+			return frames__paint(s, target, e2 > target ? e2 : target + 1, FRAME_BOTTOM);
+		} else if (x86__ends_block(&in)) {
+			return 0;
+		}
+	}
+	return 0;
+}
+
 static const struct frame_spans *ufile__spans(struct ufile *f, const char *const *bottoms,
 					      size_t nr)
 {
@@ -240,6 +281,8 @@ bottoms:
 	for (size_t i = 0; i < nr && !err && s->nr && dso__entry(f->dso); i++)
 		if (!dso__find_range(f->dso, bottoms[i], &start, &end))
 			err = frames__paint(s, start, end, FRAME_BOTTOM);
+	if (!err && s->nr && dso__entry(f->dso))
+		err = paint_musl_start(f, s);
 	if (err) {
 		pr_debug("unwind: frame spans of %s: %s", dso__path(f->dso), strerror(-err));
 		frames__free(s);

@@ -789,11 +789,14 @@ def xz_unnamed_functions_get_distinct_names():
     stacks, _, _ = run_profile(["-F", "499", "--", "sh", "-c",
                                 f"exec xz -6 -T1 -c {data} > /dev/null"], timeout=300)
     frames = {f for s, _ in stacks if s[0] == "xz" for f in s}
-    unknown = [f for f in frames if f == "[unknown]" or f.startswith("[")]
-    expect(not unknown, f"unnamed frames: {unknown[:5]}")
+    # A thread's first instant (ret_from_fork) or a fault at an address no mapping holds yet
+    # can leave a sample marked [truncated] with an [unknown] leaf: a few, never more.
+    odd = share(stacks, lambda f: any(x.startswith("[") for x in f), "xz")
+    expect(odd <= 0.005, f"unnamed frames in {odd:.1%} of samples: "
+           f"{[f for f in frames if f.startswith('[')][:5]}")
     lzma = {f for f in frames if re.fullmatch(r"liblzma\.so[.0-9]*\+0x[0-9a-f]+", f)}
     expect(len(lzma) >= 8, f"only {len(lzma)} distinct liblzma function names: {sorted(lzma)}")
-    return f"{len(lzma)} distinct liblzma functions, no [unknown]"
+    return f"{len(lzma)} distinct liblzma functions, [unknown] or [truncated] in {odd:.2%}"
 
 
 @test
