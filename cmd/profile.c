@@ -377,8 +377,7 @@ int main(int argc, char **argv)
 	if (st.output) {
 		out = fopen(st.output, "we");
 		if (!out) {
-			fprintf(stderr, "profile: cannot write '%s': %s\n", st.output,
-				strerror(errno));
+			pr_warn("cannot write '%s': %s", st.output, strerror(errno));
 			return EXIT_RUNTIME;
 		}
 	}
@@ -392,19 +391,19 @@ int main(int argc, char **argv)
 	st.session.status_line = !st.quiet && isatty(STDERR_FILENO);
 	s = session__open(&st.session, &errmsg, &kind);
 	if (!s) {
-		fprintf(stderr, "profile: %s\n", errmsg ? errmsg : "cannot start");
+		pr_warn("%s", errmsg ? errmsg : "cannot start");
 		ret = exit_status(kind);
 		goto out;
 	}
 	/* Whatever run says, what was sampled is written. */
 	if (session__run(s)) {
-		fprintf(stderr, "profile: %s\n", session__error(s, &kind));
+		pr_warn("%s", session__error(s, &kind));
 		st.quiet = true;
 		st.explain = false;
 	}
 	t_sampled = monotonic_seconds();
 	if (session__build_profile(s, profile)) {
-		fprintf(stderr, "profile: %s\n", session__error(s, &kind));
+		pr_warn("%s", session__error(s, &kind));
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
@@ -438,7 +437,7 @@ int main(int argc, char **argv)
 	}
 out:
 	if (out != stdout && fclose(out) && !ret) {
-		fprintf(stderr, "profile: cannot write '%s': %s\n", st.output, strerror(errno));
+		pr_warn("cannot write '%s': %s", st.output, strerror(errno));
 		ret = EXIT_RUNTIME;
 	}
 	session__free(s);
