@@ -58,6 +58,9 @@ static const char usage_text[] =
 "  -p, --pid PID[,PID...]   profile these running processes and all their threads\n"
 "  -a, --all                profile the whole system\n"
 "  COMMAND [ARGS...]        start COMMAND held, attach, then run it; profile it until it exits\n"
+"      --user USER[:GROUP]  run COMMAND as USER (a name or uid) with USER's groups, or GROUP;\n"
+"                           without it, COMMAND runs as profile does: as root under sudo\n"
+"                           (--user \"$SUDO_USER\" runs it as you)\n"
 "\n"
 "Options:\n"
 "  -F, --frequency HZ       samples per second per CPU (default 99)\n"
@@ -164,7 +167,7 @@ static int parse_duration(const char *arg, double *out)
 
 enum {
 	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
-	OPT_NO_DEMANGLE, OPT_EXPLAIN,
+	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER,
 };
 
 static int parse_unwind(const char *arg, int *mode)
@@ -199,6 +202,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "explain", no_argument, NULL, OPT_EXPLAIN },
+		{ "user", required_argument, NULL, OPT_USER },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -245,6 +249,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		case OPT_NO_INLINE: o->no_inline = true; break;
 		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
 		case OPT_EXPLAIN: st->explain = true; break;
+		case OPT_USER: o->user = optarg; break;
 		case 'q': st->quiet = true; break;
 		case 'v': log_level++; break;
 		case 'h': printf(usage_text, FG_OPTIONS_HELP); exit(EXIT_OK);
@@ -274,6 +279,8 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		return usage_error("%s", "-U and -K exclude each other");
 	if (o->idle && !o->all)
 		return usage_error("%s", "--idle goes with -a");
+	if (o->user && !o->argv)
+		return usage_error("%s", "--user goes with a command: it says who runs it");
 	if (st->format && strcmp(st->format, "folded") && strcmp(st->format, "svg"))
 		return usage_error("unknown format '%s': expected folded or svg", st->format);
 	if (st->format)
@@ -356,6 +363,18 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks, cons
 			(unsigned long long)st->unwind_fast);
 }
 
+/* Under sudo a command runs as root unless --user says otherwise: files it writes in the
+ * user's tree become root's. One line says so (not with -q). */
+static void sudo_notice(const struct settings *st)
+{
+	const char *uid = getenv("SUDO_UID"), *user = getenv("SUDO_USER");
+
+	if (st->session.argv && !st->session.user && !st->quiet && uid && strcmp(uid, "0") &&
+	    geteuid() == 0)
+		pr_warn("the command runs as root; --user %s runs it as the user who ran sudo",
+			user && *user ? user : uid);
+}
+
 int main(int argc, char **argv)
 {
 	struct settings st = { 0 };
@@ -373,6 +392,7 @@ int main(int argc, char **argv)
 	ret = parse_args(argc, argv, &st);
 	if (ret)
 		return ret;
+	sudo_notice(&st);
 	/* Open the output first: a path that cannot be written fails before any sampling. */
 	if (st.output) {
 		out = fopen(st.output, "we");

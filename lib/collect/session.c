@@ -343,7 +343,7 @@ void session__free(struct session *s)
 	session__detach(s);
 	perf_buffer__free(s->mmap_pb);
 	/* Never released (an error before run): it must not run on its own. */
-	session__stop_command(s, SIGKILL);
+	session__free_command(s);
 	ring_buffer__free(s->events);
 	profile_bpf__destroy(s->skel);
 	session__free_procstate(s);

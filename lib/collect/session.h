@@ -20,6 +20,8 @@ struct session_opts {
 	size_t nr_pids;
 	bool all;		/* -a: every process */
 	char *const *argv;	/* command to start and profile, or NULL */
+	const char *user;	/* with argv: run it as "USER[:GROUP]" (names or ids), or NULL:
+				 * as we run */
 	unsigned int freq;	/* samples per second per CPU */
 	double duration;	/* seconds; 0: until a signal or the targets exit */
 	bool user_only, kernel_only;

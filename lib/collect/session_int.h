@@ -4,7 +4,8 @@
  * struct session; each file does one job on it:
  *
  *	session.c	open, run (the poll loop, signals, the status line), errors, free
- *	command.c	the command, forked held on a pipe and released after attach
+ *	command.c	the command, forked held on a pipe and released after attach; run as
+ *			the user of --user (runas.c); ended, with SIGKILL after a grace period
  *	bpf.c		libbpf logging, privilege and BTF checks, sizing and loading the BPF
  *			programs, the pid filter, perf attach/detach per CPU, the stats map
  *	procstate.c	per-process BPF state: executable ranges, stack bottoms, copy hints
@@ -60,7 +61,9 @@ struct session {
 	struct pstates *procstate;	/* the processes described to BPF (procstate.c) */
 	uint64_t sideband_records;	/* fork, exec and mmap records read so far */
 	int go_fd;			/* write end: releases the held command */
-	int exec_err_fd;		/* read end: errno of a failed exec, EOF on success */
+	int exec_err_fd;		/* read end: why the command could not run, EOF when it
+					 * was executed */
+	struct runas *runas;		/* --user: who the command runs as; NULL without */
 	struct session_stats stats;
 	char *err;
 	enum session_err_kind err_kind;
@@ -72,16 +75,23 @@ int session__fail(struct session *s, enum session_err_kind kind, int err, const 
 	__attribute__((format(printf, 4, 5)));
 
 /* command.c: fork the command held before its first instruction (S->child, S->go_fd,
- * S->exec_err_fd). Returns 0 or negative errno with the error set. */
+ * S->exec_err_fd), as the user of opts.user (S->runas: resolved here, kind USAGE when
+ * unknown). Returns 0 or negative errno with the error set. */
 int session__start_command(struct session *s);
 
 /* command.c: let the command run; returns 0 when it was executed, else the exec's error
- * (negative errno, SESSION_ERR_TARGET) with the command reaped. */
+ * (negative errno, SESSION_ERR_TARGET; ENV or RUNTIME when it could not become the user of
+ * --user) with the command reaped. */
 int session__release_command(struct session *s);
 
 /* command.c: end the command if it is still ours (SIG: SIGTERM after a profile, SIGKILL when
- * it was never released), record its wait status, and close the pipes still open. */
+ * it was never released; SIGKILL too when SIGTERM did not end it within 2 s), record its
+ * wait status, and close the pipes still open. Returns once it is reaped. */
 void session__stop_command(struct session *s, int sig);
+
+/* command.c: at the end of the session: the command killed if it was never released, what
+ * --user resolved freed. */
+void session__free_command(struct session *s);
 
 /* bpf.c: libbpf's messages through our verbosity (libbpf_set_print). */
 int session__libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);
