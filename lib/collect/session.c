@@ -132,6 +132,8 @@ static int session__start(struct session *s)
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	err = session__check_pidns(s);
 	if (!err)
+		err = session__resolve_pids(s);
+	if (!err)
 		err = check_pids(s);
 	if (!err)
 		err = session__check_btf(s);
@@ -355,6 +357,7 @@ void session__free(struct session *s)
 	procmaps__free(s->maps);
 	free(s->links);
 	free(s->pfds);
+	free(s->pids);
 	free(s->err);
 	free(s);
 }

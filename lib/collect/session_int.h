@@ -6,6 +6,7 @@
  *	session.c	open, run (the poll loop, signals, the status line), errors, free
  *	command.c	the command, forked held on a pipe and released after attach; run as
  *			the user of --user (runas.c); ended, with SIGKILL after a grace period
+ *	pids.c		the processes of -p (a thread's id stands for its process)
  *	bpf.c		libbpf logging, privilege and BTF checks, sizing and loading the BPF
  *			programs, the pid filter, perf attach/detach per CPU, the stats map
  *	procstate.c	per-process BPF state: executable ranges, stack bottoms, copy hints
@@ -50,6 +51,7 @@ struct session {
 	struct ucounts *unwound;	/* samples unwound here */
 	struct explain *explain;	/* with opts.explain: filled by model.c */
 	struct pidns pidns;		/* ours: every pid of the session is numbered in it */
+	pid_t *pids;			/* opts.pids points here: -p, threads made processes */
 	pid_t child;			/* the command, 0 when none */
 	int nr_fast_pids;		/* of the BPF program's fast_pids[] */
 	struct {			/* copy_hint set, by pid */
@@ -73,6 +75,10 @@ struct session {
  * when ERR is not negative) for the caller to return. */
 int session__fail(struct session *s, enum session_err_kind kind, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* pids.c: opts.pids made S->pids: a thread's id replaced by its process's (with a note on
+ * stderr), each process once. Returns 0 or -ENOMEM with the error set. */
+int session__resolve_pids(struct session *s);
 
 /* command.c: fork the command held before its first instruction (S->child, S->go_fd,
  * S->exec_err_fd), as the user of opts.user (S->runas: resolved here, kind USAGE when
