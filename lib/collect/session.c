@@ -139,6 +139,8 @@ static int session__start(struct session *s)
 		err = session__check_btf(s);
 	if (!err)
 		err = session__load_bpf(s);
+	if (!err)
+		err = session__check_privs(s);
 	if (err)
 		return err;
 	procmaps__set_add_hook(s->maps, session__on_map_added, s);
@@ -281,6 +283,8 @@ int session__run(struct session *s)
 	err = session__attach(s);
 	if (!err)
 		err = profile_bpf__attach(s->skel);
+	if (!err)
+		err = session__drop_privs(s);
 	if (err) {
 		if (!s->err)
 			session__fail(s, SESSION_ERR_RUNTIME, err, "cannot attach: %s",

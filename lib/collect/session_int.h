@@ -7,6 +7,7 @@
  *	command.c	the command, forked held on a pipe and released after attach; run as
  *			the user of --user (runas.c); ended, with SIGKILL after a grace period
  *	pids.c		the processes of -p (a thread's id stands for its process)
+ *	privs.c		the capabilities checked before, and dropped after attach
  *	bpf.c		libbpf logging, privilege and BTF checks, sizing and loading the BPF
  *			programs, the pid filter, perf attach/detach per CPU, the stats map
  *	procstate.c	per-process BPF state: executable ranges, stack bottoms, copy hints
@@ -98,6 +99,18 @@ void session__stop_command(struct session *s, int sig);
 /* command.c: at the end of the session: the command killed if it was never released, what
  * --user resolved freed. */
 void session__free_command(struct session *s);
+
+/* privs.c: whether we have the capabilities the targets need besides BPF's: those of other
+ * users' processes (-a, -p), of --user. Returns 0 or -EPERM with the error set (kind ENV,
+ * naming what is missing). */
+int session__check_privs(struct session *s);
+
+/* privs.c: after attach, while one thread runs: keep only the capabilities the rest of the
+ * run uses (of those we have: CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_CHECKPOINT_RESTORE,
+ * CAP_SYS_NICE, CAP_SYSLOG unless -U, CAP_KILL with a command), as uid and gid 65534 when
+ * root (and CAP_SETUID and CAP_SETGID allow it), none inheritable or ambient, the bounding
+ * set as small, no new privileges. Returns 0 or negative errno with the error set. */
+int session__drop_privs(struct session *s);
 
 /* bpf.c: libbpf's messages through our verbosity (libbpf_set_print). */
 int session__libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);
