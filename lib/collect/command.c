@@ -91,6 +91,7 @@ int session__start_command(struct session *s)
 	close(go[0]);
 	close(report[1]);
 	s->child = pid;
+	session__signals_command(pid);
 	s->go_fd = go[1];
 	s->exec_err_fd = report[0];
 	return 0;
@@ -119,6 +120,7 @@ int session__release_command(struct session *s)
 	if (n != sizeof(ce))
 		return 0;
 	waitpid(s->child, NULL, 0);
+	session__signals_command(0);
 	s->child = 0;
 	if (ce.step == RUNAS_OK)
 		return session__fail(s, SESSION_ERR_TARGET, -ce.err, "cannot execute '%s': %s",
@@ -140,6 +142,7 @@ static bool reap(struct session *s, double seconds)
 		if (r == s->child || (r < 0 && errno == ECHILD)) {
 			if (r == s->child)
 				s->stats.cmd_status = status;
+			session__signals_command(0);
 			return true;
 		}
 		if (clock_mono_seconds() >= end)

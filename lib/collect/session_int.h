@@ -8,6 +8,7 @@
  *			the user of --user (runas.c); ended, with SIGKILL after a grace period
  *	pids.c		the processes of -p (a thread's id stands for its process)
  *	privs.c		the capabilities checked before, and dropped after attach
+ *	signals.c	SIGINT/SIGTERM/SIGHUP: end sampling; twice while finishing: abort
  *	bpf.c		libbpf logging, privilege and BTF checks, sizing and loading the BPF
  *			programs, the pid filter, perf attach/detach per CPU, the stats map
  *	procstate.c	per-process BPF state: executable ranges, stack bottoms, copy hints
@@ -19,6 +20,7 @@
 #ifndef COLLECT_SESSION_INT_H
 #define COLLECT_SESSION_INT_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -80,6 +82,19 @@ int session__fail(struct session *s, enum session_err_kind kind, int err, const 
 /* pids.c: opts.pids made S->pids: a thread's id replaced by its process's (with a note on
  * stderr), each process once. Returns 0 or -ENOMEM with the error set. */
 int session__resolve_pids(struct session *s);
+
+/* signals.c: the signal (SIGINT, SIGTERM, SIGHUP) that ended sampling; 0 while none came. */
+extern volatile sig_atomic_t session_stop_signal;
+
+/* signals.c: while sampling, a signal sets session_stop_signal and interrupts the wait. */
+void session__catch_signals(void);
+
+/* signals.c: the profile is being finished: a signal now says that a second one within 3 s
+ * aborts; the second kills the command (session__signals_command) and profile. */
+void session__finishing(void);
+
+/* signals.c: the command to kill on abort (0: none). */
+void session__signals_command(pid_t pid);
 
 /* command.c: fork the command held before its first instruction (S->child, S->go_fd,
  * S->exec_err_fd), as the user of opts.user (S->runas: resolved here, kind USAGE when
