@@ -25,26 +25,64 @@ static size_t utf8_len(const unsigned char *p, size_t left)
 	return n;
 }
 
+/* The next character of the LEFT bytes at P, safe for a terminal, into OUT (room for 16);
+ * returns the bytes of P it took, *N the bytes it made. */
+static size_t escape_one(const unsigned char *p, size_t left, char *out, size_t *n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t len = *p < 0x80 ? 1 : utf8_len(p, left);
+
+	*n = 0;
+	/* C0 and C1 controls and DEL (terminal escapes), bytes that are not UTF-8. */
+	if (len == 0 || (len == 1 && (*p < 0x20 || *p == 0x7f)) ||
+	    (len == 2 && p[0] == 0xc2 && p[1] < 0xa0)) {
+		len = len ? len : 1;
+		for (size_t i = 0; i < len; i++) {
+			out[(*n)++] = '\\';
+			out[(*n)++] = 'x';
+			out[(*n)++] = hex[p[i] >> 4];
+			out[(*n)++] = hex[p[i] & 15];
+		}
+	} else if (*p == '\\') {
+		out[(*n)++] = '\\';
+		out[(*n)++] = '\\';
+	} else {
+		memcpy(out, p, len);
+		*n = len;
+	}
+	return len;
+}
+
 void log_escape(FILE *f, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	char out[16];
+	size_t n;
 
 	while (p < end) {
-		size_t n = *p < 0x80 ? 1 : utf8_len(p, end - p);
-
-		/* C0 and C1 controls and DEL (terminal escapes), bytes that are not UTF-8. */
-		if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f)) ||
-		    (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)) {
-			n = n ? n : 1;
-			for (size_t i = 0; i < n; i++)
-				fprintf(f, "\\x%02x", p[i]);
-		} else if (*p == '\\') {
-			fputs("\\\\", f);
-		} else {
-			fwrite(p, 1, n, f);
-		}
-		p += n;
+		p += escape_one(p, end - p, out, &n);
+		fwrite(out, 1, n, f);
 	}
+}
+
+size_t log_escape_buf(const char *s, char *buf, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+	size_t o = 0, n, took;
+	char out[16];
+
+	if (!len)
+		return 0;
+	while (p < end) {
+		took = escape_one(p, end - p, out, &n);
+		if (o + n >= len)
+			break;
+		memcpy(buf + o, out, n);
+		o += n;
+		p += took;
+	}
+	buf[o] = '\0';
+	return o;
 }
 
 void log_print(int level, const char *fmt, ...)

@@ -22,6 +22,10 @@ void log_print(int level, const char *fmt, ...) __attribute__((format(printf, 2,
  */
 void log_escape(FILE *f, const char *s, size_t len);
 
+/* The string S escaped so into BUF (LEN bytes, NUL-terminated, cut before a character that
+ * does not fit whole). Returns the length written. */
+size_t log_escape_buf(const char *s, char *buf, size_t len);
+
 #define pr_warn(...)  log_print(LOG_WARN, __VA_ARGS__)
 #define pr_info(...)  log_print(LOG_INFO, __VA_ARGS__)
 #define pr_debug(...) log_print(LOG_DEBUG, __VA_ARGS__)
