@@ -1410,6 +1410,10 @@ BAD_INPUTS = [
     (["-a", "-d", "1", "-o", "/nonexistent/dir/x.folded"], 1, "cannot write"),
     (["--unwind", "lbr", "-a"], 2, "unknown unwind mode"),
     (["--stack-copy", "100000", "-a"], 2, "invalid stack copy size"),
+    (["--user", "nosuchuser", "--", "true"], 2, "unknown user 'nosuchuser'"),
+    (["--user", "nobody:nosuchgroup", "--", "true"], 2, "unknown group 'nosuchgroup'"),
+    (["--user", "4242", "--", "true"], 2, "uid 4242 has no entry in the user database"),
+    (["--user", "nobody", "-a"], 2, "--user goes with a command"),
 ]
 
 
@@ -1432,6 +1436,232 @@ def unprivileged_refused():
                        capture_output=True, text=True, timeout=20)
     expect(p.returncode == 4, f"exit {p.returncode}, expected 4: {p.stderr!r}")
     expect("CAP_BPF" in p.stderr and "root" in p.stderr, f"stderr: {p.stderr!r}")
+
+
+# --- privileges: who the command runs as, what profile keeps --------------------------------
+
+def proc_status(pid):
+    """/proc/PID/status as a dict of its lines."""
+    with open(f"/proc/{pid}/status") as f:
+        return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+
+
+def scratch_dir():
+    """A fresh directory under build/tests that any user may write to."""
+    d = tempfile.mkdtemp(dir=os.path.join(BUILD, "tests"))
+    os.chmod(d, 0o1777)
+    return d
+
+
+@test
+def user_runs_command_as_that_user():
+    d = scratch_dir()
+    status = os.path.join(d, "status")
+    script = (f"cat /proc/self/status > {status}; echo \"$HOME $USER $LOGNAME\" >> {status}; "
+              f"exec {os.path.abspath(workload('chain_fp'))} 1")
+    stacks, err, _ = run_profile(["--user", "nobody", "--", "sh", "-c", script])
+    with open(status) as f:
+        text = f.read()
+    st = dict(line.split(":\t", 1) for line in text.splitlines() if ":\t" in line)
+    expect(st["Uid"].split() == ["65534"] * 4 and st["Gid"].split() == ["65534"] * 4,
+           f"Uid {st['Uid']!r} Gid {st['Gid']!r}")
+    expect(st["Groups"].split() == ["65534"], f"Groups {st['Groups']!r}")
+    for c in ("CapInh", "CapPrm", "CapEff", "CapAmb"):
+        expect(int(st[c], 16) == 0, f"the command has capabilities: {c} {st[c]}")
+    expect("/nonexistent nobody nobody" in text, f"HOME USER LOGNAME: {text.splitlines()[-1]!r}")
+    s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_fp")
+    expect(total(stacks, "chain_fp") >= 30 and s >= 0.95,
+           f"{total(stacks, 'chain_fp')} samples as nobody, {s:.1%} whole")
+    # By number, with a group of its own: that group alone.
+    p = subprocess.run([profile_bin(), "-q", "-o", os.devnull, "--user", "65534:0", "--",
+                        "id"], capture_output=True, text=True, timeout=30)
+    expect(p.returncode == 0 and p.stdout.startswith("uid=65534") and
+           "gid=0(root) groups=0(root)" in p.stdout, f"--user 65534:0: {p.stdout!r} {p.stderr!r}")
+    return f"{total(stacks, 'chain_fp')} samples, {s:.1%} whole"
+
+
+@test
+def command_ignoring_sigterm_is_killed():
+    d = scratch_dir()
+    pidfile = os.path.join(d, "pid")
+    script = f"echo $$ > {pidfile}; trap '' TERM; while :; do :; done"
+    t = time.monotonic()
+    stacks, err, _ = run_profile(["-d", "1", "--", "sh", "-c", script], timeout=30)
+    elapsed = time.monotonic() - t
+    with open(pidfile) as f:
+        pid = int(f.read())
+    expect(not os.path.exists(f"/proc/{pid}"), f"the command {pid} still runs")
+    expect(elapsed < 6, f"profile took {elapsed:.1f}s to end a command ignoring SIGTERM")
+    expect("did not exit within 2 s of SIGTERM: killed" in err, f"stderr: {err!r}")
+    expect(total(stacks, "sh") >= 50, f"only {total(stacks, 'sh')} samples of the command")
+    return f"ended after {elapsed:.1f}s"
+
+
+@test
+def pid_of_a_thread_profiles_its_process():
+    proc = subprocess.Popen([workload("threads"), "4"])
+    try:
+        time.sleep(0.3)
+        tids = sorted(int(t) for t in os.listdir(f"/proc/{proc.pid}/task"))
+        tid = next(t for t in tids if t != proc.pid)
+        stacks, err, _ = run_profile(["-d", "1", "-p", str(tid)])
+    finally:
+        proc.kill()
+        proc.wait()
+    expect(f"pid {tid} is a thread of process {proc.pid}: profiling the process" in err,
+           f"no note: {err!r}")
+    n = total(stacks, "threads")
+    s = share(stacks, lambda f: "thread_main" in f, "threads")
+    expect(n >= 40 and s >= 0.95, f"{n} samples of the process, {s:.1%} in its threads")
+    return f"{n} samples"
+
+
+def caps_mask(names):
+    return sum(1 << CAPS[n] for n in names)
+
+
+CAPS = {"kill": 5, "setgid": 6, "setuid": 7, "sys_ptrace": 19, "dac_read_search": 2,
+        "sys_nice": 23, "syslog": 34, "checkpoint_restore": 40, "perfmon": 38, "bpf": 39}
+# What profile keeps after attach (collect/privs.c), and what it needs to start besides.
+KEPT = ["sys_ptrace", "dac_read_search", "checkpoint_restore", "sys_nice", "syslog"]
+NEEDED = ["bpf", "perfmon"] + KEPT
+
+
+def running_status(args, user=None, caps=None):
+    """Start profile ARGS (as USER with only CAPS when given), read its /proc status 1.5 s in;
+    returns (status, stacks, stderr, exit code)."""
+    pre = []
+    if user:
+        c = ",".join("+" + n for n in caps)
+        pre = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups",
+               f"--inh-caps=-all,{c}", f"--ambient-caps={c}", f"--bounding-set=-all,{c}"]
+    p = subprocess.Popen(pre + [os.path.abspath(profile_bin())] + args, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, errors="replace")
+    time.sleep(1.5)
+    try:
+        st = proc_status(p.pid)
+    except FileNotFoundError:
+        st = {}
+    out, err = p.communicate(timeout=60)
+    return st, parse_folded(out), err, p.returncode
+
+
+@test
+def capabilities_dropped_after_attach():
+    st, stacks, err, code = running_status(["-d", "3", "--", workload("readloop"), "3"])
+    expect(code == 0, f"exit {code}: {err}")
+    expect(st["Uid"].split() == ["65534"] * 4 and st["Gid"].split() == ["65534"] * 4 and
+           not st["Groups"].split(), f"Uid {st['Uid']!r} Gid {st['Gid']!r} {st['Groups']!r}")
+    want = caps_mask(KEPT + ["kill"])
+    for c in ("CapPrm", "CapEff", "CapBnd"):
+        expect(int(st[c], 16) == want, f"{c} {st[c]}, expected {want:016x}")
+    expect(int(st["CapInh"], 16) == 0 and int(st["CapAmb"], 16) == 0,
+           f"CapInh {st['CapInh']} CapAmb {st['CapAmb']}")
+    expect(st["NoNewPrivs"] == "1", f"NoNewPrivs {st['NoNewPrivs']}")
+    # Still everything after the drop: kernel names (CAP_SYSLOG), DWARF unwinding.
+    kread = share(stacks, lambda f: any(x.endswith("_[k]") and "read" in x for x in f),
+                  "readloop")
+    whole = share(stacks, lambda f: "main" in f and "[truncated]" not in f, "readloop")
+    expect(kread > 0.5 and whole > 0.95, f"*read*_[k] in {kread:.1%}, whole {whole:.1%}")
+    return f"kept {want:#x}"
+
+
+@test
+def exact_capabilities_profile_another_user():
+    # Not root: uid 65534 with only the capabilities the README lists, profiling root's
+    # process; then the same without each of those a process of another user needs.
+    proc = subprocess.Popen([workload("readloop"), "30"])
+    try:
+        time.sleep(0.3)
+        st, stacks, err, code = running_status(["-d", "3", "-p", str(proc.pid)], 65534, NEEDED)
+        expect(code == 0, f"exit {code}: {err}")
+        expect(int(st["CapEff"], 16) == caps_mask(KEPT), f"kept CapEff {st['CapEff']}")
+        kread = share(stacks, lambda f: any(x.endswith("_[k]") and "read" in x for x in f),
+                      "readloop")
+        whole = share(stacks, lambda f: has_chain(f, ["main", "read_zeros"]) and
+                      "[truncated]" not in f, "readloop")
+        expect(total(stacks, "readloop") >= 100 and kread > 0.5 and whole > 0.95,
+               f"{total(stacks, 'readloop')} samples, *read*_[k] in {kread:.1%}, "
+               f"whole {whole:.1%}")
+        for missing in ("sys_ptrace", "dac_read_search"):
+            caps = [c for c in NEEDED if c != missing]
+            for args in (["-p", str(proc.pid)], ["-a"]):
+                p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                                    "--clear-groups", "--inh-caps=-all," +
+                                    ",".join("+" + c for c in caps),
+                                    "--ambient-caps=" + ",".join("+" + c for c in caps),
+                                    os.path.abspath(profile_bin()), "-d", "1"] + args,
+                                   capture_output=True, text=True, timeout=30)
+                expect(p.returncode == 4 and f"CAP_{missing.upper()} is missing" in p.stderr
+                       and p.stderr.count("\n") == 1,
+                       f"without {missing}, {args[0]}: exit {p.returncode}: {p.stderr!r}")
+    finally:
+        proc.kill()
+        proc.wait()
+    return f"{total(stacks, 'readloop')} samples, whole {whole:.1%}"
+
+
+@test
+def second_signal_while_finishing_aborts():
+    notes = []
+    for second in (False, True):
+        d = scratch_dir()
+        pidfile = os.path.join(d, "pid")
+        script = f"echo $$ > {pidfile}; trap '' TERM INT; while :; do :; done"
+        out = os.path.join(d, "out.folded")
+        p = subprocess.Popen([profile_bin(), "-o", out, "--", "sh", "-c", script],
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        p.send_signal(signal.SIGINT)      # ends sampling; the command ignores SIGTERM
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)      # while finishing: a notice, the profile kept
+        if second:
+            time.sleep(0.3)
+            t = time.monotonic()
+            p.send_signal(signal.SIGINT)  # within 3 s: abort
+        _, err = p.communicate(timeout=30)
+        with open(pidfile) as f:
+            pid = int(f.read())
+        expect("interrupt again within 3 s to abort" in err, f"no notice: {err!r}")
+        if second:
+            elapsed = time.monotonic() - t
+            expect(p.returncode == -signal.SIGINT, f"aborted with exit {p.returncode}: {err!r}")
+            expect("aborted, no profile written" in err and elapsed < 1,
+                   f"abort after {elapsed:.1f}s: {err!r}")
+            time.sleep(0.2)
+            state = None
+            if os.path.exists(f"/proc/{pid}"):
+                with open(f"/proc/{pid}/stat") as f:
+                    state = f.read().rpartition(")")[2].split()[0]
+            expect(state in (None, "Z", "X"), f"the command {pid} runs on: {state}")
+            notes.append(f"aborted in {elapsed:.2f}s")
+        else:
+            with open(out) as f:
+                n = total(parse_folded(f.read()), "sh")
+            expect(p.returncode == 0 and n >= 50, f"exit {p.returncode}, {n} samples: {err!r}")
+            notes.append(f"kept {n} samples")
+    return ", ".join(notes)
+
+
+@test
+def control_characters_escaped():
+    # A name from the command line and paths from files: no raw control characters on
+    # stderr, even with -vv, but their \xHH.
+    d = scratch_dir()
+    odd = os.path.join(d, "a\x1b[31mred\nline\x9b")
+    os.makedirs(odd)
+    for f in ("chain_nofp", "libchain_nofp.so"):
+        shutil.copy(workload(f), odd)
+    _, err, code = run_profile(["--", os.path.join(d, "no\x1b[2Jsuch")], check=False)
+    expect(code == 3 and "no\\x1b[2Jsuch" in err and "\x1b" not in err, f"{err!r}")
+    _, err, code = run_profile(["-vv", "--explain", "--", os.path.join(odd, "chain_nofp"), "1"],
+                               check=False)
+    expect(code == 0, f"exit {code}")
+    ours = "\n".join(line for line in err.splitlines() if not line.startswith("libbpf:"))
+    expect("a\\x1b[31mred\\x0aline\\xc2\\x9b" in ours, f"the path not escaped: {ours!r}")
+    bad = [c for c in "\x1b\x9b\r" if c in ours]
+    expect(not bad, f"raw control characters on stderr: {bad}")
+    return f"{ours.count(chr(92) + 'x1b')} escaped"
 
 
 def main():
