@@ -4,6 +4,7 @@
  * ended with SIGTERM, and SIGKILL when it does not end in a grace period. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,15 +104,35 @@ fail:
 	return ret;
 }
 
+/* The go to the held child; EPIPE (not SIGPIPE, which would end profile) when it is gone. */
+static int send_go(int fd)
+{
+	struct timespec zero = { 0, 0 };
+	sigset_t pipe_set, old;
+	char go = 1;
+	int err = 0;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	if (write(fd, &go, 1) != 1) {
+		err = errno ? -errno : -EIO;
+		if (err == -EPIPE)
+			sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
 int session__release_command(struct session *s)
 {
 	struct child_err ce;
-	char go = 1;
 	ssize_t n;
+	int err = send_go(s->go_fd);
 
-	if (write(s->go_fd, &go, 1) != 1)
-		return session__fail(s, SESSION_ERR_RUNTIME, -errno, "cannot start the command: %s",
-				     strerror(errno));
+	if (err)
+		return session__fail(s, SESSION_ERR_RUNTIME, err, "cannot start the command: %s",
+				     err == -EPIPE ? "it ended while held" : strerror(-err));
 	close_fd(&s->go_fd);
 	do
 		n = read(s->exec_err_fd, &ce, sizeof(ce));
