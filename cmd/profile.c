@@ -70,6 +70,9 @@ static const char usage_text[] =
 "  -p, --pid PID[,PID...]   profile these running processes and all their threads\n"
 "  -a, --all                profile the whole system\n"
 "  COMMAND [ARGS...]        start COMMAND held, attach, then run it; profile it until it exits\n"
+"      --user USER[:GROUP]  run COMMAND as USER (a name or uid) with USER's groups, or GROUP;\n"
+"                           without it, COMMAND runs as profile does: as root under sudo\n"
+"                           (--user \"$SUDO_USER\" runs it as you)\n"
 "\n"
 "Options:\n"
 "  -F, --frequency HZ       samples per second per CPU (default 99)\n"
@@ -178,7 +181,7 @@ static int parse_duration(const char *arg, double *out)
 
 enum {
 	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
-	OPT_NO_DEMANGLE, OPT_EXPLAIN,
+	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER,
 };
 
 static int parse_unwind(const char *arg, int *mode)
@@ -236,6 +239,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "explain", no_argument, NULL, OPT_EXPLAIN },
+		{ "user", required_argument, NULL, OPT_USER },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -286,6 +290,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		case OPT_NO_INLINE: o->no_inline = true; break;
 		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
 		case OPT_EXPLAIN: st->explain = true; break;
+		case OPT_USER: o->user = optarg; break;
 		case 'q': st->quiet = true; break;
 		case 'v': log_level++; break;
 		case 'h': printf(usage_text, FG_OPTIONS_HELP); exit(EXIT_OK);
@@ -315,6 +320,8 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		return usage_error("%s", "-U and -K exclude each other");
 	if (o->idle && !o->all)
 		return usage_error("%s", "--idle goes with -a");
+	if (o->user && !o->argv)
+		return usage_error("%s", "--user goes with a command: it says who runs it");
 	if (st->format && strcmp(st->format, "folded") && strcmp(st->format, "svg") &&
 	    strcmp(st->format, "pprof"))
 		return usage_error("unknown format '%s': expected folded, svg or pprof", st->format);
@@ -416,7 +423,7 @@ static int open_outputs(struct settings *st)
 
 		o->f = o->path ? fopen(o->path, "we") : stdout;
 		if (!o->f) {
-			fprintf(stderr, "profile: cannot write '%s': %s\n", o->path, strerror(errno));
+			pr_warn("cannot write '%s': %s", o->path, strerror(errno));
 			return EXIT_RUNTIME;
 		}
 	}
@@ -447,7 +454,7 @@ static int write_outputs(const struct settings *st, const struct profile *p,
 		if (!err && fflush(o->f))
 			err = -errno;
 		if (err) {
-			fprintf(stderr, "profile: cannot write %s: %s\n", name, strerror(-err));
+			pr_warn("cannot write %s: %s", name, strerror(-err));
 			return EXIT_RUNTIME;
 		}
 	}
@@ -463,12 +470,24 @@ static int close_outputs(struct settings *st)
 		struct output *o = &st->out[i];
 
 		if (o->f && o->f != stdout && fclose(o->f)) {
-			fprintf(stderr, "profile: cannot write '%s': %s\n", o->path, strerror(errno));
+			pr_warn("cannot write '%s': %s", o->path, strerror(errno));
 			ret = -1;
 		}
 		o->f = NULL;
 	}
 	return ret;
+}
+
+/* Under sudo a command runs as root unless --user says otherwise: files it writes in the
+ * user's tree become root's. One line says so (not with -q). */
+static void sudo_notice(const struct settings *st)
+{
+	const char *uid = getenv("SUDO_UID"), *user = getenv("SUDO_USER");
+
+	if (st->session.argv && !st->session.user && !st->quiet && uid && strcmp(uid, "0") &&
+	    geteuid() == 0)
+		pr_warn("the command runs as root; --user %s runs it as the user who ran sudo",
+			user && *user ? user : uid);
 }
 
 int main(int argc, char **argv)
@@ -488,6 +507,7 @@ int main(int argc, char **argv)
 	ret = parse_args(argc, argv, &st);
 	if (ret)
 		return ret;
+	sudo_notice(&st);
 	/* Open the outputs first: a path that cannot be written fails before any sampling. */
 	ret = open_outputs(&st);
 	if (ret)
@@ -502,20 +522,20 @@ int main(int argc, char **argv)
 	st.session.status_line = !st.quiet && isatty(STDERR_FILENO);
 	s = session__open(&st.session, &errmsg, &kind);
 	if (!s) {
-		fprintf(stderr, "profile: %s\n", errmsg ? errmsg : "cannot start");
+		pr_warn("%s", errmsg ? errmsg : "cannot start");
 		ret = exit_status(kind);
 		goto out;
 	}
 	clock_gettime(CLOCK_REALTIME, &started);
 	/* Whatever run says, what was sampled is written. */
 	if (session__run(s)) {
-		fprintf(stderr, "profile: %s\n", session__error(s, &kind));
+		pr_warn("%s", session__error(s, &kind));
 		st.quiet = true;
 		st.explain = false;
 	}
 	t_sampled = monotonic_seconds();
 	if (session__build_profile(s, profile)) {
-		fprintf(stderr, "profile: %s\n", session__error(s, &kind));
+		pr_warn("%s", session__error(s, &kind));
 		ret = EXIT_RUNTIME;
 		goto out;
 	}

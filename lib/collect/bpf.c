@@ -203,6 +203,10 @@ int session__attach(struct session *s)
 
 	s->pfds = malloc(s->nr_cpus * sizeof(*s->pfds));
 	s->links = calloc(s->nr_cpus, sizeof(*s->links));
+	/* All -1 before the first open: after a failure at one CPU (or here), session__detach
+	 * closes only what was opened. */
+	for (int cpu = 0; s->pfds && cpu < s->nr_cpus; cpu++)
+		s->pfds[cpu] = -1;
 	if (!s->pfds || !s->links)
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {

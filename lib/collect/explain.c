@@ -5,6 +5,7 @@
 #include <string.h>
 #include <linux/types.h>
 #include "base/htab.h"
+#include "base/log.h"
 #include "collect/explain.h"
 #include "profile.h"
 #include "unwind/unwind.h"
@@ -154,32 +155,7 @@ int explain__lines(const struct explain *ex, struct explain_line **out)
 
 void explain__escape(const char *path, char *buf, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
-
-	if (!len)
-		return;
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-		char e[4];
-		size_t n = 1;
-
-		e[0] = (char)*p;
-		if (*p < 0x20 || *p == 0x7f) {
-			e[0] = '\\';
-			e[1] = 'x';
-			e[2] = hex[*p >> 4];
-			e[3] = hex[*p & 15];
-			n = 4;
-		} else if (*p == '\\') {
-			e[1] = '\\';
-			n = 2;
-		}
-		if (o + n >= len)
-			break;
-		memcpy(buf + o, e, n);
-		o += n;
-	}
-	buf[o] = '\0';
+	log_escape_buf(path, buf, len);
 }
 
 static double share(uint64_t part, uint64_t whole)

@@ -86,7 +86,7 @@ int explain__write(const struct explain *ex, FILE *f, uint64_t samples, size_t m
 bool explain__unnamed_name(const char *name);
 
 /* PATH into BUF (LEN bytes, NUL-terminated, cut when too short) with control characters
- * as \xNN and backslashes doubled. */
+ * (C0, DEL, C1) and bytes that are not UTF-8 as \xNN, backslashes doubled (log_escape_buf). */
 void explain__escape(const char *path, char *buf, size_t len);
 
 #endif

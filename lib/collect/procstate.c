@@ -80,7 +80,8 @@ static void pstate__drop(struct pstate *p, size_t i, size_t j)
 {
 	for (size_t k = i; k < j; k++)
 		frames__free(&p->maps[k].spans);
-	memmove(&p->maps[i], &p->maps[j], (p->nr - j) * sizeof(*p->maps));
+	if (j < p->nr)	/* (maps is NULL when nr is 0: no memmove of nothing from NULL) */
+		memmove(&p->maps[i], &p->maps[j], (p->nr - j) * sizeof(*p->maps));
 	p->nr -= j - i;
 }
 

@@ -32,13 +32,6 @@
 				 * that comes wakes the loop (wake_user) */
 #define QUIET_TICKS	5
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
-
 int session__fail(struct session *s, enum session_err_kind kind, int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -97,6 +90,7 @@ static bool targets_alive(struct session *s)
 		if (r == s->child) {
 			s->stats.cmd_status = status;
 			s->child = 0;
+			session__signals_command(0);
 			return false;
 		}
 		return true;
@@ -132,11 +126,15 @@ static int session__start(struct session *s)
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	err = session__check_pidns(s);
 	if (!err)
+		err = session__resolve_pids(s);
+	if (!err)
 		err = check_pids(s);
 	if (!err)
 		err = session__check_btf(s);
 	if (!err)
 		err = session__load_bpf(s);
+	if (!err)
+		err = session__check_privs(s);
 	if (err)
 		return err;
 	procmaps__set_add_hook(s->maps, session__on_map_added, s);
@@ -201,7 +199,7 @@ static int session__loop(struct session *s, double start, double deadline)
 	bool prepared = false;
 	int quiet = 0, err;
 
-	while (!stop_signal) {
+	while (!session_stop_signal) {
 		int tick = TICK_MS, n = 0;
 		double now;
 
@@ -251,14 +249,10 @@ static int session__loop(struct session *s, double start, double deadline)
 
 int session__run(struct session *s)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
 	double start;
 	int err;
 
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	session__catch_signals();
 
 	err = session__open_sideband(s);
 	if (!err)
@@ -279,6 +273,8 @@ int session__run(struct session *s)
 	err = session__attach(s);
 	if (!err)
 		err = profile_bpf__attach(s->skel);
+	if (!err)
+		err = session__drop_privs(s);
 	if (err) {
 		if (!s->err)
 			session__fail(s, SESSION_ERR_RUNTIME, err, "cannot attach: %s",
@@ -296,10 +292,11 @@ int session__run(struct session *s)
 		goto out;
 	if (s->opts.status_line)
 		fputs("\r\033[K", stderr);
-	if (stop_signal)
-		pr_info("stopping on signal %d", stop_signal);
+	if (session_stop_signal)
+		pr_info("stopping on signal %d", session_stop_signal);
 	s->stats.seconds = clock_mono_seconds() - start;
 out:
+	session__finishing();
 	session__detach(s);
 	if (s->mmap_pb)
 		perf_buffer__consume(s->mmap_pb);
@@ -343,7 +340,7 @@ void session__free(struct session *s)
 	session__detach(s);
 	perf_buffer__free(s->mmap_pb);
 	/* Never released (an error before run): it must not run on its own. */
-	session__stop_command(s, SIGKILL);
+	session__free_command(s);
 	ring_buffer__free(s->events);
 	profile_bpf__destroy(s->skel);
 	session__free_procstate(s);
@@ -355,6 +352,7 @@ void session__free(struct session *s)
 	procmaps__free(s->maps);
 	free(s->links);
 	free(s->pfds);
+	free(s->pids);
 	free(s->err);
 	free(s);
 }

@@ -20,6 +20,8 @@ struct session_opts {
 	size_t nr_pids;
 	bool all;		/* -a: every process */
 	char *const *argv;	/* command to start and profile, or NULL */
+	const char *user;	/* with argv: run it as "USER[:GROUP]" (names or ids), or NULL:
+				 * as we run */
 	unsigned int freq;	/* samples per second per CPU */
 	double duration;	/* seconds; 0: until a signal or the targets exit */
 	bool user_only, kernel_only;
@@ -64,17 +66,20 @@ struct session_stats {
 struct session;
 
 /*
- * Check the targets and the kernel, load the BPF programs and, with a command, start it held
- * before its first instruction. Returns a session or NULL; on NULL, *ERRMSG (when not NULL)
- * gets a malloc'd sentence naming the problem and *KIND its kind.
+ * Check the targets (a thread's id stands for its process) and the kernel, load the BPF
+ * programs, check the capabilities the targets need and, with a command, start it held
+ * before its first instruction (as opts.user). Returns a session or NULL; on NULL, *ERRMSG
+ * (when not NULL) gets a malloc'd sentence naming the problem and *KIND its kind.
  */
 struct session *session__open(const struct session_opts *opts, char **errmsg,
 			      enum session_err_kind *kind);
 
 /*
- * Attach sampling, release the command, and sample until the duration ends, SIGINT/SIGTERM
- * arrives, the command exits, or every pid has exited. Returns 0, or negative errno with
- * session__error() set.
+ * Attach sampling, keep only the capabilities still needed (no longer root: see
+ * collect/privs.c), release the command, and sample until the duration ends, SIGINT/SIGTERM
+ * arrives, the command exits, or every pid has exited; then end the command (SIGTERM,
+ * SIGKILL 2 s later). From then on a signal only warns, and a second within 3 s aborts the
+ * process (collect/signals.c). Returns 0, or negative errno with session__error() set.
  */
 int session__run(struct session *s);
 

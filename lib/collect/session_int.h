@@ -4,7 +4,11 @@
  * struct session; each file does one job on it:
  *
  *	session.c	open, run (the poll loop, signals, the status line), errors, free
- *	command.c	the command, forked held on a pipe and released after attach
+ *	command.c	the command, forked held on a pipe and released after attach; run as
+ *			the user of --user (runas.c); ended, with SIGKILL after a grace period
+ *	pids.c		the processes of -p (a thread's id stands for its process)
+ *	privs.c		the capabilities checked before, and dropped after attach
+ *	signals.c	SIGINT/SIGTERM/SIGHUP: end sampling; twice while finishing: abort
  *	bpf.c		libbpf logging, privilege and BTF checks, sizing and loading the BPF
  *			programs, the pid filter, perf attach/detach per CPU, the stats map
  *	procstate.c	per-process BPF state: executable ranges, stack bottoms, copy hints
@@ -16,6 +20,7 @@
 #ifndef COLLECT_SESSION_INT_H
 #define COLLECT_SESSION_INT_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,6 +54,7 @@ struct session {
 	struct ucounts *unwound;	/* samples unwound here */
 	struct explain *explain;	/* with opts.explain: filled by model.c */
 	struct pidns pidns;		/* ours: every pid of the session is numbered in it */
+	pid_t *pids;			/* opts.pids points here: -p, threads made processes */
 	pid_t child;			/* the command, 0 when none */
 	int nr_fast_pids;		/* of the BPF program's fast_pids[] */
 	struct {			/* copy_hint set, by pid */
@@ -60,7 +66,9 @@ struct session {
 	struct pstates *procstate;	/* the processes described to BPF (procstate.c) */
 	uint64_t sideband_records;	/* fork, exec and mmap records read so far */
 	int go_fd;			/* write end: releases the held command */
-	int exec_err_fd;		/* read end: errno of a failed exec, EOF on success */
+	int exec_err_fd;		/* read end: why the command could not run, EOF when it
+					 * was executed */
+	struct runas *runas;		/* --user: who the command runs as; NULL without */
 	struct session_stats stats;
 	char *err;
 	enum session_err_kind err_kind;
@@ -71,17 +79,53 @@ struct session {
 int session__fail(struct session *s, enum session_err_kind kind, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* pids.c: opts.pids made S->pids: a thread's id replaced by its process's (with a note on
+ * stderr), each process once. Returns 0 or -ENOMEM with the error set. */
+int session__resolve_pids(struct session *s);
+
+/* signals.c: the signal (SIGINT, SIGTERM, SIGHUP) that ended sampling; 0 while none came. */
+extern volatile sig_atomic_t session_stop_signal;
+
+/* signals.c: while sampling, a signal sets session_stop_signal and interrupts the wait. */
+void session__catch_signals(void);
+
+/* signals.c: the profile is being finished: a signal now says that a second one within 3 s
+ * aborts; the second kills the command (session__signals_command) and profile. */
+void session__finishing(void);
+
+/* signals.c: the command to kill on abort (0: none). */
+void session__signals_command(pid_t pid);
+
 /* command.c: fork the command held before its first instruction (S->child, S->go_fd,
- * S->exec_err_fd). Returns 0 or negative errno with the error set. */
+ * S->exec_err_fd), as the user of opts.user (S->runas: resolved here, kind USAGE when
+ * unknown). Returns 0 or negative errno with the error set. */
 int session__start_command(struct session *s);
 
 /* command.c: let the command run; returns 0 when it was executed, else the exec's error
- * (negative errno, SESSION_ERR_TARGET) with the command reaped. */
+ * (negative errno, SESSION_ERR_TARGET; ENV or RUNTIME when it could not become the user of
+ * --user) with the command reaped. */
 int session__release_command(struct session *s);
 
 /* command.c: end the command if it is still ours (SIG: SIGTERM after a profile, SIGKILL when
- * it was never released), record its wait status, and close the pipes still open. */
+ * it was never released; SIGKILL too when SIGTERM did not end it within 2 s), record its
+ * wait status, and close the pipes still open. Returns once it is reaped. */
 void session__stop_command(struct session *s, int sig);
+
+/* command.c: at the end of the session: the command killed if it was never released, what
+ * --user resolved freed. */
+void session__free_command(struct session *s);
+
+/* privs.c: whether we have the capabilities the targets need besides BPF's: those of other
+ * users' processes (-a, -p), of --user. Returns 0 or -EPERM with the error set (kind ENV,
+ * naming what is missing). */
+int session__check_privs(struct session *s);
+
+/* privs.c: after attach, while one thread runs: keep only the capabilities the rest of the
+ * run uses (of those we have: CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_CHECKPOINT_RESTORE,
+ * CAP_SYS_NICE, CAP_SYSLOG unless -U, CAP_KILL with a command), as uid and gid 65534 when
+ * root (and CAP_SETUID and CAP_SETGID allow it), none inheritable or ambient, the bounding
+ * set as small, no new privileges. Returns 0 or negative errno with the error set. */
+int session__drop_privs(struct session *s);
 
 /* bpf.c: libbpf's messages through our verbosity (libbpf_set_print). */
 int session__libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +87,9 @@ int map__file_path(pid_t pid, const struct map *m, char *buf, size_t len)
 	if (m->path[0] != '/')
 		return -ENOENT;
 	snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
-	if (access(buf, R_OK) == 0)
+	/* Our effective ids and capabilities (access() would use the real ones: none once
+	 * profile runs as uid 65534 after attach, see collect/privs.c). */
+	if (faccessat(AT_FDCWD, buf, R_OK, AT_EACCESS) == 0)
 		return 0;
 	snprintf(buf, len, "/proc/%d/root%s", pid, m->path);
 	if (stat(buf, &st) == 0 && (!m->ino || st.st_ino == m->ino))

@@ -81,6 +81,22 @@ def expect(cond, msg):
         raise AssertionError(msg)
 
 
+# Under `make check-asan` the profiler is built with sanitizers: 2-5 times slower to start,
+# unwind and finish, and the CPU it spends is taken from the workloads on a small machine.
+SANITIZED = os.environ.get("PROFILE_TEST_SANITIZED") == "1"
+RATE_NOTES = []
+
+
+def expect_rate(cond, msg):
+    """expect() for what follows the CPU the workload and profile got (sample counts, how
+    soon profile ends): a note, not a failure, when the profiler is sanitized."""
+    if cond:
+        return
+    if not SANITIZED:
+        raise AssertionError(msg)
+    RATE_NOTES.append(msg)
+
+
 class KnownGap(Exception):
     """Raised by a test whose case is known not to work yet (what it checked still held):
     printed as GAP with the message, not counted as passed or failed."""
@@ -118,7 +134,7 @@ def check_chain_profile(stacks, cpu_seconds, freq):
     less than its wall time, and a sampler can only see a task while it runs."""
     n = total(stacks, "chain_fp")
     expected = cpu_seconds * freq
-    expect(0.8 * expected <= n <= 1.1 * expected,
+    expect_rate(0.8 * expected <= n <= 1.1 * expected,
            f"chain_fp has {n} samples, expected about {expected:.0f} "
            f"({cpu_seconds:.2f} s of CPU)")
     s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_fp")
@@ -150,15 +166,18 @@ def pid_chain_fp():
 
 @test
 def pid_exit_ends_profile():
-    proc = subprocess.Popen([workload("chain_fp"), "1"])
+    proc = subprocess.Popen([workload("chain_fp"), "3"])
     time.sleep(0.1)
-    t = time.monotonic()
-    stacks, _, _ = run_profile(["-d", "30", "-p", str(proc.pid)])
-    elapsed = time.monotonic() - t
+    p = subprocess.Popen([profile_bin(), "-d", "30", "-p", str(proc.pid)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.wait()
+    t = time.monotonic()
+    out, err = p.communicate(timeout=60)
+    elapsed = time.monotonic() - t
+    expect(p.returncode == 0, f"exit {p.returncode}: {err!r}")
     expect(elapsed < 5, f"profile ran {elapsed:.1f}s after its pid exited")
-    expect(total(stacks, "chain_fp") > 0, "no samples of the pid")
-    return f"ended after {elapsed:.1f}s"
+    expect(total(parse_folded(out), "chain_fp") > 0, "no samples of the pid")
+    return f"ended {elapsed:.1f}s after the pid"
 
 
 @test
@@ -252,7 +271,7 @@ def output_file_and_stdout_clean():
     expect(p.stdout == "", "folded output leaked to stdout with -o")
     with open(path) as f:
         stacks = parse_folded(f.read())
-    expect(total(stacks, "chain_fp") > 50, "too few samples in the -o file")
+    expect_rate(total(stacks, "chain_fp") > 50, "too few samples in the -o file")
     lines = [";".join(s) for s, _ in stacks]
     expect(lines == sorted(lines), "folded lines are not sorted")
     expect(len(set(lines)) == len(lines), "identical stacks not merged")
@@ -266,7 +285,7 @@ def command_chain_nofp_dwarf():
     stacks, err, _ = run_profile(["-F", "99", "--", workload("chain_nofp"), "3"])
     cpu = children_cpu() - cpu
     n = total(stacks, "chain_nofp")
-    expect(0.8 * 99 * cpu <= n <= 1.1 * 99 * cpu,
+    expect_rate(0.8 * 99 * cpu <= n <= 1.1 * 99 * cpu,
            f"{n} samples, expected about {99 * cpu:.0f} ({cpu:.2f} s of CPU)")
     s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_nofp")
     expect(s >= 0.95, f"complete chain in {s:.1%} of samples, expected >= 95%")
@@ -282,7 +301,7 @@ def frame_pointers_through_code_without_them():
     # every return address; this one goes to DWARF. Then the same through libc's qsort.
     stacks, err, _ = run_profile(["-F", "499", "--", workload("mixed"), "2", "mid"])
     n = total(stacks, "mixed")
-    expect(n > 500, f"only {n} samples")
+    expect_rate(n > 500, f"only {n} samples")
     whole = expect_whole_or_marked(stacks, "mixed", ["main", "mixed_outer", "mixed_middle",
                                                      "mixed_leaf"], "mixed_leaf",
                                    lambda f: "__libc_start_call_main" in f)
@@ -306,7 +325,7 @@ def lld_linked_chain_dwarf():
     # its library (both lld-linked, no frame pointers) is whole, or marked.
     stacks, _, _ = run_profile(["-F", "99", "--", workload("chain_lld"), "2"])
     n = total(stacks, "chain_lld")
-    expect(n > 100, f"only {n} samples")
+    expect_rate(n > 100, f"only {n} samples")
     s = expect_whole_or_marked(stacks, "chain_lld", CHAIN, "chain_hot_loop")
     return f"{n} samples, {s:.1%} complete"
 
@@ -321,7 +340,7 @@ def rust_chain_whole():
     stacks, _, _ = run_profile(["-F", "499", "--", binary, "2"])
     chain = ["chain::main", "chain::level_a", "chain::level_b", "chain::level_c"]
     n = total(stacks, "chain_rs")
-    expect(n > 500, f"only {n} samples")
+    expect_rate(n > 500, f"only {n} samples")
     whole = expect_whole_or_marked(stacks, "chain_rs", chain, "chain::hot",
                                    lambda f: "__libc_start_call_main" in f)
     return f"{n} samples, {whole:.1%} whole"
@@ -354,7 +373,7 @@ def rust_debian_chain_whole():
         return has_chain(f, chain) and "chain::hot" in f and "__libc_start_call_main" in f
     stacks, _, _ = run_profile(["-F", "499", "--", binary, "2"])
     n = total(stacks, "chain_rs_debian")
-    expect(n > 500, f"only {n} samples")
+    expect_rate(n > 500, f"only {n} samples")
     ours = expect_whole_or_marked(stacks, "chain_rs_debian", chain, "chain::hot",
                                   lambda f: "__libc_start_call_main" in f)
     marked = share(stacks, lambda f: "[truncated]" in f, "chain_rs_debian")
@@ -408,7 +427,7 @@ def cxx_through_libstdcxx_whole_or_marked():
         ours = share(mine, whole)
         wrong = share(mine, lambda f: not whole(f) and "[truncated]" not in f)
         bad = [";".join(f) for f, _ in mine if not whole(f) and "[truncated]" not in f]
-        expect(n > 300, f"{mode}: only {n} samples")
+        expect_rate(n > 300, f"{mode}: only {n} samples")
         expect(ours >= 0.95, f"{mode}: whole in {ours:.1%} of {n} samples: {bad[:2]}")
         expect(wrong <= 0.01, f"{mode}: {wrong:.1%} neither whole nor marked: {bad[:2]}")
         note = f"{mode}: ours {ours:.1%} of {n}"
@@ -436,7 +455,7 @@ def go_assembly_stacks_whole_or_marked():
     stacks, err, _ = run_profile(["-F", "499", "--", binary, "2"])
     asm = [(f, c) for f, c in stacks if f[0] == "gosha" and "crypto/sha256.block.abi0" in f]
     n = sum(c for _, c in asm)
-    expect(n > 200, f"only {n} samples in crypto/sha256.block")
+    expect_rate(n > 200, f"only {n} samples in crypto/sha256.block")
     main_chain = ["main.main", "main.work", "main.hashLoop"]
     worker_chain = ["main.worker", "main.work", "main.hashLoop"]
 
@@ -457,7 +476,7 @@ def go_assembly_stacks_whole_or_marked():
     go = [(f, c) for f, c in stacks if f[0] == "gosha" and
           any(fn in f for fn in ("main.mix", "main.fold", "main.step"))]
     m = sum(c for _, c in go)
-    expect(m > 200, f"only {m} samples in main.mix")
+    expect_rate(m > 200, f"only {m} samples in main.mix")
     def go_whole_(f):
         return whole(f, ["main.work", "main.mix"]) and (
             has_chain(f, ["main.main", "main.work"]) or has_chain(f, ["main.worker", "main.work"]))
@@ -490,7 +509,7 @@ def static_chains(binaries):
     for name in binaries:
         stacks, _, _ = run_profile(["-F", "499", "--", workload(name), "2"])
         n = total(stacks, name)
-        expect(n > 300, f"{name}: only {n} samples")
+        expect_rate(n > 300, f"{name}: only {n} samples")
         try:
             whole = expect_whole_or_marked(stacks, name, CHAIN, "chain_hot_loop",
                                            lambda f: f[1] == "__libc_start_call_main")
@@ -529,7 +548,7 @@ def musl_chain_whole_or_marked():
         stacks, _, _ = run_profile(["-F", "499", "--", workload(name), "2"])
         hot = [(f, c) for f, c in stacks if f[0] == comm and "chain_hot_loop" in f]
         n = total(hot)
-        expect(n > 500, f"{name}: only {n} samples in chain_hot_loop")
+        expect_rate(n > 500, f"{name}: only {n} samples in chain_hot_loop")
         whole = share(hot, lambda f: has_chain(f, CHAIN) and "[truncated]" not in f)
         marked = share(hot, lambda f: "[truncated]" in f)
         wrong = share(hot, lambda f: not has_chain(f, CHAIN) and "[truncated]" not in f)
@@ -565,7 +584,7 @@ def openssl_assembly_unwinds_through_any_register():
            "> /dev/null 2>&1"]
     stacks, err, _ = run_profile(["-F", "499", "-d", "6", "--"] + cmd, timeout=60)
     n = total(stacks, "openssl")
-    expect(n > 300, f"only {n} samples: {err[-300:]}")
+    expect_rate(n > 300, f"only {n} samples: {err[-300:]}")
     whole = share(stacks, lambda f: "__libc_start_call_main" in f, "openssl")
     expect(whole >= 0.95, f"whole stacks in {whole:.1%} of samples, expected >= 95%")
     return f"{n} samples, {whole:.1%} whole"
@@ -581,7 +600,7 @@ def gcc_callers_are_real():
     script = "; ".join(f"gcc -O2 -Ilib -Ibpf -I{BUILD} -c {f} -o /dev/null" for f in srcs)
     stacks, _, _ = run_profile(["-F", "999", "--", "sh", "-c", script], timeout=120)
     n = total(stacks, "cc1")
-    expect(n > 300, f"only {n} cc1 samples")
+    expect_rate(n > 300, f"only {n} cc1 samples")
     unknown = share(stacks, lambda f: "[unknown]" in f, "cc1")
     whole = share(stacks, lambda f: "__libc_start_call_main" in f or "_start" in f, "cc1")
     expect(unknown <= 0.005, f"[unknown] callers in {unknown:.1%} of cc1 samples")
@@ -655,7 +674,7 @@ def deep_recursion_past_the_copy():
     leaf = [(f, c) for f, c in stacks if f[0] == "recurse" and f[-1] == "recurse_leaf"]
     all_leaf = sum(c for _, c in leaf)
     ok = sum(c for f, c in leaf if "main" in f and f[1:].count("recurse") == 200)
-    expect(all_leaf > 100, f"only {all_leaf} samples in recurse_leaf")
+    expect_rate(all_leaf > 100, f"only {all_leaf} samples in recurse_leaf")
     expect(ok / all_leaf >= 0.9, f"{ok}/{all_leaf} leaf samples reach main with 200 frames")
     return f"{ok}/{all_leaf} complete"
 
@@ -744,7 +763,7 @@ def xz_reaches_libc_start_like_perf():
     ours = share(stacks, lambda f: any(m in f for m in ("__libc_start_call_main", "_dl_start",
                                                         "do_exit_[k]")), "xz")
     theirs, n = perf_dwarf_share(cmd, ("__libc_start_call_main", "_dl_start", "do_exit"))
-    expect(total(stacks, "xz") > 100, "too few xz samples")
+    expect_rate(total(stacks, "xz") > 100, "too few xz samples")
     expect(ours >= theirs, f"ours {ours:.1%} < perf --call-graph dwarf {theirs:.1%}")
     return f"ours {ours:.1%} of {total(stacks, 'xz')}, perf {theirs:.1%} of {n}"
 
@@ -781,7 +800,7 @@ def interpreters_whole_like_perf():
         n = total(stacks, comm)
         ours = share(stacks, lambda f: any(m in x for x in f for m in markers), comm)
         theirs, m = perf_dwarf_share(cmd, markers, 499)
-        expect(n > 300, f"{comm}: only {n} samples")
+        expect_rate(n > 300, f"{comm}: only {n} samples")
         expect(ours >= theirs - 0.01,
                f"{comm}: ours {ours:.1%} < perf --call-graph dwarf {theirs:.1%}")
         if comm == "node":
@@ -820,7 +839,7 @@ def exec_window_has_no_stale_user_frames():
     in_exec = [(f, c) for f, c in stacks if any(x.startswith(("bprm_execve", "do_execveat_common"))
                                                  for x in f)]
     n = sum(c for _, c in in_exec)
-    expect(n >= 10, f"only {n} samples in execve: the test proves nothing")
+    expect_rate(n >= 10, f"only {n} samples in execve: the test proves nothing")
     bad = []
     for f, c in in_exec:
         user = [x for x in f[1:] if not x.endswith("_[k]")]
@@ -844,7 +863,7 @@ def short_programs_start_up_whole():
              ("[truncated]" in f or any(x in ("dl_main", "_dl_start") for x in f))]
     n = sum(c for _, c in start)
     cut = sum(c for f, c in start if "[truncated]" in f)
-    expect(n >= 100, f"only {n} start-up samples of true")
+    expect_rate(n >= 100, f"only {n} start-up samples of true")
     expect(cut <= 0.05 * n, f"{cut} of {n} start-up samples truncated")
     return f"{n - cut} of {n} start-up samples whole"
 
@@ -870,7 +889,7 @@ def signal_handler_stacks_complete():
     handler = [(f, c) for f, c in stacks if f[0] == "sighandler" and
                any(x.startswith("sig_busy") for x in f)]
     n = sum(c for _, c in handler)
-    expect(n > 200, f"only {n} samples in the handler")
+    expect_rate(n > 200, f"only {n} samples in the handler")
     whole = sum(c for f, c in handler
                 if has_chain(f, ["main", "sig_outer", "sig_loop"]) and "__restore_rt" in f
                 and f[f.index("__restore_rt") + 1].startswith("sig_busy"))
@@ -906,7 +925,7 @@ def signal_handler_fp_stacks_complete():
     stacks, _, _ = run_profile(["-F", "999", "--", binary, "2"])
     in_handler = [(f, c) for f, c in stacks if f[0] == "sighandler_fp" and handler(f)]
     n = total(in_handler)
-    expect(n > 200, f"only {n} samples in the handler")
+    expect_rate(n > 200, f"only {n} samples in the handler")
     ours = share(in_handler, whole)
     wrong = share(in_handler, lambda f: not whole(f) and "[truncated]" not in f)
     bad = [";".join(f) for f, _ in in_handler if not whole(f) and "[truncated]" not in f]
@@ -1190,7 +1209,7 @@ def end_container(u, pid):
 def check_samples_for_cpu(stacks, comm, cpu_seconds, freq):
     n = total(stacks, comm)
     expected = cpu_seconds * freq
-    expect(0.8 * expected <= n <= 1.1 * expected,
+    expect_rate(0.8 * expected <= n <= 1.1 * expected,
            f"{comm} has {n} samples, expected about {expected:.0f} ({cpu_seconds:.2f} s of CPU)")
     return n
 
@@ -1294,7 +1313,7 @@ def container_perf_map_from_host():
     finally:
         end_container(u, pid)
     s = share(stacks, lambda f: has_chain(f, ["main", "jit_hot_loop_[j]"]), "jitmap")
-    expect(total(stacks, "jitmap") > 500, f"only {total(stacks, 'jitmap')} samples")
+    expect_rate(total(stacks, "jitmap") > 500, f"only {total(stacks, 'jitmap')} samples")
     expect(s >= 0.95, f"main;jit_hot_loop_[j] in {s:.1%} of samples, expected >= 95%")
     return f"{s:.1%} of samples"
 
@@ -1335,7 +1354,7 @@ def reused_pid_profiled_afresh():
     # About 499 samples of each program, all under the second one's name.
     whole = sum(c for f, c in stacks if f[0] == "chain_nofp" and has_chain(f, CHAIN) and
                 "__libc_start_call_main" in f)
-    expect(whole >= 400, f"chain_nofp's whole chain in {whole} samples, expected about 499")
+    expect_rate(whole >= 400, f"chain_nofp's whole chain in {whole} samples, expected about 499")
     return f"pid {pids.group(1)} twice: chain_nofp's whole chain in {whole} samples"
 
 
@@ -1387,7 +1406,7 @@ def sigint_and_sigterm_write_everything():
                 stacks, err, code = profile_until_signal(targs, sig)
                 expect(code == 0, f"{targs} {sig.name}: exit {code}: {err}")
                 n = total(stacks, "chain_fp")
-                expect(n >= 100, f"{targs} {sig.name}: only {n} chain_fp samples written")
+                expect_rate(n >= 100, f"{targs} {sig.name}: only {n} chain_fp samples written")
                 notes.append(f"{targs[0]} {sig.name}: {n}")
                 svg = os.path.join(BUILD, "tests", "signal.svg")
                 titles, err, code = profile_until_signal(targs, sig, out=svg)
@@ -1405,8 +1424,9 @@ def short_command_under_long_duration():
     t = time.monotonic()
     stacks, _, _ = run_profile(["-d", "30", "--", workload("chain_fp"), "1"])
     elapsed = time.monotonic() - t
-    expect(elapsed < 4, f"a 1-second command under -d 30 took {elapsed:.1f}s")
-    expect(total(stacks, "chain_fp") >= 70, "its samples were not written")
+    expect_rate(elapsed < 4, f"a 1-second command under -d 30 took {elapsed:.1f}s")
+    expect(total(stacks, "chain_fp") > 0, "its samples were not written")
+    expect_rate(total(stacks, "chain_fp") >= 70, f"only {total(stacks, 'chain_fp')} samples")
     return f"{elapsed:.1f}s"
 
 
@@ -1417,8 +1437,9 @@ def short_lived_children_named():
     n = total(stacks, "short_lived")
     named = share(stacks, lambda f: any(x.startswith("short_lived_work") for x in f),
                   "short_lived")
-    expect(n > 200, f"only {n} samples of the children")
-    expect(named > 0.8, f"short_lived_work in {named:.1%} of the children's samples")
+    expect_rate(n > 200, f"only {n} samples of the children")
+    # A slow profiler unwinds a child's samples after it exited: frames past the copy lost.
+    expect_rate(named > 0.8, f"short_lived_work in {named:.1%} of the children's samples")
     return f"{n} samples, {named:.1%} named"
 
 
@@ -1435,8 +1456,8 @@ def several_pids():
             p.wait()
     for name in ("chain_fp", "chain_nofp"):
         s = share(stacks, lambda f: has_chain(f, CHAIN), name)
-        expect(total(stacks, name) > 100 and s >= 0.95,
-               f"{name}: {total(stacks, name)} samples, {s:.1%} complete")
+        expect_rate(total(stacks, name) > 100, f"{name}: {total(stacks, name)} samples")
+        expect(s >= 0.95, f"{name}: {total(stacks, name)} samples, {s:.1%} complete")
     return f"{total(stacks, 'chain_fp')} + {total(stacks, 'chain_nofp')} samples"
 
 
@@ -1492,6 +1513,10 @@ BAD_INPUTS = [
     (["-a", "-d", "1", "-o", "/nonexistent/dir/x.folded"], 1, "cannot write"),
     (["--unwind", "lbr", "-a"], 2, "unknown unwind mode"),
     (["--stack-copy", "100000", "-a"], 2, "invalid stack copy size"),
+    (["--user", "nosuchuser", "--", "true"], 2, "unknown user 'nosuchuser'"),
+    (["--user", "nobody:nosuchgroup", "--", "true"], 2, "unknown group 'nosuchgroup'"),
+    (["--user", "4242", "--", "true"], 2, "uid 4242 has no entry in the user database"),
+    (["--user", "nobody", "-a"], 2, "--user goes with a command"),
 ]
 
 
@@ -1516,6 +1541,238 @@ def unprivileged_refused():
     expect("CAP_BPF" in p.stderr and "root" in p.stderr, f"stderr: {p.stderr!r}")
 
 
+# --- privileges: who the command runs as, what profile keeps --------------------------------
+
+def proc_status(pid):
+    """/proc/PID/status as a dict of its lines."""
+    with open(f"/proc/{pid}/status") as f:
+        return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+
+
+def scratch_dir():
+    """A fresh directory under build/tests that any user may write to."""
+    d = tempfile.mkdtemp(dir=os.path.join(BUILD, "tests"))
+    os.chmod(d, 0o1777)
+    return d
+
+
+@test
+def user_runs_command_as_that_user():
+    d = scratch_dir()
+    status = os.path.join(d, "status")
+    script = (f"cat /proc/self/status > {status}; echo \"$HOME $USER $LOGNAME\" >> {status}; "
+              f"exec {os.path.abspath(workload('chain_fp'))} 1")
+    stacks, err, _ = run_profile(["--user", "nobody", "--", "sh", "-c", script])
+    with open(status) as f:
+        text = f.read()
+    st = dict(line.split(":\t", 1) for line in text.splitlines() if ":\t" in line)
+    expect(st["Uid"].split() == ["65534"] * 4 and st["Gid"].split() == ["65534"] * 4,
+           f"Uid {st['Uid']!r} Gid {st['Gid']!r}")
+    expect(st["Groups"].split() == ["65534"], f"Groups {st['Groups']!r}")
+    for c in ("CapInh", "CapPrm", "CapEff", "CapAmb"):
+        expect(int(st[c], 16) == 0, f"the command has capabilities: {c} {st[c]}")
+    expect("/nonexistent nobody nobody" in text, f"HOME USER LOGNAME: {text.splitlines()[-1]!r}")
+    s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_fp")
+    expect(total(stacks, "chain_fp") >= 30 and s >= 0.95,
+           f"{total(stacks, 'chain_fp')} samples as nobody, {s:.1%} whole")
+    # By number, with a group of its own: that group alone.
+    p = subprocess.run([profile_bin(), "-q", "-o", os.devnull, "--user", "65534:0", "--",
+                        "id"], capture_output=True, text=True, timeout=30)
+    expect(p.returncode == 0 and p.stdout.startswith("uid=65534") and
+           "gid=0(root) groups=0(root)" in p.stdout, f"--user 65534:0: {p.stdout!r} {p.stderr!r}")
+    return f"{total(stacks, 'chain_fp')} samples, {s:.1%} whole"
+
+
+@test
+def command_ignoring_sigterm_is_killed():
+    d = scratch_dir()
+    pidfile = os.path.join(d, "pid")
+    script = f"echo $$ > {pidfile}; trap '' TERM; while :; do :; done"
+    t = time.monotonic()
+    stacks, err, _ = run_profile(["-d", "1", "--", "sh", "-c", script], timeout=30)
+    elapsed = time.monotonic() - t
+    with open(pidfile) as f:
+        pid = int(f.read())
+    expect(not os.path.exists(f"/proc/{pid}"), f"the command {pid} still runs")
+    expect(elapsed < 15, f"profile took {elapsed:.1f}s to end a command ignoring SIGTERM")
+    expect_rate(elapsed < 6, f"profile took {elapsed:.1f}s to end a command ignoring SIGTERM")
+    expect("did not exit within 2 s of SIGTERM: killed" in err, f"stderr: {err!r}")
+    expect_rate(total(stacks, "sh") >= 50, f"only {total(stacks, 'sh')} samples of the command")
+    return f"ended after {elapsed:.1f}s"
+
+
+@test
+def pid_of_a_thread_profiles_its_process():
+    proc = subprocess.Popen([workload("threads"), "4"])
+    try:
+        time.sleep(0.3)
+        tids = sorted(int(t) for t in os.listdir(f"/proc/{proc.pid}/task"))
+        tid = next(t for t in tids if t != proc.pid)
+        stacks, err, _ = run_profile(["-d", "1", "-p", str(tid)])
+    finally:
+        proc.kill()
+        proc.wait()
+    expect(f"pid {tid} is a thread of process {proc.pid}: profiling the process" in err,
+           f"no note: {err!r}")
+    n = total(stacks, "threads")
+    s = share(stacks, lambda f: "thread_main" in f, "threads")
+    expect(n >= 40 and s >= 0.95, f"{n} samples of the process, {s:.1%} in its threads")
+    return f"{n} samples"
+
+
+def caps_mask(names):
+    return sum(1 << CAPS[n] for n in names)
+
+
+CAPS = {"kill": 5, "setgid": 6, "setuid": 7, "sys_ptrace": 19, "dac_read_search": 2,
+        "sys_nice": 23, "syslog": 34, "checkpoint_restore": 40, "perfmon": 38, "bpf": 39}
+# What profile keeps after attach (collect/privs.c), and what it needs to start besides.
+KEPT = ["sys_ptrace", "dac_read_search", "checkpoint_restore", "sys_nice", "syslog"]
+NEEDED = ["bpf", "perfmon"] + KEPT
+
+
+def running_status(args, user=None, caps=None):
+    """Start profile ARGS (as USER with only CAPS when given), read its /proc status once it
+    dropped its capabilities (no_new_privs set); returns (status, stacks, stderr, exit
+    code)."""
+    pre = []
+    if user:
+        c = ",".join("+" + n for n in caps)
+        pre = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups",
+               f"--inh-caps=-all,{c}", f"--ambient-caps={c}", f"--bounding-set=-all,{c}"]
+    p = subprocess.Popen(pre + [os.path.abspath(profile_bin())] + args, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, errors="replace")
+    st = {}
+    for _ in range(150):
+        time.sleep(0.1)
+        try:
+            st = proc_status(p.pid)
+        except FileNotFoundError:
+            break
+        if st.get("NoNewPrivs") == "1":
+            break
+    out, err = p.communicate(timeout=60)
+    return st, parse_folded(out), err, p.returncode
+
+
+@test
+def capabilities_dropped_after_attach():
+    st, stacks, err, code = running_status(["-d", "3", "--", workload("readloop"), "3"])
+    expect(code == 0, f"exit {code}: {err}")
+    expect(st["Uid"].split() == ["65534"] * 4 and st["Gid"].split() == ["65534"] * 4 and
+           not st["Groups"].split(), f"Uid {st['Uid']!r} Gid {st['Gid']!r} {st['Groups']!r}")
+    want = caps_mask(KEPT + ["kill"])
+    for c in ("CapPrm", "CapEff", "CapBnd"):
+        expect(int(st[c], 16) == want, f"{c} {st[c]}, expected {want:016x}")
+    expect(int(st["CapInh"], 16) == 0 and int(st["CapAmb"], 16) == 0,
+           f"CapInh {st['CapInh']} CapAmb {st['CapAmb']}")
+    expect(st["NoNewPrivs"] == "1", f"NoNewPrivs {st['NoNewPrivs']}")
+    # Still everything after the drop: kernel names (CAP_SYSLOG), DWARF unwinding.
+    kread = share(stacks, lambda f: any(x.endswith("_[k]") and "read" in x for x in f),
+                  "readloop")
+    whole = share(stacks, lambda f: "main" in f and "[truncated]" not in f, "readloop")
+    expect(kread > 0.5 and whole > 0.95, f"*read*_[k] in {kread:.1%}, whole {whole:.1%}")
+    return f"kept {want:#x}"
+
+
+@test
+def exact_capabilities_profile_another_user():
+    # Not root: uid 65534 with only the capabilities the README lists, profiling root's
+    # process; then the same without each of those a process of another user needs.
+    proc = subprocess.Popen([workload("readloop"), "30"])
+    try:
+        time.sleep(0.3)
+        st, stacks, err, code = running_status(["-d", "3", "-p", str(proc.pid)], 65534, NEEDED)
+        expect(code == 0, f"exit {code}: {err}")
+        expect(int(st["CapEff"], 16) == caps_mask(KEPT), f"kept CapEff {st['CapEff']}")
+        kread = share(stacks, lambda f: any(x.endswith("_[k]") and "read" in x for x in f),
+                      "readloop")
+        whole = share(stacks, lambda f: has_chain(f, ["main", "read_zeros"]) and
+                      "[truncated]" not in f, "readloop")
+        expect(total(stacks, "readloop") >= 100 and kread > 0.5 and whole > 0.95,
+               f"{total(stacks, 'readloop')} samples, *read*_[k] in {kread:.1%}, "
+               f"whole {whole:.1%}")
+        for missing in ("sys_ptrace", "dac_read_search"):
+            caps = [c for c in NEEDED if c != missing]
+            for args in (["-p", str(proc.pid)], ["-a"]):
+                p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                                    "--clear-groups", "--inh-caps=-all," +
+                                    ",".join("+" + c for c in caps),
+                                    "--ambient-caps=" + ",".join("+" + c for c in caps),
+                                    os.path.abspath(profile_bin()), "-d", "1"] + args,
+                                   capture_output=True, text=True, timeout=30)
+                expect(p.returncode == 4 and f"CAP_{missing.upper()} is missing" in p.stderr
+                       and p.stderr.count("\n") == 1,
+                       f"without {missing}, {args[0]}: exit {p.returncode}: {p.stderr!r}")
+    finally:
+        proc.kill()
+        proc.wait()
+    return f"{total(stacks, 'readloop')} samples, whole {whole:.1%}"
+
+
+@test
+def second_signal_while_finishing_aborts():
+    notes = []
+    for second in (False, True):
+        d = scratch_dir()
+        pidfile = os.path.join(d, "pid")
+        script = f"echo $$ > {pidfile}; trap '' TERM INT; while :; do :; done"
+        out = os.path.join(d, "out.folded")
+        p = subprocess.Popen([profile_bin(), "-o", out, "--", "sh", "-c", script],
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        p.send_signal(signal.SIGINT)      # ends sampling; the command ignores SIGTERM
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)      # while finishing: a notice, the profile kept
+        if second:
+            time.sleep(0.3)
+            t = time.monotonic()
+            p.send_signal(signal.SIGINT)  # within 3 s: abort
+        _, err = p.communicate(timeout=30)
+        with open(pidfile) as f:
+            pid = int(f.read())
+        expect("interrupt again within 3 s to abort" in err, f"no notice: {err!r}")
+        if second:
+            elapsed = time.monotonic() - t
+            expect(p.returncode == -signal.SIGINT, f"aborted with exit {p.returncode}: {err!r}")
+            expect("aborted, no profile written" in err and elapsed < 1,
+                   f"abort after {elapsed:.1f}s: {err!r}")
+            time.sleep(0.2)
+            state = None
+            if os.path.exists(f"/proc/{pid}"):
+                with open(f"/proc/{pid}/stat") as f:
+                    state = f.read().rpartition(")")[2].split()[0]
+            expect(state in (None, "Z", "X"), f"the command {pid} runs on: {state}")
+            notes.append(f"aborted in {elapsed:.2f}s")
+        else:
+            with open(out) as f:
+                n = total(parse_folded(f.read()), "sh")
+            expect(p.returncode == 0 and n >= 50, f"exit {p.returncode}, {n} samples: {err!r}")
+            notes.append(f"kept {n} samples")
+    return ", ".join(notes)
+
+
+@test
+def control_characters_escaped():
+    # A name from the command line and paths from files: no raw control characters on
+    # stderr, even with -vv, but their \xHH.
+    d = scratch_dir()
+    odd = os.path.join(d, "a\x1b[31mred\nline\x9b")
+    os.makedirs(odd)
+    for f in ("chain_nofp", "libchain_nofp.so"):
+        shutil.copy(workload(f), odd)
+    _, err, code = run_profile(["--", os.path.join(d, "no\x1b[2Jsuch")], check=False)
+    expect(code == 3 and "no\\x1b[2Jsuch" in err and "\x1b" not in err, f"{err!r}")
+    _, err, code = run_profile(["-vv", "--explain", "--", os.path.join(odd, "chain_nofp"), "1"],
+                               check=False)
+    expect(code == 0, f"exit {code}")
+    ours = "\n".join(line for line in err.splitlines() if not line.startswith("libbpf:"))
+    expect("a\\x1b[31mred\\x0aline\\xc2\\x9b" in ours, f"the path not escaped: {ours!r}")
+    bad = [c for c in "\x1b\x9b\r" if c in ours]
+    expect(not bad, f"raw control characters on stderr: {bad}")
+    return f"{ours.count(chr(92) + 'x1b')} escaped"
+
+
 def main():
     global BUILD
     ap = argparse.ArgumentParser()
@@ -1538,8 +1795,12 @@ def main():
         for attempt in (1, 2):
             t = time.monotonic()
             try:
+                RATE_NOTES.clear()
                 note = fn()
                 passed += 1
+                if RATE_NOTES:
+                    note = ((f"{note}; " if note else "") + "slower sanitized: "
+                            + "; ".join(RATE_NOTES))
                 if first:
                     retried.append(fn.__name__)
                     note = f"{note}; first run: {first}" if note else f"first run: {first}"

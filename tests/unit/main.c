@@ -31,6 +31,8 @@ int main(int argc, char **argv)
 		register_explain_suite,
 		register_x86_suite,
 		register_gofp_suite,
+		register_log_suite,
+		register_runas_suite,
 	};
 	unsigned int failed;
 

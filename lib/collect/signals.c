@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * collect/signals: SIGINT, SIGTERM and SIGHUP. While sampling, one ends the sampling (the
+ * poll loop sees session_stop_signal). Once the profile is being finished (the command
+ * stopped, the maps drained, stacks symbolized, the output written), one more does not lose
+ * the profile: it says how to abort; a second within ABORT_WINDOW_S aborts at once, the
+ * command killed, profile killed by that signal.
+ */
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "collect/session_int.h"
+
+#define ABORT_WINDOW_S	3
+
+volatile sig_atomic_t session_stop_signal;
+static volatile sig_atomic_t finishing;
+static volatile sig_atomic_t command_pid;	/* killed on abort; 0: none */
+static time_t armed;			/* when the last signal while finishing came; only
+					 * the handler, never nested (sa_mask), touches it */
+
+static void say(const char *s)
+{
+	if (write(STDERR_FILENO, s, strlen(s)) < 0)
+		return;
+}
+
+static void on_signal(int sig)
+{
+	struct timespec now;
+	sigset_t set;
+
+	if (!finishing) {
+		session_stop_signal = sig;
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!armed || now.tv_sec - armed > ABORT_WINDOW_S) {
+		armed = now.tv_sec ? now.tv_sec : 1;
+		say("\nprofile: finishing the profile; interrupt again within 3 s to abort "
+		    "without it\n");
+		return;
+	}
+	say("\nprofile: interrupted again: aborted, no profile written\n");
+	if (command_pid > 0)
+		kill(command_pid, SIGKILL);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+static void install(bool restart)
+{
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = restart ? SA_RESTART : 0 };
+	int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&sa.sa_mask, sigs[i]);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+void session__catch_signals(void)
+{
+	/* Without SA_RESTART: a signal ends the loop's wait at once. */
+	install(false);
+}
+
+void session__finishing(void)
+{
+	finishing = 1;
+	/* From here on a signal only says how to abort: what it interrupts goes on. */
+	install(true);
+}
+
+void session__signals_command(pid_t pid)
+{
+	command_pid = pid;
+}
