@@ -1434,6 +1434,14 @@ def unprivileged_refused():
     expect("CAP_BPF" in p.stderr and "root" in p.stderr, f"stderr: {p.stderr!r}")
 
 
+# --- hostile files: crafted by the profiled users, they cannot crash, hang or exhaust profile ---
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hostile  # noqa: E402  (its cases use the helpers above)
+
+TESTS.extend(hostile.register(sys.modules[__name__]))
+
+
 def main():
     global BUILD
     ap = argparse.ArgumentParser()
