@@ -31,6 +31,7 @@ int main(int argc, char **argv)
 		register_x86_suite,
 		register_gofp_suite,
 		register_fileio_suite,
+		register_limits_suite,
 	};
 	unsigned int failed;
 
