@@ -15,11 +15,13 @@ a line of 1 MiB or linked to /dev/zero, a process with 100,000 mappings.
 """
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import tempfile
 import threading
 import time
+import types
 import zlib
 
 GRACE = 5           # seconds past the duration a profile may take
@@ -288,6 +290,11 @@ class Procs:
                 raise AssertionError(f"{argv[0]} did not start: {line!r} {p.stderr.read()!r}")
         return p
 
+    def stop(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGSTOP)
+
     def end(self):
         for p in self.procs:
             if p.poll() is None:
@@ -305,9 +312,23 @@ def hostile_cmd(mode, *args, seconds=DURATION + 8, binary=None):
     return [binary or r.workload("hostile"), str(seconds), mode] + list(args)
 
 
-def profile(args, duration=DURATION, during=None):
-    """profile -d DURATION ARGS, which must end within DURATION + GRACE s and exit 0; DURING(),
-    when given, runs 1 s in. Returns (stacks, stderr, seconds, its largest RSS in MiB)."""
+def vm_hwm_mb(pid):
+    """The most resident memory process PID has had, MiB (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0
+
+
+def profile(args, procs, duration=DURATION, during=None):
+    """profile -d DURATION ARGS, which must end within DURATION + GRACE s and exit 0; DURING,
+    when given, is (SECONDS, FN): FN() runs SECONDS in. PROCS (the targets) are stopped once sampling is over, so that
+    they leave the CPUs to profile's work at the end. Returns (stacks, stderr, seconds, its
+    largest resident memory in MiB, read every 20 ms)."""
     cmd = [os.path.abspath(r.profile_bin()), "-d", str(duration)] + args
     t = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -316,30 +337,34 @@ def profile(args, duration=DURATION, during=None):
                for f, b in ((p.stdout, out), (p.stderr, err))]
     for th in readers:
         th.start()
+    stopper = threading.Timer(duration + 1, procs.stop)
+    stopper.start()
     if during:
-        time.sleep(1)
-        during()
-    limit = duration + GRACE
-    while True:
-        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() - t > limit:
-            p.kill()
-            os.wait4(p.pid, 0)
-            p.returncode = -9
-            for th in readers:
-                th.join()
-            raise AssertionError(f"profile {' '.join(args)} did not end within {limit} s")
-        time.sleep(0.05)
+        time.sleep(during[0])
+        during[1]()
+    limit, rss = duration + GRACE, 0
+    try:
+        while True:
+            rss = max(rss, vm_hwm_mb(p.pid))
+            pid, status, _ = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - t > limit:
+                p.kill()
+                os.wait4(p.pid, 0)
+                p.returncode = -9
+                raise AssertionError(f"profile {' '.join(args)} did not end within {limit} s")
+            time.sleep(0.02)
+    finally:
+        stopper.cancel()
+        for th in readers:
+            th.join()
     p.returncode = os.waitstatus_to_exitcode(status)
     secs = time.monotonic() - t
-    for th in readers:
-        th.join()
     err = err[0].decode(errors="replace")
     if p.returncode != 0:
         raise AssertionError(f"profile {' '.join(args)} exited {p.returncode}: {err[-2000:]}")
-    return r.parse_folded(out[0].decode(errors="replace")), err, secs, ru.ru_maxrss / 1024
+    return r.parse_folded(out[0].decode(errors="replace")), err, secs, rss
 
 
 def expect_named(stacks, comm, names, min_share=0.2):
@@ -350,6 +375,12 @@ def expect_named(stacks, comm, names, min_share=0.2):
         s = r.share(stacks, lambda f: name in f, comm)
         r.expect(s >= min_share, f"{name} in {s:.1%} of {comm}'s samples, expected >= "
                  f"{min_share:.0%}")
+
+
+def expect_reported(err, sentence):
+    """The summary says a bound was met: SENTENCE follows "bound met: N"."""
+    r.expect(any("bound met: " in line and sentence in line for line in err.splitlines()),
+             f"the summary does not say {sentence!r}: {err[-1500:]}")
 
 
 def expect_bounded(secs, rss, duration=DURATION):
@@ -378,7 +409,7 @@ def hostile_debug_links():
         pids = [reference(ps).pid]
         for b in (fifo, zero, dev):
             pids.append(ps.start(hostile_cmd("spin", binary=b)).pid)
-        stacks, _, secs, rss = profile(["-p", ",".join(map(str, pids))])
+        stacks, _, secs, rss = profile(["-p", ",".join(map(str, pids))], ps)
     expect_named(stacks, "hostile", REF_NAMES)
     for comm in ("hx_fifo", "hx_zero", "hx_urandom"):
         expect_named(stacks, comm, ["__libc_start_call_main"])
@@ -392,9 +423,10 @@ def hostile_debug_altlink_fifo():
         if not alt:
             raise r.KnownGap("dwz is not installed: no file with a .gnu_debugaltlink")
         pid = ps.start(hostile_cmd("dlopen", alt)).pid
-        stacks, _, secs, rss = profile(["-p", f"{pid},{reference(ps).pid}"])
+        stacks, err, secs, rss = profile(["-p", f"{pid},{reference(ps).pid}"], ps)
     expect_named(stacks, "hostile", REF_NAMES)
     expect_named(stacks, "hostile", ["hostile_lib_spin"], 0.1)
+    expect_reported(err, ".gnu_debugaltlink leads out")
     return expect_bounded(secs, rss)
 
 
@@ -404,8 +436,10 @@ def hostile_elf_headers_past_eof():
         specs = past_eof_variants(tmp)
         pid = ps.start(hostile_cmd("mmap", *specs)).pid
         pids = f"{pid},{reference(ps).pid}"
-        stacks, _, secs, rss = profile(["-p", pids])
-        stacks2, _, secs2, rss2 = profile(["--unwind", "dwarf", "-p", pids])
+        stacks, _, secs, rss = profile(["-p", pids], ps)
+        for q in ps.procs:
+            q.send_signal(signal.SIGCONT)
+        stacks2, _, secs2, rss2 = profile(["--unwind", "dwarf", "-p", pids], ps)
     expect_named(stacks, "hostile", REF_NAMES)
     expect_named(stacks2, "hostile", REF_NAMES)
     return expect_bounded(max(secs, secs2), max(rss, rss2))
@@ -417,8 +451,10 @@ def hostile_eh_frame_records():
         libs = [hostile_eh_frame(tmp, False), hostile_eh_frame(tmp, True)]
         pid = ps.start(hostile_cmd("dlopen", *libs)).pid
         pids = f"{pid},{reference(ps).pid}"
-        stacks, _, secs, rss = profile(["-p", pids])
-        stacks2, _, secs2, rss2 = profile(["--unwind", "dwarf", "-p", pids])
+        stacks, _, secs, rss = profile(["-p", pids], ps)
+        for q in ps.procs:
+            q.send_signal(signal.SIGCONT)
+        stacks2, _, secs2, rss2 = profile(["--unwind", "dwarf", "-p", pids], ps)
     expect_named(stacks, "hostile", REF_NAMES)
     expect_named(stacks2, "hostile", REF_NAMES)
     expect_named(stacks2, "hostile", ["hostile_lib_loop"], 0.1)
@@ -430,9 +466,10 @@ def hostile_debug_info_claims_4g():
         tmp = os.path.realpath(tmp)
         path = debug_info_claims_4g(tmp)
         pid = ps.start(hostile_cmd("dlopen", path)).pid
-        stacks, _, secs, rss = profile(["-p", f"{pid},{reference(ps).pid}"])
+        stacks, err, secs, rss = profile(["-p", f"{pid},{reference(ps).pid}"], ps)
     expect_named(stacks, "hostile", REF_NAMES)
     expect_named(stacks, "hostile", ["hostile_lib_loop"], 0.1)
+    expect_reported(err, "their DWARF did not fit the memory budget")
     return expect_bounded(secs, rss)
 
 
@@ -442,12 +479,14 @@ def hostile_library_truncated():
         path = os.path.join(tmp, "libtruncated.so")
         subprocess.run(["objcopy", "--strip-all", lib(), path], check=True)
         pid = ps.start(hostile_cmd("dlopen", path)).pid
-        stacks, err, secs, rss = profile(["-p", f"{pid},{reference(ps).pid}"], duration=3,
-                                         during=lambda: os.truncate(path, 0))
+        # Truncated halfway, well after sampling began (loading BPF may take a second).
+        stacks, err, secs, rss = profile(["-F", "499", "-p", f"{pid},{reference(ps).pid}"],
+                                         ps, duration=4, during=(2, lambda: os.truncate(path, 0)))
     expect_named(stacks, "hostile", REF_NAMES)
+    expect_reported(err, "files changed while read (truncated: SIGBUS)")
     in_lib = [f for f, _ in stacks for x in f if x.startswith("libtruncated.so")]
-    r.expect(in_lib, "no frame in the truncated library")
-    return expect_bounded(secs, rss, 3) + f"; {len(in_lib)} stacks in it"
+    r.expect(in_lib, f"no frame in the truncated library: {stacks}")
+    return expect_bounded(secs, rss, 4) + f"; {len(in_lib)} stacks in it"
 
 
 def hostile_perf_maps():
@@ -475,7 +514,7 @@ def hostile_perf_maps():
             os.unlink(jits[2][1])
             os.symlink("/dev/zero", jits[2][1])
             pids = [p.pid for p, _, _ in jits] + [reference(ps).pid]
-            stacks, _, secs, rss = profile(["-p", ",".join(map(str, pids))])
+            stacks, err, secs, rss = profile(["-p", ",".join(map(str, pids))], ps)
         finally:
             for _, path, _ in jits:
                 if os.path.lexists(path):
@@ -484,6 +523,8 @@ def hostile_perf_maps():
     expect_named(stacks, "jitmap", ["main"], 0.9)
     jit = r.share(stacks, lambda f: "jit_hot_loop_[j]" in f, "jitmap")
     r.expect(jit >= 0.5, f"jit_hot_loop_[j] in {jit:.1%} of jitmap's samples (2 of 3 named)")
+    expect_reported(err, "perf maps cut at 4194304 entries")
+    expect_reported(err, "perf-map lines skipped")
     return expect_bounded(secs, rss)
 
 
@@ -500,11 +541,12 @@ def hostile_100k_mappings():
             with open(f"/proc/{pid}/maps") as f:
                 nr = sum(1 for _ in f)
             r.expect(nr >= n, f"only {nr} mappings")
-            stacks, err, secs, rss = profile(["-p", f"{pid},{reference(ps).pid}"])
+            stacks, err, secs, rss = profile(["-p", f"{pid},{reference(ps).pid}"], ps)
     finally:
         with open("/proc/sys/vm/max_map_count", "w") as f:
             f.write(old)
     expect_named(stacks, "hostile", REF_NAMES, 0.4)
+    expect_reported(err, "mappings left out")
     return expect_bounded(secs, rss) + f"; {nr} mappings"
 
 
@@ -525,7 +567,8 @@ def hostile_perf_map_link_out_of_container():
             f.write(real.replace("jit_hot_loop", "HOST_SECRET"))
         os.unlink(inner)
         os.symlink(secret, inner)
-        stacks, _, secs, rss = profile(["-p", str(pid)])
+        stop = types.SimpleNamespace(stop=lambda: os.kill(pid, signal.SIGSTOP))
+        stacks, _, secs, rss = profile(["-p", str(pid)], stop)
     finally:
         if u:
             r.end_container(u, pid)

@@ -78,7 +78,7 @@ static void run(double end)
 				callees[i] = NULL;
 				continue;
 			}
-			sink += callees[i](3000000);
+			sink += callees[i](20000000);
 		}
 		sink += hostile_spin(spin_now() + 0.01 * (nr_callees ? nr_callees : 1));
 	}
