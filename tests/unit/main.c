@@ -32,6 +32,7 @@ int main(int argc, char **argv)
 		register_gofp_suite,
 		register_fileio_suite,
 		register_limits_suite,
+		register_hostile_suite,
 	};
 	unsigned int failed;
 
