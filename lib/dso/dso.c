@@ -310,7 +310,7 @@ static void dso__read_syms(struct dso *d)
 			pr_debug("%s: no debug file used: %s", d->path, strerror(errno));
 		}
 	}
-	if (!d->debug_path)
+	if (d->debug_fd < 0)		/* BFD reads the file itself */
 		dso__measure_dwarf(d, d->elf, d->size);
 	if (err)
 		pr_debug("%s: symbols not read: %s", d->path, strerror(-err));

@@ -25,7 +25,7 @@ import types
 from hostile_files import (altlink_to_fifo, debug_info_claims_4g, hostile_eh_frame,
                            past_eof_variants, stripped_with_debuglink)
 
-GRACE = 5           # seconds past the duration a profile may take
+GRACE = 8           # seconds past the duration a profile may take (a shared, loaded VM)
 MAX_RSS_MB = 768    # profile's resident memory at most (its --max-memory is 1 GiB here)
 DURATION = 2
 
