@@ -14,6 +14,7 @@
 #include "flamegraph_cmd.h"
 #include "output/folded.h"
 #include "output/pprof.h"
+#include "base/limits.h"
 #include "base/log.h"
 #include "collect/explain.h"
 #include "collect/session.h"
@@ -92,6 +93,9 @@ static const char usage_text[] =
 "      --no-demangle        C++ and Rust names as mangled in the symbol table\n"
 "      --explain            after the summary: where stacks were cut, untrusted or left\n"
 "                           unnamed, per file, and what to do about it\n"
+"      --max-memory SIZE    memory for what grows with the profiled programs' files and\n"
+"                           stacks (symbols, CFI, DWARF, perf maps, stacks); past it new\n"
+"                           files are not parsed (default: 1/8 of RAM, at most 1G)\n"
 "  -q, --quiet              no summary at the end\n"
 "  -v, --verbose            more messages (-vv: libbpf's too)\n"
 "  -h, --help               this text\n"
@@ -181,8 +185,21 @@ static int parse_duration(const char *arg, double *out)
 
 enum {
 	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
-	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER,
+	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY,
 };
+
+#define MIN_MEMORY	(16u << 20)
+
+static int parse_max_memory(const char *arg)
+{
+	uint64_t bytes;
+
+	if (limits__parse_size(arg, &bytes) || bytes < MIN_MEMORY)
+		return usage_error("invalid memory size '%s': expected bytes, or a number with "
+				   "K, M, G or T, at least 16M", arg);
+	limits__set_budget(bytes);
+	return 0;
+}
 
 static int parse_unwind(const char *arg, int *mode)
 {
@@ -240,6 +257,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "explain", no_argument, NULL, OPT_EXPLAIN },
 		{ "user", required_argument, NULL, OPT_USER },
+		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -291,6 +309,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
 		case OPT_EXPLAIN: st->explain = true; break;
 		case OPT_USER: o->user = optarg; break;
+		case OPT_MAX_MEMORY: err = parse_max_memory(optarg); break;
 		case 'q': st->quiet = true; break;
 		case 'v': log_level++; break;
 		case 'h': printf(usage_text, FG_OPTIONS_HELP); exit(EXIT_OK);
@@ -401,6 +420,10 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 			"records\n", (unsigned long long)lost_samples,
 			(unsigned long long)lost_events, (unsigned long long)lost_stacks,
 			(unsigned long long)st->mmap_lost);
+	/* What the profiled programs' files and stacks made us leave out. */
+	limits__report(stderr, "profile");
+	pr_info("memory for what grows with the input: at most %.1f MiB of %.1f MiB "
+		"(--max-memory)", limits__peak() / 1048576.0, limits__budget() / 1048576.0);
 	if (st->unwind_frames)
 		pr_info("DWARF unwinding: %llu frames in %.1f ms, %.3f us per frame, %.1f%% of "
 			"stacks by cached CFI rules; stack copies of %.1f KiB on average",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -8,43 +9,65 @@
 #include "base/fileio.h"
 
 #define CHUNK (64u << 10)
-#define OPEN_FLAGS (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+/* Found, not opened: a device's or FIFO's open is not called through an O_PATH descriptor
+ * (a tape rewinds, a watchdog starts, a serial port waits for its carrier). */
+#define FIND_FLAGS (O_PATH | O_CLOEXEC)
+/* The regular file found, opened for reading. */
+#define READ_FLAGS (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
-/* FD, just opened: a regular file of at most MAX_SIZE bytes (*ST)? Returns FD or a negative
- * errno, with FD closed. */
+/*
+ * FD, an O_PATH descriptor just returned by an open (-1: errno says why not): when it is a
+ * regular file of at most MAX_SIZE bytes (*ST), the same file opened for reading through
+ * /proc/self/fd (the very inode: no path is resolved again). Returns that descriptor or a
+ * negative errno; FD is closed either way.
+ */
 static int check_regular(int fd, uint64_t max_size, struct stat *st)
 {
-	int err;
+	char path[32];
+	struct stat again;
+	int err, rfd;
 
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, st)) {
 		err = -errno;
-		goto fail;
+		goto out;
 	}
 	if (!S_ISREG(st->st_mode)) {
-		err = S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL;
-		goto fail;
+		err = S_ISDIR(st->st_mode) ? -EISDIR : S_ISLNK(st->st_mode) ? -ELOOP : -EINVAL;
+		goto out;
 	}
 	if ((uint64_t)st->st_size > max_size) {
 		err = -EFBIG;
-		goto fail;
+		goto out;
 	}
-	return fd;
-fail:
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	rfd = open(path, READ_FLAGS);
+	if (rfd < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (fstat(rfd, &again) || again.st_dev != st->st_dev || again.st_ino != st->st_ino) {
+		close(rfd);
+		err = -ESTALE;
+		goto out;
+	}
+	*st = again;
+	err = rfd;
+out:
 	close(fd);
 	return err;
 }
 
 int fileio__open_regular(const char *path, uint64_t max_size, struct stat *st)
 {
-	return check_regular(open(path, OPEN_FLAGS), max_size, st);
+	return check_regular(open(path, FIND_FLAGS), max_size, st);
 }
 
 int fileio__open_regular_in(int root_fd, const char *path, uint64_t max_size, struct stat *st)
 {
 	struct open_how how = {
-		.flags = OPEN_FLAGS,
+		.flags = FIND_FLAGS,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	int fd;
@@ -55,7 +78,7 @@ int fileio__open_regular_in(int root_fd, const char *path, uint64_t max_size, st
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM)) {	/* old kernel, or seccomp */
 		while (*path == '/')
 			path++;
-		fd = openat(root_fd, path, OPEN_FLAGS | O_NOFOLLOW);
+		fd = openat(root_fd, path, FIND_FLAGS | O_NOFOLLOW);
 	}
 	return check_regular(fd, max_size, st);
 }

@@ -2,7 +2,10 @@
 /*
  * fileio: opening files that someone else wrote, safely: read only, never blocking (a FIFO
  * or a device in place of a library must not hang the profiler), not becoming a controlling
- * terminal, closed on exec, and only regular files of a bounded size.
+ * terminal, closed on exec, and only regular files of a bounded size. A path is first
+ * looked up without opening what it names (O_PATH), and opened for reading only when that
+ * is a regular file: the open of a device or a FIFO (which may block, or act: a watchdog
+ * starts, a tape rewinds) is never called.
  */
 #ifndef BASE_FILEIO_H
 #define BASE_FILEIO_H
@@ -15,7 +18,8 @@
  * Open PATH read only (O_NONBLOCK, O_NOCTTY, O_CLOEXEC) and check it is a regular file of at
  * most MAX_SIZE bytes. Returns the descriptor (the caller closes it) with *ST filled, or a
  * negative errno: the open's error, -EISDIR for a directory, -EINVAL for another kind of
- * file (FIFO, device, socket), -EFBIG when larger than MAX_SIZE.
+ * file (FIFO, device, socket), -EFBIG when larger than MAX_SIZE, -ESTALE when the file
+ * changed between its lookup and its open.
  */
 int fileio__open_regular(const char *path, uint64_t max_size, struct stat *st);
 

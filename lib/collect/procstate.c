@@ -130,8 +130,15 @@ static int pstate__add(struct session *s, struct pstate *p, const struct map *m)
 		frames__free(&pm.spans);
 		return err;
 	}
-	for (i = 0; i < p->nr && p->maps[i].end <= m->start; i++)
-		;
+	/* The first mapping ending past M's start (a process may have thousands). */
+	for (i = 0, j = p->nr; i < j;) {
+		size_t mid = i + (j - i) / 2;
+
+		if (p->maps[mid].end <= m->start)
+			i = mid + 1;
+		else
+			j = mid;
+	}
 	for (j = i; j < p->nr && p->maps[j].start < m->end; j++)
 		;
 	pstate__drop(p, i, j);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/htab.h"
+#include "base/limits.h"
 #include "collect/ucounts.h"
 
 /* The entries in order of first addition, found through one htab by their hash. */
@@ -11,7 +12,14 @@ struct ucounts {
 	struct ucount **ents;
 	size_t nr, cap;
 	struct htab index;
+	uint64_t bytes;		/* of the memory budget the entries hold */
 };
+
+/* Bytes of the budget an entry of NR frames takes: itself, its slots in ents and the index. */
+static uint64_t entry_bytes(uint32_t nr)
+{
+	return sizeof(struct ucount) + nr * sizeof(uint64_t) + sizeof(struct ucount *) + 16;
+}
 
 static uint64_t hash_entry(const struct count_key *key, const uint64_t *ips, uint32_t nr)
 {
@@ -42,6 +50,7 @@ void ucounts__free(struct ucounts *st)
 		free(st->ents[i]);
 	free(st->ents);
 	htab__free(&st->index);
+	limits__release(st->bytes);
 	free(st);
 }
 
@@ -59,6 +68,17 @@ int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t
 			return 0;
 		}
 	}
+	/* A new stack: at most LIMIT_STACKS_MAX of them, within the memory budget; a sample of
+	 * one more is dropped, and counted. */
+	if (st->nr >= LIMIT_STACKS_MAX) {
+		limits__hit(LIMIT_STACKS, 1);
+		return 0;
+	}
+	if (!limits__reserve(entry_bytes(nr))) {
+		limits__hit(LIMIT_MEMORY_STACKS, 1);
+		return 0;
+	}
+	st->bytes += entry_bytes(nr);
 	if (st->nr == st->cap) {
 		size_t cap = st->cap ? 2 * st->cap : 1024;
 		struct ucount **ents = realloc(st->ents, cap * sizeof(*ents));

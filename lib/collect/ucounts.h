@@ -24,7 +24,9 @@ struct ucount {
 struct ucounts *ucounts__new(void);
 void ucounts__free(struct ucounts *st);
 
-/* Count one more sample of (KEY, IPS[0..NR)). Returns 0 or -ENOMEM. */
+/* Count one more sample of (KEY, IPS[0..NR)). A sample of a new stack past LIMIT_STACKS_MAX
+ * distinct stacks or the memory budget (base/limits.h) is dropped and counted there.
+ * Returns 0 or -ENOMEM. */
 int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t *ips,
 		uint32_t nr);
 

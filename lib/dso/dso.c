@@ -16,7 +16,9 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "base/fileio.h"
+#include "base/limits.h"
 #include "base/log.h"
+#include "base/mapguard.h"
 #include "dso/dso.h"
 #include "dso/dso_int.h"
 #include "proc/procmaps.h"
@@ -188,6 +190,9 @@ static int dso__init(struct dso *d, int root_fd, const char *path, const char *o
 		return -errno;
 	d->image = image;
 	d->size = st.st_size;
+	d->guard = mapguard__add(image, d->size);
+	if (d->guard < 0)
+		return d->guard;
 	d->elf = elf_memory((char *)d->image, d->size);
 	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF || !gelf_getehdr(d->elf, &ehdr))
 		return -ENOEXEC;
@@ -199,7 +204,7 @@ static int dso__init(struct dso *d, int root_fd, const char *path, const char *o
 	elf__notes(d);
 	if (d->id_len && !(d->build_id = hex__dup(d->id, d->id_len)))
 		return -ENOMEM;
-	return 0;
+	return dso__faulted(d) ? -ENOEXEC : 0;	/* truncated as we read it */
 }
 
 struct dso *dso__open(const char *path, const char *orig_path)
@@ -214,7 +219,7 @@ struct dso *dso__open_in(int root_fd, const char *path, const char *orig_path)
 
 	if (!d)
 		return NULL;
-	d->fd = d->debug_fd = d->root_fd = -1;
+	d->fd = d->debug_fd = d->root_fd = d->guard = -1;
 	err = dso__init(d, root_fd, path, orig_path ? orig_path : path);
 	if (err) {
 		dso__free(d);
@@ -232,8 +237,11 @@ void dso__free(struct dso *d)
 	plt__free(&d->plt);
 	if (d->elf)
 		elf_end(d->elf);
+	mapguard__remove(d->guard);
 	if (d->image)
 		munmap(d->image, d->size);
+	limits__release(d->syms_charged + d->cfi_charged +
+			(d->dwarf_charged ? 2 * d->dwarf_bytes : 0));
 	if (d->fd >= 0)
 		close(d->fd);
 	if (d->debug_fd >= 0)
@@ -248,21 +256,47 @@ void dso__free(struct dso *d)
 
 /* ---- symbols, read at first use ---------------------------------------------------------- */
 
+void dso__refuse(struct dso *d)
+{
+	if (!d->unparsed)
+		limits__hit(LIMIT_MEMORY_FILES, 1);
+	d->unparsed = true;
+}
+
+/* Reserve the budget's bytes for the symbols of ELF, from its tables' sizes. Returns
+ * whether they fit; *HELD grows by what was reserved. */
+static bool syms__reserve(struct dso *d, Elf *elf, uint64_t *held)
+{
+	uint64_t want = symtab__estimate(elf);
+
+	if (!limits__reserve(want)) {
+		pr_debug("%s: symbols not read: the memory budget is spent", d->path);
+		dso__refuse(d);
+		return false;
+	}
+	*held += want;
+	return true;
+}
+
 /* The symbols of the file, and of its debug file when it has no .symtab. A file whose tables
- * cannot be read has fewer names, nothing worse. */
+ * cannot be read has fewer names, nothing worse; one truncated while read (faulted) has
+ * none. Charged to the memory budget; refused when they would not fit. */
 static void dso__read_syms(struct dso *d)
 {
 	struct dso *dbg = NULL;
+	uint64_t held = 0;
 	int err;
 
 	if (d->syms_read)
 		return;
 	d->syms_read = true;
+	if (dso__faulted(d) || !syms__reserve(d, d->elf, &held))
+		return;
 	plt__init(&d->plt, d->elf);
 	err = symtab__add_elf(&d->syms, d->elf);
 	if (!err && !elf__has_symtab(d->elf)) {
 		dbg = dso__open_debug(d);
-		if (dbg) {
+		if (dbg && syms__reserve(d, dbg->elf, &held)) {
 			err = symtab__add_elf(&d->syms, dbg->elf);
 			if (!err && !(d->debug_path = strdup(dbg->path)))
 				err = -ENOMEM;
@@ -271,15 +305,23 @@ static void dso__read_syms(struct dso *d)
 			if (d->debug_fd >= 0)
 				snprintf(d->debug_fd_path, sizeof(d->debug_fd_path),
 					 "/proc/self/fd/%d", d->debug_fd);
-		} else {
+			dso__measure_dwarf(d, dbg->elf, dbg->size);
+		} else if (!dbg) {
 			pr_debug("%s: no debug file used: %s", d->path, strerror(errno));
 		}
 	}
+	if (d->debug_fd < 0)		/* BFD reads the file itself */
+		dso__measure_dwarf(d, d->elf, d->size);
 	if (err)
 		pr_debug("%s: symbols not read: %s", d->path, strerror(-err));
+	if (d->syms.cut)
+		limits__hit(LIMIT_SYMS, 1);
 	/* The names still point into the ELF data: copy them before the debug file goes. */
-	if (symtab__finalize(&d->syms))
+	if (symtab__finalize(&d->syms) || dso__faulted(d) || (dbg && dso__faulted(dbg)))
 		symtab__free(&d->syms);
+	d->syms_charged = symtab__bytes(&d->syms);
+	limits__charge(d->syms_charged);
+	limits__release(held);
 	dso__free(dbg);
 }
 
@@ -365,13 +407,22 @@ const char *dso__build_id(const struct dso *d)
 	return d->build_id;
 }
 
+/* The symbols, read at the first use; false once the file is faulted: what is read of it
+ * since is dropped. */
+static bool syms__ok(struct dso *d)
+{
+	dso__read_syms(d);
+	return !dso__faulted(d);
+}
+
 const char *dso__lookup(struct dso *d, uint64_t vaddr, uint64_t *offset)
 {
 	const struct symtab_sym *s;
 	uint64_t start, end;
 	const char *name;
 
-	dso__read_syms(d);
+	if (!syms__ok(d))
+		return NULL;
 	if (plt__contains(&d->plt, vaddr)) {
 		name = plt__lookup(&d->plt, vaddr, &start, &end);
 		if (name && offset)
@@ -390,7 +441,8 @@ const char *dso__lookup_range(struct dso *d, uint64_t vaddr, uint64_t *start, ui
 {
 	const struct symtab_sym *s;
 
-	dso__read_syms(d);
+	if (!syms__ok(d))
+		return NULL;
 	if (plt__contains(&d->plt, vaddr))
 		return plt__lookup(&d->plt, vaddr, start, end);
 	s = symtab__lookup(&d->syms, d->segs, d->nr_segs, vaddr);
@@ -418,7 +470,8 @@ int dso__find_range(struct dso *d, const char *name, uint64_t *start, uint64_t *
 {
 	const struct symtab_sym *s;
 
-	dso__read_syms(d);
+	if (!syms__ok(d))
+		return -ENOENT;
 	s = symtab__find(&d->syms, name, end);
 	if (!s)
 		return -ENOENT;
@@ -428,8 +481,17 @@ int dso__find_range(struct dso *d, const char *name, uint64_t *start, uint64_t *
 
 size_t dso__nr_syms(struct dso *d)
 {
-	dso__read_syms(d);
-	return d->syms.nr;
+	return syms__ok(d) ? d->syms.nr : 0;
+}
+
+bool dso__faulted(const struct dso *d)
+{
+	return mapguard__faulted(d->guard);
+}
+
+bool dso__usable(const struct dso *d)
+{
+	return !d->unparsed && !dso__faulted(d);
 }
 
 const char *dso__debug_path(struct dso *d)

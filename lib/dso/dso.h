@@ -164,6 +164,30 @@ uint64_t dso__find(struct dso *dso, const char *name);
  * symbol). Returns 0, or -ENOENT when there is none. A linear scan. */
 int dso__find_range(struct dso *dso, const char *name, uint64_t *start, uint64_t *end);
 
+/*
+ * Whether the file was truncated under us while mapped (a SIGBUS in its mapping, caught by
+ * base/mapguard): its bytes are zeros since, and what would be read from them is dropped:
+ * no symbols, no FDEs, no DWARF.
+ */
+bool dso__faulted(const struct dso *dso);
+
+/*
+ * Whether what the file holds was read: false once it faulted, or when the memory budget
+ * (base/limits, --max-memory) was spent before its symbols or its tables of FDEs could be
+ * (a new file past the budget is not parsed). Its frames are then FILE+0xADDR.
+ */
+bool dso__usable(const struct dso *dso);
+
+/*
+ * Whether the DWARF that DWARF readers (BFD) would read for DSO may be handed to them: the
+ * file is usable, the inflated sizes its sections' headers claim fit the file and the
+ * memory budget (charged at the first call, for the dso's life), and its .gnu_debugaltlink
+ * cannot lead BFD out of the debug directories. Returns 0, or a negative errno: -ESTALE
+ * (not usable), -EFBIG (a size past the file's), -ENOMEM (past the budget), -ELOOP (the alt
+ * link). Reads the symbols when needed (the debug file is measured with them).
+ */
+int dso__dwarf_check(struct dso *dso);
+
 /* Number of function symbols (from the file and its debug file); reads them when needed. */
 size_t dso__nr_syms(struct dso *dso);
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "base/limits.h"
 #include "base/log.h"
 #include "dso/dso_int.h"
 
@@ -52,8 +53,10 @@ static unsigned char *inflate_exact(const unsigned char *src, size_t len, uint64
 	int ret;
 
 	if (!out_len || out_len > DSO_DEBUG_FRAME_MAX || out_len / ZLIB_MAX_RATIO > len ||
-	    len > UINT32_MAX)
+	    len > UINT32_MAX) {
+		limits__hit(LIMIT_SECTION_SIZE, 1);
 		return NULL;
+	}
 	out = malloc(out_len);
 	if (!out || inflateInit(&z) != Z_OK) {
 		free(out);
@@ -72,9 +75,22 @@ static unsigned char *inflate_exact(const unsigned char *src, size_t len, uint64
 	return out;
 }
 
+/* Reserve SIZE bytes of the budget for an inflated copy (none when SIZE is past what
+ * inflate_exact takes: it refuses). Returns false, D refused, when they do not fit. */
+static bool inflate__reserve(struct dso *d, uint64_t size)
+{
+	if (size > DSO_DEBUG_FRAME_MAX)
+		return true;
+	if (limits__reserve(size))
+		return true;
+	dso__refuse(d);
+	return false;
+}
+
 /* .debug_frame's bytes: *BUF set when they were decompressed into a buffer the caller frees
- * (SHF_COMPRESSED with zlib, or the older .zdebug_frame). Returns them, or NULL. */
-static const unsigned char *dso__debug_frame(const struct dso *d, size_t *len,
+ * (SHF_COMPRESSED with zlib, or the older .zdebug_frame), its *LEN bytes reserved in the
+ * budget. Returns them, or NULL. */
+static const unsigned char *dso__debug_frame(struct dso *d, size_t *len,
 					     unsigned char **buf)
 {
 	const unsigned char *p;
@@ -94,6 +110,8 @@ static const unsigned char *dso__debug_frame(const struct dso *d, size_t *len,
 		if (ch.ch_type != ELFCOMPRESS_ZLIB)
 			return NULL;
 		size = ch.ch_size;
+		if (!inflate__reserve(d, size))
+			return NULL;
 		*buf = inflate_exact(p + sizeof(ch), sh.sh_size - sizeof(ch), size);
 	} else if (!dso__section(d, ".zdebug_frame", &sh) && (p = dso__section_bytes(d, &sh))) {
 		/* "ZLIB", the size in 8 big-endian bytes, the stream */
@@ -101,12 +119,16 @@ static const unsigned char *dso__debug_frame(const struct dso *d, size_t *len,
 			return NULL;
 		for (int i = 4; i < 12; i++)
 			size = size << 8 | p[i];
+		if (!inflate__reserve(d, size))
+			return NULL;
 		*buf = inflate_exact(p + 12, sh.sh_size - 12, size);
 	} else {
 		return NULL;
 	}
 	if (*buf)
 		*len = (size_t)size;
+	else if (size <= DSO_DEBUG_FRAME_MAX)
+		limits__release(size);
 	return *buf;
 }
 
@@ -138,9 +160,17 @@ static int dso__build_eh(struct dso *d, struct dso_fdes *f)
 	    dso_segs__vaddr_to_off(d->segs, d->nr_segs, sh.sh_addr, sh.sh_size, d->size, &off))
 		return -ENOENT;
 	p = d->image + off;
+	/* A table entry of 8 bytes per record of 16 at least, in an array grown twice. */
+	if (!limits__reserve(sh.sh_size)) {
+		dso__refuse(d);
+		return -ENOMEM;
+	}
 	err = fde_index__eh_frame(p, sh.sh_size, sh.sh_addr, d->min_vaddr, &d->built[DSO_CFI_EH]);
+	limits__release(sh.sh_size);
 	if (err)
 		return err;
+	d->cfi_charged += (uint64_t)d->built[DSO_CFI_EH].count * 8;
+	limits__charge((uint64_t)d->built[DSO_CFI_EH].count * 8);
 	f->table = fde_index__table(&d->built[DSO_CFI_EH]);
 	pr_debug("%s: no .eh_frame_hdr; %u FDEs indexed from .eh_frame (%u left out)", d->path,
 		 f->table.count, d->built[DSO_CFI_EH].skipped);
@@ -159,11 +189,23 @@ static int dso__build_debug(struct dso *d, struct dso_fdes *f)
 	p = dso__debug_frame(d, &len, &buf);
 	if (!p)
 		return -ENOENT;
-	err = fde_index__debug_frame(p, len, (d->max_vaddr + 0xfff) & ~(uint64_t)0xfff,
-				     d->min_vaddr, ix);
+	/* The converted records (as long as the section) and their table, in an array grown
+	 * twice; the inflated copy was reserved by dso__debug_frame. */
+	if (!limits__reserve(2 * (uint64_t)len)) {
+		dso__refuse(d);
+		err = -ENOMEM;
+	} else {
+		err = fde_index__debug_frame(p, len, (d->max_vaddr + 0xfff) & ~(uint64_t)0xfff,
+					     d->min_vaddr, ix);
+		limits__release(2 * (uint64_t)len);
+	}
+	if (buf)
+		limits__release(len);
 	free(buf);
 	if (err)
 		return err;
+	d->cfi_charged += (uint64_t)ix->count * 8 + len;
+	limits__charge((uint64_t)ix->count * 8 + len);
 	d->recs_seg = (struct dso_seg){ .offset = 0, .vaddr = ix->recs_vaddr,
 					.filesz = ix->recs_len, .memsz = ix->recs_len };
 	f->table = fde_index__table(ix);
@@ -178,6 +220,8 @@ int dso__fdes(struct dso *d, enum dso_cfi which, struct dso_fdes *f)
 {
 	struct dso_fdes *c = &d->cfi[which];
 
+	if (dso__faulted(d))
+		return -ENOENT;		/* its bytes are zeros now */
 	if (!d->cfi_read[which]) {
 		d->cfi_read[which] = true;
 		*c = (struct dso_fdes){ .mem = { d->image, d->size, d->segs, (int)d->nr_segs },
@@ -186,6 +230,8 @@ int dso__fdes(struct dso *d, enum dso_cfi which, struct dso_fdes *f)
 			d->cfi_err[which] = dso__hdr_fdes(d, c) ? dso__build_eh(d, c) : 0;
 		else
 			d->cfi_err[which] = dso__build_debug(d, c);
+		if (dso__faulted(d))
+			return -ENOENT;
 	}
 	if (d->cfi_err[which])
 		return -ENOENT;

@@ -21,6 +21,8 @@ struct dso {
 	uint64_t dev, ino;		/* of the file opened */
 	unsigned char *image;		/* the whole file, mapped privately */
 	size_t size;
+	int guard;			/* IMAGE's mapguard slot: a SIGBUS there (the file
+					 * truncated under us) zeroes it, and the dso is faulted */
 	Elf *elf;			/* over IMAGE */
 	int type;
 	uint64_t entry;		/* e_entry: link-time address of the entry point, 0 if none */
@@ -34,11 +36,17 @@ struct dso {
 	char *build_id;			/* ID in hex */
 	bool go;			/* Go built it (dso__is_go) */
 	bool syms_read;
+	bool unparsed;			/* symbols or CFI refused: the memory budget was spent */
+	uint64_t syms_charged;		/* bytes of the budget SYMS holds */
 	struct symtab syms;
 	struct plt plt;			/* stub names, made at lookup */
 	char *debug_path;		/* the debug file the symbols came from */
 	int debug_fd;			/* ... kept open (-1: none), for DWARF readers */
 	char debug_fd_path[32];		/* /proc/self/fd/N of debug_fd */
+	uint64_t dwarf_bytes;		/* .debug_* of the file BFD reads (the debug file's, or
+					 * this one's), inflated: measured with the symbols */
+	int dwarf_err;			/* 0, or why that DWARF is not to be read (dwarf.c) */
+	bool dwarf_charged;		/* DWARF_BYTES charged to the budget */
 	int root_fd;			/* borrowed: the root directory the process that maps
 					 * the file sees, when not ours (-1) */
 	bool cfi_read[DSO_CFI__MAX];	/* dso__fdes tried the source */
@@ -46,6 +54,7 @@ struct dso {
 	struct dso_fdes cfi[DSO_CFI__MAX];
 	struct fde_index built[DSO_CFI__MAX];	/* tables built here, not the .eh_frame_hdr's */
 	struct dso_seg recs_seg;	/* where DSO_CFI_DEBUG's converted records are */
+	uint64_t cfi_charged;		/* bytes of the budget the built tables hold */
 };
 
 /* dso__open of PATH inside the directory ROOT_FD (fileio__open_regular_in; -1: by PATH). */
@@ -53,6 +62,17 @@ struct dso *dso__open_in(int root_fd, const char *path, const char *orig_path);
 
 /* Free the tables of FDEs dso__fdes built. */
 void dso__free_fdes(struct dso *d);
+
+/* The file could not be parsed: the memory budget was spent (counted once per file). */
+void dso__refuse(struct dso *d);
+
+/*
+ * Measure the DWARF that BFD would read of ELF (FILE_SIZE bytes), into D->dwarf_bytes and
+ * D->dwarf_err (dwarf.c): the inflated sizes of its .debug_* and .zdebug_* sections, checked
+ * against what the file can hold (-EFBIG, counted), and its .gnu_debugaltlink, which BFD
+ * follows relative to /proc/self/fd (-ELOOP, counted, when it could lead out).
+ */
+void dso__measure_dwarf(struct dso *d, Elf *elf, uint64_t file_size);
 
 /*
  * Find the debug file of D (whose own path is D->path) by build id, then .gnu_debuglink,

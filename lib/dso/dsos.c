@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "base/htab.h"
 #include "base/log.h"
 #include "dso/dso.h"
+#include "dso/dso_int.h"
 #include "dso/dsos.h"
 #include "proc/ns.h"
 #include "proc/procmaps.h"
@@ -129,11 +131,37 @@ static int dsos__root(struct dsos *ds, pid_t pid)
 	return fd;
 }
 
+/*
+ * Open M's file in PID: /proc/PID/map_files/START-END while PID lives (the very file mapped,
+ * even deleted or in another mount namespace); else M's path inside ROOT, PID's root when it
+ * is not ours (a container's: links are resolved in there), or in ours (ROOT -1), taken only
+ * when its device and inode are the mapping's: no other file stands in for it. NULL when
+ * none can be read.
+ */
+static struct dso *mapped__open(pid_t pid, const struct map *m, int root)
+{
+	char path[96];
+	struct dso *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
+		 m->end);
+	d = dso__open(path, m->path);
+	if (d)
+		return d;
+	d = dso__open_in(root, m->path, m->path);
+	if (d && m->ino && (d->dev != m->dev || d->ino != m->ino)) {
+		pr_debug("%s: not the file pid %d mapped (another device or inode)", m->path, pid);
+		dso__free(d);
+		d = NULL;
+	}
+	return d;
+}
+
 /* A new entry for M's file, opened now. Returns its id or UINT32_MAX (ENOMEM). */
 static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint64_t h)
 {
-	char path[PROCMAPS_PATH_MAX + 64];
 	struct dsos_ent *e;
+	int root;
 
 	if (ds->nr == ds->cap) {
 		uint32_t cap = ds->cap ? 2 * ds->cap : 64;
@@ -150,14 +178,12 @@ static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint6
 		free(e->path);
 		return UINT32_MAX;
 	}
-	if (map__is_vdso(m))
+	if (map__is_vdso(m)) {
 		e->dso = vdso__open(pid, m);
-	else if (map__file_path(pid, m, path, sizeof(path)) == 0)
-		e->dso = dso__open(path, m->path);
-	if (e->dso && !map__is_vdso(m)) {
-		int root = dsos__root(ds, pid);
-
-		if (root >= 0)
+	} else {
+		root = dsos__root(ds, pid);
+		e->dso = mapped__open(pid, m, root);
+		if (e->dso && root >= 0)
 			dso__set_root(e->dso, root);
 	}
 	if (!e->dso)

@@ -22,9 +22,10 @@ struct dsos *dsos__new(void);
 void dsos__free(struct dsos *ds);
 
 /*
- * The dso of the file that mapping M of process PID maps (M->path starts with '/'), opened
- * through map__file_path at the first request and kept. NULL when the file cannot be read
- * (not tried again). *ID, when ID is not NULL, gets the file's id; HTAB_NONE-like
+ * The dso of the file that mapping M of process PID maps (M->path starts with '/'), opened at
+ * the first request and kept: through /proc/PID/map_files while PID lives, else by its path
+ * inside PID's root (or ours), only when that file's device and inode are M's. NULL when the
+ * file cannot be read (not tried again). *ID, when ID is not NULL, gets the file's id; HTAB_NONE-like
  * UINT32_MAX when M is not a file mapping or memory ran out. Owned by DS.
  */
 struct dso *dsos__get(struct dsos *ds, pid_t pid, const struct map *m, uint32_t *id);

@@ -3,17 +3,32 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/limits.h"
 #include "dso/symtab.h"
 
 #define SYM_NAME_MAX		4095		/* longer names are truncated */
 
-/* The section data of SCN, decompressed first when SHF_COMPRESSED; NULL on failure. */
+#define ZLIB_MAX_RATIO	1032	/* deflate never expands data more than this */
+
+/* The section data of SCN, decompressed first when SHF_COMPRESSED; NULL on failure. libelf
+ * allocates what the compression header claims: checked first. */
 Elf_Data *elf_scn__data(Elf_Scn *scn, const GElf_Shdr *shdr)
 {
+	GElf_Chdr ch;
+
 	if (shdr->sh_type == SHT_NOBITS)
 		return NULL;
-	if ((shdr->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-		return NULL;
+	if (shdr->sh_flags & SHF_COMPRESSED) {
+		if (!gelf_getchdr(scn, &ch))
+			return NULL;
+		if (ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > LIMIT_SECTION_MAX ||
+		    ch.ch_size / ZLIB_MAX_RATIO > shdr->sh_size) {
+			limits__hit(LIMIT_SECTION_SIZE, 1);
+			return NULL;
+		}
+		if (elf_compress(scn, 0, 0) < 0)
+			return NULL;
+	}
 	return elf_getdata(scn, NULL);
 }
 
@@ -96,6 +111,10 @@ static int symtab__read(struct symtab *e, Elf *elf, Elf_Scn *scn, const GElf_Shd
 		return -ENOEXEC;
 	n = data->d_size / entsize;
 	for (size_t i = 0; i < n; i++) {
+		if (e->nr >= LIMIT_SYMS_MAX) {
+			e->cut = true;
+			break;
+		}
 		if (!gelf_getsym(data, (int)i, &sym))
 			return -ENOEXEC;
 		type = GELF_ST_TYPE(sym.st_info);
@@ -196,6 +215,7 @@ int symtab__finalize(struct symtab *e)
 	}
 	e->nr = n;
 	e->names = malloc(total);
+	e->names_len = total;
 	if (!e->names)
 		return -ENOMEM;
 	p = e->names;
@@ -215,6 +235,36 @@ int symtab__finalize(struct symtab *e)
 
 
 /* ---- lookups ---------------------------------------------------------------------------- */
+
+uint64_t symtab__estimate(Elf *elf)
+{
+	GElf_Word skip = elf__has_symtab(elf) ? SHT_DYNSYM : SHT_NULL;
+	uint64_t bytes = 0, nr;
+	Elf_Scn *scn = NULL, *strscn;
+	GElf_Shdr shdr, strshdr;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) ||
+		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) ||
+		    shdr.sh_type == skip)
+			continue;
+		nr = shdr.sh_size / sizeof(Elf64_Sym);
+		if (nr > LIMIT_SYMS_MAX)
+			nr = LIMIT_SYMS_MAX;
+		/* the array as it grows (twice at most), the names copied */
+		bytes += 2 * nr * sizeof(struct symtab_sym);
+		strscn = elf_getscn(elf, shdr.sh_link);
+		if (strscn && gelf_getshdr(strscn, &strshdr))
+			bytes += strshdr.sh_size < LIMIT_SECTION_MAX ? strshdr.sh_size :
+								       LIMIT_SECTION_MAX;
+	}
+	return bytes;
+}
+
+uint64_t symtab__bytes(const struct symtab *st)
+{
+	return st->cap * sizeof(*st->syms) + (st->names ? st->names_len : 0);
+}
 
 void symtab__free(struct symtab *st)
 {

@@ -26,10 +26,13 @@ struct symtab {
 	struct symtab_sym *syms;
 	size_t nr, cap;
 	char *names;		/* every name, NUL-terminated, after symtab__finalize */
+	size_t names_len;
+	bool cut;		/* symbols past LIMIT_SYMS_MAX were left out */
 };
 
-/* The data of section SCN (header SHDR), decompressed first when SHF_COMPRESSED; NULL for
- * SHT_NOBITS or on failure. */
+/* The data of section SCN (header SHDR), decompressed first when SHF_COMPRESSED (to at most
+ * LIMIT_SECTION_MAX bytes, and never more than its file bytes may hold: a larger claim is
+ * refused and counted); NULL for SHT_NOBITS or on failure. */
 Elf_Data *elf_scn__data(Elf_Scn *scn, const GElf_Shdr *shdr);
 
 /* Append SYM (its name not copied until symtab__finalize). Returns 0 or -ENOMEM. */
@@ -39,13 +42,21 @@ int symtab__push(struct symtab *st, const struct symtab_sym *sym);
 bool elf__has_symtab(Elf *elf);
 
 /* Add the function symbols of every SHT_SYMTAB (and, when there is none, SHT_DYNSYM) section
- * of ELF to ST. Names point into ELF's data until symtab__finalize, which must run before ELF
- * is closed. Returns 0, -ENOEXEC for malformed tables, or -ENOMEM. */
+ * of ELF to ST, up to LIMIT_SYMS_MAX (then ST->cut). Names point into ELF's data until
+ * symtab__finalize, which must run before ELF is closed. Returns 0, -ENOEXEC for malformed
+ * tables, or -ENOMEM. */
 int symtab__add_elf(struct symtab *st, Elf *elf);
 
 /* Sort, keep one symbol per address (the preferred one), and copy the names into ST's own
  * arena. Returns 0 or -ENOMEM. */
 int symtab__finalize(struct symtab *st);
+
+/* Bytes symtab__add_elf and symtab__finalize may take for ELF's symbols at most (from the
+ * sizes of the tables it would read). */
+uint64_t symtab__estimate(Elf *elf);
+
+/* Bytes ST holds. */
+uint64_t symtab__bytes(const struct symtab *st);
 
 /* Free what ST holds (not ST itself); it is empty afterwards. */
 void symtab__free(struct symtab *st);

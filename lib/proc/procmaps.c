@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "base/limits.h"
 #include "proc/procmaps.h"
 
 #define NR_BUCKETS 1024
@@ -19,6 +17,7 @@ struct pmaps {
 	bool load_tried;	/* /proc/PID/maps was read, or could not be */
 	struct map *maps;
 	size_t nr, cap;
+	size_t nr_anon;		/* of NR, mappings of no file (JIT code, if code) */
 	struct pmaps *next;	/* bucket chain */
 };
 
@@ -80,27 +79,28 @@ int procmaps__parse_line(char *line, struct map *m, bool *deleted)
 	return perms[2] == 'x' ? 1 : 0;
 }
 
-int map__file_path(pid_t pid, const struct map *m, char *buf, size_t len)
-{
-	struct stat st;
+/* --- the cache -------------------------------------------------------------------------- */
 
-	if (m->path[0] != '/')
-		return -ENOENT;
-	snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
-	/* Our effective ids and capabilities (access() would use the real ones: none once
-	 * profile runs as uid 65534 after attach, see collect/privs.c). */
-	if (faccessat(AT_FDCWD, buf, R_OK, AT_EACCESS) == 0)
-		return 0;
-	snprintf(buf, len, "/proc/%d/root%s", pid, m->path);
-	if (stat(buf, &st) == 0 && (!m->ino || st.st_ino == m->ino))
-		return 0;
-	snprintf(buf, len, "%s", m->path);
-	if (stat(buf, &st) == 0 && (!m->ino || st.st_ino == m->ino))
-		return 0;
-	return -ENOENT;
+/* Bytes of the memory budget mapping M holds. */
+static uint64_t map__bytes(const struct map *m)
+{
+	return sizeof(*m) + strlen(m->path) + 1;
 }
 
-/* --- the cache -------------------------------------------------------------------------- */
+/* Take mapping M out of P's counts (its path is the caller's now). */
+static void map__forget(struct pmaps *p, const struct map *m)
+{
+	if (m->path[0] != '/')
+		p->nr_anon--;
+	limits__release(map__bytes(m));
+}
+
+/* Forget mapping M of P, its path freed. */
+static void map__drop(struct pmaps *p, struct map *m)
+{
+	map__forget(p, m);
+	free(m->path);
+}
 
 struct procmaps *procmaps__new(void)
 {
@@ -117,7 +117,7 @@ void procmaps__free(struct procmaps *pm)
 		for (; p; p = next) {
 			next = p->next;
 			for (size_t i = 0; i < p->nr; i++)
-				free(p->maps[i].path);
+				map__drop(p, &p->maps[i]);
 			free(p->maps);
 			free(p);
 		}
@@ -168,11 +168,23 @@ static size_t pmaps__first_ending_after(const struct pmaps *p, uint64_t addr)
 int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m)
 {
 	struct pmaps *p = pmaps__get_or_add(pm, pid);
-	size_t first, last;
+	size_t first, last, anon = 0;
+	bool is_anon = !m->path || m->path[0] != '/';
 	char *path;
 
 	if (!p)
 		return -ENOMEM;
+	/* Mappings [first, last) overlap the new one: it replaces them. A process may have
+	 * LIMIT_MAPS_MAX mappings, half of them without a file: past that, a new one that
+	 * replaces none is left out (counted). */
+	first = pmaps__first_ending_after(p, m->start);
+	for (last = first; last < p->nr && p->maps[last].start < m->end; last++)
+		anon += p->maps[last].path[0] != '/';
+	if ((p->nr - (last - first) >= LIMIT_MAPS_MAX) ||
+	    (is_anon && p->nr_anon - anon >= LIMIT_MAPS_MAX / 2)) {
+		limits__hit(LIMIT_MAPS, 1);
+		return 0;
+	}
 	path = strdup(m->path ? m->path : "");
 	if (!path)
 		return -ENOMEM;
@@ -187,14 +199,14 @@ int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m)
 		p->maps = maps;
 		p->cap = cap;
 	}
-	/* Mappings [first, last) overlap the new one: drop them. */
-	first = pmaps__first_ending_after(p, m->start);
-	for (last = first; last < p->nr && p->maps[last].start < m->end; last++)
-		free(p->maps[last].path);
+	for (size_t i = first; i < last; i++)
+		map__drop(p, &p->maps[i]);
 	memmove(&p->maps[first + 1], &p->maps[last], (p->nr - last) * sizeof(*p->maps));
 	p->nr = p->nr - (last - first) + 1;
 	p->maps[first] = *m;
 	p->maps[first].path = path;
+	p->nr_anon += is_anon;
+	limits__charge(map__bytes(&p->maps[first]));
 	if (pm->add_hook)
 		pm->add_hook(pm->add_ctx, pid, &p->maps[first]);
 	return 0;
@@ -224,8 +236,9 @@ int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child, uint64_t time
 		if (!newer)
 			return -ENOMEM;
 		for (size_t i = 0; i < c->nr; i++) {
+			map__forget(c, &c->maps[i]);
 			if (time && c->maps[i].time >= time)
-				newer[nr_newer++] = c->maps[i];
+				newer[nr_newer++] = c->maps[i];	/* its path with it */
 			else
 				free(c->maps[i].path);
 		}

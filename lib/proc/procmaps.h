@@ -53,14 +53,6 @@ static inline uint64_t map__file_offset(const struct map *m, uint64_t addr)
 	return addr - m->start + (map__is_vdso(m) ? 0 : m->pgoff);
 }
 
-/*
- * A path through which the file of mapping M of PID can be read, into BUF: while the process
- * lives /proc/PID/map_files/START-END (the very file mapped, even deleted or in another mount
- * namespace), else /proc/PID/root/PATH, else PATH, each only when its inode is the one mapped.
- * Returns 0, or -ENOENT when none is there.
- */
-int map__file_path(pid_t pid, const struct map *m, char *buf, size_t len);
-
 /* A new, empty cache; NULL on ENOMEM. Free with procmaps__free (NULL is fine). */
 struct procmaps *procmaps__new(void);
 void procmaps__free(struct procmaps *pm);
@@ -76,7 +68,9 @@ int procmaps__load_all(struct procmaps *pm);
 
 /*
  * Add one executable mapping of PID (its path is copied), dropping the known mappings it
- * overlaps, as a new mmap does. Returns 0 or -ENOMEM.
+ * overlaps, as a new mmap does. A process keeps at most LIMIT_MAPS_MAX mappings, half of
+ * them of no file (base/limits.h): past that a new mapping that replaces none is left out,
+ * and counted (LIMIT_MAPS). Mappings are charged to the memory budget. Returns 0 or -ENOMEM.
  */
 int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m);
 

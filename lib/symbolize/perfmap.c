@@ -6,23 +6,28 @@
 #include <string.h>
 #include <unistd.h>
 #include "base/fileio.h"
+#include "base/limits.h"
 #include "proc/ns.h"
 #include "symbolize/perfmap.h"
 
 #define PERFMAP_FILE_MAX (1ULL << 30)
 
-#define NAME_MAX_LEN	1023
-#define MAX_ENTRIES	(4u << 20)
+#define LINE_MAX_LEN	(LIMIT_PERFMAP_NAME_MAX + 64)	/* two numbers, blanks, the name */
+#define CHUNK		(256u << 10)
 
 struct pm_entry {
 	uint64_t start, end;
 	uint32_t seq;		/* line order: later entries win */
-	char *name;
+	uint32_t name;		/* offset in names */
 };
 
 struct perfmap {
 	struct pm_entry *e;
 	size_t nr, cap;
+	char *names;		/* every name, NUL-terminated */
+	size_t names_len, names_cap;
+	uint64_t bytes;		/* of the memory budget held */
+	bool full;		/* an entry was left out: no more are read */
 };
 
 static int entry_cmp(const void *a, const void *b)
@@ -34,62 +39,154 @@ static int entry_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int parse_line(char *line, uint64_t *start, uint64_t *size, char **name)
+/* A number in hex (an optional 0x, at most 16 digits) at *P, before END, followed by a
+ * blank, which *P moves past. Returns 0 or -EINVAL. */
+static int parse_hex(const char **p, const char *end, uint64_t *v)
 {
-	char *p = line, *end;
-	size_t len;
+	const char *q = *p;
+	int digits = 0;
 
-	errno = 0;
-	*start = strtoull(p, &end, 16);
-	if (errno || end == p || *end != ' ')
+	if (end - q > 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
+		q += 2;
+	*v = 0;
+	for (; q < end && *q != ' '; q++, digits++) {
+		int c = *q, d = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' &&
+			(c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
+
+		if (d < 0 || digits == 16)
+			return -EINVAL;
+		*v = *v << 4 | (uint64_t)d;
+	}
+	if (!digits || q == end)
 		return -EINVAL;
-	p = end + 1;
-	*size = strtoull(p, &end, 16);
-	if (errno || end == p || *end != ' ' || *size == 0 || *start + *size < *start)
+	*p = q + 1;
+	return 0;
+}
+
+/* "START SIZE NAME" of LEN bytes at LINE (no newline): its parts, or -EINVAL. */
+static int parse_line(const char *line, size_t len, uint64_t *start, uint64_t *size,
+		      const char **name, size_t *name_len)
+{
+	const char *p = line, *end = line + len;
+
+	if (parse_hex(&p, end, start) || parse_hex(&p, end, size) || *size == 0 ||
+	    *start + *size < *start || p == end)
 		return -EINVAL;
-	*name = end + 1;
-	len = strcspn(*name, "\n");
-	(*name)[len] = '\0';
-	return len ? 0 : -EINVAL;
+	*name = p;
+	*name_len = (size_t)(end - p);
+	return memchr(p, '\0', *name_len) ? -EINVAL : 0;
+}
+
+/* Grow *V (*CAP of SIZE bytes each) to hold one more, charging the budget. Returns 0, or
+ * -ENOSPC past the budget, -ENOMEM. */
+static int grow(struct perfmap *pm, void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap;
+	void *p;
+
+	if (need <= n)
+		return 0;
+	while (n < need)
+		n = n ? 2 * n : 256;
+	if (!limits__reserve((n - *cap) * size))
+		return -ENOSPC;
+	p = realloc(*v, n * size);
+	if (!p) {
+		limits__release((n - *cap) * size);
+		return -ENOMEM;
+	}
+	pm->bytes += (n - *cap) * size;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+/* Add the line of LEN bytes at LINE. Returns 0 (added or skipped), or -ENOMEM. */
+static int add_line(struct perfmap *pm, const char *line, size_t len)
+{
+	uint64_t start, size;
+	const char *name;
+	size_t name_len;
+	int err;
+
+	if (parse_line(line, len, &start, &size, &name, &name_len))
+		return 0;
+	if (name_len > LIMIT_PERFMAP_NAME_MAX) {
+		limits__hit(LIMIT_PERFMAP_LINES, 1);
+		return 0;
+	}
+	if (pm->nr == LIMIT_PERFMAP_ENTRIES_MAX) {
+		limits__hit(LIMIT_PERFMAP_ENTRIES, 1);
+		pm->full = true;
+		return 0;
+	}
+	err = grow(pm, (void **)&pm->e, &pm->cap, pm->nr + 1, sizeof(*pm->e));
+	if (!err)
+		err = grow(pm, (void **)&pm->names, &pm->names_cap,
+			   pm->names_len + name_len + 1, 1);
+	if (err == -ENOSPC) {
+		limits__hit(LIMIT_MEMORY_PERFMAP, 1);
+		pm->full = true;
+		return 0;
+	}
+	if (err)
+		return err;
+	memcpy(pm->names + pm->names_len, name, name_len);
+	pm->names[pm->names_len + name_len] = '\0';
+	pm->e[pm->nr] = (struct pm_entry){ start, start + size, (uint32_t)pm->nr,
+					   (uint32_t)pm->names_len };
+	pm->names_len += name_len + 1;
+	pm->nr++;
+	return 0;
+}
+
+/* Read F's lines into PM, until its end or PM is full. Lines longer than LINE_MAX_LEN are
+ * skipped whole (counted). Returns 0 or -ENOMEM. */
+static int read_lines(struct perfmap *pm, FILE *f)
+{
+	char *buf = malloc(CHUNK);
+	size_t have = 0, n, off;
+	bool skipping = false;
+	char *nl;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (!err && !pm->full && (n = fread(buf + have, 1, CHUNK - have, f)) > 0) {
+		have += n;
+		off = 0;
+		while (!err && !pm->full && (nl = memchr(buf + off, '\n', have - off))) {
+			if (!skipping)
+				err = add_line(pm, buf + off, (size_t)(nl - (buf + off)));
+			skipping = false;
+			off = (size_t)(nl - buf) + 1;
+		}
+		if (!skipping && !pm->full && have - off > LINE_MAX_LEN) {
+			limits__hit(LIMIT_PERFMAP_LINES, 1);
+			skipping = true;
+		}
+		if (skipping)
+			off = have;		/* the rest of a long line: dropped */
+		memmove(buf, buf + off, have - off);
+		have -= off;
+	}
+	if (!err && !pm->full && have && !skipping)
+		err = add_line(pm, buf, have);	/* the last line, without a newline */
+	free(buf);
+	return err;
 }
 
 struct perfmap *perfmap__parse(FILE *f)
 {
 	struct perfmap *pm = calloc(1, sizeof(*pm));
-	char line[NAME_MAX_LEN + 64];
 	size_t out = 0;
 
 	if (!pm)
 		return NULL;
-	while (fgets(line, sizeof(line), f) && pm->nr < MAX_ENTRIES) {
-		uint64_t start, size;
-		char *name;
-
-		if (!strchr(line, '\n') && !feof(f)) {
-			int c;
-
-			while ((c = fgetc(f)) != EOF && c != '\n')
-				;
-			continue;
-		}
-		if (parse_line(line, &start, &size, &name))
-			continue;
-		if (pm->nr == pm->cap) {
-			size_t cap = pm->cap ? pm->cap * 2 : 256;
-			struct pm_entry *e = realloc(pm->e, cap * sizeof(*e));
-
-			if (!e)
-				goto nomem;
-			pm->e = e;
-			pm->cap = cap;
-		}
-		pm->e[pm->nr].name = strdup(name);
-		if (!pm->e[pm->nr].name)
-			goto nomem;
-		pm->e[pm->nr].start = start;
-		pm->e[pm->nr].end = start + size;
-		pm->e[pm->nr].seq = (uint32_t)pm->nr;
-		pm->nr++;
+	if (read_lines(pm, f)) {
+		perfmap__free(pm);
+		errno = ENOMEM;
+		return NULL;
 	}
 	if (pm->nr)
 		qsort(pm->e, pm->nr, sizeof(*pm->e), entry_cmp);
@@ -98,22 +195,14 @@ struct perfmap *perfmap__parse(FILE *f)
 		struct pm_entry *last = out ? &pm->e[out - 1] : NULL;
 
 		if (last && last->end > pm->e[i].start) {
-			if (pm->e[i].seq > last->seq) {
-				free(last->name);
+			if (pm->e[i].seq > last->seq)
 				*last = pm->e[i];
-			} else {
-				free(pm->e[i].name);
-			}
 			continue;
 		}
 		pm->e[out++] = pm->e[i];
 	}
 	pm->nr = out;
 	return pm;
-nomem:
-	perfmap__free(pm);
-	errno = ENOMEM;
-	return NULL;
 }
 
 struct perfmap *perfmap__load(pid_t pid)
@@ -152,9 +241,9 @@ void perfmap__free(struct perfmap *pm)
 {
 	if (!pm)
 		return;
-	for (size_t i = 0; i < pm->nr; i++)
-		free(pm->e[i].name);
+	limits__release(pm->bytes);
 	free(pm->e);
+	free(pm->names);
 	free(pm);
 }
 
@@ -171,6 +260,6 @@ const char *perfmap__lookup(const struct perfmap *pm, uint64_t addr)
 			hi = mid;
 	}
 	if (lo < pm->nr && pm->e[lo].start <= addr)
-		return pm->e[lo].name;
+		return pm->names + pm->e[lo].name;
 	return NULL;
 }

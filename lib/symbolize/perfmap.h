@@ -14,10 +14,12 @@
 struct perfmap;
 
 /*
- * Parse perf-map text from F. Lines that do not parse are skipped; names are bounded to
- * 1023 bytes and at most 4 million entries are kept. When two entries overlap the later one
- * wins (JIT code is recompiled in place). Returns a new map the caller frees with
- * perfmap__free, or NULL with errno set (ENOMEM).
+ * Parse perf-map text from F. Lines that do not parse are skipped, and lines with a name
+ * longer than LIMIT_PERFMAP_NAME_MAX (1023) bytes; at most LIMIT_PERFMAP_ENTRIES_MAX (4M)
+ * entries are read, within the memory budget (base/limits.h): the lines after are not, and
+ * each bound met is counted. When two entries overlap the later one wins (JIT code is
+ * recompiled in place). Returns a new map the caller frees with perfmap__free, or NULL with
+ * errno set (ENOMEM).
  */
 struct perfmap *perfmap__parse(FILE *f);
 

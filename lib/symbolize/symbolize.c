@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "base/htab.h"
+#include "base/limits.h"
 #include "dso/dsos.h"
 #include "symbolize/inlines.h"
 #include "dso/dso.h"
@@ -177,6 +178,7 @@ static const struct name_ent *names__add(struct symbolizer *s, const void *file,
 		return &unknown;
 	}
 	s->names[s->nr_names++] = n;
+	limits__charge(sizeof(*n) + nr * sizeof(n->names[0]) + len);	/* kept to the end */
 	return n;
 }
 
@@ -229,6 +231,9 @@ static struct inlines *file__inlines(struct file *f)
 	if (f->inl_tried)
 		return f->inl;
 	f->inl_tried = true;
+	/* What BFD would read must fit the file and the memory budget, and lead nowhere else. */
+	if (dso__dwarf_check(f->dso))
+		return NULL;
 	/* Our own descriptors of the files: still the very files after the process is gone,
 	 * and a debug file found inside a container's root is not at its path here. */
 	path = dso__debug_fd_path(f->dso) ? dso__debug_fd_path(f->dso) : dso__fd_path(f->dso);
@@ -324,6 +329,9 @@ static const struct name_ent *symbolize_unnamed(struct symbolizer *s, struct fil
 	if (start != UINT64_MAX && dso__lookup_range(f->dso, start, &sym_start, &sym_end) &&
 	    vaddr >= sym_end)
 		start = UINT64_MAX;
+	/* A file not parsed (the memory budget), or truncated under us: the address itself. */
+	if (start == UINT64_MAX && !dso__usable(f->dso))
+		start = vaddr;
 	if (start == UINT64_MAX)
 		return names__add1(s, f, vaddr, f->label);
 	snprintf(name, sizeof(name), "%s+0x%" PRIx64, dso__base_name(f->dso), start);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include "base/limits.h"
 #include "base/log.h"
 #include "dso/dso.h"
 #include "dso/dsos.h"
@@ -30,6 +31,8 @@ const struct dso_fdes *ufile__fdes(struct ufile *f, enum dso_cfi which)
 {
 	struct usrc *s = &f->src[which];
 
+	if (f->dso && dso__faulted(f->dso))
+		return NULL;		/* truncated under us: its bytes are zeros now */
 	if (!s->tried) {
 		s->tried = true;
 		s->ok = f->dso && dso__fdes(f->dso, which, &s->fdes) == 0;
@@ -85,14 +88,19 @@ const struct cfi_rule *ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_r
 	}
 	if (f->nr_rules == f->cap_rules && f->cap_rules < RULES_MAX) {
 		uint32_t cap = f->cap_rules ? 2 * f->cap_rules : RULES_MIN;
+		uint64_t more = (uint64_t)(cap - f->cap_rules) * sizeof(*e);
 
-		e = realloc(f->rules, cap * sizeof(*e));
-		if (e) {
-			f->rules = e;
-			f->cap_rules = cap;
+		if (limits__reserve(more)) {
+			e = realloc(f->rules, cap * sizeof(*e));
+			if (e) {
+				f->rules = e;
+				f->cap_rules = cap;
+			} else {
+				limits__release(more);
+			}
 		}
 	}
-	/* Full at RULES_MAX (or out of memory): not kept. */
+	/* Full at RULES_MAX (or out of memory, or past the memory budget): not kept. */
 	if (f->nr_rules < f->cap_rules && !htab__insert(&f->rules_index, h, f->nr_rules))
 		f->rules[f->nr_rules++] = (struct rule_ent){ vaddr, *out, err };
 	return err ? NULL : out;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/limits.h"
 #include "base/log.h"
 #include "unwind/unwind_int.h"
 
@@ -82,6 +83,7 @@ void unwinder__free(struct unwinder *u)
 	}
 	for (uint32_t i = 0; i < u->cap_files; i++) {
 		if (u->files[i]) {
+			limits__release((uint64_t)u->files[i]->cap_rules * sizeof(*u->files[i]->rules));
 			free(u->files[i]->rules);
 			htab__free(&u->files[i]->rules_index);
 			frames__free(&u->files[i]->spans);

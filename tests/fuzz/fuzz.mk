@@ -10,15 +10,22 @@ FUZZ_CFLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 FUZZ_SECONDS	?= 60
 FUZZ_TEST_SECONDS ?= 10
 
-FUZZ_TARGETS	:= procmaps kallsyms perfmap dso flamegraph cfi pprof
-fuzz_srcs_procmaps	:= lib/proc/procmaps.c
+FUZZ_TARGETS	:= procmaps kallsyms perfmap dso flamegraph cfi pprof debugfile compressed
+fuzz_srcs_procmaps	:= lib/proc/procmaps.c lib/base/limits.c
 fuzz_srcs_kallsyms	:= lib/symbolize/kallsyms.c
-fuzz_srcs_perfmap	:= lib/symbolize/perfmap.c lib/base/fileio.c lib/proc/ns.c
+fuzz_srcs_perfmap	:= lib/symbolize/perfmap.c lib/base/fileio.c lib/base/limits.c lib/proc/ns.c
 fuzz_srcs_cfi		:= lib/unwind/cfi.c lib/unwind/frames.c lib/unwind/frames_go.c lib/unwind/x86.c \
 			   lib/dso/cfirec.c lib/dso/fdes.c lib/dso/segs.c
 fuzz_srcs_dso	:= lib/dso/dso.c lib/dso/dso_cfi.c lib/dso/cfirec.c lib/dso/fdes.c lib/dso/symtab.c \
-		   lib/dso/plt.c lib/dso/debugfile.c lib/dso/segs.c lib/base/fileio.c lib/base/log.c
+		   lib/dso/plt.c lib/dso/debugfile.c lib/dso/dwarf.c lib/dso/segs.c lib/base/fileio.c \
+		   lib/base/limits.c lib/base/mapguard.c lib/base/log.c
 fuzz_libs_dso	:= -lelf -lz
+# The debug-file search (candidates by build id and debuglink, CRC, the file taken), and
+# compressed sections as their headers claim them (symbols, .debug_frame, DWARF's sizes).
+fuzz_srcs_debugfile	:= $(fuzz_srcs_dso)
+fuzz_libs_debugfile	:= -lelf -lz
+fuzz_srcs_compressed	:= $(fuzz_srcs_dso)
+fuzz_libs_compressed	:= -lelf -lz
 fuzz_srcs_flamegraph	:= lib/output/folded_read.c lib/output/folded.c lib/profile/profile.c lib/base/htab.c \
 			   lib/base/log.c flamegraph/options.c \
 			   flamegraph/tree.c flamegraph/out.c flamegraph/colors.c flamegraph/svg.c

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* libFuzzer: ELF files, as the profiler opens whatever other processes map: segments,
- * symbol tables, notes, debuglink, and the tables of FDEs (.eh_frame_hdr, .eh_frame walked,
- * .debug_frame decompressed and converted). */
+ * symbol tables (compressed ones too), notes, debuglink, the tables of FDEs (.eh_frame_hdr,
+ * .eh_frame walked, .debug_frame decompressed and converted), and the DWARF sections'
+ * compression headers and .gnu_debugaltlink measured before BFD would see them. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			dso_segs__off_to_vaddr(segs, n, segs[i].offset, &v);
 		}
 		dso__lookup(e, UINT64_MAX, NULL);
+		dso__dwarf_check(e);	/* what BFD would be handed, measured */
 		for (int w = 0; w < DSO_CFI__MAX; w++) {
 			struct dso_fdes f;
 			uint64_t fde;

@@ -1773,6 +1773,14 @@ def control_characters_escaped():
     return f"{ours.count(chr(92) + 'x1b')} escaped"
 
 
+# --- hostile files: crafted by the profiled users, they cannot crash, hang or exhaust profile ---
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hostile  # noqa: E402  (its cases use the helpers above)
+
+TESTS.extend(hostile.register(sys.modules[__name__]))
+
+
 def main():
     global BUILD
     ap = argparse.ArgumentParser()

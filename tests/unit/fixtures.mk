@@ -15,6 +15,9 @@
 #   debugframe       its own functions described only in .debug_frame, zlib-compressed (the C
 #                    start-up files keep .eh_frame and its header)
 #   notelf, empty    not ELF
+#   altlink.up, altlink.fd, altlink.abs
+#                    prog with a .gnu_debugaltlink that climbs out of /proc/self/fd, names one
+#                    of our descriptors, or is an absolute path (only the last may go to BFD)
 #
 # gomarks.c, with Go's marks (dso__is_go): gonote (Go's build id note), gobuildinfo (a
 # .go.buildinfo section)
@@ -30,7 +33,8 @@ FIXTURES	:= $(FX)/prog $(FX)/prog.stripped $(FX)/other.stripped $(FX)/buildid.st
 		   $(FX)/linked $(FX)/linked.debug $(FX)/dotdebug $(FX)/.debug/dotdebug.debug \
 		   $(FX)/global $(FX_DBGROOT)/fake/dir/global.debug \
 		   $(FX)/badcrc $(FX)/badcrc.debug $(FX)/notelf $(FX)/empty $(FX)/static \
-		   $(FX)/debugframe $(FX)/gonote $(FX)/gobuildinfo
+		   $(FX)/debugframe $(FX)/gonote $(FX)/gobuildinfo $(FX)/altlink.up $(FX)/altlink.fd \
+		   $(FX)/altlink.abs
 ifneq ($(LLD),)
 FIXTURES	+= $(FX)/lld $(FX)/lld.off
 endif
@@ -133,6 +137,23 @@ $(FX)/gobuildinfo: tests/fixtures/gomarks.c
 	$(call msg,FIXTURE,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O1 -DFX_GO_BUILDINFO $< -o $@
+
+# $(call fx_altlink,NAME,IN,OUT): IN with a .gnu_debugaltlink naming NAME (and a build id).
+define fx_altlink
+	$(call msg,FIXTURE,$(3))
+	$(Q)printf '%s\000%s' '$(1)' '0123456789abcdefghij' > $(3).sec
+	$(Q)objcopy --add-section .gnu_debugaltlink=$(3).sec $(2) $(3)
+	$(Q)rm -f $(3).sec
+endef
+
+$(FX)/altlink.up: $(FX)/prog
+	$(call fx_altlink,../../../tmp/fifo,$<,$@)
+
+$(FX)/altlink.fd: $(FX)/prog
+	$(call fx_altlink,/3/tmp/fifo,$<,$@)
+
+$(FX)/altlink.abs: $(FX)/prog
+	$(call fx_altlink,/usr/lib/debug/.dwz/x86_64-linux-gnu/none.debug,$<,$@)
 
 $(FX)/notelf:
 	$(call msg,FIXTURE,$@)

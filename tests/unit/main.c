@@ -33,6 +33,9 @@ int main(int argc, char **argv)
 		register_gofp_suite,
 		register_log_suite,
 		register_runas_suite,
+		register_fileio_suite,
+		register_limits_suite,
+		register_hostile_suite,
 	};
 	unsigned int failed;
 

@@ -27,6 +27,9 @@ int register_x86_suite(void);
 int register_gofp_suite(void);
 int register_log_suite(void);
 int register_runas_suite(void);
+int register_fileio_suite(void);
+int register_limits_suite(void);
+int register_hostile_suite(void);
 
 /* Directory holding the unit-test fixtures built by the Makefile (build/tests/fixtures). */
 extern const char *fixtures_dir;

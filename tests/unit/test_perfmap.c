@@ -2,9 +2,12 @@
 /* perfmap: /tmp/perf-PID.map parsing and lookup. */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "base/limits.h"
 #include "symbolize/perfmap.h"
 #include "suites.h"
 
@@ -89,6 +92,62 @@ static void test_fifo_does_not_block(void)
 	unlink(path);
 }
 
+/* Lines longer than a name may be are skipped whole, however long (counted); the line after
+ * one, and a last line without a newline, are read. */
+static void test_long_lines(void)
+{
+	size_t huge = 1 << 20;
+	char *text = malloc(huge + 4096), *p = text;
+	struct perfmap *pm;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	limits__reset();
+	p += sprintf(p, "1000 10 ");
+	memset(p, 'x', huge);
+	p += huge;
+	p += sprintf(p, "\n2000 10 after\n3000 10 ");
+	memset(p, 'y', 1024);		/* one byte too long */
+	p += 1024;
+	p += sprintf(p, "\n4000 10 0x\n0x5000 10 last");
+	pm = parse_string(text);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
+	CU_ASSERT_PTR_NULL(perfmap__lookup(pm, 0x1000));
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x2000), "after");
+	CU_ASSERT_PTR_NULL(perfmap__lookup(pm, 0x3000));
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x4005), "0x");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x5000), "last");
+	CU_ASSERT_EQUAL(limits__count(LIMIT_PERFMAP_LINES), 2);
+	perfmap__free(pm);
+	free(text);
+	limits__reset();
+}
+
+/* A map past the memory budget is cut there, and said so. */
+static void test_budget(void)
+{
+	size_t n = 100000;
+	char *text = malloc(n * 32), *p = text;
+	struct perfmap *pm;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%zx 10 f%zu\n", 0x10000 + 16 * i, i);
+	limits__reset();
+	limits__set_budget(256 << 10);
+	limits__charge(16 << 10);
+	pm = parse_string(text);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(perfmap__lookup(pm, 0x10000));
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x10000), "f0");
+	CU_ASSERT_PTR_NULL(perfmap__lookup(pm, 0x10000 + 16 * (n - 1)));
+	CU_ASSERT_EQUAL(limits__count(LIMIT_MEMORY_PERFMAP), 1);
+	CU_ASSERT(limits__used() <= (256 << 10));
+	perfmap__free(pm);
+	CU_ASSERT_EQUAL(limits__used(), 16 << 10);
+	free(text);
+	limits__reset();
+}
+
 int register_perfmap_suite(void)
 {
 	CU_pSuite s = CU_add_suite("perfmap", NULL, NULL);
@@ -96,7 +155,9 @@ int register_perfmap_suite(void)
 	if (!s || !CU_add_test(s, "parse and look up", test_parse_lookup) ||
 	    !CU_add_test(s, "code recompiled at the same address", test_recompiled_in_place) ||
 	    !CU_add_test(s, "no map for the pid", test_missing_file) ||
-	    !CU_add_test(s, "a FIFO in place of the map does not block", test_fifo_does_not_block))
+	    !CU_add_test(s, "a FIFO in place of the map does not block", test_fifo_does_not_block) ||
+	    !CU_add_test(s, "long lines skipped whole", test_long_lines) ||
+	    !CU_add_test(s, "cut at the memory budget", test_budget))
 		return -1;
 	return 0;
 }

@@ -4,6 +4,7 @@
  * 1024 slots, iteration over every entry once. */
 #include <stdlib.h>
 #include <string.h>
+#include "base/limits.h"
 #include "collect/ucounts.h"
 #include "suites.h"
 
@@ -111,13 +112,41 @@ static void test_growth_and_iteration(void)
 	ucounts__free(uc);
 }
 
+/* New stacks past the memory budget are dropped and counted; known ones still count. */
+static void test_budget(void)
+{
+	struct ucounts *uc = ucounts__new();
+	struct count_key k = { .pid = 10, .kstack_id = -1 };
+	uint64_t ips[64] = { 0 };
+	size_t kept;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(uc);
+	limits__reset();
+	limits__set_budget(64 << 10);
+	for (uint64_t i = 0; i < 1000; i++) {
+		ips[0] = 0x401000 + i;
+		CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 64), 0);
+	}
+	kept = nr_entries(uc);
+	CU_ASSERT(kept > 10 && kept < 1000);
+	CU_ASSERT_EQUAL(limits__count(LIMIT_MEMORY_STACKS), 1000 - kept);
+	CU_ASSERT(limits__used() <= (64 << 10));
+	ips[0] = 0x401000;
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 64), 0);
+	CU_ASSERT_EQUAL(lookup(uc, &k, ips, 64)->count, 2);
+	ucounts__free(uc);
+	CU_ASSERT_EQUAL(limits__used(), 0);
+	limits__reset();
+}
+
 int register_ucounts_suite(void)
 {
 	CU_pSuite s = CU_add_suite("ucounts", NULL, NULL);
 
 	if (!s ||
 	    !CU_add_test(s, "identical key and frames merge", test_merge) ||
-	    !CU_add_test(s, "5000 stacks: growth, each iterated once", test_growth_and_iteration))
+	    !CU_add_test(s, "5000 stacks: growth, each iterated once", test_growth_and_iteration) ||
+	    !CU_add_test(s, "new stacks past the memory budget dropped", test_budget))
 		return -1;
 	return 0;
 }

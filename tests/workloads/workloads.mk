@@ -12,7 +12,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived \
 		   $(WL)/plt_loop $(WL)/sighandler $(WL)/sighandler_fp $(WL)/cxx_callbacks $(WL)/chain_lld $(WL)/libchain_lld.so \
 		   $(WL)/mixed $(WL)/jitmap $(WL)/chain_static $(WL)/chain_static_fp $(WL)/chain_spie \
-		   $(WL)/chain_spie_fp
+		   $(WL)/chain_spie_fp $(WL)/hostile $(WL)/libhostile.so
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -216,3 +216,16 @@ $(WL)/gosha: tests/workloads/gosha/main.go
 	$(Q)mkdir -p $(@D)
 	$(Q)cd tests/workloads/gosha && GO111MODULE=off GOCACHE=$(abspath $(OUT))/go-cache \
 		$(GO) build -o $(abspath $@) main.go
+
+# Hostile files (tests/integration/hostile.py): a process that maps the crafted copies of
+# libhostile.so, without frame pointers (its CFI is read) and without a soname (copies load
+# side by side).
+$(WL)/libhostile.so: tests/workloads/hostile_lib.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -fPIC -shared $< -o $@
+
+$(WL)/hostile: tests/workloads/hostile.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -ldl -o $@
