@@ -10,14 +10,19 @@
 #define CHUNK (64u << 10)
 #define OPEN_FLAGS (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
-/* FD, just opened: a regular file of at most MAX_SIZE bytes (*ST)? Returns FD or a negative
- * errno, with FD closed. */
+/* FD, just opened (-1: errno says why not): a regular file of at most MAX_SIZE bytes (*ST)?
+ * Returns FD or a negative errno, with FD closed. */
 static int check_regular(int fd, uint64_t max_size, struct stat *st)
+{
+	if (fd < 0)
+		return -errno;
+	return fileio__check_regular(fd, max_size, st);
+}
+
+int fileio__check_regular(int fd, uint64_t max_size, struct stat *st)
 {
 	int err;
 
-	if (fd < 0)
-		return -errno;
 	if (fstat(fd, st)) {
 		err = -errno;
 		goto fail;
@@ -43,19 +48,26 @@ int fileio__open_regular(const char *path, uint64_t max_size, struct stat *st)
 
 int fileio__open_regular_in(int root_fd, const char *path, uint64_t max_size, struct stat *st)
 {
-	struct open_how how = {
-		.flags = OPEN_FLAGS,
+	return fileio__open_regular_how(root_fd, path, max_size, 0, st);
+}
+
+int fileio__open_regular_how(int root_fd, const char *path, uint64_t max_size, unsigned int how,
+			     struct stat *st)
+{
+	int flags = OPEN_FLAGS | (how & FILEIO_NOFOLLOW ? O_NOFOLLOW : 0);
+	struct open_how oh = {
+		.flags = (uint64_t)flags,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	int fd;
 
 	if (root_fd < 0)
-		return fileio__open_regular(path, max_size, st);
-	fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+		return check_regular(open(path, flags), max_size, st);
+	fd = (int)syscall(SYS_openat2, root_fd, path, &oh, sizeof(oh));
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM)) {	/* old kernel, or seccomp */
 		while (*path == '/')
 			path++;
-		fd = openat(root_fd, path, OPEN_FLAGS | O_NOFOLLOW);
+		fd = openat(root_fd, path, flags | O_NOFOLLOW);
 	}
 	return check_regular(fd, max_size, st);
 }

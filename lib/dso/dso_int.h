@@ -41,6 +41,8 @@ struct dso {
 	char debug_fd_path[32];		/* /proc/self/fd/N of debug_fd */
 	int root_fd;			/* borrowed: the root directory the process that maps
 					 * the file sees, when not ours (-1) */
+	dso_debug_finder find_debug;	/* finds the debug file instead of dso__open_debug */
+	void *find_debug_ctx;
 	bool cfi_read[DSO_CFI__MAX];	/* dso__fdes tried the source */
 	int cfi_err[DSO_CFI__MAX];	/* and failed so */
 	struct dso_fdes cfi[DSO_CFI__MAX];
@@ -50,6 +52,9 @@ struct dso {
 
 /* dso__open of PATH inside the directory ROOT_FD (fileio__open_regular_in; -1: by PATH). */
 struct dso *dso__open_in(int root_fd, const char *path, const char *orig_path);
+
+/* dso__open_in, or of FD when >= 0 (dso__open_fd). */
+struct dso *dso__open_any(int root_fd, const char *path, int fd, const char *orig_path);
 
 /* Free the tables of FDEs dso__fdes built. */
 void dso__free_fdes(struct dso *d);
