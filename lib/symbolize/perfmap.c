@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "base/fileio.h"
 #include "proc/ns.h"
@@ -116,36 +117,59 @@ nomem:
 	return NULL;
 }
 
-struct perfmap *perfmap__load(pid_t pid)
+int perfmap__open(pid_t pid)
 {
 	pid_t inner = pidns__inner_pid(pid);
+	struct stat st;
 	char path[96];
-	struct perfmap *pm;
-	FILE *f = NULL;
-	int err, root;
+	int fd = -ENOENT, root;
 
 	/* Written by the profiled process's user: a FIFO or a device there must not block, and a
-	 * link there must not lead out of its root. The process names it by its pid in its own
+	 * link there must not lead anywhere. The process names it by its pid in its own
 	 * namespace, in its own /tmp: a container's, seen through /proc/PID/root. */
 	snprintf(path, sizeof(path), "/proc/%d/root", pid);
 	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root >= 0 && inner > 0) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", inner);
-		f = fileio__fopen_regular_in(root, path, PERFMAP_FILE_MAX);
+		fd = fileio__open_regular_how(root, path, PERFMAP_FILE_MAX, FILEIO_NOFOLLOW, &st);
 	}
 	if (root >= 0)
 		close(root);
-	if (!f) {	/* the process is gone: its file in our /tmp, if it shares it */
+	if (fd < 0) {	/* the process is gone: its file in our /tmp, if it shares it */
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-		f = fileio__fopen_regular(path, PERFMAP_FILE_MAX);
+		fd = fileio__open_regular_how(-1, path, PERFMAP_FILE_MAX, FILEIO_NOFOLLOW, &st);
 	}
-	if (!f)
+	return fd;
+}
+
+struct perfmap *perfmap__read_fd(int fd)
+{
+	struct perfmap *pm;
+	FILE *f = fdopen(fd, "r");
+	int err;
+
+	if (!f) {
+		err = errno;
+		close(fd);
+		errno = err;
 		return NULL;
+	}
 	pm = perfmap__parse(f);
 	err = errno;
 	fclose(f);
 	errno = err;
 	return pm;
+}
+
+struct perfmap *perfmap__load(pid_t pid)
+{
+	int fd = perfmap__open(pid);
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	return perfmap__read_fd(fd);
 }
 
 void perfmap__free(struct perfmap *pm)

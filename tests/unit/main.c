@@ -30,6 +30,7 @@ int main(int argc, char **argv)
 		register_explain_suite,
 		register_x86_suite,
 		register_gofp_suite,
+		register_sandbox_suite,
 	};
 	unsigned int failed;
 

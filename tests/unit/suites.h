@@ -24,6 +24,7 @@ int register_ns_suite(void);
 int register_explain_suite(void);
 int register_x86_suite(void);
 int register_gofp_suite(void);
+int register_sandbox_suite(void);
 
 /* Directory holding the unit-test fixtures built by the Makefile (build/tests/fixtures). */
 extern const char *fixtures_dir;

@@ -13,7 +13,7 @@
 #include "dso/dso.h"
 #include "dso/dsos.h"
 #include "proc/procmaps.h"
-#include "symbolize/symbolize.h"
+#include "sandbox/symbolizer.h"
 #include "suites.h"
 
 /* No such process (above the kernel's pid_max): files are read by their path. */
