@@ -77,6 +77,14 @@ static void allow_arg_is(struct filter *f, uint32_t nr, int arg, uint32_t v)
 	allow_arg_is_else(f, nr, arg, v, SECCOMP_RET_KILL_PROCESS);
 }
 
+/* System call NR fails with ERR, kills nothing: path lookups BFD makes (realpath of a name
+ * it is given) find nothing, as they would in the empty root. */
+static void deny(struct filter *f, uint32_t nr, uint32_t err)
+{
+	emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, nr);
+	emit(f, BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ERRNO | (err & SECCOMP_RET_DATA));
+}
+
 /* mmap and mprotect: allowed unless the protection (argument 2) asks for PROT_EXEC or has
  * bits in its upper half. */
 static void allow_no_exec(struct filter *f, uint32_t nr)
@@ -167,6 +175,9 @@ static int filter__build(struct filter *f, int sock, pid_t self)
 	allow_arg_is(f, SYS_recvmsg, 0, (uint32_t)sock);
 	allow_arg_is(f, SYS_write, 0, STDERR_FILENO);
 	allow_arg_is(f, SYS_writev, 0, STDERR_FILENO);
+	deny(f, SYS_getcwd, ENOENT);
+	deny(f, SYS_readlink, ENOENT);
+	deny(f, SYS_readlinkat, ENOENT);
 	allow_getrlimit(f);
 	allow_fcntl(f);
 	LD(offsetof(struct seccomp_data, nr));

@@ -4,6 +4,7 @@
  * they come; a message that comes while the worker waits for its debug files is kept for
  * later (the backlog). Files to prepare wait in a queue that yields to every request.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -470,6 +471,33 @@ static int worker__loop(struct worker *w)
 	}
 }
 
+/* Whether this process is the worker: then no file is opened by path (below). */
+static bool worker_running;
+
+/*
+ * BFD opens files by path where DWARF refers to another file: the common file of debug
+ * files dwz compressed (.gnu_debugaltlink), a debuglink of a file without DWARF. Its only
+ * way is fopen64, which this definition takes the place of (the program's own symbol wins
+ * over libc's). In the worker, whose filter kills open(), such a file is missing (BFD goes
+ * on without it, as before the sandbox, where it never found them either); elsewhere libc's.
+ */
+FILE *fopen64(const char *path, const char *mode)
+{
+	static FILE *(*libc_fopen64)(const char *, const char *);
+
+	if (worker_running) {
+		errno = EACCES;
+		return NULL;
+	}
+	if (!libc_fopen64)
+		libc_fopen64 = (FILE *(*)(const char *, const char *))dlsym(RTLD_NEXT, "fopen64");
+	if (!libc_fopen64) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	return libc_fopen64(path, mode);
+}
+
 int sandbox_worker__main(int sock, uid_t uid, gid_t gid, pid_t parent, bool idle)
 {
 	struct worker w = { .sock = sock, .test = getenv(SANDBOX_TEST_ENV) };
@@ -480,6 +508,7 @@ int sandbox_worker__main(int sock, uid_t uid, gid_t gid, pid_t parent, bool idle
 	w.dbuf = malloc(SB_MSG_MAX);
 	if (!w.rbuf || !w.dbuf || confine__self(uid, gid, sock, parent, idle))
 		return 1;
+	worker_running = true;
 	sb_buf__start(&w.out, SB_HELLO, 0, (uint32_t)getpid());
 	sb_buf__u32(&w.out, (uint32_t)getuid());
 	sb_buf__u32(&w.out, (uint32_t)getgid());

@@ -961,6 +961,17 @@ def cpp_demangled():
 
 
 @test
+def dwz_debug_file_keeps_names():
+    # A debug file that dwz compressed refers to a common file (.gnu_debugaltlink) that BFD
+    # opens by path; the worker may open nothing: the file's names stay, no worker is lost.
+    stacks, err, _ = run_profile(["-F", "499", "--", workload("inline_dwz"), "1"])
+    expect("symbolizer worker (pid" not in err, f"a worker failed: {err}")
+    s = share(stacks, lambda f: has_chain(f, ["main", "hash_loop"]), "inline_dwz")
+    expect(s > 0.9, f"main;hash_loop in {s:.1%} of the samples")
+    return f"{s:.1%} named"
+
+
+@test
 def deleted_binary_still_named():
     path = os.path.join(BUILD, "tests", "doomed_chain")
     subprocess.run(["cp", workload("chain_nofp"), path], check=True)
