@@ -31,7 +31,20 @@ double sb_client__now(void)
 
 int sb_client__init(struct sb_client *c, uid_t uid, gid_t gid)
 {
+	const char *t = getenv(SB_TIMEOUT_ENV);
+	char *end;
+
 	*c = (struct sb_client){ .sock = -1, .uid = uid, .gid = gid };
+	c->timeout = SB_TIMEOUT_MS / 1000.0;
+	if (t && *t) {
+		double v = strtod(t, &end);
+
+		if (*end || !(v >= 0.1 && v <= 3600))
+			pr_warn("%s=%s: not seconds from 0.1 to 3600; %g s", SB_TIMEOUT_ENV, t,
+				c->timeout);
+		else
+			c->timeout = v;
+	}
 	c->rbuf = malloc(SB_MSG_MAX);
 	c->test = getenv(SANDBOX_TEST_ENV);
 	return c->rbuf ? 0 : -ENOMEM;
@@ -230,7 +243,7 @@ void sb_client__fail(struct sb_client *c, int err, const char *what)
 			 strsignal(WTERMSIG(status)), WTERMSIG(status) == SIGSYS ?
 			 ": a system call its sandbox forbids" : "");
 	else if (err == -ETIMEDOUT)
-		snprintf(how, sizeof(how), "did not answer within %d s", SB_TIMEOUT_MS / 1000);
+		snprintf(how, sizeof(how), "did not answer within %g s", c->timeout);
 	else if (err == -EBADMSG)
 		snprintf(how, sizeof(how), "sent a message that does not decode");
 	else if (status != -1 && WIFEXITED(status))

@@ -14,7 +14,8 @@
 #include "sandbox/proto.h"
 
 #define SB_TIMEOUT_MS		5000	/* a request not answered in this time: the worker
-					 * stalled */
+					 * stalled (unless SB_TIMEOUT_ENV says another) */
+#define SB_TIMEOUT_ENV		"PROFILE_SANDBOX_TIMEOUT"	/* seconds, 0.1 to 3600 */
 #define SB_TOTAL_MS		60000	/* waiting for workers in all, at most */
 #define SB_SPAWNS_MAX		8	/* workers started in all, at most */
 
@@ -31,6 +32,7 @@ struct sb_client {
 	uint32_t busy;			/* the file (or map, BUSY_MAP set) it said it works on */
 	bool busy_known;
 	double waited;			/* seconds spent waiting for workers */
+	double timeout;			/* seconds a request may take */
 	unsigned char *rbuf;		/* SB_MSG_MAX */
 	const char *test;		/* SANDBOX_TEST_ENV for the first worker */
 };

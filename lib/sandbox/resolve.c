@@ -163,7 +163,7 @@ static int resolve__names(struct symbolizer *s, struct sym_src *src, const struc
 static int resolve__await(struct symbolizer *s, struct sym_src *src, uint32_t seq,
 			  const uint32_t *ids, uint32_t n)
 {
-	double deadline = sb_client__now() + SB_TIMEOUT_MS / 1000.0;
+	double deadline = sb_client__now() + s->c.timeout;
 	uint32_t got = 0;
 	struct sb_msg m;
 	int err;
@@ -185,7 +185,7 @@ static int resolve__await(struct symbolizer *s, struct sym_src *src, uint32_t se
 		got += m.n;
 		if (m.arg)
 			return 0;
-		deadline = sb_client__now() + SB_TIMEOUT_MS / 1000.0;
+		deadline = sb_client__now() + s->c.timeout;
 	}
 }
 
@@ -210,6 +210,9 @@ static int64_t resolve__ask(struct symbolizer *s, struct sym_src *src, uint32_t 
 
 int resolve__src(struct symbolizer *s, struct sym_src *src)
 {
+	double t0 = sb_client__now();
+	uint32_t nr = src->nr_wait;
+
 	while (src->nr_wait) {
 		uint32_t n = src->nr_wait < SB_BATCH_MAX ? src->nr_wait : SB_BATCH_MAX;
 		int64_t seq;
@@ -233,6 +236,8 @@ int resolve__src(struct symbolizer *s, struct sym_src *src)
 		src->nr_wait -= n;
 		memmove(src->wait, src->wait + n, src->nr_wait * sizeof(*src->wait));
 	}
+	pr_debug("symbolizer: %s: %u addresses in %.1f ms", src->name, nr,
+		 (sb_client__now() - t0) * 1e3);
 	return 0;
 }
 

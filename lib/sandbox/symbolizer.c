@@ -388,18 +388,27 @@ const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, boo
 
 int symbolizer__resolve(struct symbolizer *s)
 {
+	double t0 = sb_client__now(), waited = s->c.waited;
+	uint32_t addrs = 0, srcs = 0;
 	int err = 0;
 
 	if (!s->over) {	/* sampling is over: the worker's work is wanted now */
 		s->over = true;
 		sb_client__hurry(&s->c);
 	}
-	for (uint32_t i = 0; !err && i < s->cap_files; i++)
-		if (s->files[i] && s->files[i]->nr_wait)
-			err = resolve__src(s, s->files[i]);
-	for (uint32_t i = 0; !err && i < s->nr_maps; i++)
-		if (s->maps[i]->nr_wait)
-			err = resolve__src(s, s->maps[i]);
+	for (uint32_t i = 0; !err && i < s->cap_files + s->nr_maps; i++) {
+		struct sym_src *src = i < s->cap_files ? s->files[i] : s->maps[i - s->cap_files];
+
+		if (!src || !src->nr_wait)
+			continue;
+		addrs += src->nr_wait;
+		srcs++;
+		err = resolve__src(s, src);
+	}
+	if (srcs)
+		pr_info("symbolizer: %u addresses of %u files named by the worker in %.1f ms "
+			"(%.1f ms waiting for it)", addrs, srcs, (sb_client__now() - t0) * 1e3,
+			(s->c.waited - waited) * 1e3);
 	return err;
 }
 
