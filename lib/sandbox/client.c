@@ -92,7 +92,8 @@ static int sb_client__spawn(struct sb_client *c, int sock, pid_t *pid)
 {
 	char uid[16], gid[16], parent[16], level[16], test[128];
 	char *argv[] = { "profile-symbolizer", SANDBOX_WORKER_ARG, uid, gid, parent, level,
-			 c->normal_priority ? "0" : "1", NULL };
+			 NULL };
+	struct sched_param sp = { 0 };
 	char *envp[2] = { NULL, NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -117,7 +118,9 @@ static int sb_client__spawn(struct sb_client *c, int sock, pid_t *pid)
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addclosefrom_np(&fa, SANDBOX_WORKER_FD + 1);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF);
+				 POSIX_SPAWN_SETSIGDEF | (c->idle ? POSIX_SPAWN_SETSCHEDULER : 0));
+	posix_spawnattr_setschedpolicy(&attr, SCHED_IDLE);
+	posix_spawnattr_setschedparam(&attr, &sp);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &all);
 	err = posix_spawn(pid, "/proc/self/exe", &fa, &attr, argv, envp);
@@ -259,11 +262,11 @@ void sb_client__fail(struct sb_client *c, int err, const char *what)
 	}
 }
 
-void sb_client__hurry(struct sb_client *c)
+void sb_client__set_idle(struct sb_client *c, bool idle)
 {
 	struct sched_param sp = { 0 };
 
-	if (!c->normal_priority && c->sock >= 0)
-		sched_setscheduler(c->pid, SCHED_OTHER, &sp);
-	c->normal_priority = true;
+	if (c->idle != idle && c->sock >= 0)
+		sched_setscheduler(c->pid, idle ? SCHED_IDLE : SCHED_OTHER, &sp);
+	c->idle = idle;
 }

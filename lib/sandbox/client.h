@@ -28,7 +28,7 @@ struct sb_client {
 	uid_t uid;
 	gid_t gid;
 	bool confined;			/* its SB_HELLO came */
-	bool normal_priority;		/* raised from SCHED_IDLE */
+	bool idle;			/* workers run at SCHED_IDLE (while sampling) */
 	uint32_t busy;			/* the file (or map, BUSY_MAP set) it said it works on */
 	bool busy_known;
 	double waited;			/* seconds spent waiting for workers */
@@ -73,8 +73,10 @@ int sb_client__recv(struct sb_client *c, struct sb_msg *m, double deadline);
  */
 void sb_client__fail(struct sb_client *c, int err, const char *what);
 
-/* The worker's priority from SCHED_IDLE to normal (sampling is over: its work is wanted). */
-void sb_client__hurry(struct sb_client *c);
+/* Workers at SCHED_IDLE when IDLE (while sampling: only CPU time no one else wants), else
+ * at normal priority (the end of a profile waits for them): set from outside, the worker
+ * itself may not, and from the start for the workers started later. */
+void sb_client__set_idle(struct sb_client *c, bool idle);
 
 /* Monotonic seconds. */
 double sb_client__now(void);

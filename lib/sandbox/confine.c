@@ -233,10 +233,9 @@ static int fail(const char *what, int err)
 	return err;
 }
 
-int confine__self(uid_t uid, gid_t gid, int sock, pid_t parent, bool idle)
+int confine__self(uid_t uid, gid_t gid, int sock, pid_t parent)
 {
 	struct rlimit no_core = { 0, 0 };
-	struct sched_param sp = { 0 };
 	struct sock_fprog prog;
 	struct filter f = { .n = 0 };
 	int err;
@@ -262,8 +261,6 @@ int confine__self(uid_t uid, gid_t gid, int sock, pid_t parent, bool idle)
 	if (getppid() != parent)
 		return fail("the profiler is gone", -ESRCH);
 	setrlimit(RLIMIT_CORE, &no_core);
-	if (idle)
-		sched_setscheduler(0, SCHED_IDLE, &sp);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return fail("no new privileges", -errno);
 	err = filter__build(&f, sock, getpid());

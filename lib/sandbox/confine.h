@@ -5,7 +5,7 @@
  * the groups, gid and uid of an unprivileged user (when it runs as root); no capabilities
  * (effective, permitted, inheritable, ambient, and the bounding set where it may); not
  * dumpable (no ptrace, no core, /proc/PID owned by root); killed when its parent dies; no
- * core files; SCHED_IDLE while sampling goes on; no new privileges; and a seccomp filter that kills the process at
+ * core files; no new privileges; and a seccomp filter that kills the process at
  * any system call outside a short list (see confine.c): no open, no socket, no exec, no
  * ptrace, no mapping of executable memory; reads, mappings, closes on the descriptors it is
  * handed, and messages on its socket.
@@ -20,10 +20,9 @@
  * Confine the calling process (single-threaded) as above: UID and GID are the user it
  * becomes when it runs as root (it keeps its own otherwise: it is no one's root then);
  * SOCK is the one descriptor the filter lets it send and receive messages on, PARENT the
- * process whose death ends it; IDLE: SCHED_IDLE (only CPU time no one else wants). Returns
- * 0, or a negative errno with a message printed (the process must then exit: it may be half
- * confined).
+ * process whose death ends it. Returns 0, or a negative errno with a message printed (the
+ * process must then exit: it may be half confined).
  */
-int confine__self(uid_t uid, gid_t gid, int sock, pid_t parent, bool idle);
+int confine__self(uid_t uid, gid_t gid, int sock, pid_t parent);
 
 #endif

@@ -392,10 +392,9 @@ int symbolizer__resolve(struct symbolizer *s)
 	uint32_t addrs = 0, srcs = 0;
 	int err = 0;
 
-	if (!s->over) {	/* sampling is over: the worker's work is wanted now */
-		s->over = true;
-		sb_client__hurry(&s->c);
-	}
+	/* Sampling is over: the worker's work is wanted now. */
+	s->over = true;
+	sb_client__set_idle(&s->c, false);
 	for (uint32_t i = 0; !err && i < s->cap_files + s->nr_maps; i++) {
 		struct sym_src *src = i < s->cap_files ? s->files[i] : s->maps[i - s->cap_files];
 
@@ -478,6 +477,8 @@ void symbolizer__prepare(struct symbolizer *s, bool kernel)
 	if (s->preparing)
 		return;
 	s->preparing = true;
+	if (!s->over)	/* from now on only CPU the profiled programs leave */
+		sb_client__set_idle(&s->c, true);
 	if (kernel && !s->ksyms_tried)
 		s->kthread = pthread_create(&s->ktid, NULL, ksyms_thread, s) == 0;
 	resolve__poll(s);

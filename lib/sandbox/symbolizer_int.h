@@ -64,7 +64,7 @@ struct symbolizer {
 	struct htab ent_index;		/* (src, off, is_return) -> ents */
 	uint32_t handed;		/* files handed for preparing: dso ids below this */
 	bool preparing;			/* symbolizer__prepare was called */
-	bool over;			/* sampling is over: the worker hurried */
+	bool over;			/* sampling is over: the worker at normal priority */
 	struct sb_buf out;
 	uint32_t seq;
 	/* kallsyms, read by a thread of ours at idle priority while sampling */

@@ -498,7 +498,7 @@ FILE *fopen64(const char *path, const char *mode)
 	return libc_fopen64(path, mode);
 }
 
-int sandbox_worker__main(int sock, uid_t uid, gid_t gid, pid_t parent, bool idle)
+int sandbox_worker__main(int sock, uid_t uid, gid_t gid, pid_t parent)
 {
 	struct worker w = { .sock = sock, .test = getenv(SANDBOX_TEST_ENV) };
 
@@ -506,7 +506,7 @@ int sandbox_worker__main(int sock, uid_t uid, gid_t gid, pid_t parent, bool idle
 	elf_version(EV_CURRENT);
 	w.rbuf = malloc(SB_MSG_MAX);
 	w.dbuf = malloc(SB_MSG_MAX);
-	if (!w.rbuf || !w.dbuf || confine__self(uid, gid, sock, parent, idle))
+	if (!w.rbuf || !w.dbuf || confine__self(uid, gid, sock, parent))
 		return 1;
 	worker_running = true;
 	sb_buf__start(&w.out, SB_HELLO, 0, (uint32_t)getpid());
@@ -521,10 +521,10 @@ int sandbox_worker__main(int sock, uid_t uid, gid_t gid, pid_t parent, bool idle
  * the arguments to constructors. */
 __attribute__((constructor)) static void worker__entry(int argc, char **argv)
 {
-	if (argc != 7 || strcmp(argv[1], SANDBOX_WORKER_ARG))
+	if (argc != 6 || strcmp(argv[1], SANDBOX_WORKER_ARG))
 		return;
 	log_level = atoi(argv[5]);
 	_exit(sandbox_worker__main(SANDBOX_WORKER_FD, (uid_t)strtoul(argv[2], NULL, 10),
 				   (gid_t)strtoul(argv[3], NULL, 10),
-				   (pid_t)strtol(argv[4], NULL, 10), atoi(argv[6]) != 0));
+				   (pid_t)strtol(argv[4], NULL, 10)));
 }

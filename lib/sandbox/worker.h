@@ -9,7 +9,7 @@
  *
  * A program that links lib/sandbox becomes the worker when started as
  *
- *	PROGRAM SANDBOX_WORKER_ARG UID GID PARENT LOG_LEVEL IDLE
+ *	PROGRAM SANDBOX_WORKER_ARG UID GID PARENT LOG_LEVEL
  *
  * with its socket as descriptor SANDBOX_WORKER_FD (client.c does so through /proc/self/exe):
  * a constructor runs the worker before main and exits. Each worker is so a fresh image: none
@@ -32,10 +32,10 @@
 #define SANDBOX_TEST_ENV	"PROFILE_SANDBOX_TEST"
 
 /*
- * Confine this process (confine__self with UID, GID, SOCK, PARENT, IDLE) and serve the
- * requests coming on SOCK until the client closes it. Returns the exit status: 0 at the end,
- * 1 when it could not be confined, 2 at a message that does not decode.
+ * Confine this process (confine__self with UID, GID, SOCK, PARENT) and serve the requests
+ * coming on SOCK until the client closes it. Returns the exit status: 0 at the end, 1 when
+ * it could not be confined, 2 at a message that does not decode.
  */
-int sandbox_worker__main(int sock, uid_t uid, gid_t gid, pid_t parent, bool idle);
+int sandbox_worker__main(int sock, uid_t uid, gid_t gid, pid_t parent);
 
 #endif
