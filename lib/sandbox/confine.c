@@ -233,7 +233,7 @@ static int fail(const char *what, int err)
 	return err;
 }
 
-int confine__self(uid_t uid, gid_t gid, int sock, pid_t parent)
+int confine__self(uid_t uid, gid_t gid, int sock, pid_t parent, int stderr_fd)
 {
 	struct rlimit no_core = { 0, 0 };
 	struct sock_fprog prog;
@@ -267,6 +267,8 @@ int confine__self(uid_t uid, gid_t gid, int sock, pid_t parent)
 	if (err)
 		return fail("seccomp filter", err);
 	prog = (struct sock_fprog){ .len = (unsigned short)f.n, .filter = f.ins };
+	if (stderr_fd >= 0 && dup2(stderr_fd, STDERR_FILENO) < 0)
+		return fail("standard error", -errno);
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0))
 		return fail("seccomp filter", -errno);
 	return 0;

@@ -20,9 +20,10 @@
  * Confine the calling process (single-threaded) as above: UID and GID are the user it
  * becomes when it runs as root (it keeps its own otherwise: it is no one's root then);
  * SOCK is the one descriptor the filter lets it send and receive messages on, PARENT the
- * process whose death ends it. Returns 0, or a negative errno with a message printed (the
- * process must then exit: it may be half confined).
+ * process whose death ends it; STDERR_FD (>= 0) becomes its standard error right before the
+ * filter. Returns 0, or a negative errno with a message printed (the process must then exit:
+ * it may be half confined).
  */
-int confine__self(uid_t uid, gid_t gid, int sock, pid_t parent);
+int confine__self(uid_t uid, gid_t gid, int sock, pid_t parent, int stderr_fd);
 
 #endif

@@ -501,14 +501,21 @@ FILE *fopen64(const char *path, const char *mode)
 int sandbox_worker__main(int sock, uid_t uid, gid_t gid, pid_t parent)
 {
 	struct worker w = { .sock = sock, .test = getenv(SANDBOX_TEST_ENV) };
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
 	/* What the libraries would do at their first use, before the filter is in place. */
 	elf_version(EV_CURRENT);
 	w.rbuf = malloc(SB_MSG_MAX);
 	w.dbuf = malloc(SB_MSG_MAX);
-	if (!w.rbuf || !w.dbuf || confine__self(uid, gid, sock, parent))
+	/* From the filter on, what it writes may hold bytes of the files it reads (BFD's
+	 * complaints quote them) or be a compromised worker's: the profiler's terminal sees it
+	 * with -vv only. */
+	if (!w.rbuf || !w.dbuf ||
+	    confine__self(uid, gid, sock, parent, log_level < LOG_DEBUG ? null : -1))
 		return 1;
 	worker_running = true;
+	if (null >= 0)
+		close(null);
 	sb_buf__start(&w.out, SB_HELLO, 0, (uint32_t)getpid());
 	sb_buf__u32(&w.out, (uint32_t)getuid());
 	sb_buf__u32(&w.out, (uint32_t)getgid());
