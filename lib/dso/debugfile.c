@@ -57,6 +57,57 @@ static int elf__debuglink(Elf *elf, char *name, uint32_t *crc)
 	return 0;
 }
 
+#define ALTLINK_NAME_MAX	4095
+
+/*
+ * Read .gnu_debugaltlink of ELF (dwz's pointer to the common file it moved DWARF to): a path
+ * (NUL-terminated, at most ALTLINK_NAME_MAX bytes), then that file's build id (2 to
+ * BUILD_ID_MAX bytes). Returns 0 with *NAME and *BUILD_ID malloc'd (the id in hex), -ENOENT
+ * when absent or malformed, -ENOMEM.
+ */
+int elf__altlink(Elf *elf, char **name, char **build_id)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *p;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, len, id_len;
+	const char *sname;
+	GElf_Shdr shdr;
+	Elf_Data *data;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return -ENOENT;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		sname = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (sname && !strcmp(sname, ".gnu_debugaltlink"))
+			break;
+	}
+	if (!scn || !(data = elf_scn__data(scn, &shdr)) || !data->d_buf)
+		return -ENOENT;
+	p = data->d_buf;
+	len = strnlen((const char *)p, data->d_size);
+	if (len == 0 || len > ALTLINK_NAME_MAX || len == data->d_size)
+		return -ENOENT;
+	id_len = data->d_size - len - 1;
+	if (id_len < 2 || id_len > BUILD_ID_MAX)
+		return -ENOENT;
+	*name = strndup((const char *)p, len);
+	*build_id = malloc(2 * id_len + 1);
+	if (!*name || !*build_id) {
+		free(*name);
+		free(*build_id);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < id_len; i++) {
+		(*build_id)[2 * i] = digits[p[len + 1 + i] >> 4];
+		(*build_id)[2 * i + 1] = digits[p[len + 1 + i] & 0xf];
+	}
+	(*build_id)[2 * id_len] = '\0';
+	return 0;
+}
+
 static int crc_chunk(void *ctx, const unsigned char *buf, size_t len)
 {
 	uint32_t *crc = ctx;

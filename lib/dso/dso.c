@@ -256,6 +256,8 @@ void dso__free(struct dso *d)
 	free(d->segs);
 	free(d->build_id);
 	free(d->debug_path);
+	free(d->alt_name);
+	free(d->alt_id);
 	dso__free_fdes(d);
 	free(d->path);
 	free(d);
@@ -281,8 +283,11 @@ static void dso__read_syms(struct dso *d)
 			err = symtab__add_elf(&d->syms, dbg->elf);
 			if (!err && !(d->debug_path = strdup(dbg->path)))
 				err = -ENOMEM;
-			/* DWARF readers open it later: this very file, wherever it was found. */
+			/* DWARF readers open it later: this very file, wherever it was found;
+			 * and the common file dwz moved part of its DWARF to. */
 			d->debug_fd = fcntl(dbg->fd, F_DUPFD_CLOEXEC, 0);
+			elf__altlink(dbg->elf, &d->alt_name, &d->alt_id);
+			d->alt_read = true;
 			if (d->debug_fd >= 0)
 				snprintf(d->debug_fd_path, sizeof(d->debug_fd_path),
 					 "/proc/self/fd/%d", d->debug_fd);
@@ -472,6 +477,20 @@ int dso__root(const struct dso *d)
 int dso__fd(const struct dso *d)
 {
 	return d->fd;
+}
+
+int dso__dwarf_altlink(struct dso *d, const char **name, const char **build_id)
+{
+	dso__read_syms(d);
+	if (!d->alt_read) {	/* no debug file: the file's own DWARF's */
+		d->alt_read = true;
+		elf__altlink(d->elf, &d->alt_name, &d->alt_id);
+	}
+	if (!d->alt_name)
+		return -ENOENT;
+	*name = d->alt_name;
+	*build_id = d->alt_id;
+	return 0;
 }
 
 int dso__debug_fd(struct dso *d)

@@ -204,6 +204,14 @@ int dso__fd(const struct dso *dso);
  * needed. */
 int dso__debug_fd(struct dso *dso);
 
+/*
+ * The common file dwz moved part of DSO's DWARF to (.gnu_debugaltlink of the file that holds
+ * the DWARF: the debug file when one was used, else DSO): its path *NAME as written there and
+ * its build id *BUILD_ID (hex), both owned by DSO. Returns 0, or -ENOENT when there is none.
+ * Reads the symbols when needed.
+ */
+int dso__dwarf_altlink(struct dso *dso, const char **name, const char **build_id);
+
 /* --- debug files found by someone else ------------------------------------------------------
  * A process that may not open files (the sandboxed symbolizer) says what it looks for; the
  * one that may opens the candidates and hands them over; the first to pass dso__debug_check

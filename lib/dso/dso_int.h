@@ -39,6 +39,8 @@ struct dso {
 	char *debug_path;		/* the debug file the symbols came from */
 	int debug_fd;			/* ... kept open (-1: none), for DWARF readers */
 	char debug_fd_path[32];		/* /proc/self/fd/N of debug_fd */
+	char *alt_name, *alt_id;	/* .gnu_debugaltlink of the file with the DWARF */
+	bool alt_read;
 	int root_fd;			/* borrowed: the root directory the process that maps
 					 * the file sees, when not ours (-1) */
 	dso_debug_finder find_debug;	/* finds the debug file instead of dso__open_debug */
@@ -55,6 +57,10 @@ struct dso *dso__open_in(int root_fd, const char *path, const char *orig_path);
 
 /* dso__open_in, or of FD when >= 0 (dso__open_fd). */
 struct dso *dso__open_any(int root_fd, const char *path, int fd, const char *orig_path);
+
+/* debugfile.c: .gnu_debugaltlink of ELF into *NAME and *BUILD_ID (hex, malloc'd). Returns 0,
+ * -ENOENT or -ENOMEM. */
+int elf__altlink(Elf *elf, char **name, char **build_id);
 
 /* Free the tables of FDEs dso__fdes built. */
 void dso__free_fdes(struct dso *d);

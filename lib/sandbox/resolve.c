@@ -64,12 +64,13 @@ static int resolve__debug(struct symbolizer *s, const struct sb_msg *m)
 	struct sym_src *src = m->id < s->cap_files ? s->files[m->id] : NULL;
 	struct dso_debug_path cand[DSO_DEBUG_PATHS];
 	int fds[SB_FDS_MAX], n = 0, nc = 0, err;
+	struct stat own;
 	dev_t dev[SB_FDS_MAX];
 	ino_t ino[SB_FDS_MAX];
 	const char *path[SB_FDS_MAX];
 	bool by_id[SB_FDS_MAX];
 
-	if (!src || !src->dso || src->sent != s->c.gen)
+	if (!src || !src->dso || src->sent != s->c.gen || fstat(dso__fd(src->dso), &own))
 		return -EBADMSG;
 	nc = dso_debug__paths(src->name, build_id_ok(m->build_id) ? m->build_id : NULL,
 			      m->arg && link_ok(m->link) ? m->link : NULL, cand);
@@ -85,6 +86,12 @@ static int resolve__debug(struct symbolizer *s, const struct sb_msg *m)
 
 			if (fd < 0)
 				continue;
+			/* Where the file's owner writes: that owner's files only (not a hard
+			 * link to one it cannot read, which the worker would be handed). */
+			if (cand[i].nofollow && st.st_uid != own.st_uid) {
+				close(fd);
+				continue;
+			}
 			for (j = 0; j < n && (dev[j] != st.st_dev || ino[j] != st.st_ino); j++)
 				;
 			if (j < n) {	/* the same file by another way */

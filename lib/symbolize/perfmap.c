@@ -117,9 +117,28 @@ nomem:
 	return NULL;
 }
 
+/* The effective uid of live process PID (/proc/PID/status), or -1. */
+static long proc_euid(pid_t pid)
+{
+	char path[64], line[256];
+	long uid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %*u %ld", &uid) == 1)
+			break;
+	fclose(f);
+	return uid;
+}
+
 int perfmap__open(pid_t pid)
 {
 	pid_t inner = pidns__inner_pid(pid);
+	long euid = proc_euid(pid);
 	struct stat st;
 	char path[96];
 	int fd = -ENOENT, root;
@@ -138,6 +157,12 @@ int perfmap__open(pid_t pid)
 	if (fd < 0) {	/* the process is gone: its file in our /tmp, if it shares it */
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
 		fd = fileio__open_regular_how(-1, path, PERFMAP_FILE_MAX, FILEIO_NOFOLLOW, &st);
+	}
+	/* The process's own file: not another user's (a hard link to a file it cannot read
+	 * would be read for it). */
+	if (fd >= 0 && euid >= 0 && st.st_uid != (uid_t)euid) {
+		close(fd);
+		return -EPERM;
 	}
 	return fd;
 }
