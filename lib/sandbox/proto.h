@@ -20,6 +20,7 @@
  *   SB_HELLO      id pid, u32 uid, u32 gid                  confined, ready
  *   SB_BUSY       id file or map, arg is_map                starts work on it
  *   SB_WANT_DEBUG id file, arg has_link, u32 crc, str build_id, str link
+ *                 (arg SB_WANT_ALT: dwz's common file, build_id and link its own)
  *   SB_NAMES      id file or map, arg last, u32 seq, u32 first, u32 n, u32 nr_syms,
  *                 u32 flags (SB_NAMES_DEBUG), u32 nstr, nstr x str,
  *                 n x {u8 nr, nr x u32 string index}        the answer, in parts
@@ -57,6 +58,7 @@ enum sb_type {
 #define SB_IDS_MAX	(1u << 24)	/* file and map ids are below this */
 
 #define SB_NAMES_DEBUG	1		/* the symbols came from a debug file */
+#define SB_WANT_ALT	2		/* SB_WANT_DEBUG's arg: the common file dwz made */
 
 /* One debug-file candidate of an SB_DEBUG message. */
 struct sb_cand {

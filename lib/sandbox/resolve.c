@@ -53,6 +53,56 @@ static bool link_ok(const char *link)
 	return link[0] && !strchr(link, '/') && strcmp(link, ".") && strcmp(link, "..");
 }
 
+/* PATH's directory is DIR (LEN bytes), or a directory below it: no "." or ".." component. */
+static bool path_under(const char *path, const char *dir, size_t len)
+{
+	const char *last = strrchr(path, '/');
+
+	if (strncmp(path, dir, len) || path[len] != '/' || last < path + len)
+		return false;
+	for (const char *p = path + len; p && *p; p = strchr(p + 1, '/'))
+		if (!strncmp(p, "/./", 3) || !strncmp(p, "/../", 4))
+			return false;
+	return true;
+}
+
+/*
+ * The places of dwz's common file NAME (.gnu_debugaltlink, as the worker read it) with
+ * BUILD_ID, for the file FILE into OUT (DSO_DEBUG_PATHS entries): by build id under
+ * dso_debug_dir; NAME itself when it is under dso_debug_dir, or next to FILE or in its
+ * .debug/ (no link followed there). A name anywhere else is no place to open as root for
+ * someone else. Returns how many, or -ENOMEM.
+ */
+static int alt_paths(const char *file, const char *name, const char *build_id,
+		     struct dso_debug_path *out)
+{
+	const char *slash = strrchr(file, '/');
+	size_t dirlen = slash ? (size_t)(slash - file) : 0;
+	char dotdebug[4096];
+	int n = 0;
+
+	if (build_id_ok(build_id)) {
+		if (asprintf(&out[n].path, "%s/.build-id/%.2s/%s.debug", dso_debug_dir, build_id,
+			     build_id + 2) < 0)
+			return -ENOMEM;
+		out[n++] = (struct dso_debug_path){ out[n].path, true, false };
+	}
+	snprintf(dotdebug, sizeof(dotdebug), "%.*s/.debug", (int)dirlen, file);
+	if (path_under(name, dso_debug_dir, strlen(dso_debug_dir)) ||
+	    (slash && path_under(name, file, dirlen) && !strchr(name + dirlen + 1, '/')) ||
+	    (slash && path_under(name, dotdebug, strlen(dotdebug)) &&
+	     !strchr(name + strlen(dotdebug) + 1, '/'))) {
+		out[n].path = strdup(name);
+		if (!out[n].path) {
+			dso_debug__free_paths(out, n);
+			return -ENOMEM;
+		}
+		out[n].by_id = true;
+		out[n++].nofollow = !path_under(name, dso_debug_dir, strlen(dso_debug_dir));
+	}
+	return n;
+}
+
 /*
  * The worker's SB_WANT_DEBUG M: every candidate place that holds a regular file (inside the
  * root of the process that maps the file first, then ours; a link refused where the file's
@@ -72,8 +122,11 @@ static int resolve__debug(struct symbolizer *s, const struct sb_msg *m)
 
 	if (!src || !src->dso || src->sent != s->c.gen || fstat(dso__fd(src->dso), &own))
 		return -EBADMSG;
-	nc = dso_debug__paths(src->name, build_id_ok(m->build_id) ? m->build_id : NULL,
-			      m->arg && link_ok(m->link) ? m->link : NULL, cand);
+	if (m->arg == SB_WANT_ALT)
+		nc = alt_paths(src->name, m->link, m->build_id, cand);
+	else
+		nc = dso_debug__paths(src->name, build_id_ok(m->build_id) ? m->build_id : NULL,
+				      m->arg && link_ok(m->link) ? m->link : NULL, cand);
 	if (nc < 0)
 		return nc;
 	for (int k = dso__root(src->dso) >= 0 ? 0 : 1; k < 2; k++) {

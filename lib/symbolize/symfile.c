@@ -19,6 +19,8 @@ struct symfile {
 	unsigned int flags;	/* SYMBOLIZE_* */
 	struct inlines *inl;	/* inline chains; NULL when none */
 	bool inl_tried;
+	symfile_alt_fn alt;	/* makes dwz's common file readable */
+	void *alt_ctx;
 	char *buf;		/* the names of the last lookup */
 	size_t cap;
 };
@@ -61,12 +63,15 @@ void symfile__free(struct symfile *f)
  * here; and the worker may not open paths). */
 static struct inlines *symfile__inlines(struct symfile *f)
 {
+	const char *alt_name, *alt_id;
 	int fd;
 
 	if (f->inl_tried)
 		return f->inl;
 	f->inl_tried = true;
 	fd = dso__debug_fd(f->dso);
+	if (f->alt && !dso__dwarf_altlink(f->dso, &alt_name, &alt_id))
+		f->alt(f->alt_ctx, alt_name, alt_id);
 	f->inl = inlines__open_fd(fd >= 0 ? fd : dso__fd(f->dso), dso__base_name(f->dso));
 	return f->inl;
 }
@@ -173,6 +178,12 @@ int symfile__frames(struct symfile *f, uint64_t off, bool is_return, const char 
 	for (int i = 0; i < SYMFILE_MAX_FRAMES; i++)
 		free(owned[i]);
 	return nr;
+}
+
+void symfile__set_alt(struct symfile *f, symfile_alt_fn fn, void *ctx)
+{
+	f->alt = fn;
+	f->alt_ctx = ctx;
 }
 
 void symfile__prepare(struct symfile *f)

@@ -45,6 +45,15 @@ void symfile__free(struct symfile *f);
  */
 int symfile__frames(struct symfile *f, uint64_t off, bool is_return, const char **out, int max);
 
+/*
+ * FN(CTX, NAME, BUILD_ID) is called before DWARF that refers to a common file by path (dwz's
+ * .gnu_debugaltlink: NAME as written there, BUILD_ID in hex) is read, so that whoever opens
+ * files for this process can make it readable there; it returns 0 when it did. Without it,
+ * or when it fails, BFD looks for the file itself.
+ */
+typedef int (*symfile_alt_fn)(void *ctx, const char *name, const char *build_id);
+void symfile__set_alt(struct symfile *f, symfile_alt_fn fn, void *ctx);
+
 /* Read now what the first lookup would: the symbols, the debug file, the DWARF index. */
 void symfile__prepare(struct symfile *f);
 

@@ -93,6 +93,10 @@ static void test_file_and_debug(void)
 	CU_ASSERT_STRING_EQUAL(m.build_id, "abcdef");
 	CU_ASSERT_STRING_EQUAL(m.link, "xz.debug");
 	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);	/* the worker's, not the client's */
+	b.p[1] = SB_WANT_ALT;		/* dwz's common file */
+	CU_ASSERT_EQUAL(decode(false, 0, &m), 0);
+	b.p[1] = SB_WANT_ALT + 1;
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
 }
 
 /* An SB_NAMES with the strings STRS (NSTR) and one entry of the NR indexes IDS. */
