@@ -469,6 +469,11 @@ void dso__set_root(struct dso *d, int root_fd)
 	d->root_fd = root_fd;
 }
 
+uint64_t dso__inode(const struct dso *d)
+{
+	return d->ino;
+}
+
 int dso__root(const struct dso *d)
 {
 	return d->root_fd;

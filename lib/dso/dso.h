@@ -194,6 +194,9 @@ const char *dso__debug_fd_path(struct dso *dso);
  */
 void dso__set_root(struct dso *dso, int root_fd);
 
+/* The inode number of the file opened. */
+uint64_t dso__inode(const struct dso *dso);
+
 /* The root directory set by dso__set_root (borrowed), or -1. */
 int dso__root(const struct dso *dso);
 

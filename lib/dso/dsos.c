@@ -154,6 +154,13 @@ static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint6
 		e->dso = vdso__open(pid, m);
 	else if (map__file_path(pid, m, path, sizeof(path)) == 0)
 		e->dso = dso__open(path, m->path);
+	/* The file opened is the one mapped (its inode, as map__file_path checked before the
+	 * open): not one put in its place meanwhile, which the worker would be handed. */
+	if (e->dso && !map__is_vdso(m) && m->ino && dso__inode(e->dso) != m->ino) {
+		pr_debug("%s: replaced while opened", m->path);
+		dso__free(e->dso);
+		e->dso = NULL;
+	}
 	if (e->dso && !map__is_vdso(m)) {
 		int root = dsos__root(ds, pid);
 

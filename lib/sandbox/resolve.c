@@ -85,7 +85,8 @@ static int alt_paths(const char *file, const char *name, const char *build_id,
 		if (asprintf(&out[n].path, "%s/.build-id/%.2s/%s.debug", dso_debug_dir, build_id,
 			     build_id + 2) < 0)
 			return -ENOMEM;
-		out[n++] = (struct dso_debug_path){ out[n].path, true, false };
+		out[n].by_id = true;
+		out[n++].nofollow = false;
 	}
 	snprintf(dotdebug, sizeof(dotdebug), "%.*s/.debug", (int)dirlen, file);
 	if (path_under(name, dso_debug_dir, strlen(dso_debug_dir)) ||
