@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
  * symbench: symbolize the link-time addresses read from stdin (one hex address a line, with
- * or without 0x) in one ELF file, through the very code the profiler uses
- * (symbolizer__user_frames, lib/symbolize.c), and print one line per address:
+ * or without 0x) in one ELF file, through the very code the profiler uses (the sandboxed
+ * symbolizer of lib/sandbox: every address noted, then named by its worker process in
+ * batches, as at the end of a profile), and print one line per address:
  *
  *     0xADDR<TAB>root;inlined_[i];...;innermost_[i]
  *
@@ -14,7 +15,8 @@
  * inline chains) or -m (no demangling).
  *
  * At the end it prints to stderr: addresses, wall and CPU seconds from start to end (reading
- * the program headers, opening the file and its debug file, every lookup, writing), peak RSS.
+ * the program headers, starting the worker, opening the file and its debug file, every
+ * lookup, writing), peak RSS; CPU seconds and peak RSS are ours and the workers' together.
  */
 #include <elf.h>
 #include <errno.h>
@@ -28,10 +30,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "symbolize/inlines.h"
 #include "proc/procmaps.h"
 #include "dso/dsos.h"
-#include "symbolize/symbolize.h"
+#include "sandbox/symbolizer.h"
 
 /* No such process: map__file_path then reads FILE by its own path (inode checked). */
 #define FAKE_PID 0x7ffffff0
@@ -91,13 +92,14 @@ int main(int argc, char **argv)
 	unsigned int flags = SYMBOLIZE_INLINE | SYMBOLIZE_DEMANGLE;
 	double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 	static char outbuf[1 << 16];
-	const char *names[INLINES_MAX + 1];
+	const char *names[SYMFILE_MAX_FRAMES];
 	struct symbolizer *s;
 	struct procmaps *pm;
 	struct dsos *dsos;
-	struct rusage ru;
+	struct rusage ru, rc;
 	char line[256], *file;
-	long count = 0;
+	uint64_t *addrs = NULL;
+	size_t count = 0, cap = 0;
 	int opt;
 
 	while ((opt = getopt(argc, argv, "nm")) != -1) {
@@ -132,24 +134,39 @@ usage:
 	while (fgets(line, sizeof(line), stdin)) {
 		char *end;
 		uint64_t addr = strtoull(line, &end, 16);
-		int nr;
 
 		if (end == line)
 			continue;
-		nr = symbolizer__user_frames(s, FAKE_PID, addr, false, names,
-					     INLINES_MAX + 1);
-		printf("0x%" PRIx64 "\t", addr);
-		for (int i = 0; i < nr; i++)
-			printf("%s%s", i ? ";" : "", names[i]);
+		if (count == cap) {
+			cap = cap ? 2 * cap : 4096;
+			addrs = realloc(addrs, cap * sizeof(*addrs));
+			if (!addrs)
+				return 1;
+		}
+		addrs[count++] = addr;
+		symbolizer__want(s, FAKE_PID, addr, false);
+	}
+	if (symbolizer__resolve(s))
+		return 1;
+	for (size_t i = 0; i < count; i++) {
+		int nr = symbolizer__user_frames(s, FAKE_PID, addrs[i], false, names,
+						 SYMFILE_MAX_FRAMES);
+
+		printf("0x%" PRIx64 "\t", addrs[i]);
+		for (int k = 0; k < nr; k++)
+			printf("%s%s", k ? ";" : "", names[k]);
 		putchar('\n');
-		count++;
 	}
 	fflush(stdout);
-	symbolizer__free(s);
+	symbolizer__free(s);	/* the worker reaped: its time and memory count below */
 	procmaps__free(pm);
 	getrusage(RUSAGE_SELF, &ru);
-	fprintf(stderr, "symbench: %ld addresses in %.3f s (%.3f s CPU), peak RSS %ld KiB\n",
-		count, now(CLOCK_MONOTONIC) - t0, now(CLOCK_PROCESS_CPUTIME_ID) - c0, ru.ru_maxrss);
+	getrusage(RUSAGE_CHILDREN, &rc);
+	fprintf(stderr, "symbench: %zu addresses in %.3f s (%.3f s CPU), peak RSS %ld KiB\n",
+		count, now(CLOCK_MONOTONIC) - t0, now(CLOCK_PROCESS_CPUTIME_ID) - c0 +
+		rc.ru_utime.tv_sec + rc.ru_utime.tv_usec / 1e6 + rc.ru_stime.tv_sec +
+		rc.ru_stime.tv_usec / 1e6, ru.ru_maxrss > rc.ru_maxrss ? ru.ru_maxrss : rc.ru_maxrss);
+	free(addrs);
 	free(file);
 	return 0;
 }

@@ -10,8 +10,9 @@ does both. For each address set (node, python3, libc.so.6 with its libc6-dbg deb
     llvm-symbolizer  llvm-symbolizer --inlining --obj=FILE            < addresses (0x...)
     addr2line        addr2line -f -i -C -e FILE                       < addresses (hex)
 
-symbench runs lib/symbolize/symbolize.c as the profiler does (symbol, demangling, DWARF inline chain,
-FILE+0xSTART for unnamed code). Every tool gets the same FILE, the real ELF file
+symbench runs the profiler's symbolizer as the profiler does at the end of a profile (lib/sandbox:
+every address noted, then named in batches by the sandboxed worker process, which it starts;
+symbol, demangling, DWARF inline chain, FILE+0xSTART for unnamed code). Every tool gets the same FILE, the real ELF file
 (/usr/bin/node -> its target, /usr/bin/python3 -> python3.11, libc.so.6): all three find
 libc's debug file under /usr/lib/debug/.build-id/ by themselves. Each tool runs --rounds times
 (default 5) per set, the order of the tools rotated every round; wall seconds (fork to exit,

@@ -59,6 +59,28 @@ out:
 	return err;
 }
 
+int fileio__check_regular(int fd, uint64_t max_size, struct stat *st)
+{
+	int err;
+
+	if (fstat(fd, st)) {
+		err = -errno;
+		goto fail;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		err = S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL;
+		goto fail;
+	}
+	if ((uint64_t)st->st_size > max_size) {
+		err = -EFBIG;
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return err;
+}
+
 int fileio__open_regular(const char *path, uint64_t max_size, struct stat *st)
 {
 	return check_regular(open(path, FIND_FLAGS), max_size, st);
@@ -66,19 +88,27 @@ int fileio__open_regular(const char *path, uint64_t max_size, struct stat *st)
 
 int fileio__open_regular_in(int root_fd, const char *path, uint64_t max_size, struct stat *st)
 {
-	struct open_how how = {
-		.flags = FIND_FLAGS,
+	return fileio__open_regular_how(root_fd, path, max_size, 0, st);
+}
+
+int fileio__open_regular_how(int root_fd, const char *path, uint64_t max_size, unsigned int how,
+			     struct stat *st)
+{
+	/* An O_PATH descriptor of a link itself with FILEIO_NOFOLLOW: refused as -ELOOP. */
+	int flags = FIND_FLAGS | (how & FILEIO_NOFOLLOW ? O_NOFOLLOW : 0);
+	struct open_how oh = {
+		.flags = (uint64_t)flags,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	int fd;
 
 	if (root_fd < 0)
-		return fileio__open_regular(path, max_size, st);
-	fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+		return check_regular(open(path, flags), max_size, st);
+	fd = (int)syscall(SYS_openat2, root_fd, path, &oh, sizeof(oh));
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM)) {	/* old kernel, or seccomp */
 		while (*path == '/')
 			path++;
-		fd = openat(root_fd, path, FIND_FLAGS | O_NOFOLLOW);
+		fd = openat(root_fd, path, flags | O_NOFOLLOW);
 	}
 	return check_regular(fd, max_size, st);
 }

@@ -35,6 +35,25 @@ FILE *fileio__fopen_regular(const char *path, uint64_t max_size);
  */
 int fileio__open_regular_in(int root_fd, const char *path, uint64_t max_size, struct stat *st);
 
+/* How fileio__open_regular_how opens: also refuse a symbolic link as the last component
+ * (O_NOFOLLOW), for paths in directories that other users write (/tmp, next to their
+ * programs), where a link could point the profiler at a file they cannot read. */
+#define FILEIO_NOFOLLOW	1
+
+/*
+ * fileio__open_regular_in with HOW (FILEIO_* flags). The same returns and errors, and -ELOOP
+ * for a link refused by FILEIO_NOFOLLOW.
+ */
+int fileio__open_regular_how(int root_fd, const char *path, uint64_t max_size, unsigned int how,
+			     struct stat *st);
+
+/*
+ * FD (a descriptor from elsewhere: another process's, or one handed over a socket): a
+ * regular file of at most MAX_SIZE bytes, *ST filled? Returns FD, or a negative errno as
+ * fileio__open_regular's with FD closed.
+ */
+int fileio__check_regular(int fd, uint64_t max_size, struct stat *st);
+
 /* fileio__open_regular_in as a stdio stream ("r"); NULL with errno set. */
 FILE *fileio__fopen_regular_in(int root_fd, const char *path, uint64_t max_size);
 

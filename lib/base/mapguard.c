@@ -81,6 +81,12 @@ static void install(void)
 		install_err = -errno;
 }
 
+int mapguard__init(void)
+{
+	pthread_once(&once, install);
+	return install_err;
+}
+
 int mapguard__add(void *addr, size_t len)
 {
 	int id = -ENOSPC;

@@ -20,6 +20,11 @@
 
 #define MAPGUARD_MAX	(1 << 16)	/* mappings guarded at once */
 
+/* Install the SIGBUS handler now (mapguard__add does at its first call): a process about to
+ * forbid itself rt_sigaction (the symbolizer worker's seccomp filter) calls it first.
+ * Returns 0 or -errno. */
+int mapguard__init(void);
+
 /* Guard the mapping [ADDR, ADDR + LEN) (page-aligned ADDR, as mmap returns it). Returns its
  * slot (>= 0), or -ENOSPC when MAPGUARD_MAX are guarded, -errno when the handler cannot be
  * installed. */

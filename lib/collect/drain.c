@@ -14,6 +14,7 @@
 #include "collect/ucounts.h"
 #include "profile/profile.h"
 #include "proc/procmaps.h"
+#include "sandbox/symbolizer.h"
 #include "unwind/unwind.h"
 #include "profile.skel.h"
 
@@ -64,9 +65,65 @@ static int add_leaf_caller(struct session *s, struct count_key *key, const __u64
 	}
 }
 
-/* The samples of KEY (COUNT of them), its user stack from `ustacks`, into the model. */
-static int drain_key(struct session *s, struct builder *b, const struct count_key *bpf_key,
-		     uint64_t count)
+/*
+ * The stacks BPF counted, read out of the maps before any is symbolized: the symbolizer
+ * names all their addresses at once, per file (a batch for the worker each), not a stack at
+ * a time.
+ */
+struct drained {
+	struct drained_stack {
+		struct count_key key;
+		uint64_t count;
+		size_t ips;		/* index of its first address in IPS */
+		int nr;
+	} *v;
+	size_t nr, cap;
+	uint64_t *ips;
+	size_t nr_ips, cap_ips;
+};
+
+/* Keep KEY's COUNT samples with the NR addresses IPS; noted for the symbolizer. Returns 0 or
+ * -ENOMEM. */
+static int drained__add(struct drained *d, struct builder *b, const struct count_key *key,
+			const uint64_t *ips, int nr, uint64_t count)
+{
+	if (d->nr == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 1024;
+		struct drained_stack *v = realloc(d->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		d->v = v;
+		d->cap = cap;
+	}
+	if (d->nr_ips + (size_t)nr > d->cap_ips) {
+		size_t cap = d->cap_ips ? 2 * d->cap_ips : 16384;
+		uint64_t *p;
+
+		while (cap < d->nr_ips + (size_t)nr)
+			cap *= 2;
+		p = realloc(d->ips, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		d->ips = p;
+		d->cap_ips = cap;
+	}
+	memcpy(d->ips + d->nr_ips, ips, (size_t)nr * sizeof(*ips));
+	d->v[d->nr++] = (struct drained_stack){ *key, count, d->nr_ips, nr };
+	d->nr_ips += (size_t)nr;
+	builder__want(b, key, ips, nr);
+	return 0;
+}
+
+static void drained__free(struct drained *d)
+{
+	free(d->v);
+	free(d->ips);
+}
+
+/* The samples of KEY (COUNT of them), its user stack from `ustacks`, kept in D. */
+static int drain_key(struct session *s, struct builder *b, struct drained *d,
+		     const struct count_key *bpf_key, uint64_t count)
 {
 	uint64_t ips[PROFILE_MAX_DEPTH + 1];
 	struct count_key key = *bpf_key;
@@ -80,14 +137,16 @@ static int drain_key(struct session *s, struct builder *b, const struct count_ke
 		procmaps__ensure(s->maps, key.pid);
 		nr = add_leaf_caller(s, &key, us.sp_words, ips, nr);
 	}
-	return builder__add(b, &key, ips, nr, count);
+	if (drained__add(d, b, &key, ips, nr, count))
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	return 0;
 }
 
 /*
  * Move what the per-CPU `cached` tables still hold into `counts` (sampling has stopped). A
- * key that no longer fits there goes straight into the model.
+ * key that no longer fits there goes straight into D.
  */
-static int drain_slots(struct session *s, struct builder *b)
+static int drain_slots(struct session *s, struct builder *b, struct drained *d)
 {
 	int sfd = bpf_map__fd(s->skel->maps.cached), cfd = bpf_map__fd(s->skel->maps.counts);
 	struct count_slots *tables = calloc(s->nr_cpus, sizeof(*tables));
@@ -113,7 +172,7 @@ static int drain_slots(struct session *s, struct builder *b)
 			else
 				count = sl->count;
 			if (bpf_map_update_elem(cfd, &sl->key, &count, BPF_ANY))
-				err = drain_key(s, b, &sl->key, sl->count);
+				err = drain_key(s, b, d, &sl->key, sl->count);
 		}
 	}
 	/* Emptied: a second collection does not count them again. */
@@ -143,6 +202,7 @@ int session__build_profile(struct session *s, struct profile *p)
 {
 	int fd = bpf_map__fd(s->skel->maps.counts);
 	struct builder *b = builder__new(s, p);
+	struct drained d = { 0 };
 	const struct ucount *e;
 	struct count_key key, next;
 	void *prev = NULL;
@@ -154,7 +214,7 @@ int session__build_profile(struct session *s, struct profile *p)
 	session__read_stats(s);
 	err = set_meta(s, p);
 	if (!err)
-		err = drain_slots(s, b);
+		err = drain_slots(s, b, &d);
 	while (!err && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		__u64 count;
 
@@ -162,10 +222,19 @@ int session__build_profile(struct session *s, struct profile *p)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &count))
 			continue;
-		err = drain_key(s, b, &key, count);
+		err = drain_key(s, b, &d, &key, count);
 	}
 	while (!err && (e = ucounts__next(s->unwound, &pos)))
+		builder__want(b, &e->key, e->ips, e->nr);
+	/* Every user address noted: named now, per file. */
+	if (!err && symbolizer__resolve(s->sym))
+		err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	for (size_t i = 0; !err && i < d.nr; i++)
+		err = builder__add(b, &d.v[i].key, d.ips + d.v[i].ips, d.v[i].nr, d.v[i].count);
+	pos = 0;
+	while (!err && (e = ucounts__next(s->unwound, &pos)))
 		err = builder__add(b, &e->key, e->ips, e->nr, e->count);
+	drained__free(&d);
 	builder__free(b);
 	return err;
 }

@@ -40,6 +40,8 @@ static const char *const reason_text[EXPLAIN__MAX] = {
 				     "package)",
 	[EXPLAIN_UNNAMED_DEBUG] = "not even its debug file has symbols for them",
 	[EXPLAIN_UNNAMED_UNREADABLE] = "the file could not be read",
+	[EXPLAIN_UNNAMED_WORKER] = "the symbolizer worker crashed or stalled on the file (see "
+				   "the warning)",
 	[EXPLAIN_UNNAMED_JIT] = "JIT code without a perf map (node --perf-basic-prof, Java's "
 				"perf-map-agent)",
 	[EXPLAIN_UNNAMED_JIT_MISSING] = "JIT code missing from the process's /tmp/perf-PID.map",

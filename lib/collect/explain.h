@@ -28,6 +28,7 @@ enum explain_reason {
 	EXPLAIN_UNNAMED_NO_DEBUG,	/* symbols, but none for them, and no debug file found */
 	EXPLAIN_UNNAMED_DEBUG,		/* a debug file, without symbols for them either */
 	EXPLAIN_UNNAMED_UNREADABLE,	/* the file could not be read */
+	EXPLAIN_UNNAMED_WORKER,		/* the symbolizer worker failed on the file */
 	EXPLAIN_UNNAMED_JIT,		/* anonymous code, and no perf map */
 	EXPLAIN_UNNAMED_JIT_MISSING,	/* anonymous code missing from the process's perf map */
 	EXPLAIN_UNNAMED_VDSO,		/* the vDSO's internal functions */

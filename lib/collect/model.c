@@ -20,14 +20,13 @@
 #include "dso/dsos.h"
 #include "profile/profile.h"
 #include "proc/procmaps.h"
-#include "symbolize/inlines.h"
-#include "symbolize/symbolize.h"
+#include "sandbox/symbolizer.h"
 #include "profile.skel.h"
 
 /* Frame names a stack may hold (as many as the folded stacks of old had room for): the
  * addresses past them get no frames. */
 #define MAX_STACK_NAMES	(USER_MAX_DEPTH * 4)
-#define MAX_ADDR_NAMES	(INLINES_MAX + 1)
+#define MAX_ADDR_NAMES	SYMFILE_MAX_FRAMES
 
 /* A symbolized address: its location, and what the fix-ups need to know of it. */
 struct addr_ent {
@@ -147,7 +146,8 @@ static int explain_file(struct explain *ex, const struct map *m)
 /* Why an address of PID in mapping M (NULL: none) has no name (enum explain_reason). */
 static int unnamed_reason(struct session *s, pid_t pid, const struct map *m)
 {
-	struct dso *dso;
+	size_t nr_syms;
+	bool debug;
 
 	if (!m)
 		return EXPLAIN_UNNAMED_NO_MAPPING;
@@ -158,12 +158,20 @@ static int unnamed_reason(struct session *s, pid_t pid, const struct map *m)
 		return EXPLAIN_UNNAMED_VDSO;
 	if (!map__is_dso(m))
 		return EXPLAIN_UNNAMED_SPECIAL;
-	dso = dsos__get(s->dsos, pid, m, NULL);
-	if (!dso)
+	/* As the worker found the file: the privileged side reads no symbols. */
+	switch (symbolizer__file_info(s->sym, pid, m, &nr_syms, &debug)) {
+	case 0:
+		break;
+	case -ENOENT:
 		return EXPLAIN_UNNAMED_UNREADABLE;
-	if (dso__debug_path(dso))
+	case -EIO:
+		return EXPLAIN_UNNAMED_WORKER;
+	default:
+		return EXPLAIN_UNNAMED_NO_SYMS;
+	}
+	if (debug)
 		return EXPLAIN_UNNAMED_DEBUG;
-	return dso__nr_syms(dso) ? EXPLAIN_UNNAMED_NO_DEBUG : EXPLAIN_UNNAMED_NO_SYMS;
+	return nr_syms ? EXPLAIN_UNNAMED_NO_DEBUG : EXPLAIN_UNNAMED_NO_SYMS;
 }
 
 /* The build id of the file of mapping M of PID (hex), or NULL when it has none or cannot be
@@ -408,6 +416,18 @@ static int builder__labels(struct builder *b, const struct count_key *key,
 		l->thread_comm = id;
 	}
 	return id < 0 ? id : 0;
+}
+
+void builder__want(struct builder *b, const struct count_key *key, const uint64_t *ips, int nu)
+{
+	struct session *s = b->s;
+
+	if (nu > USER_MAX_DEPTH)
+		nu = USER_MAX_DEPTH;
+	if (nu)
+		procmaps__ensure(s->maps, key->pid);
+	for (int i = 0; i < nu; i++)
+		symbolizer__want(s->sym, key->pid, ips[i], i > 0);
 }
 
 int builder__add(struct builder *b, const struct count_key *key, const uint64_t *ips, int nu,

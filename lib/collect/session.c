@@ -22,7 +22,7 @@
 #include "collect/session_int.h"
 #include "collect/ucounts.h"
 #include "proc/procmaps.h"
-#include "symbolize/symbolize.h"
+#include "sandbox/symbolizer.h"
 #include "unwind/unwind.h"
 #include "profile.skel.h"
 
@@ -115,8 +115,16 @@ static int session__start(struct session *s)
 		return session__fail(s, SESSION_ERR_RUNTIME, s->nr_cpus, "cannot count the CPUs");
 	s->maps = procmaps__new();
 	s->dsos = dsos__new();
-	s->sym = symbolizer__new(s->maps, s->dsos, (opts->no_inline ? 0 : SYMBOLIZE_INLINE) |
-					  (opts->no_demangle ? 0 : SYMBOLIZE_DEMANGLE));
+	/* The symbolizer's worker first, before any BPF or perf descriptor exists (it is handed
+	 * none but its socket anyway). */
+	if (s->maps && s->dsos) {
+		s->sym = symbolizer__new(s->maps, s->dsos,
+					 (opts->no_inline ? 0 : SYMBOLIZE_INLINE) |
+					 (opts->no_demangle ? 0 : SYMBOLIZE_DEMANGLE));
+		if (!s->sym && errno == EINVAL)
+			return session__fail(s, SESSION_ERR_USAGE, -EINVAL, "%s: expected UID[:GID] "
+					     "of a user other than root", SANDBOX_USER_ENV);
+	}
 	s->unw = unwinder__new(s->maps, s->dsos);
 	s->unwound = ucounts__new();
 	if (opts->explain)
@@ -208,6 +216,8 @@ static int session__loop(struct session *s, double start, double deadline)
 			symbolizer__prepare(s->sym, !s->opts.user_only);
 			prepared = true;
 		}
+		/* What the symbolizer's worker asked meanwhile, and the files opened since. */
+		symbolizer__poll(s->sym);
 		if (s->opts.status_line && clock_mono_seconds() >= next_status) {
 			show_status(s, clock_mono_seconds() - start);
 			next_status += 1;

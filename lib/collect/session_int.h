@@ -211,6 +211,11 @@ int session__open_samples(struct session *s);
 struct builder *builder__new(struct session *s, struct profile *p);
 void builder__free(struct builder *b);
 
+/* model.c: the NU user addresses IPS (leaf first) of KEY are to be named: the symbolizer
+ * names every address so noted at once, per file (symbolizer__resolve), before the samples
+ * are added. */
+void builder__want(struct builder *b, const struct count_key *key, const uint64_t *ips, int nu);
+
 /*
  * COUNT samples of KEY with the NU user addresses IPS (leaf first) into the model: symbolized,
  * trimmed at a stack bottom, marked truncated unless complete, with KEY's kernel stack and

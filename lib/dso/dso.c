@@ -23,7 +23,6 @@
 #include "dso/dso_int.h"
 #include "proc/procmaps.h"
 
-#define DSO_MAX_FILE		(4ULL << 30)	/* refuse files above 4 GiB */
 
 #define NOTE_MAX		(1U << 20)	/* bytes of one note segment or section scanned */
 
@@ -163,16 +162,19 @@ static int dso__read_phdrs(struct dso *d)
 	return 0;
 }
 
-/* Open PATH (inside ROOT_FD when >= 0) into a new dso named ORIG_PATH. Returns 0 or a negative
- * errno. */
-static int dso__init(struct dso *d, int root_fd, const char *path, const char *orig_path)
+/* Open PATH (inside ROOT_FD when >= 0), or take FD when >= 0 (owned from now on), into a new
+ * dso named ORIG_PATH. Returns 0 or a negative errno. */
+static int dso__init(struct dso *d, int root_fd, const char *path, int fd, const char *orig_path)
 {
 	struct stat st;
 	GElf_Ehdr ehdr;
 	void *image;
 	int err;
 
-	d->fd = fileio__open_regular_in(root_fd, path, DSO_MAX_FILE, &st);
+	if (fd >= 0)
+		d->fd = fileio__check_regular(fd, DSO_FILE_MAX, &st);
+	else
+		d->fd = fileio__open_regular_in(root_fd, path, DSO_FILE_MAX, &st);
 	if (d->fd < 0)
 		return d->fd == -EINVAL ? -ENOEXEC : d->fd;
 	d->dev = st.st_dev;
@@ -214,13 +216,26 @@ struct dso *dso__open(const char *path, const char *orig_path)
 
 struct dso *dso__open_in(int root_fd, const char *path, const char *orig_path)
 {
+	return dso__open_any(root_fd, path, -1, orig_path);
+}
+
+struct dso *dso__open_fd(int fd, const char *orig_path)
+{
+	return dso__open_any(-1, orig_path, fd, orig_path);
+}
+
+struct dso *dso__open_any(int root_fd, const char *path, int fd, const char *orig_path)
+{
 	struct dso *d = calloc(1, sizeof(*d));
 	int err;
 
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return NULL;
+	}
 	d->fd = d->debug_fd = d->root_fd = d->guard = -1;
-	err = dso__init(d, root_fd, path, orig_path ? orig_path : path);
+	err = dso__init(d, root_fd, path, fd, orig_path ? orig_path : path);
 	if (err) {
 		dso__free(d);
 		errno = -err;
@@ -249,6 +264,8 @@ void dso__free(struct dso *d)
 	free(d->segs);
 	free(d->build_id);
 	free(d->debug_path);
+	free(d->alt_name);
+	free(d->alt_id);
 	dso__free_fdes(d);
 	free(d->path);
 	free(d);
@@ -295,13 +312,16 @@ static void dso__read_syms(struct dso *d)
 	plt__init(&d->plt, d->elf);
 	err = symtab__add_elf(&d->syms, d->elf);
 	if (!err && !elf__has_symtab(d->elf)) {
-		dbg = dso__open_debug(d);
+		dbg = d->find_debug ? d->find_debug(d->find_debug_ctx, d) : dso__open_debug(d);
 		if (dbg && syms__reserve(d, dbg->elf, &held)) {
 			err = symtab__add_elf(&d->syms, dbg->elf);
 			if (!err && !(d->debug_path = strdup(dbg->path)))
 				err = -ENOMEM;
-			/* DWARF readers open it later: this very file, wherever it was found. */
+			/* DWARF readers open it later: this very file, wherever it was found;
+			 * and the common file dwz moved part of its DWARF to. */
 			d->debug_fd = fcntl(dbg->fd, F_DUPFD_CLOEXEC, 0);
+			elf__altlink(dbg->elf, &d->alt_name, &d->alt_id);
+			d->alt_read = true;
 			if (d->debug_fd >= 0)
 				snprintf(d->debug_fd_path, sizeof(d->debug_fd_path),
 					 "/proc/self/fd/%d", d->debug_fd);
@@ -509,4 +529,45 @@ const char *dso__debug_fd_path(struct dso *d)
 void dso__set_root(struct dso *d, int root_fd)
 {
 	d->root_fd = root_fd;
+}
+
+uint64_t dso__inode(const struct dso *d)
+{
+	return d->ino;
+}
+
+int dso__root(const struct dso *d)
+{
+	return d->root_fd;
+}
+
+int dso__fd(const struct dso *d)
+{
+	return d->fd;
+}
+
+int dso__dwarf_altlink(struct dso *d, const char **name, const char **build_id)
+{
+	dso__read_syms(d);
+	if (!d->alt_read) {	/* no debug file: the file's own DWARF's */
+		d->alt_read = true;
+		elf__altlink(d->elf, &d->alt_name, &d->alt_id);
+	}
+	if (!d->alt_name)
+		return -ENOENT;
+	*name = d->alt_name;
+	*build_id = d->alt_id;
+	return 0;
+}
+
+int dso__debug_fd(struct dso *d)
+{
+	dso__read_syms(d);
+	return d->debug_fd;
+}
+
+void dso__set_debug_finder(struct dso *d, dso_debug_finder fn, void *ctx)
+{
+	d->find_debug = fn;
+	d->find_debug_ctx = ctx;
 }

@@ -31,6 +31,9 @@ struct dso;
  * Not owned: the string must outlive every dso that may look for a debug file. */
 extern const char *dso_debug_dir;
 
+/* Files above this size are refused (4 GiB). */
+#define DSO_FILE_MAX		(4ULL << 30)
+
 /*
  * Open the ELF file at PATH (the file may be /proc/PID/map_files/... or /proc/PID/root/...):
  * map it, read its PT_LOAD segments, PT_GNU_EH_FRAME and build id. ORIG_PATH is the file's
@@ -40,6 +43,14 @@ extern const char *dso_debug_dir;
  * file, EISDIR, EFBIG for a file over 4 GiB, ENOMEM).
  */
 struct dso *dso__open(const char *path, const char *orig_path);
+
+/*
+ * dso__open of a descriptor FD of the file, handed over by whoever could open it (a process
+ * that may not open files itself): owned by the dso from then on, closed on failure too.
+ * ORIG_PATH names the file. The dso never opens a file by path but through a debug finder
+ * (dso__set_debug_finder) if given one. NULL with errno as dso__open.
+ */
+struct dso *dso__open_fd(int fd, const char *orig_path);
 
 /* Unmap and close everything the dso holds, its debug file included. NULL is fine. */
 void dso__free(struct dso *dso);
@@ -206,6 +217,81 @@ const char *dso__debug_fd_path(struct dso *dso);
  * must stay open as long as DSO. Call before the first symbol lookup.
  */
 void dso__set_root(struct dso *dso, int root_fd);
+
+/* The inode number of the file opened. */
+uint64_t dso__inode(const struct dso *dso);
+
+/* The root directory set by dso__set_root (borrowed), or -1. */
+int dso__root(const struct dso *dso);
+
+/* The file's descriptor (owned by DSO). */
+int dso__fd(const struct dso *dso);
+
+/* The debug file's descriptor (owned by DSO), or -1 when none was used. Reads the symbols when
+ * needed. */
+int dso__debug_fd(struct dso *dso);
+
+/*
+ * The common file dwz moved part of DSO's DWARF to (.gnu_debugaltlink of the file that holds
+ * the DWARF: the debug file when one was used, else DSO): its path *NAME as written there and
+ * its build id *BUILD_ID (hex), both owned by DSO. Returns 0, or -ENOENT when there is none.
+ * Reads the symbols when needed.
+ */
+int dso__dwarf_altlink(struct dso *dso, const char **name, const char **build_id);
+
+/* --- debug files found by someone else ------------------------------------------------------
+ * A process that may not open files (the sandboxed symbolizer) says what it looks for; the
+ * one that may opens the candidates and hands them over; the first to pass dso__debug_check
+ * is the debug file. */
+
+#define DEBUGLINK_NAME_MAX	255
+
+/* What DSO's debug file is known by. */
+struct dso_debug_want {
+	const char *build_id;		/* lowercase hex, owned by the dso; NULL: none */
+	bool has_link;			/* a .gnu_debuglink: */
+	char link[DEBUGLINK_NAME_MAX + 1];	/* its file name (no '/') */
+	uint32_t crc;			/* and the CRC32 of the debug file's contents */
+};
+
+/* What to look for, into *W: 0; -EEXIST when DSO needs no debug file (it has a .symtab);
+ * -ENOENT when it has neither a build id nor a debuglink. */
+int dso__debug_want(const struct dso *dso, struct dso_debug_want *w);
+
+/* Where a debug file is looked for: PATH to try, by build id or else by debuglink CRC;
+ * NOFOLLOW: in a directory the file's owner writes, where a link must not be followed. */
+struct dso_debug_path {
+	char *path;
+	bool by_id;
+	bool nofollow;
+};
+
+#define DSO_DEBUG_PATHS	4
+
+/*
+ * The places, in order, to look for the debug file of the file at PATH (as its process sees
+ * it) with BUILD_ID (hex; NULL or "": none) and debuglink LINK (NULL or "": none): by build
+ * id under dso_debug_dir, then LINK next to the file, in its .debug/, under dso_debug_dir
+ * plus the file's directory. Fills OUT (DSO_DEBUG_PATHS entries; free with
+ * dso_debug__free_paths) and returns how many, or -ENOMEM. Each place is inside the root of
+ * the process that maps the file first (a container's), then ours.
+ */
+int dso_debug__paths(const char *path, const char *build_id, const char *link,
+		     struct dso_debug_path *out);
+void dso_debug__free_paths(struct dso_debug_path *paths, int n);
+
+/*
+ * Whether DBG is DSO's debug file: not DSO itself, with DSO's build id (BY_ID) or else
+ * contents of CRC32 CRC, and a .symtab. Returns 0, or -ELOOP, -ESTALE, -ENOENT or a read
+ * error.
+ */
+int dso__debug_check(const struct dso *dso, const struct dso *dbg, bool by_id, uint32_t crc);
+
+/* Find DSO's debug file with FN(CTX, DSO) instead of opening paths (dso__open_debug): FN
+ * returns the debug file (a dso the caller frees after reading its symbols) or NULL. Call
+ * before the first symbol lookup. */
+typedef struct dso *(*dso_debug_finder)(void *ctx, struct dso *dso);
+void dso__set_debug_finder(struct dso *dso, dso_debug_finder fn, void *ctx);
 
 /* GNU debuglink CRC32 (the gdb/binutils variant: CRC-32/ISO-HDLC over the whole file). */
 uint32_t debuglink_crc32(uint32_t crc, const unsigned char *buf, size_t len);

@@ -47,8 +47,12 @@ struct dso {
 					 * this one's), inflated: measured with the symbols */
 	int dwarf_err;			/* 0, or why that DWARF is not to be read (dwarf.c) */
 	bool dwarf_charged;		/* DWARF_BYTES charged to the budget */
+	char *alt_name, *alt_id;	/* .gnu_debugaltlink of the file with the DWARF */
+	bool alt_read;
 	int root_fd;			/* borrowed: the root directory the process that maps
 					 * the file sees, when not ours (-1) */
+	dso_debug_finder find_debug;	/* finds the debug file instead of dso__open_debug */
+	void *find_debug_ctx;
 	bool cfi_read[DSO_CFI__MAX];	/* dso__fdes tried the source */
 	int cfi_err[DSO_CFI__MAX];	/* and failed so */
 	struct dso_fdes cfi[DSO_CFI__MAX];
@@ -59,6 +63,13 @@ struct dso {
 
 /* dso__open of PATH inside the directory ROOT_FD (fileio__open_regular_in; -1: by PATH). */
 struct dso *dso__open_in(int root_fd, const char *path, const char *orig_path);
+
+/* dso__open_in, or of FD when >= 0 (dso__open_fd). */
+struct dso *dso__open_any(int root_fd, const char *path, int fd, const char *orig_path);
+
+/* debugfile.c: .gnu_debugaltlink of ELF into *NAME and *BUILD_ID (hex, malloc'd). Returns 0,
+ * -ENOENT or -ENOMEM. */
+int elf__altlink(Elf *elf, char **name, char **build_id);
 
 /* Free the tables of FDEs dso__fdes built. */
 void dso__free_fdes(struct dso *d);

@@ -3,6 +3,8 @@
 #define PACKAGE "profile"
 #define PACKAGE_VERSION PROFILE_VERSION
 #include <bfd.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include "symbolize/inlines.h"
@@ -26,13 +28,11 @@ static void inlines__init_bfd(void)
 	}
 }
 
-struct inlines *inlines__open(const char *path)
+/* An inlines over ABFD (taken; NULL: none), or NULL when it has no DWARF. */
+static struct inlines *inlines__new(bfd *abfd)
 {
 	struct inlines *d;
-	bfd *abfd;
 
-	inlines__init_bfd();
-	abfd = bfd_openr(path, NULL);
 	if (!abfd)
 		return NULL;
 	/* Debian's debug files are compressed: without this, no lines and no inline chains. */
@@ -48,6 +48,26 @@ struct inlines *inlines__open(const char *path)
 	}
 	d->abfd = abfd;
 	return d;
+}
+
+struct inlines *inlines__open_fd(int fd, const char *name)
+{
+	int dup_fd;
+	bfd *abfd;
+
+	inlines__init_bfd();
+	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dup_fd < 0)
+		return NULL;
+	/* Opened by descriptor, BFD never closes the file to reopen it by name. With a name,
+	 * bfd_fopen would stat it (a path: not for the worker's filter); named afterwards. */
+	abfd = bfd_fdopenr("", NULL, dup_fd);
+	if (!abfd) {
+		close(dup_fd);
+		return NULL;
+	}
+	bfd_set_filename(abfd, name);
+	return inlines__new(abfd);
 }
 
 void inlines__free(struct inlines *d)

@@ -13,10 +13,12 @@ struct inlines;
 #define INLINES_MAX 32
 
 /*
- * Open PATH (an ELF file, or a separate debug file) for DWARF lookups. Returns NULL when it
- * cannot be read or has no .debug_info. Free with inlines__free (NULL is fine).
+ * Open the file open as FD (an ELF file, or a separate debug file; FD is not taken: BFD reads
+ * a duplicate of it, and opens no path) for DWARF lookups, named NAME in BFD's messages.
+ * Returns NULL when it cannot be read or has no .debug_info. Free with inlines__free (NULL is
+ * fine).
  */
-struct inlines *inlines__open(const char *path);
+struct inlines *inlines__open_fd(int fd, const char *name);
 void inlines__free(struct inlines *d);
 
 /*

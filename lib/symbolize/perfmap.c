@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "base/fileio.h"
 #include "base/limits.h"
@@ -205,36 +206,84 @@ struct perfmap *perfmap__parse(FILE *f)
 	return pm;
 }
 
-struct perfmap *perfmap__load(pid_t pid)
+/* The effective uid of live process PID (/proc/PID/status), or -1. */
+static long proc_euid(pid_t pid)
+{
+	char path[64], line[256];
+	long uid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %*u %ld", &uid) == 1)
+			break;
+	fclose(f);
+	return uid;
+}
+
+int perfmap__open(pid_t pid)
 {
 	pid_t inner = pidns__inner_pid(pid);
+	long euid = proc_euid(pid);
+	struct stat st;
 	char path[96];
-	struct perfmap *pm;
-	FILE *f = NULL;
-	int err, root;
+	int fd = -ENOENT, root;
 
 	/* Written by the profiled process's user: a FIFO or a device there must not block, and a
-	 * link there must not lead out of its root. The process names it by its pid in its own
+	 * link there must not lead anywhere. The process names it by its pid in its own
 	 * namespace, in its own /tmp: a container's, seen through /proc/PID/root. */
 	snprintf(path, sizeof(path), "/proc/%d/root", pid);
 	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root >= 0 && inner > 0) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", inner);
-		f = fileio__fopen_regular_in(root, path, PERFMAP_FILE_MAX);
+		fd = fileio__open_regular_how(root, path, PERFMAP_FILE_MAX, FILEIO_NOFOLLOW, &st);
 	}
 	if (root >= 0)
 		close(root);
-	if (!f) {	/* the process is gone: its file in our /tmp, if it shares it */
+	if (fd < 0) {	/* the process is gone: its file in our /tmp, if it shares it */
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-		f = fileio__fopen_regular(path, PERFMAP_FILE_MAX);
+		fd = fileio__open_regular_how(-1, path, PERFMAP_FILE_MAX, FILEIO_NOFOLLOW, &st);
 	}
-	if (!f)
+	/* The process's own file: not another user's (a hard link to a file it cannot read
+	 * would be read for it). */
+	if (fd >= 0 && euid >= 0 && st.st_uid != (uid_t)euid) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+struct perfmap *perfmap__read_fd(int fd)
+{
+	struct perfmap *pm;
+	FILE *f = fdopen(fd, "r");
+	int err;
+
+	if (!f) {
+		err = errno;
+		close(fd);
+		errno = err;
 		return NULL;
+	}
 	pm = perfmap__parse(f);
 	err = errno;
 	fclose(f);
 	errno = err;
 	return pm;
+}
+
+struct perfmap *perfmap__load(pid_t pid)
+{
+	int fd = perfmap__open(pid);
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	return perfmap__read_fd(fd);
 }
 
 void perfmap__free(struct perfmap *pm)

@@ -24,11 +24,19 @@ struct perfmap;
 struct perfmap *perfmap__parse(FILE *f);
 
 /*
- * Read the map of PID (as our /proc numbers it): while PID lives, /tmp/perf-NSPID.map inside
+ * Open the map of PID (as our /proc numbers it): while PID lives, /tmp/perf-NSPID.map inside
  * its root directory (a container's own /tmp; NSPID its pid in its own namespace, which
- * names the file), no link leading out of that root; else /tmp/perf-PID.map. NULL with
- * errno (ENOENT when there is none).
+ * names the file), no link leading out of that root; else /tmp/perf-PID.map. A regular file
+ * only, not a link (/tmp is everyone's), owned by the process's effective user while it
+ * lives. Returns the descriptor (the caller closes it), or a negative errno (-ENOENT when
+ * there is none, -EPERM when another user owns it).
  */
+int perfmap__open(pid_t pid);
+
+/* perfmap__parse of the descriptor FD (taken, closed). NULL with errno set. */
+struct perfmap *perfmap__read_fd(int fd);
+
+/* perfmap__read_fd(perfmap__open(PID)). NULL with errno (ENOENT when there is none). */
 struct perfmap *perfmap__load(pid_t pid);
 
 /* Free the map. NULL is fine. */

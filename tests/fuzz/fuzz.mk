@@ -10,10 +10,12 @@ FUZZ_CFLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 FUZZ_SECONDS	?= 60
 FUZZ_TEST_SECONDS ?= 10
 
-FUZZ_TARGETS	:= procmaps kallsyms perfmap dso flamegraph cfi pprof debugfile compressed
+FUZZ_TARGETS	:= procmaps kallsyms perfmap dso flamegraph cfi pprof debugfile compressed sandbox
 fuzz_srcs_procmaps	:= lib/proc/procmaps.c lib/base/limits.c
 fuzz_srcs_kallsyms	:= lib/symbolize/kallsyms.c
 fuzz_srcs_perfmap	:= lib/symbolize/perfmap.c lib/base/fileio.c lib/base/limits.c lib/proc/ns.c
+# The worker's messages, both ways (lib/sandbox/proto.c).
+fuzz_srcs_sandbox	:= lib/sandbox/proto.c
 fuzz_srcs_cfi		:= lib/unwind/cfi.c lib/unwind/frames.c lib/unwind/frames_go.c lib/unwind/x86.c \
 			   lib/dso/cfirec.c lib/dso/fdes.c lib/dso/segs.c
 fuzz_srcs_dso	:= lib/dso/dso.c lib/dso/dso_cfi.c lib/dso/cfirec.c lib/dso/fdes.c lib/dso/symtab.c \

@@ -993,6 +993,20 @@ def cpp_demangled():
 
 
 @test
+def dwz_debug_file_inline_chains():
+    # A debug file that dwz compressed with a twin's keeps the DWARF they share in a common
+    # file (.gnu_debugaltlink) that BFD opens by path; the worker may open nothing: it asks
+    # for the file, is handed it, and BFD reads it from there. The inline chains are as
+    # without dwz (inline_chains), and no worker is lost.
+    stacks, err, _ = run_profile(["-F", "499", "--", workload("inline_dwz"), "2"])
+    expect("symbolizer worker (pid" not in err, f"a worker failed: {err}")
+    loop = [(f, c) for f, c in stacks if f[0] == "inline_dwz" and "hash_loop" in f]
+    s = share(loop, lambda f: has_chain(f, ["hash_loop", "mix_outer_[i]", "mix_inner_[i]"]))
+    expect(s > 0.5, f"hash_loop;mix_outer_[i];mix_inner_[i] in {s:.1%} of the loop's samples")
+    return f"{s:.1%} of the loop's samples"
+
+
+@test
 def deleted_binary_still_named():
     path = os.path.join(BUILD, "tests", "doomed_chain")
     subprocess.run(["cp", workload("chain_nofp"), path], check=True)
@@ -1077,6 +1091,95 @@ def pprof_read_by_go_tool_pprof():
     expect(re.search(r"M=\d+ mix_inner .*\n\s+mix_outer .*\n\s+hash_loop", raw),
            "no location with mix_inner inlined into mix_outer into hash_loop")
     return f"{len(ours)} stacks, {sum(ours.values())} samples alike; build id {build_id[:12]}"
+# --- the symbolizer worker: confined, and replaced when it fails ----------------------------
+
+@test
+def sandbox_worker_confined():
+    # While a profile runs, its worker (the pid -v names) has no capability in any set, no
+    # new privileges, a seccomp filter, nobody's uid and gid, no other group; it is not
+    # dumpable (its /proc entries are root's), and its root is an empty removed directory.
+    p = subprocess.Popen([profile_bin(), "-v", "-d", "3", "-o", os.devnull, "--",
+                          workload("chain_nofp"), "5"], stderr=subprocess.PIPE, text=True)
+    try:
+        pid, seen = None, []
+        for line in p.stderr:
+            seen.append(line)
+            m = re.search(r"symbolizer worker: pid (\d+), uid", line)
+            if m:
+                pid = int(m.group(1))
+                break
+        expect(pid, f"-v named no worker: {''.join(seen)!r}")
+        st = proc_status(pid)
+        caps = {k: int(st[k], 16) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")}
+        expect(not any(caps.values()), f"capabilities left: {caps}")
+        expect(st["NoNewPrivs"] == "1", f"NoNewPrivs {st['NoNewPrivs']}")
+        expect(st["Seccomp"] == "2", f"Seccomp {st['Seccomp']} (2: a filter)")
+        expect(st["Uid"].split() == ["65534"] * 4, f"Uid {st['Uid']}")
+        expect(st["Gid"].split() == ["65534"] * 4, f"Gid {st['Gid']}")
+        expect(st["Groups"].strip() == "", f"Groups {st['Groups']}")
+        expect(os.stat(f"/proc/{pid}/status").st_uid == 0,
+               "dumpable: its /proc/PID files are its own, not root's")
+        root = os.readlink(f"/proc/{pid}/root")
+        expect(root.endswith("(deleted)"), f"root directory {root!r}")
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    expect(p.returncode == 0, f"exit {p.returncode}: {err}")
+    return f"pid {pid}: Uid 65534, CapEff 0, NoNewPrivs 1, Seccomp 2, root {root}"
+
+
+def named_frame(frame):
+    """A frame named by a symbol: not [..], not FILE+0xOFFSET."""
+    return not frame.startswith("[") and not re.search(r"\+0x[0-9a-f]+$", frame)
+
+
+def sandbox_failure(hook, timeout=60, env=None):
+    """Profile chain_nofp with the worker's test hook HOOK (and ENV); (stacks, stderr,
+    seconds, the file the warning names)."""
+    env = dict(os.environ, PROFILE_SANDBOX_TEST=hook, **(env or {}))
+    t = time.monotonic()
+    p = subprocess.run([profile_bin(), "-F", "499", "--", workload("chain_nofp"), "1"],
+                       capture_output=True, text=True, env=env, timeout=timeout)
+    elapsed = time.monotonic() - t
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    m = re.search(r"symbolizer worker \(pid \d+\) (.*) while reading (\S+): its frames there "
+                  r"are left unnamed", p.stderr)
+    expect(m, f"no warning naming the file: {p.stderr!r}")
+    expect(p.stderr.count("symbolizer worker (pid") == 1, f"more than one failure: {p.stderr}")
+    stacks = parse_folded(p.stdout)
+    base = os.path.basename(m.group(2))
+    frames = {f for s, _ in stacks if s[0] == "chain_nofp" for f in s[1:]}
+    theirs = [f for f in frames if f.startswith(base + "+0x")]
+    named = [f for f in frames if named_frame(f) and not f.endswith("_[k]")]
+    expect(total(stacks, "chain_nofp") > 200, f"only {total(stacks, 'chain_nofp')} samples")
+    expect(theirs, f"no {base}+0xOFFSET frame: {sorted(frames)[:8]}")
+    expect(not any(f.startswith(base) for f in frames if named_frame(f)),
+               f"{base} named after all")
+    expect(named, f"no other file named by the next worker: {sorted(frames)[:8]}")
+    return stacks, p.stderr, elapsed, m
+
+
+@test
+def sandbox_forbidden_call_kills_worker():
+    # A worker that makes a system call its filter forbids (open, as the test hook makes it
+    # at its first lookup) is killed; the profile is written all the same, the file it was
+    # reading unnamed and named in the warning, the others named by a new worker.
+    _, _, _, m = sandbox_failure("open")
+    expect("killed by signal 31" in m.group(1), f"not killed by SIGSYS: {m.group(0)}")
+    return m.group(0)[:160]
+
+
+@test
+def sandbox_stalled_worker_replaced():
+    # A worker that never answers (the test hook) is ended after its timeout (5 s, here
+    # PROFILE_SANDBOX_TIMEOUT=2); the profile is written, the file it was at unnamed, the
+    # others named by the next worker.
+    _, _, elapsed, m = sandbox_failure("stall", env={"PROFILE_SANDBOX_TIMEOUT": "2"})
+    expect("did not answer within 2 s" in m.group(1), f"not a stall: {m.group(0)}")
+    expect(elapsed < 10, f"profile took {elapsed:.1f}s with a stalled worker")
+    return f"{elapsed:.1f}s in all; " + m.group(0)[:120]
 
 
 # --- --explain: where stacks were cut, untrusted or left unnamed ---------------------------

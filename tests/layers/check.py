@@ -14,9 +14,12 @@ ALLOWED = {
     "dso": {"base", "proc"},
     "unwind": {"base", "proc", "dso"},
     "symbolize": {"base", "proc", "dso"},
+    # The symbolizer worker (symbolize/ and dso/ on descriptors it is handed) and the
+    # privileged side's client of it; collect/ names addresses only through it.
+    "sandbox": {"base", "proc", "dso", "symbolize"},
     "profile": {"base"},
     "output": {"base", "profile"},
-    "collect": {"base", "proc", "dso", "unwind", "symbolize", "profile", "output"},
+    "collect": {"base", "proc", "dso", "unwind", "sandbox", "profile", "output"},
     "flamegraph": {"base", "output"},
 }
 KERNEL_SIDE = re.compile(r'#include\s+(<bpf/|"profile\.h"|"profile\.skel\.h"|<linux/bpf\.h>)')

@@ -36,6 +36,7 @@ int main(int argc, char **argv)
 		register_fileio_suite,
 		register_limits_suite,
 		register_hostile_suite,
+		register_sandbox_suite,
 	};
 	unsigned int failed;
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
  * symbolize: user addresses of a (fake) process that maps the fixture files, through
- * procmaps and the shared dso table to names: symbols and the preferred alias, return
+ * procmaps and the shared dso table to names, named by the sandboxed worker (this test
+ * program started again as the worker, handed the fixtures' descriptors): symbols and the preferred alias, return
  * addresses looked up one byte back, FILE+0xSTART for a stripped file, [unknown] outside
  * every mapping, and one dso for a file two processes map.
  */
@@ -13,7 +14,7 @@
 #include "dso/dso.h"
 #include "dso/dsos.h"
 #include "proc/procmaps.h"
-#include "symbolize/symbolize.h"
+#include "sandbox/symbolizer.h"
 #include "suites.h"
 
 /* No such process (above the kernel's pid_max): files are read by their path. */

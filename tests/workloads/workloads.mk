@@ -12,7 +12,8 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/threads $(WL)/leaf $(WL)/inline $(WL)/templates $(WL)/short_lived \
 		   $(WL)/plt_loop $(WL)/sighandler $(WL)/sighandler_fp $(WL)/cxx_callbacks $(WL)/chain_lld $(WL)/libchain_lld.so \
 		   $(WL)/mixed $(WL)/jitmap $(WL)/chain_static $(WL)/chain_static_fp $(WL)/chain_spie \
-		   $(WL)/chain_spie_fp $(WL)/hostile $(WL)/libhostile.so
+		   $(WL)/chain_spie_fp $(WL)/hostile $(WL)/libhostile.so \
+		   $(WL)/inline_dwz
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -153,6 +154,20 @@ $(WL)/inline: tests/workloads/inline.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) $< -o $@
+
+# inline, stripped, its debug file compressed by dwz together with a twin's: DWARF that refers
+# to a common file (.gnu_debugaltlink), as in Debian's -dbgsym packages.
+$(WL)/inline_dwz $(WL)/inline_dwz.debug $(WL)/inline_dwz.common.debug &: tests/workloads/inline.c tests/workloads/spin.h
+	$(call msg,CC,$(WL)/inline_dwz)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $(WL)/inline_dwz.full
+	$(Q)cp $(WL)/inline_dwz.full $(WL)/inline_dwz.twin
+	$(Q)objcopy --only-keep-debug $(WL)/inline_dwz.full $(WL)/inline_dwz.debug
+	$(Q)objcopy --only-keep-debug $(WL)/inline_dwz.twin $(WL)/inline_dwz.twin.debug
+	$(Q)dwz -m $(WL)/inline_dwz.common.debug -M $(abspath $(WL))/inline_dwz.common.debug \
+		$(WL)/inline_dwz.debug $(WL)/inline_dwz.twin.debug
+	$(Q)objcopy --strip-all --add-gnu-debuglink=$(WL)/inline_dwz.debug $(WL)/inline_dwz.full $(WL)/inline_dwz
+	$(Q)rm -f $(WL)/inline_dwz.full $(WL)/inline_dwz.twin $(WL)/inline_dwz.twin.debug
 
 $(WL)/templates: tests/workloads/templates.cc
 	$(call msg,CXX,$@)

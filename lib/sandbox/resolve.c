@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * resolve: the privileged side's exchanges with the worker. Files and perf maps are handed
+ * over as descriptors once per worker; the addresses of a source go in batches, and each
+ * batch's answer is waited for (the deadline renewed by every part that comes); what the
+ * worker asks meanwhile (a debug file's candidates) is answered at once. A worker that fails
+ * is ended and the source it worked on (it says which) gets FILE+0xOFFSET names.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "base/fileio.h"
+#include "base/log.h"
+#include "dso/dso.h"
+#include "dso/dsos.h"
+#include "sandbox/symbolizer_int.h"
+
+/* Hand SRC to the worker unless it has it. Returns 0 or a negative errno. */
+static int resolve__hand(struct symbolizer *s, struct sym_src *src, bool nowait)
+{
+	size_t len = strlen(src->name);
+	int fd, err;
+
+	if (src->sent == s->c.gen)
+		return 0;
+	if (src->is_map) {
+		sb_buf__start(&s->out, SB_PERFMAP, 0, src->id);
+		fd = src->map_fd;
+	} else {
+		sb_buf__start(&s->out, SB_FILE, (uint8_t)s->flags, src->id);
+		sb_buf__str(&s->out, src->name, len < SB_PATH_MAX ? len : SB_PATH_MAX);
+		fd = dso__fd(src->dso);
+	}
+	err = sb_client__send(&s->c, &s->out, &fd, 1, nowait);
+	if (!err)
+		src->sent = s->c.gen;
+	return err;
+}
+
+/* A build id as the worker may say it: hex digits only (it names a path). */
+static bool build_id_ok(const char *id)
+{
+	size_t len = strlen(id);
+
+	return len >= 3 && len == strspn(id, "0123456789abcdef");
+}
+
+/* A debuglink name as the worker may say it: a file name, no way out of its directory. */
+static bool link_ok(const char *link)
+{
+	return link[0] && !strchr(link, '/') && strcmp(link, ".") && strcmp(link, "..");
+}
+
+/* PATH's directory is DIR (LEN bytes), or a directory below it: no "." or ".." component. */
+static bool path_under(const char *path, const char *dir, size_t len)
+{
+	const char *last = strrchr(path, '/');
+
+	if (strncmp(path, dir, len) || path[len] != '/' || last < path + len)
+		return false;
+	for (const char *p = path + len; p && *p; p = strchr(p + 1, '/'))
+		if (!strncmp(p, "/./", 3) || !strncmp(p, "/../", 4))
+			return false;
+	return true;
+}
+
+/*
+ * The places of dwz's common file NAME (.gnu_debugaltlink, as the worker read it) with
+ * BUILD_ID, for the file FILE into OUT (DSO_DEBUG_PATHS entries): by build id under
+ * dso_debug_dir; NAME itself when it is under dso_debug_dir, or next to FILE or in its
+ * .debug/ (no link followed there). A name anywhere else is no place to open as root for
+ * someone else. Returns how many, or -ENOMEM.
+ */
+static int alt_paths(const char *file, const char *name, const char *build_id,
+		     struct dso_debug_path *out)
+{
+	const char *slash = strrchr(file, '/');
+	size_t dirlen = slash ? (size_t)(slash - file) : 0;
+	char dotdebug[4096];
+	int n = 0;
+
+	if (build_id_ok(build_id)) {
+		if (asprintf(&out[n].path, "%s/.build-id/%.2s/%s.debug", dso_debug_dir, build_id,
+			     build_id + 2) < 0)
+			return -ENOMEM;
+		out[n].by_id = true;
+		out[n++].nofollow = false;
+	}
+	snprintf(dotdebug, sizeof(dotdebug), "%.*s/.debug", (int)dirlen, file);
+	if (path_under(name, dso_debug_dir, strlen(dso_debug_dir)) ||
+	    (slash && path_under(name, file, dirlen) && !strchr(name + dirlen + 1, '/')) ||
+	    (slash && path_under(name, dotdebug, strlen(dotdebug)) &&
+	     !strchr(name + strlen(dotdebug) + 1, '/'))) {
+		out[n].path = strdup(name);
+		if (!out[n].path) {
+			dso_debug__free_paths(out, n);
+			return -ENOMEM;
+		}
+		out[n].by_id = true;
+		out[n++].nofollow = !path_under(name, dso_debug_dir, strlen(dso_debug_dir));
+	}
+	return n;
+}
+
+/*
+ * The worker's SB_WANT_DEBUG M: every candidate place that holds a regular file (inside the
+ * root of the process that maps the file first, then ours; a link refused where the file's
+ * owner writes the directory) opened and handed over, the first found first. Returns 0 or a
+ * negative errno (-EBADMSG: not a file it was handed).
+ */
+static int resolve__debug(struct symbolizer *s, const struct sb_msg *m)
+{
+	struct sym_src *src = m->id < s->cap_files ? s->files[m->id] : NULL;
+	struct dso_debug_path cand[DSO_DEBUG_PATHS];
+	int fds[SB_FDS_MAX], n = 0, nc = 0, err;
+	struct stat own;
+	dev_t dev[SB_FDS_MAX];
+	ino_t ino[SB_FDS_MAX];
+	const char *path[SB_FDS_MAX];
+	bool by_id[SB_FDS_MAX];
+
+	if (!src || !src->dso || src->sent != s->c.gen || fstat(dso__fd(src->dso), &own))
+		return -EBADMSG;
+	if (m->arg == SB_WANT_ALT)
+		nc = alt_paths(src->name, m->link, m->build_id, cand);
+	else
+		nc = dso_debug__paths(src->name, build_id_ok(m->build_id) ? m->build_id : NULL,
+				      m->arg && link_ok(m->link) ? m->link : NULL, cand);
+	if (nc < 0)
+		return nc;
+	for (int k = dso__root(src->dso) >= 0 ? 0 : 1; k < 2; k++) {
+		for (int i = 0; i < nc && n < SB_FDS_MAX; i++) {
+			struct stat st;
+			int j, fd = fileio__open_regular_how(k ? -1 : dso__root(src->dso),
+							     cand[i].path, DSO_FILE_MAX,
+							     cand[i].nofollow ? FILEIO_NOFOLLOW : 0,
+							     &st);
+
+			if (fd < 0)
+				continue;
+			/* Where the file's owner writes: that owner's files only (not a hard
+			 * link to one it cannot read, which the worker would be handed). */
+			if (cand[i].nofollow && st.st_uid != own.st_uid) {
+				close(fd);
+				continue;
+			}
+			for (j = 0; j < n && (dev[j] != st.st_dev || ino[j] != st.st_ino); j++)
+				;
+			if (j < n) {	/* the same file by another way */
+				close(fd);
+				continue;
+			}
+			dev[n] = st.st_dev;
+			ino[n] = st.st_ino;
+			path[n] = cand[i].path;
+			by_id[n] = cand[i].by_id;
+			fds[n++] = fd;
+		}
+	}
+	sb_buf__start(&s->out, SB_DEBUG, (uint8_t)n, m->id);
+	for (int i = 0; i < n; i++) {
+		sb_buf__u8(&s->out, by_id[i]);
+		sb_buf__str(&s->out, path[i], strlen(path[i]));
+	}
+	err = sb_client__send(&s->c, &s->out, fds, (unsigned int)n, false);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	dso_debug__free_paths(cand, nc);
+	return err;
+}
+
+/* The worker failed with ERR while S waited on SRC (NULL: nothing): the source it said it
+ * worked on (else SRC) gets no more names from workers. */
+static void resolve__fail(struct symbolizer *s, struct sym_src *src, int err)
+{
+	struct sb_client *c = &s->c;
+	struct sym_src *blamed = src;
+
+	if (c->busy_known) {
+		uint32_t id = c->busy & ~SB_BUSY_MAP;
+
+		if (c->busy & SB_BUSY_MAP)
+			blamed = id < s->nr_maps ? s->maps[id] : NULL;
+		else
+			blamed = id < s->cap_files ? s->files[id] : NULL;
+	}
+	sb_client__fail(c, err, blamed ? blamed->name : "nothing it was asked about");
+	if (blamed)
+		blamed->bad = true;
+}
+
+/* The names in the SB_NAMES part M into the entries IDS (the request's, from M->first on).
+ * Returns 0 or -ENOMEM. */
+static int resolve__names(struct symbolizer *s, struct sym_src *src, const struct sb_msg *m,
+			  const uint32_t *ids)
+{
+	const char **strs = malloc((m->nstr ? m->nstr : 1) * sizeof(*strs));
+	const char *names[SB_FRAMES_MAX];
+	uint32_t idx[SB_FRAMES_MAX];
+	size_t pos = 0;
+	int err = 0;
+
+	if (!strs)
+		return -ENOMEM;
+	sb_names__strings(m, strs);
+	for (uint32_t i = 0; !err && i < m->n; i++) {
+		int nr = sb_names__next(m, &pos, idx);
+
+		for (int k = 0; k < nr; k++)
+			names[k] = strs[idx[k]];
+		err = sym_ent__set(s, ids[m->first + i], names, nr);
+	}
+	free(strs);
+	src->info = true;
+	src->nr_syms = m->nr_syms;
+	src->debug = m->flags & SB_NAMES_DEBUG;
+	return err;
+}
+
+/* Wait for the answer to request SEQ about SRC, whose N entries are IDS. Returns 0, -ENOMEM,
+ * or how the worker failed (-ETIMEDOUT, -EPIPE, -EBADMSG). */
+static int resolve__await(struct symbolizer *s, struct sym_src *src, uint32_t seq,
+			  const uint32_t *ids, uint32_t n)
+{
+	double deadline = sb_client__now() + s->c.timeout;
+	uint32_t got = 0;
+	struct sb_msg m;
+	int err;
+
+	for (;;) {
+		err = sb_client__recv(&s->c, &m, deadline);
+		if (!err && m.type == SB_WANT_DEBUG)
+			err = resolve__debug(s, &m);
+		if (err)
+			return err;
+		if (m.type == SB_WANT_DEBUG)
+			continue;
+		if (m.type != SB_NAMES || m.id != src->id || m.seq != seq || m.first != got ||
+		    m.n > n - got || (m.arg && got + m.n != n))
+			return -EBADMSG;
+		err = resolve__names(s, src, &m, ids);
+		if (err)
+			return err;
+		got += m.n;
+		if (m.arg)
+			return 0;
+		deadline = sb_client__now() + s->c.timeout;
+	}
+}
+
+/* Send the first N entries SRC waits for as one request. Returns its sequence number or a
+ * negative errno. */
+static int64_t resolve__ask(struct symbolizer *s, struct sym_src *src, uint32_t n)
+{
+	uint32_t seq = ++s->seq;
+	int err;
+
+	sb_buf__start(&s->out, src->is_map ? SB_JIT : SB_LOOKUP, 0, src->id);
+	sb_buf__u32(&s->out, seq);
+	sb_buf__u32(&s->out, n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sym_ent *e = s->ents[src->wait[i]];
+
+		sb_buf__u64(&s->out, src->is_map ? e->off : e->off << 1 | e->is_return);
+	}
+	err = sb_client__send(&s->c, &s->out, NULL, 0, false);
+	return err ? err : (int64_t)seq;
+}
+
+int resolve__src(struct symbolizer *s, struct sym_src *src)
+{
+	double t0 = sb_client__now();
+	uint32_t nr = src->nr_wait;
+
+	while (src->nr_wait) {
+		uint32_t n = src->nr_wait < SB_BATCH_MAX ? src->nr_wait : SB_BATCH_MAX;
+		int64_t seq;
+		int err;
+
+		if (src->bad || sb_client__start(&s->c)) {
+			for (uint32_t i = 0; i < src->nr_wait; i++)
+				sym_ent__set_failed(s, src->wait[i]);
+			src->nr_wait = 0;
+			break;
+		}
+		err = resolve__hand(s, src, false);
+		seq = err ? err : resolve__ask(s, src, n);
+		err = seq < 0 ? (int)seq : resolve__await(s, src, (uint32_t)seq, src->wait, n);
+		if (err == -ENOMEM)
+			return err;
+		if (err) {
+			resolve__fail(s, src, err);
+			continue;
+		}
+		src->nr_wait -= n;
+		memmove(src->wait, src->wait + n, src->nr_wait * sizeof(*src->wait));
+	}
+	pr_debug("symbolizer: %s: %u addresses in %.1f ms", src->name, nr,
+		 (sb_client__now() - t0) * 1e3);
+	return 0;
+}
+
+/* Files opened since the last call handed to the worker to prepare, without waiting (a full
+ * socket: the rest at the next call). Returns 0 or a negative errno (-EAGAIN is not one). */
+static int resolve__hand_new(struct symbolizer *s)
+{
+	uint32_t n = dsos__count(s->dsos);
+
+	for (; s->handed < n; s->handed++) {
+		struct dso *dso = dsos__at(s->dsos, s->handed);
+		struct sym_src *src = dso ? sym_src__file_at(s, s->handed, dso, dso__path(dso)) : NULL;
+		int err;
+
+		if (!src || src->bad)
+			continue;
+		err = resolve__hand(s, src, true);
+		if (!err) {
+			sb_buf__start(&s->out, SB_PREPARE, 0, src->id);
+			err = sb_client__send(&s->c, &s->out, NULL, 0, true);
+		}
+		if (err)
+			return err == -EAGAIN ? 0 : err;
+	}
+	return 0;
+}
+
+void resolve__poll(struct symbolizer *s)
+{
+	struct sb_msg m;
+	int err = 0;
+
+	if (s->c.sock < 0)
+		return;
+	while (!err) {
+		err = sb_client__recv(&s->c, &m, 0);
+		if (!err)
+			err = m.type == SB_WANT_DEBUG ? resolve__debug(s, &m) : -EBADMSG;
+	}
+	if (err == -EAGAIN && s->preparing)
+		err = resolve__hand_new(s);
+	if (err && err != -EAGAIN && err != -ENOMEM)
+		resolve__fail(s, NULL, err);
+}

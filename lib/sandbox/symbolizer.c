@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * symbolizer: the privileged side's names (see symbolizer.h): addresses to (file, offset) or
+ * (perf map, address), the entries named by the worker (resolve.c), kernel names.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "base/log.h"
+#include "dso/dso.h"
+#include "dso/dsos.h"
+#include "proc/procmaps.h"
+#include "sandbox/symbolizer_int.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/perfmap.h"
+
+#define UNKNOWN "[unknown]"
+
+static void symbolizer__wait_ksyms(struct symbolizer *s);
+
+/* The workers' user: SANDBOX_UID:SANDBOX_GID, or PROFILE_SANDBOX_USER=UID[:GID]. */
+static int sandbox_user(uid_t *uid, gid_t *gid)
+{
+	const char *env = getenv(SANDBOX_USER_ENV);
+	unsigned long u, g;
+	char *end;
+
+	*uid = SANDBOX_UID;
+	*gid = SANDBOX_GID;
+	if (!env || !*env)
+		return 0;
+	errno = 0;
+	u = strtoul(env, &end, 10);
+	g = u;
+	if (*end == ':')
+		g = strtoul(end + 1, &end, 10);
+	if (errno || *end || !u || !g || u > UINT32_MAX - 1 || g > UINT32_MAX - 1)
+		return -EINVAL;
+	*uid = (uid_t)u;
+	*gid = (gid_t)g;
+	return 0;
+}
+
+struct symbolizer *symbolizer__new(struct procmaps *pm, struct dsos *dsos, unsigned int flags)
+{
+	struct symbolizer *s;
+	uid_t uid;
+	gid_t gid;
+
+	if (sandbox_user(&uid, &gid)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->pm = pm;
+	s->dsos = dsos;
+	s->flags = flags;
+	if (sb_client__init(&s->c, uid, gid)) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	sb_client__start(&s->c);	/* failing, it said so: names are FILE+0xOFFSET */
+	return s;
+}
+
+static void sym_src__free(struct sym_src *src)
+{
+	if (!src)
+		return;
+	if (src->map_fd >= 0)
+		close(src->map_fd);
+	free(src->name);
+	free(src->label);
+	free(src->wait);
+	free(src);
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	symbolizer__wait_ksyms(s);
+	sb_client__fini(&s->c);
+	for (uint32_t i = 0; i < s->cap_files; i++)
+		sym_src__free(s->files[i]);
+	free(s->files);
+	for (uint32_t i = 0; i < s->nr_maps; i++)
+		sym_src__free(s->maps[i]);
+	free(s->maps);
+	htab__free(&s->map_index);
+	for (uint32_t i = 0; i < s->nr_ents; i++) {
+		free(s->ents[i]->blob);
+		free(s->ents[i]);
+	}
+	free(s->ents);
+	htab__free(&s->ent_index);
+	sb_buf__free(&s->out);
+	ksyms__free(s->ksyms);
+	free(s);
+}
+
+pid_t symbolizer__worker_pid(const struct symbolizer *s)
+{
+	return s->c.sock >= 0 ? s->c.pid : 0;
+}
+
+/* --- sources: files and perf maps ----------------------------------------------------------- */
+
+/* A source named NAME (copied); NULL on ENOMEM. */
+static struct sym_src *sym_src__new(const char *name, uint32_t id, bool is_map)
+{
+	struct sym_src *src = calloc(1, sizeof(*src));
+	const char *slash;
+
+	if (!src || !(src->name = strdup(name))) {
+		free(src);
+		return NULL;
+	}
+	slash = strrchr(src->name, '/');
+	src->base = slash ? slash + 1 : src->name;
+	src->id = id;
+	src->is_map = is_map;
+	src->map_fd = -1;
+	if (asprintf(&src->label, name[0] == '[' ? "%s" : "[%s]", src->base) < 0) {
+		src->label = NULL;
+		sym_src__free(src);
+		return NULL;
+	}
+	return src;
+}
+
+struct sym_src *sym_src__of(struct symbolizer *s, uint32_t src)
+{
+	if (src & SRC_MAP)
+		return s->maps[src & ~SRC_MAP];
+	return s->files[src];
+}
+
+struct sym_src *sym_src__file_at(struct symbolizer *s, uint32_t id, struct dso *dso,
+				 const char *path)
+{
+	if (id >= s->cap_files) {
+		uint32_t cap = s->cap_files ? s->cap_files : 64;
+		struct sym_src **files;
+
+		while (cap <= id)
+			cap *= 2;
+		files = realloc(s->files, cap * sizeof(*files));
+		if (!files)
+			return NULL;
+		memset(files + s->cap_files, 0, (cap - s->cap_files) * sizeof(*files));
+		s->files = files;
+		s->cap_files = cap;
+	}
+	if (!s->files[id] && (s->files[id] = sym_src__new(path, id, false)))
+		s->files[id]->dso = dso;
+	return s->files[id];
+}
+
+/* The source of the file of mapping M of PID (its dso opened now when not yet); NULL on
+ * ENOMEM. */
+static struct sym_src *symbolizer__file(struct symbolizer *s, pid_t pid, const struct map *m)
+{
+	uint32_t id;
+	struct dso *dso = dsos__get(s->dsos, pid, m, &id);
+
+	return id == UINT32_MAX ? NULL : sym_src__file_at(s, id, dso, m->path);
+}
+
+/* The perf map source of PID, its file opened at the first call (map_fd -1: none); NULL on
+ * ENOMEM. */
+static struct sym_src *symbolizer__map(struct symbolizer *s, pid_t pid)
+{
+	uint64_t h = hash_u64(HASH_SEED, (uint64_t)pid);
+	struct sym_src *src;
+	uint32_t pos, id;
+	char name[64];
+
+	for (id = htab__first(&s->map_index, h, &pos); id != HTAB_NONE;
+	     id = htab__next(&s->map_index, h, &pos))
+		if (s->maps[id]->pid == pid)
+			return s->maps[id];
+	if (s->nr_maps == s->cap_maps) {
+		uint32_t cap = s->cap_maps ? 2 * s->cap_maps : 16;
+		struct sym_src **maps = realloc(s->maps, cap * sizeof(*maps));
+
+		if (!maps)
+			return NULL;
+		s->maps = maps;
+		s->cap_maps = cap;
+	}
+	snprintf(name, sizeof(name), "/tmp/perf-%d.map", (int)pid);
+	src = sym_src__new(name, s->nr_maps, true);
+	if (!src || htab__insert(&s->map_index, h, s->nr_maps)) {
+		sym_src__free(src);
+		return NULL;
+	}
+	src->pid = pid;
+	src->map_fd = perfmap__open(pid);
+	if (src->map_fd < 0)
+		src->map_fd = -1;
+	s->maps[s->nr_maps++] = src;
+	return src;
+}
+
+bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid)
+{
+	struct sym_src *src = symbolizer__map(s, pid);
+
+	return src && src->map_fd >= 0;
+}
+
+/* --- entries ------------------------------------------------------------------------------ */
+
+static uint64_t ent_hash(uint32_t src, uint64_t off, bool is_return)
+{
+	return hash_u64(hash_u64(HASH_SEED, off), (uint64_t)src << 1 | is_return);
+}
+
+int sym_ent__set(struct symbolizer *s, uint32_t id, const char *const *names, int nr)
+{
+	struct sym_ent *e = s->ents[id];
+	size_t len = 0;
+	char *p, *blob;
+
+	for (int i = 0; i < nr; i++)
+		len += strlen(names[i]) + 1;
+	blob = malloc(len + nr * sizeof(char *));
+	if (!blob)
+		return -ENOMEM;
+	free(e->blob);
+	e->blob = blob;
+	e->names = (const char **)blob;
+	p = blob + nr * sizeof(char *);
+	for (int i = 0; i < nr; i++) {
+		e->names[i] = p;
+		p = stpcpy(p, names[i]) + 1;
+	}
+	e->nr = nr;
+	return 0;
+}
+
+void sym_ent__set_failed(struct symbolizer *s, uint32_t id)
+{
+	struct sym_ent *e = s->ents[id];
+	struct sym_src *src = sym_src__of(s, e->src);
+	char name[4096 + 32];
+	const char *names[1] = { name };
+
+	if (src->is_map)
+		snprintf(name, sizeof(name), "%s", UNKNOWN);
+	else
+		snprintf(name, sizeof(name), "%s+0x%" PRIx64, src->base, e->off);
+	if (sym_ent__set(s, id, names, 1)) {
+		static const char *unknown = UNKNOWN;
+
+		e->names = &unknown;
+		e->nr = 1;
+	}
+}
+
+/* The entry of (SRC, OFF, IS_RETURN), made waiting (and noted in its source) at the first
+ * call. Returns its id, or -ENOMEM. */
+static int64_t symbolizer__entry(struct symbolizer *s, struct sym_src *src, uint64_t off,
+				 bool is_return)
+{
+	uint32_t key = src->id | (src->is_map ? SRC_MAP : 0);
+	uint64_t h = ent_hash(key, off, is_return);
+	struct sym_ent *e;
+	uint32_t pos, id;
+
+	for (id = htab__first(&s->ent_index, h, &pos); id != HTAB_NONE;
+	     id = htab__next(&s->ent_index, h, &pos)) {
+		e = s->ents[id];
+		if (e->src == key && e->off == off && e->is_return == is_return)
+			return id;
+	}
+	if (s->nr_ents == s->cap_ents) {
+		uint32_t cap = s->cap_ents ? 2 * s->cap_ents : 1024;
+		struct sym_ent **ents = realloc(s->ents, cap * sizeof(*ents));
+
+		if (!ents)
+			return -ENOMEM;
+		s->ents = ents;
+		s->cap_ents = cap;
+	}
+	if (src->nr_wait == src->cap_wait) {
+		uint32_t cap = src->cap_wait ? 2 * src->cap_wait : 64;
+		uint32_t *wait = realloc(src->wait, cap * sizeof(*wait));
+
+		if (!wait)
+			return -ENOMEM;
+		src->wait = wait;
+		src->cap_wait = cap;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	*e = (struct sym_ent){ .src = key, .off = off, .is_return = is_return };
+	id = s->nr_ents;
+	if (htab__insert(&s->ent_index, h, id)) {
+		free(e);
+		return -ENOMEM;
+	}
+	s->ents[s->nr_ents++] = e;
+	src->wait[src->nr_wait++] = id;
+	return id;
+}
+
+/*
+ * The entry of user address ADDR of PID (IS_RETURN: a return address), made at the first
+ * call; -ENOENT when it needs none (*NAME then says what it is: outside every mapping, a file
+ * that cannot be read, anonymous memory without a perf map), -ENOMEM.
+ */
+static int64_t symbolizer__addr(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
+				const char **name)
+{
+	const struct map *m;
+	struct sym_src *src;
+
+	*name = UNKNOWN;
+	if (is_return && addr)
+		addr--;
+	m = procmaps__find(s->pm, pid, addr);
+	/* "", "//anon" (mmap records), [anon:...], [heap]: JIT code, if anything */
+	if (!m || !map__is_dso(m) || !strcmp(m->path, "//anon")) {
+		src = symbolizer__map(s, pid);
+		if (!src)
+			return -ENOMEM;
+		if (src->map_fd < 0)
+			return -ENOENT;
+		return symbolizer__entry(s, src, addr, false);
+	}
+	src = symbolizer__file(s, pid, m);
+	if (!src)
+		return -ENOMEM;
+	if (!src->dso) {
+		*name = src->label;
+		return -ENOENT;
+	}
+	return symbolizer__entry(s, src, map__file_offset(m, addr), is_return);
+}
+
+void symbolizer__want(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return)
+{
+	const char *name;
+
+	symbolizer__addr(s, pid, addr, is_return, &name);
+}
+
+int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
+			    const char **out, int max)
+{
+	int64_t id;
+	struct sym_ent *e;
+	int nr;
+
+	if (max < 1)
+		return 0;
+	id = symbolizer__addr(s, pid, addr, is_return, &out[0]);
+	if (id < 0)
+		return 1;
+	e = s->ents[id];
+	if (!e->nr) {	/* not wanted before: named alone */
+		symbolizer__resolve(s);
+		if (!e->nr)
+			sym_ent__set_failed(s, (uint32_t)id);
+	}
+	nr = e->nr < max ? e->nr : max;
+	memcpy(out, e->names, nr * sizeof(*out));
+	return nr;
+}
+
+const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return)
+{
+	const char *names[SYMFILE_MAX_FRAMES];
+
+	symbolizer__user_frames(s, pid, addr, is_return, names, SYMFILE_MAX_FRAMES);
+	return names[0];
+}
+
+int symbolizer__resolve(struct symbolizer *s)
+{
+	double t0 = sb_client__now(), waited = s->c.waited;
+	uint32_t addrs = 0, srcs = 0;
+	int err = 0;
+
+	/* Sampling is over: the worker's work is wanted now. */
+	s->over = true;
+	sb_client__set_idle(&s->c, false);
+	for (uint32_t i = 0; !err && i < s->cap_files + s->nr_maps; i++) {
+		struct sym_src *src = i < s->cap_files ? s->files[i] : s->maps[i - s->cap_files];
+
+		if (!src || !src->nr_wait)
+			continue;
+		addrs += src->nr_wait;
+		srcs++;
+		err = resolve__src(s, src);
+	}
+	if (srcs)
+		pr_info("symbolizer: %u addresses of %u files named by the worker in %.1f ms "
+			"(%.1f ms waiting for it)", addrs, srcs, (sb_client__now() - t0) * 1e3,
+			(s->c.waited - waited) * 1e3);
+	return err;
+}
+
+int symbolizer__file_info(struct symbolizer *s, pid_t pid, const struct map *m,
+			  size_t *nr_syms, bool *debug)
+{
+	uint32_t id;
+	struct dso *dso = dsos__get(s->dsos, pid, m, &id);
+	struct sym_src *src = id < s->cap_files ? s->files[id] : NULL;
+
+	if (!dso)
+		return -ENOENT;
+	if (src && src->bad)
+		return -EIO;
+	if (!src || !src->info)
+		return -EAGAIN;
+	*nr_syms = src->nr_syms;
+	*debug = src->debug;
+	return 0;
+}
+
+void symbolizer__poll(struct symbolizer *s)
+{
+	resolve__poll(s);
+}
+
+/* --- the kernel --------------------------------------------------------------------------- */
+
+static void symbolizer__load_ksyms(struct symbolizer *s)
+{
+	if (s->ksyms_tried)
+		return;
+	s->ksyms_tried = true;
+	s->ksyms = ksyms__load("/proc/kallsyms");
+	if (!s->ksyms)
+		pr_warn("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));
+}
+
+/* kallsyms read at idle priority: only CPU the profiled programs leave. */
+static void *ksyms_thread(void *arg)
+{
+	struct symbolizer *s = arg;
+	struct sched_param sp = { 0 };
+
+	sched_setscheduler(0, SCHED_IDLE, &sp);
+	s->ktid_os = gettid();
+	symbolizer__load_ksyms(s);
+	return NULL;
+}
+
+/* The kallsyms thread joined, at normal priority first: sampling is over, and on a busy
+ * machine an idle thread may wait seconds for a CPU. */
+static void symbolizer__wait_ksyms(struct symbolizer *s)
+{
+	struct sched_param sp = { 0 };
+
+	if (s->kthread) {
+		if (s->ktid_os)
+			sched_setscheduler(s->ktid_os, SCHED_OTHER, &sp);
+		pthread_join(s->ktid, NULL);
+		s->kthread = false;
+	}
+}
+
+void symbolizer__prepare(struct symbolizer *s, bool kernel)
+{
+	if (s->preparing)
+		return;
+	s->preparing = true;
+	if (!s->over)	/* from now on only CPU the profiled programs leave */
+		sb_client__set_idle(&s->c, true);
+	if (kernel && !s->ksyms_tried)
+		s->kthread = pthread_create(&s->ktid, NULL, ksyms_thread, s) == 0;
+	resolve__poll(s);
+}
+
+const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return)
+{
+	const char *name;
+
+	if (is_return && addr)
+		addr--;
+	symbolizer__wait_ksyms(s);
+	symbolizer__load_ksyms(s);
+	if (!s->ksyms)
+		return UNKNOWN;
+	name = ksyms__lookup(s->ksyms, addr, NULL, NULL);
+	return name ? name : UNKNOWN;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * symbolizer: addresses -> frame names, for the privileged process. User addresses go through
+ * the process's mappings (procmaps) to a file (the dso table: its descriptor) and a file
+ * offset, or to the process's perf map; the names come from the symbolizer worker (a process
+ * without any privilege: worker.h), which is handed the files as descriptors and asked per
+ * file, in batches. Kernel addresses are named here, from /proc/kallsyms (the kernel's, not
+ * a user's). Every distinct (file, offset) is named once.
+ *
+ * Use: symbolizer__want every address a profile holds, symbolizer__resolve once, then
+ * symbolizer__user_frames for each (an address not wanted before is resolved alone). A
+ * file on which a worker fails (crashes, stalls, answers nonsense) has its frames named
+ * FILE+0xOFFSET, with a warning; the next file gets a new worker.
+ */
+#ifndef SANDBOX_SYMBOLIZER_H
+#define SANDBOX_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "symbolize/symfile.h"	/* SYMBOLIZE_INLINE, SYMBOLIZE_DEMANGLE */
+
+struct dsos;
+struct map;
+struct procmaps;
+struct symbolizer;
+
+/* The user the workers run as when we are root, unless PROFILE_SANDBOX_USER=UID[:GID] says
+ * another (not 0): nobody/nogroup. */
+#define SANDBOX_UID		65534
+#define SANDBOX_GID		65534
+#define SANDBOX_USER_ENV	"PROFILE_SANDBOX_USER"
+
+/*
+ * A new symbolizer over the mappings PM and the files DSOS (neither owned; both must outlive
+ * the symbolizer) with FLAGS (SYMBOLIZE_*), its worker started now (before the caller opens
+ * descriptors it would rather not share: the worker gets none but its socket anyway). NULL
+ * on ENOMEM, or with errno EINVAL for a bad PROFILE_SANDBOX_USER.
+ */
+struct symbolizer *symbolizer__new(struct procmaps *pm, struct dsos *dsos, unsigned int flags);
+
+/* End the worker; free every name. NULL is fine. */
+void symbolizer__free(struct symbolizer *s);
+
+/* The worker's pid (0 when none runs now). */
+pid_t symbolizer__worker_pid(const struct symbolizer *s);
+
+/*
+ * Hand the worker the files known so far to read at idle priority (symbols, debug files,
+ * DWARF) and, when KERNEL, read /proc/kallsyms in a thread of ours at idle priority: what
+ * the end of a profile would otherwise wait for. Meant once, while sampling.
+ */
+void symbolizer__prepare(struct symbolizer *s, bool kernel);
+
+/*
+ * While sampling, on every tick: answer what the worker asked meanwhile (its debug files),
+ * hand it the files opened since, notice a worker that died. Never waits for it.
+ */
+void symbolizer__poll(struct symbolizer *s);
+
+/* Note user address ADDR of PID (a return address when IS_RETURN) to be named by the next
+ * symbolizer__resolve. */
+void symbolizer__want(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return);
+
+/* Name every address wanted so far: per file, in batches, by the worker. Returns 0 or
+ * -ENOMEM (a worker's failure is not an error: those names are FILE+0xOFFSET). */
+int symbolizer__resolve(struct symbolizer *s);
+
+/*
+ * The frames of the user address ADDR in process PID, root first: the function, then the
+ * functions inlined into it at ADDR down to the innermost, which end in "_[i]"; JIT code
+ * "NAME_[j]". A return address (IS_RETURN) is looked up at ADDR - 1. Fills at most MAX names
+ * (owned by S, valid until symbolizer__free) into OUT and returns how many, at least 1 when
+ * MAX is: "[FILE]" for an unreadable file or code outside every function, FILE+0xSTART for a
+ * function without a symbol, FILE+0xOFFSET where the worker failed, "[unknown]" outside
+ * every mapping.
+ */
+int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
+			    const char **out, int max);
+
+/* The outermost of those frames. */
+const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return);
+
+/* Whether process PID has a perf map of JIT symbols (/tmp/perf-PID.map, opened once). */
+bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid);
+
+/*
+ * What the symbols of the file of mapping M of PID were, as the worker said when it named
+ * addresses there: *NR_SYMS function symbols, from a debug file (*DEBUG). Returns 0; -ENOENT
+ * when the file could not be read; -EIO when a worker failed on it; -EAGAIN when no address
+ * of it was named yet.
+ */
+int symbolizer__file_info(struct symbolizer *s, pid_t pid, const struct map *m,
+			  size_t *nr_syms, bool *debug);
+
+/* The name of the kernel frame at ADDR (a return address when IS_RETURN); "[unknown]" when
+ * kallsyms is unreadable. */
+const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return);
+
+#endif

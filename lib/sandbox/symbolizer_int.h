@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * symbolizer_int: what symbolizer.c (the cache, lookups, kernel names) and resolve.c (the
+ * exchanges with the worker) share; private to lib/sandbox.
+ */
+#ifndef SANDBOX_SYMBOLIZER_INT_H
+#define SANDBOX_SYMBOLIZER_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "base/htab.h"
+#include "sandbox/client.h"
+#include "sandbox/proto.h"
+#include "sandbox/symbolizer.h"
+
+struct dso;
+
+#define SRC_MAP		0x80000000u	/* sym_ent.src: a perf map's id, not a file's */
+
+/* A named address, or one waiting (nr == 0) to be named. */
+struct sym_ent {
+	uint32_t src;		/* the file's dso id, or the perf map's id | SRC_MAP */
+	bool is_return;
+	uint64_t off;		/* file offset (one byte back for a return address), or the
+				 * address in a perf map */
+	int nr;			/* frames; 0 while waiting */
+	const char **names;	/* root first, in BLOB */
+	char *blob;
+};
+
+/* A file (by dso id) or a perf map (by pid) the worker is asked about. */
+struct sym_src {
+	char *name;		/* the file's path as its process saw it, or the perf map's */
+	const char *base;	/* FILE of FILE+0xOFFSET: the base name */
+	char *label;		/* "[base]" */
+	struct dso *dso;	/* a file's: its descriptor; NULL when it cannot be read */
+	int map_fd;		/* a perf map's descriptor; -1: none */
+	pid_t pid;		/* a perf map's process */
+	uint32_t id;		/* dso id, or map id */
+	bool is_map;
+	unsigned int sent;	/* the worker generation it was handed to; 0: none */
+	bool bad;		/* a worker failed on it: FILE+0xOFFSET from now on */
+	bool info;		/* nr_syms and debug known, from an answer */
+	bool debug;
+	uint32_t nr_syms;
+	uint32_t *wait;		/* the entries waiting to be named */
+	uint32_t nr_wait, cap_wait;
+};
+
+struct symbolizer {
+	struct procmaps *pm;
+	struct dsos *dsos;
+	unsigned int flags;		/* SYMBOLIZE_* */
+	struct sb_client c;
+	struct sym_src **files;		/* by dso id */
+	uint32_t cap_files;
+	struct sym_src **maps;		/* by map id */
+	uint32_t nr_maps, cap_maps;
+	struct htab map_index;		/* pid -> map id */
+	struct sym_ent **ents;
+	uint32_t nr_ents, cap_ents;
+	struct htab ent_index;		/* (src, off, is_return) -> ents */
+	uint32_t handed;		/* files handed for preparing: dso ids below this */
+	bool preparing;			/* symbolizer__prepare was called */
+	bool over;			/* sampling is over: the worker at normal priority */
+	struct sb_buf out;
+	uint32_t seq;
+	/* kallsyms, read by a thread of ours at idle priority while sampling */
+	struct ksyms *ksyms;
+	bool ksyms_tried, kthread;
+	pthread_t ktid;
+	volatile pid_t ktid_os;
+};
+
+/* symbolizer.c: give entry ID its NR names NAMES (copied). Returns 0 or -ENOMEM. */
+int sym_ent__set(struct symbolizer *s, uint32_t id, const char *const *names, int nr);
+
+/* symbolizer.c: the entry ID named FILE+0xOFFSET of its file (a perf map's: [unknown]), as
+ * when a worker failed on it. */
+void sym_ent__set_failed(struct symbolizer *s, uint32_t id);
+
+/* symbolizer.c: the source of entry source id SRC (sym_ent.src). */
+struct sym_src *sym_src__of(struct symbolizer *s, uint32_t src);
+
+/* symbolizer.c: the source of file ID (DSO, NULL when unreadable, named PATH), made at the
+ * first call. NULL on ENOMEM. */
+struct sym_src *sym_src__file_at(struct symbolizer *s, uint32_t id, struct dso *dso,
+				 const char *path);
+
+/* resolve.c: the answers to what the worker asked, and files to hand it, without waiting. */
+void resolve__poll(struct symbolizer *s);
+
+/* resolve.c: name the entries SRC waits for. Returns 0 or -ENOMEM. */
+int resolve__src(struct symbolizer *s, struct sym_src *src);
+
+#endif

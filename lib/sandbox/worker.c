@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * worker: the symbolizer worker's loop (see worker.h). One request at a time, in the order
+ * they come; a message that comes while the worker waits for its debug files is kept for
+ * later (the backlog). Files to prepare wait in a queue that yields to every request.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libelf.h>
+#include "base/htab.h"
+#include "base/log.h"
+#include "dso/dso.h"
+#include "sandbox/confine.h"
+#include "sandbox/proto.h"
+#include "sandbox/worker.h"
+#include "sandbox/worker_int.h"
+#include "symbolize/perfmap.h"
+#include "symbolize/symfile.h"
+
+/* --- shared with wfiles.c ------------------------------------------------------------ */
+
+int worker__grow(void *p, uint32_t *cap, size_t size, size_t n)
+{
+	void **arr = p;
+	size_t want = *cap ? *cap : 16;
+	void *a;
+
+	if (n < *cap)
+		return 0;
+	while (want <= n)
+		want *= 2;
+	a = realloc(*arr, want * size);
+	if (!a)
+		return -ENOMEM;
+	memset((char *)a + *cap * size, 0, (want - *cap) * size);
+	*arr = a;
+	*cap = (uint32_t)want;
+	return 0;
+}
+
+void worker__close_fds(int *fds, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+int worker__send(struct worker *w)
+{
+	int err = sb_buf__end(&w->out);
+
+	return err ? err : sb_send(w->sock, w->out.p, w->out.len, NULL, 0, 0);
+}
+
+/* --- files --------------------------------------------------------------------------------- */
+
+static void wfile__free(struct wfile *f)
+{
+	if (!f)
+		return;
+	symfile__free(f->sf);
+	dso__free(f->dso);
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->path);
+	free(f);
+}
+
+/* SB_FILE: a file by its descriptor FD (taken), opened at its first use. */
+static int worker__file(struct worker *w, const struct sb_msg *m, int fd)
+{
+	struct wfile *f;
+
+	if (worker__grow(&w->files, &w->cap_files, sizeof(*w->files), m->id))
+		return -ENOMEM;
+	f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(m->path))) {
+		free(f);
+		return -ENOMEM;
+	}
+	f->w = w;
+	f->id = m->id;
+	f->fd = fd;
+	f->flags = m->arg;
+	wfile__free(w->files[m->id]);
+	w->files[m->id] = f;
+	return 0;
+}
+
+/* File ID, opened: its dso read from the descriptor it came with. NULL when unknown. */
+static struct wfile *worker__open(struct worker *w, uint32_t id)
+{
+	struct wfile *f = id < w->cap_files ? w->files[id] : NULL;
+
+	if (!f || f->sf)
+		return f;
+	f->dso = dso__open_fd(f->fd, f->path);
+	f->fd = -1;
+	if (f->dso)
+		dso__set_debug_finder(f->dso, worker__find_debug, f);
+	else
+		pr_debug("symbolizer worker: %s: %s", f->path, strerror(errno));
+	f->sf = symfile__new(f->dso, f->path, f->flags);
+	if (f->sf)
+		symfile__set_alt(f->sf, worker__alt, f);
+	return f->sf ? f : NULL;
+}
+
+/* Read one file of the queue now: its symbols, its debug file, its DWARF. */
+static int worker__prepare_one(struct worker *w)
+{
+	uint32_t id = w->prep[w->prep_head++];
+	struct wfile *f;
+
+	if (w->prep_head == w->nr_prep)
+		w->prep_head = w->nr_prep = 0;
+	sb_buf__start(&w->out, SB_BUSY, 0, id);
+	if (worker__send(w))
+		return -EPIPE;
+	f = worker__open(w, id);
+	if (f)
+		symfile__prepare(f->sf);
+	return 0;
+}
+
+/* --- answers --------------------------------------------------------------------------- */
+
+/* An empty part: no strings, no entries. */
+static void names__reset(struct worker *w)
+{
+	sb_buf__clear(&w->strs);
+	sb_buf__clear(&w->ents);
+	w->nstr = 0;
+	htab__free(&w->str_index);
+}
+
+/* The index of NAME in the part's string table, added at the first use; -ENOMEM. */
+static int64_t names__intern(struct worker *w, const char *name)
+{
+	size_t len = strlen(name);
+	uint64_t h = hash_bytes(HASH_SEED, name, len);
+	uint32_t pos, id;
+
+	for (id = htab__first(&w->str_index, h, &pos); id != HTAB_NONE;
+	     id = htab__next(&w->str_index, h, &pos))
+		if (w->str[id].len == len && !memcmp(w->strs.p + w->str[id].off + 4, name, len))
+			return id;
+	if (worker__grow(&w->str, &w->cap_str, sizeof(*w->str), w->nstr))
+		return -ENOMEM;
+	id = w->nstr;
+	w->str[id].off = (uint32_t)w->strs.len;
+	w->str[id].len = (uint32_t)len;
+	sb_buf__str(&w->strs, name, len);
+	if (sb_buf__end(&w->strs) || htab__insert(&w->str_index, h, id))
+		return -ENOMEM;
+	w->nstr++;
+	return id;
+}
+
+/* One entry: the NR frames NAMES. */
+static int names__add(struct worker *w, const char *const *names, int nr)
+{
+	sb_buf__u8(&w->ents, (uint8_t)nr);
+	for (int i = 0; i < nr; i++) {
+		int64_t id = names__intern(w, names[i]);
+
+		if (id < 0)
+			return (int)id;
+		sb_buf__u32(&w->ents, (uint32_t)id);
+	}
+	return sb_buf__end(&w->ents);
+}
+
+/* Send the part of the answer to request SEQ about ID: its entries FIRST.. (N of them). */
+static int names__send(struct worker *w, uint32_t id, uint32_t seq, uint32_t first,
+		       uint32_t n, bool last, struct symfile *sf)
+{
+	size_t nr_syms = 0;
+	bool debug = false;
+	int err;
+
+	if (sf)
+		symfile__info(sf, &nr_syms, &debug);
+	sb_buf__start(&w->out, SB_NAMES, last, id);
+	sb_buf__u32(&w->out, seq);
+	sb_buf__u32(&w->out, first);
+	sb_buf__u32(&w->out, n);
+	sb_buf__u32(&w->out, nr_syms > UINT32_MAX ? UINT32_MAX : (uint32_t)nr_syms);
+	sb_buf__u32(&w->out, debug ? SB_NAMES_DEBUG : 0);
+	sb_buf__u32(&w->out, w->nstr);
+	sb_buf__bytes(&w->out, w->strs.p, w->strs.len);
+	sb_buf__bytes(&w->out, w->ents.p, w->ents.len);
+	err = worker__send(w);
+	names__reset(w);
+	return err;
+}
+
+/* The test hooks, at the first lookup: returns true when the request is not to be answered. */
+static bool worker__test(struct worker *w)
+{
+	const char *t = w->test;
+
+	w->test = NULL;
+	if (t && !strcmp(t, "open")) {
+		int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);	/* the filter kills us */
+
+		if (fd >= 0)
+			close(fd);
+	}
+	return t && !strcmp(t, "stall");
+}
+
+/* SB_LOOKUP and SB_JIT: the names of M's addresses, in parts. */
+static int worker__lookup(struct worker *w, const struct sb_msg *m)
+{
+	const char *names[SB_FRAMES_MAX];
+	struct symfile *sf = NULL;
+	const struct perfmap *pm = NULL;
+	char jit[2048];
+	uint32_t first = 0;
+	int err = 0, nr;
+
+	sb_buf__start(&w->out, SB_BUSY, m->type == SB_JIT, m->id);
+	if (worker__send(w))
+		return -EPIPE;
+	if (m->type == SB_LOOKUP) {
+		struct wfile *f = worker__open(w, m->id);
+
+		if (!f)
+			return -EBADMSG;
+		sf = f->sf;
+	} else {
+		pm = m->id < w->cap_maps ? w->maps[m->id] : NULL;
+	}
+	if (worker__test(w))
+		return 0;
+	names__reset(w);
+	for (uint32_t i = 0; !err && i < m->n; i++) {
+		uint64_t a = sb_msg__addr(m, i);
+
+		if (sf) {
+			nr = symfile__frames(sf, a >> 1, a & 1, names, SB_FRAMES_MAX);
+		} else {
+			const char *name = pm ? perfmap__lookup(pm, a) : NULL;
+
+			names[0] = "[unknown]";
+			if (name) {
+				snprintf(jit, sizeof(jit), "%s_[j]", name);
+				names[0] = jit;
+			}
+			nr = 1;
+		}
+		err = names__add(w, names, nr);
+		if (!err && w->strs.len + w->ents.len > SB_PART_TARGET && i + 1 < m->n) {
+			err = names__send(w, m->id, m->seq, first, i + 1 - first, false, sf);
+			first = i + 1;
+		}
+	}
+	return err ? err : names__send(w, m->id, m->seq, first, m->n - first, true, sf);
+}
+
+/* SB_PERFMAP: a perf map by its descriptor FD (taken), read now. */
+static int worker__perfmap(struct worker *w, const struct sb_msg *m, int fd)
+{
+	if (worker__grow(&w->maps, &w->cap_maps, sizeof(*w->maps), m->id)) {
+		close(fd);
+		return -ENOMEM;
+	}
+	perfmap__free(w->maps[m->id]);
+	w->maps[m->id] = perfmap__read_fd(fd);
+	return 0;
+}
+
+/* --- the loop -------------------------------------------------------------------------- */
+
+/* One message, LEN bytes BUF with NFDS descriptors FDS (taken). Returns 0 or -errno. */
+static int worker__handle(struct worker *w, const unsigned char *buf, long len, int *fds,
+			  unsigned int nfds)
+{
+	struct sb_msg m;
+	int err;
+
+	if (sb_msg__decode(buf, (size_t)len, nfds, true, &m)) {
+		worker__close_fds(fds, nfds);
+		return -EBADMSG;
+	}
+	switch (m.type) {
+	case SB_FILE:
+		err = worker__file(w, &m, fds[0]);
+		if (err)
+			close(fds[0]);
+		return err;
+	case SB_PREPARE:
+		if (worker__grow(&w->prep, &w->cap_prep, sizeof(*w->prep), w->nr_prep))
+			return -ENOMEM;
+		w->prep[w->nr_prep++] = m.id;
+		return 0;
+	case SB_DEBUG:		/* not asked for (any more) */
+		worker__close_fds(fds, nfds);
+		return 0;
+	case SB_PERFMAP:
+		return worker__perfmap(w, &m, fds[0]);
+	default:
+		return worker__lookup(w, &m);
+	}
+}
+
+/* Whether a message waits on the socket. */
+static bool worker__pending(struct worker *w)
+{
+	struct pollfd p = { w->sock, POLLIN, 0 };
+
+	return poll(&p, 1, 0) != 0;
+}
+
+static int worker__loop(struct worker *w)
+{
+	int fds[SB_FDS_MAX];
+	unsigned int nfds;
+	long len;
+	int err;
+
+	for (;;) {
+		if (w->head < w->nr) {
+			struct wmsg m = w->backlog[w->head++];
+
+			if (w->head == w->nr)
+				w->head = w->nr = 0;
+			err = worker__handle(w, m.buf, m.len, m.fds, m.nfds);
+			free(m.buf);
+		} else if (w->prep_head < w->nr_prep && !worker__pending(w)) {
+			err = worker__prepare_one(w);
+		} else {
+			len = sb_recv(w->sock, w->rbuf, fds, &nfds, 0);
+			if (len <= 0)
+				return len == 0 || len == -ECONNRESET ? 0 : 2;
+			err = worker__handle(w, w->rbuf, len, fds, nfds);
+		}
+		if (err == -EPIPE || err == -ECONNRESET)
+			return 0;
+		if (err) {
+			pr_warn("symbolizer worker: %s", strerror(-err));
+			return 2;
+		}
+	}
+}
+
+int sandbox_worker__main(int sock, uid_t uid, gid_t gid, pid_t parent)
+{
+	struct worker w = { .sock = sock, .test = getenv(SANDBOX_TEST_ENV) };
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	/* What the libraries would do at their first use, before the filter is in place. */
+	elf_version(EV_CURRENT);
+	w.rbuf = malloc(SB_MSG_MAX);
+	w.dbuf = malloc(SB_MSG_MAX);
+	/* From the filter on, what it writes may hold bytes of the files it reads (BFD's
+	 * complaints quote them) or be a compromised worker's: the profiler's terminal sees it
+	 * with -vv only. */
+	if (!w.rbuf || !w.dbuf ||
+	    confine__self(uid, gid, sock, parent, log_level < LOG_DEBUG ? null : -1))
+		return 1;
+	worker__opens_nothing();
+	if (null >= 0)
+		close(null);
+	sb_buf__start(&w.out, SB_HELLO, 0, (uint32_t)getpid());
+	sb_buf__u32(&w.out, (uint32_t)getuid());
+	sb_buf__u32(&w.out, (uint32_t)getgid());
+	if (worker__send(&w))
+		return 0;
+	return worker__loop(&w);
+}
+
+/* A program started as the worker (worker.h) is the worker, before its main. glibc passes
+ * the arguments to constructors. */
+__attribute__((constructor)) static void worker__entry(int argc, char **argv)
+{
+	if (argc != 6 || strcmp(argv[1], SANDBOX_WORKER_ARG))
+		return;
+	log_level = atoi(argv[5]);
+	_exit(sandbox_worker__main(SANDBOX_WORKER_FD, (uid_t)strtoul(argv[2], NULL, 10),
+				   (gid_t)strtoul(argv[3], NULL, 10),
+				   (pid_t)strtol(argv[4], NULL, 10)));
+}

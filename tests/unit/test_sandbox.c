@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * sandbox/proto: the messages between the profiler and its symbolizer worker, encoded and
+ * decoded back; and what each side refuses: the other direction's messages, a byte too few
+ * or too many, descriptors that do not belong, strings without their NUL or with one inside,
+ * string indexes past the table, frames of no name.
+ */
+#include <errno.h>
+#include <string.h>
+#include "sandbox/proto.h"
+#include "suites.h"
+
+static struct sb_buf b;
+
+static int decode(bool to_worker, unsigned int nfds, struct sb_msg *m)
+{
+	CU_ASSERT_EQUAL_FATAL(sb_buf__end(&b), 0);
+	return sb_msg__decode(b.p, b.len, nfds, to_worker, m);
+}
+
+static void test_lookup(void)
+{
+	struct sb_msg m;
+
+	sb_buf__start(&b, SB_LOOKUP, 0, 7);
+	sb_buf__u32(&b, 42);
+	sb_buf__u32(&b, 2);
+	sb_buf__u64(&b, 0x1234 << 1 | 1);
+	sb_buf__u64(&b, 0xffffffff00ull << 1);
+	CU_ASSERT_EQUAL(decode(true, 0, &m), 0);
+	CU_ASSERT_EQUAL(m.type, SB_LOOKUP);
+	CU_ASSERT_EQUAL(m.id, 7);
+	CU_ASSERT_EQUAL(m.seq, 42);
+	CU_ASSERT_EQUAL(m.n, 2);
+	CU_ASSERT_EQUAL(sb_msg__addr(&m, 0), 0x1234 << 1 | 1);
+	CU_ASSERT_EQUAL(sb_msg__addr(&m, 1), 0xffffffff00ull << 1);
+	/* A client's message is no answer, and descriptors do not go with it. */
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+	CU_ASSERT_EQUAL(decode(true, 1, &m), -EBADMSG);
+	/* A byte too few, a byte too many. */
+	CU_ASSERT_EQUAL(sb_msg__decode(b.p, b.len - 1, 0, true, &m), -EBADMSG);
+	sb_buf__u8(&b, 0);
+	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);
+	/* More addresses than said. */
+	sb_buf__start(&b, SB_LOOKUP, 0, 7);
+	sb_buf__u32(&b, 1);
+	sb_buf__u32(&b, 3);
+	sb_buf__u64(&b, 1);
+	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);
+	/* More than a batch may hold. */
+	sb_buf__start(&b, SB_LOOKUP, 0, 7);
+	sb_buf__u32(&b, 1);
+	sb_buf__u32(&b, SB_BATCH_MAX + 1);
+	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);
+}
+
+static void test_file_and_debug(void)
+{
+	struct sb_msg m;
+
+	sb_buf__start(&b, SB_FILE, 3, 1);
+	sb_buf__str(&b, "/usr/bin/xz", 11);
+	CU_ASSERT_EQUAL(decode(true, 1, &m), 0);
+	CU_ASSERT_STRING_EQUAL(m.path, "/usr/bin/xz");
+	CU_ASSERT_EQUAL(m.arg, 3);
+	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);	/* its descriptor is missing */
+	/* A NUL inside the string; its own NUL missing. */
+	sb_buf__start(&b, SB_FILE, 0, 1);
+	sb_buf__str(&b, "/usr\0/bin", 9);
+	CU_ASSERT_EQUAL(decode(true, 1, &m), -EBADMSG);
+	sb_buf__start(&b, SB_FILE, 0, 1);
+	sb_buf__u32(&b, 3);
+	sb_buf__bytes(&b, "abcd", 4);
+	CU_ASSERT_EQUAL(decode(true, 1, &m), -EBADMSG);
+
+	sb_buf__start(&b, SB_DEBUG, 2, 5);
+	sb_buf__u8(&b, 1);
+	sb_buf__str(&b, "/usr/lib/debug/.build-id/ab/cdef.debug", 38);
+	sb_buf__u8(&b, 0);
+	sb_buf__str(&b, "/usr/bin/.debug/xz.debug", 24);
+	CU_ASSERT_EQUAL(decode(true, 2, &m), 0);
+	CU_ASSERT_EQUAL(m.n, 2);
+	CU_ASSERT(m.cand[0].by_id && !m.cand[1].by_id);
+	CU_ASSERT_STRING_EQUAL(m.cand[1].path, "/usr/bin/.debug/xz.debug");
+	CU_ASSERT_EQUAL(decode(true, 1, &m), -EBADMSG);
+
+	sb_buf__start(&b, SB_WANT_DEBUG, 1, 5);
+	sb_buf__u32(&b, 0xdeadbeef);
+	sb_buf__str(&b, "abcdef", 6);
+	sb_buf__str(&b, "xz.debug", 8);
+	CU_ASSERT_EQUAL(decode(false, 0, &m), 0);
+	CU_ASSERT_EQUAL(m.crc, 0xdeadbeef);
+	CU_ASSERT_STRING_EQUAL(m.build_id, "abcdef");
+	CU_ASSERT_STRING_EQUAL(m.link, "xz.debug");
+	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);	/* the worker's, not the client's */
+	b.p[1] = SB_WANT_ALT;		/* dwz's common file */
+	CU_ASSERT_EQUAL(decode(false, 0, &m), 0);
+	b.p[1] = SB_WANT_ALT + 1;
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+}
+
+/* An SB_NAMES with the strings STRS (NSTR) and one entry of the NR indexes IDS. */
+static void names(const char *const *strs, uint32_t nstr, const uint32_t *ids, uint8_t nr)
+{
+	sb_buf__start(&b, SB_NAMES, 1, 9);
+	sb_buf__u32(&b, 4);		/* seq */
+	sb_buf__u32(&b, 0);		/* first */
+	sb_buf__u32(&b, 1);		/* n */
+	sb_buf__u32(&b, 100);		/* nr_syms */
+	sb_buf__u32(&b, SB_NAMES_DEBUG);
+	sb_buf__u32(&b, nstr);
+	for (uint32_t i = 0; i < nstr; i++)
+		sb_buf__str(&b, strs[i], strlen(strs[i]));
+	sb_buf__u8(&b, nr);
+	for (uint8_t i = 0; i < nr; i++)
+		sb_buf__u32(&b, ids[i]);
+}
+
+static void test_names(void)
+{
+	static const char *const strs[] = { "main", "hash_inner_[i]" };
+	const char *got[2];
+	uint32_t ids[SB_FRAMES_MAX] = { 0, 1 };
+	size_t pos = 0;
+	struct sb_msg m;
+
+	names(strs, 2, ids, 2);
+	CU_ASSERT_EQUAL_FATAL(decode(false, 0, &m), 0);
+	CU_ASSERT(m.arg == 1 && m.seq == 4 && m.n == 1 && m.nr_syms == 100 && m.nstr == 2);
+	sb_names__strings(&m, got);
+	CU_ASSERT_STRING_EQUAL(got[1], "hash_inner_[i]");
+	memset(ids, 0xff, sizeof(ids));
+	CU_ASSERT_EQUAL(sb_names__next(&m, &pos, ids), 2);
+	CU_ASSERT(ids[0] == 0 && ids[1] == 1);
+	/* An index past the table; no frame at all; too many. */
+	ids[1] = 2;
+	names(strs, 2, ids, 2);
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+	names(strs, 2, ids, 0);
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+	memset(ids, 0, sizeof(ids));
+	sb_buf__start(&b, SB_NAMES, 1, 9);
+	names(strs, 2, ids, SB_FRAMES_MAX + 1);
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+	/* An unknown type; a header that is not zero where it must be. */
+	sb_buf__start(&b, 200, 0, 1);
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);
+	sb_buf__start(&b, SB_PREPARE, 0, 1);
+	b.p[2] = 1;
+	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);
+}
+
+static int suite_cleanup(void)
+{
+	sb_buf__free(&b);
+	return 0;
+}
+
+int register_sandbox_suite(void)
+{
+	CU_pSuite s = CU_add_suite("sandbox", NULL, suite_cleanup);
+
+	if (!s || !CU_add_test(s, "lookups: encoded, decoded, refused", test_lookup) ||
+	    !CU_add_test(s, "files and debug files", test_file_and_debug) ||
+	    !CU_add_test(s, "names: string tables and entries", test_names))
+		return -1;
+	return 0;
+}
