@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "base/limits.h"
 #include "base/log.h"
 #include "sandbox/client.h"
 #include "sandbox/worker.h"
@@ -85,14 +86,26 @@ static void sock__buffers(int fd)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 }
 
+/* The bounds the worker met (SB_LIMITS: its totals so far) counted here as if met here, for
+ * the summary; counts that went back (none should) are ignored. */
+static void sb_client__limits(struct sb_client *c, const struct sb_msg *m)
+{
+	for (uint32_t i = 0; i < m->n && i < LIMIT__MAX; i++) {
+		if (m->counts[i] > c->limits_seen[i]) {
+			limits__hit((enum limit)i, m->counts[i] - c->limits_seen[i]);
+			c->limits_seen[i] = m->counts[i];
+		}
+	}
+}
+
 /* posix_spawn of this program as the worker over socket SOCK (as descriptor
  * SANDBOX_WORKER_FD, every other but the standard ones closed, those on /dev/null but
  * stderr; a session of its own, so that the terminal's signals are not its). */
 static int sb_client__spawn(struct sb_client *c, int sock, pid_t *pid)
 {
-	char uid[16], gid[16], parent[16], level[16], test[128];
+	char uid[16], gid[16], parent[16], level[16], budget[24], test[128];
 	char *argv[] = { "profile-symbolizer", SANDBOX_WORKER_ARG, uid, gid, parent, level,
-			 NULL };
+			 budget, NULL };
 	struct sched_param sp = { 0 };
 	char *envp[2] = { NULL, NULL };
 	posix_spawn_file_actions_t fa;
@@ -104,6 +117,8 @@ static int sb_client__spawn(struct sb_client *c, int sock, pid_t *pid)
 	snprintf(gid, sizeof(gid), "%u", (unsigned int)c->gid);
 	snprintf(parent, sizeof(parent), "%d", (int)getpid());
 	snprintf(level, sizeof(level), "%d", log_level);
+	/* The worker's caches are held to the profiler's --max-memory too (its own count). */
+	snprintf(budget, sizeof(budget), "%llu", (unsigned long long)limits__budget());
 	/* A clean environment; the test hook for the first worker only. */
 	if (c->test && c->spawns == 0 && strlen(c->test) < 64) {
 		snprintf(test, sizeof(test), "%s=%s", SANDBOX_TEST_ENV, c->test);
@@ -169,6 +184,7 @@ int sb_client__start(struct sb_client *c)
 	c->pid = pid;
 	c->gen++;
 	c->confined = c->busy_known = false;
+	memset(c->limits_seen, 0, sizeof(c->limits_seen));
 	pr_debug("symbolizer worker: pid %d started", (int)pid);
 	return 0;
 }
@@ -229,6 +245,8 @@ int sb_client__recv(struct sb_client *c, struct sb_msg *m, double deadline)
 		} else if (m->type == SB_BUSY) {
 			c->busy = m->id | (m->arg ? SB_BUSY_MAP : 0);
 			c->busy_known = true;
+		} else if (m->type == SB_LIMITS) {
+			sb_client__limits(c, m);
 		} else {
 			return 0;
 		}

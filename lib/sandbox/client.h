@@ -35,6 +35,7 @@ struct sb_client {
 	double timeout;			/* seconds a request may take */
 	unsigned char *rbuf;		/* SB_MSG_MAX */
 	const char *test;		/* SANDBOX_TEST_ENV for the first worker */
+	uint64_t limits_seen[SB_LIMITS_MAX];	/* the worker's counts of base/limits' bounds */
 };
 
 #define SB_BUSY_MAP	0x80000000u	/* sb_client.busy: a perf map's id */

@@ -69,6 +69,17 @@ bad:
 }
 
 /* N u64 addresses: a pointer to them, or NULL (and BAD). */
+static uint64_t rd__u64(struct rd *r)
+{
+	uint64_t v;
+
+	if (!rd__has(r, 8))
+		return 0;
+	v = le64(r->p);
+	r->p += 8;
+	return v;
+}
+
 static const unsigned char *rd__addrs(struct rd *r, uint32_t n)
 {
 	const unsigned char *p = r->p;
@@ -193,6 +204,15 @@ static void rd__answer(struct rd *r, struct sb_msg *m)
 			r->bad = true;
 		else
 			rd__names(r, m);
+		break;
+	case SB_LIMITS:
+		m->n = rd__u32(r);
+		if (m->arg || m->id || m->n > SB_LIMITS_MAX) {
+			r->bad = true;
+			break;
+		}
+		for (uint32_t i = 0; i < m->n && !r->bad; i++)
+			m->counts[i] = rd__u64(r);
 		break;
 	default:
 		r->bad = true;

@@ -24,6 +24,9 @@
  *   SB_NAMES      id file or map, arg last, u32 seq, u32 first, u32 n, u32 nr_syms,
  *                 u32 flags (SB_NAMES_DEBUG), u32 nstr, nstr x str,
  *                 n x {u8 nr, nr x u32 string index}        the answer, in parts
+ *   SB_LIMITS     id 0, u32 n, n x u64                      how often each bound of
+ *                 base/limits was met in the worker so far (enum limit's order), sent
+ *                 before the last part of an answer when one changed
  *
  * A str is {u32 len, len bytes, NUL}.
  */
@@ -45,6 +48,7 @@ enum sb_type {
 	SB_BUSY,
 	SB_WANT_DEBUG,
 	SB_NAMES,
+	SB_LIMITS,
 };
 
 #define SB_MSG_MAX	(1u << 20)	/* bytes of one message */
@@ -59,6 +63,7 @@ enum sb_type {
 
 #define SB_NAMES_DEBUG	1		/* the symbols came from a debug file */
 #define SB_WANT_ALT	2		/* SB_WANT_DEBUG's arg: the common file dwz made */
+#define SB_LIMITS_MAX	32		/* counts of one SB_LIMITS */
 
 /* One debug-file candidate of an SB_DEBUG message. */
 struct sb_cand {
@@ -85,6 +90,7 @@ struct sb_msg {
 	const unsigned char *strs;	/* the string table: sb_names__strings */
 	const unsigned char *ents;	/* the entries: sb_names__next */
 	size_t strs_len, ents_len;
+	uint64_t counts[SB_LIMITS_MAX];	/* SB_LIMITS: n of them */
 };
 
 /* The address I (< M->n) of an SB_LOOKUP or SB_JIT message. */

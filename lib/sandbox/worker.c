@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <libelf.h>
 #include "base/htab.h"
+#include "base/limits.h"
 #include "base/log.h"
 #include "dso/dso.h"
 #include "sandbox/confine.h"
@@ -176,6 +177,27 @@ static int names__add(struct worker *w, const char *const *names, int nr)
 	return sb_buf__end(&w->ents);
 }
 
+_Static_assert(LIMIT__MAX <= SB_LIMITS_MAX, "SB_LIMITS carries every bound");
+
+/* The bounds of base/limits met here since they were last sent, as an SB_LIMITS (all the
+ * counts): the profiler's summary names them as if met there. Returns 0 or -errno. */
+static int limits__send(struct worker *w)
+{
+	bool changed = false;
+
+	for (int i = 0; i < LIMIT__MAX; i++)
+		changed = changed || limits__count((enum limit)i) != w->limits_sent[i];
+	if (!changed)
+		return 0;
+	sb_buf__start(&w->out, SB_LIMITS, 0, 0);
+	sb_buf__u32(&w->out, LIMIT__MAX);
+	for (int i = 0; i < LIMIT__MAX; i++) {
+		w->limits_sent[i] = limits__count((enum limit)i);
+		sb_buf__u64(&w->out, w->limits_sent[i]);
+	}
+	return worker__send(w);
+}
+
 /* Send the part of the answer to request SEQ about ID: its entries FIRST.. (N of them). */
 static int names__send(struct worker *w, uint32_t id, uint32_t seq, uint32_t first,
 		       uint32_t n, bool last, struct symfile *sf)
@@ -186,6 +208,8 @@ static int names__send(struct worker *w, uint32_t id, uint32_t seq, uint32_t fir
 
 	if (sf)
 		symfile__info(sf, &nr_syms, &debug);
+	if (last && limits__send(w))
+		return -EPIPE;
 	sb_buf__start(&w->out, SB_NAMES, last, id);
 	sb_buf__u32(&w->out, seq);
 	sb_buf__u32(&w->out, first);
@@ -380,9 +404,10 @@ int sandbox_worker__main(int sock, uid_t uid, gid_t gid, pid_t parent)
  * the arguments to constructors. */
 __attribute__((constructor)) static void worker__entry(int argc, char **argv)
 {
-	if (argc != 6 || strcmp(argv[1], SANDBOX_WORKER_ARG))
+	if (argc != 7 || strcmp(argv[1], SANDBOX_WORKER_ARG))
 		return;
 	log_level = atoi(argv[5]);
+	limits__set_budget(strtoull(argv[6], NULL, 10));
 	_exit(sandbox_worker__main(SANDBOX_WORKER_FD, (uid_t)strtoul(argv[2], NULL, 10),
 				   (gid_t)strtoul(argv[3], NULL, 10),
 				   (pid_t)strtol(argv[4], NULL, 10)));

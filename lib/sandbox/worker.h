@@ -9,7 +9,10 @@
  *
  * A program that links lib/sandbox becomes the worker when started as
  *
- *	PROGRAM SANDBOX_WORKER_ARG UID GID PARENT LOG_LEVEL
+ *	PROGRAM SANDBOX_WORKER_ARG UID GID PARENT LOG_LEVEL BUDGET
+ *
+ * (BUDGET: base/limits' memory budget in bytes, the profiler's --max-memory; the bounds met
+ * there are sent back as SB_LIMITS)
  *
  * with its socket as descriptor SANDBOX_WORKER_FD (client.c does so through /proc/self/exe):
  * a constructor runs the worker before main and exits. Each worker is so a fresh image: none

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "base/htab.h"
+#include "base/limits.h"
 #include "sandbox/proto.h"
 
 struct dso;
@@ -48,6 +49,7 @@ struct worker {
 	uint32_t nstr, cap_str;
 	struct htab str_index;
 	const char *test;		/* SANDBOX_TEST_ENV, done once */
+	uint64_t limits_sent[LIMIT__MAX];	/* base/limits' counts last sent (SB_LIMITS) */
 };
 
 /* Grow the array *P of *CAP elements of SIZE bytes to hold index N. Returns 0 or -ENOMEM. */

@@ -88,11 +88,24 @@ def vm_hwm_mb(pid):
     return 0
 
 
+def children(pid):
+    """The pids of PID's children (the symbolizer workers of a profile)."""
+    kids = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                kids += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return kids
+
+
 def profile(args, procs, duration=DURATION, during=None):
     """profile -d DURATION ARGS, which must end within DURATION + GRACE s and exit 0; DURING,
     when given, is (SECONDS, FN): FN() runs SECONDS in. PROCS (the targets) are stopped once
     sampling is over, so that they leave the CPUs to profile's work at the end. Returns
-    (stacks, stderr, seconds, its largest resident memory in MiB, read every 20 ms)."""
+    (stacks, stderr, seconds, its largest resident memory in MiB, read every 20 ms: profile's
+    own and its symbolizer workers', each worker's most)."""
     cmd = [os.path.abspath(r.profile_bin()), "-d", str(duration)] + args
     t = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -106,10 +119,12 @@ def profile(args, procs, duration=DURATION, during=None):
     if during:
         time.sleep(during[0])
         during[1]()
-    limit, rss = duration + GRACE, 0
+    limit, rss, workers = duration + GRACE, 0, {}
     try:
         while True:
-            rss = max(rss, vm_hwm_mb(p.pid))
+            for kid in children(p.pid):
+                workers[kid] = max(workers.get(kid, 0), vm_hwm_mb(kid))
+            rss = max(rss, vm_hwm_mb(p.pid) + max(workers.values(), default=0))
             pid, status, _ = os.wait4(p.pid, os.WNOHANG)
             if pid:
                 break

@@ -54,6 +54,34 @@ static void test_lookup(void)
 	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);
 }
 
+/* The bounds a worker met: counts in enum limit's order; no more than SB_LIMITS_MAX, no id
+ * or arg, and only to the client. */
+static void test_limits(void)
+{
+	struct sb_msg m;
+
+	sb_buf__start(&b, SB_LIMITS, 0, 0);
+	sb_buf__u32(&b, 3);
+	sb_buf__u64(&b, 0);
+	sb_buf__u64(&b, 5);
+	sb_buf__u64(&b, UINT64_MAX);
+	CU_ASSERT_EQUAL(decode(false, 0, &m), 0);
+	CU_ASSERT_EQUAL(m.type, SB_LIMITS);
+	CU_ASSERT_EQUAL(m.n, 3);
+	CU_ASSERT_EQUAL(m.counts[1], 5);
+	CU_ASSERT_EQUAL(m.counts[2], UINT64_MAX);
+	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);
+	CU_ASSERT_EQUAL(sb_msg__decode(b.p, b.len - 1, 0, false, &m), -EBADMSG);
+	sb_buf__start(&b, SB_LIMITS, 0, 1);
+	sb_buf__u32(&b, 0);
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+	sb_buf__start(&b, SB_LIMITS, 0, 0);
+	sb_buf__u32(&b, SB_LIMITS_MAX + 1);
+	for (int i = 0; i <= SB_LIMITS_MAX; i++)
+		sb_buf__u64(&b, 1);
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+}
+
 static void test_file_and_debug(void)
 {
 	struct sb_msg m;
@@ -163,6 +191,7 @@ int register_sandbox_suite(void)
 
 	if (!s || !CU_add_test(s, "lookups: encoded, decoded, refused", test_lookup) ||
 	    !CU_add_test(s, "files and debug files", test_file_and_debug) ||
+	    !CU_add_test(s, "the bounds a worker met", test_limits) ||
 	    !CU_add_test(s, "names: string tables and entries", test_names))
 		return -1;
 	return 0;
