@@ -1454,11 +1454,14 @@ def reused_pid_profiled_afresh():
     pids = re.search(r"pids (\d+) (\d+)", p.stderr)
     expect(pids and pids.group(1) == pids.group(2), f"the pid was not used again: {p.stderr!r}")
     stacks = parse_folded(p.stdout)
-    # About 499 samples of each program, all under the second one's name.
+    # About 499 samples of each program on an idle machine (fewer when they get less CPU),
+    # all under the second one's name (the gap above): half of them chain_nofp's, whole.
+    n = total(stacks, "chain_nofp")
     whole = sum(c for f, c in stacks if f[0] == "chain_nofp" and has_chain(f, CHAIN) and
                 "__libc_start_call_main" in f)
-    expect_rate(whole >= 400, f"chain_nofp's whole chain in {whole} samples, expected about 499")
-    return f"pid {pids.group(1)} twice: chain_nofp's whole chain in {whole} samples"
+    expect_rate(n >= 200, f"{n} samples under chain_nofp, expected about 998")
+    expect(whole >= 0.4 * n, f"chain_nofp's whole chain in {whole} of {n} samples")
+    return f"pid {pids.group(1)} twice: chain_nofp's whole chain in {whole} of {n} samples"
 
 
 @test
@@ -1506,10 +1509,15 @@ def sigint_and_sigterm_write_everything():
         try:
             time.sleep(0.2)
             for targs in (args, ["-p", str(proc.pid)]):
+                cpu = pid_cpu(proc.pid)
                 stacks, err, code = profile_until_signal(targs, sig)
+                cpu = pid_cpu(proc.pid) - cpu
                 expect(code == 0, f"{targs} {sig.name}: exit {code}: {err}")
                 n = total(stacks, "chain_fp")
-                expect_rate(n >= 100, f"{targs} {sig.name}: only {n} chain_fp samples written")
+                # 99 Hz of the CPU chain_fp got while sampled (about 2 s of it when idle).
+                expect_rate(n >= max(10, 0.5 * 99 * cpu),
+                            f"{targs} {sig.name}: only {n} chain_fp samples written "
+                            f"({cpu:.2f} s of CPU)")
                 notes.append(f"{targs[0]} {sig.name}: {n}")
                 svg = os.path.join(BUILD, "tests", "signal.svg")
                 titles, err, code = profile_until_signal(targs, sig, out=svg)
