@@ -96,6 +96,19 @@ struct {
 	__type(value, struct proc_ranges);
 } procs SEC(".maps");
 
+/*
+ * Incarnations: tgid -> when (bpf_ktime_get_ns) the process under that pid last began as a
+ * new program: its fork, or its latest exec, seen while profiling. No entry: the program it
+ * ran when profiling began. Samples carry it (count_key.gen), so that userspace names each
+ * with the mappings of the program that ran then, not the last one seen under the pid.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u64);
+} incarns SEC(".maps");
+
 /* Names: tgid -> the process (group leader) name, tid -> the thread name. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -126,6 +139,7 @@ struct cpu_proc {
 	__u32 tgid_1;		/* the process's tgid + 1 (pid 0 is the idle task); 0: none yet */
 	__u32 has_ranges;	/* `procs` had an entry: pr is valid */
 	__u64 gen;		/* procs_gen when pr was copied */
+	__u64 since;		/* the process's `incarns` entry then, 0: none */
 	struct proc_ranges pr;
 };
 
@@ -463,7 +477,7 @@ static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp
 static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct task_struct *task,
 				       const struct uregs *r, const struct ustack *st,
 				       const struct proc_ranges *pr, __u32 tgid, __u32 tid,
-				       __s32 kstack_id, __u64 stack_top, __u32 why)
+				       __s32 kstack_id, __u64 stack_top, __u32 why, __u64 since)
 {
 	struct sample_event *e;
 	__u64 off = 0, n, want = stack_copy, flags = BPF_RB_NO_WAKEUP;
@@ -489,6 +503,7 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 	e->nr_frames = st->nr;
 	e->holes = 0;
 	e->why = why;
+	e->gen = since;
 	/* Only a main thread's sp lies this close under its stack top. */
 	if (stack_top <= r->sp || stack_top - r->sp > MAIN_STACK_SPAN)
 		stack_top = 0;
@@ -572,7 +587,7 @@ static __always_inline bool same_key(const struct count_key *a, const struct cou
 {
 	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
 
-	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3];
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3] && x[4] == y[4];
 }
 
 /*
@@ -623,22 +638,31 @@ static __always_inline void count_new(struct count_slot *slot, const struct coun
  * here (NULL when it has none). A process new to the CPU has its name recorded.
  */
 static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
-							      struct task_struct *task)
+							      struct task_struct *task,
+							      __u64 *since)
 {
-	__u64 gen = procs_gen;
+	__u64 gen = procs_gen, *t;
 	struct proc_ranges *pr;
 	struct cpu_proc *cp;
 	__u32 zero = 0;
 
 	cp = bpf_map_lookup_elem(&cur_proc, &zero);
-	if (!cp)
+	if (!cp) {
+		t = bpf_map_lookup_elem(&incarns, &tgid);
+		*since = t ? *t : 0;
 		return bpf_map_lookup_elem(&procs, &tgid);
-	if (cp->tgid_1 == tgid + 1 && cp->gen == gen)
+	}
+	if (cp->tgid_1 == tgid + 1 && cp->gen == gen) {
+		*since = cp->since;
 		return cp->has_ranges ? &cp->pr : NULL;
+	}
 	if (cp->tgid_1 != tgid + 1)
 		remember_comm(tgid, BPF_CORE_READ(task, group_leader));
 	cp->tgid_1 = tgid + 1;
 	cp->gen = gen;
+	t = bpf_map_lookup_elem(&incarns, &tgid);
+	cp->since = t ? *t : 0;
+	*since = cp->since;
 	pr = bpf_map_lookup_elem(&procs, &tgid);
 	cp->has_ranges = pr != NULL;
 	if (!pr)
@@ -673,7 +697,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	if (filter_pids && !profiled(tgid))
 		return 0;
 	stat_inc(STAT_SAMPLES);
-	pr = current_proc(tgid, task);
+	pr = current_proc(tgid, task, &key.gen);
 	/* Thread names can change any time (pthread_setname_np). */
 	if (per_thread && tid != tgid)
 		remember_comm(tid, task);
@@ -723,7 +747,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 					   BPF_CORE_READ(task, mm, start_stack),
 					   unwind_mode == UNWIND_DWARF ? SEND_DWARF :
 					   !pr ? SEND_NO_PROC :
-					   end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN);
+					   end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN,
+					   key.gen);
 				return 0;
 			}
 			if (!complete)
@@ -758,18 +783,20 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = task_tgid(p);
+	__u64 now = bpf_ktime_get_ns();
 	struct proc_ranges *pr;
 
 	if ((pidns_ino && !tgid) || (filter_pids && !profiled(tgid)))
 		return 0;
 	if (bpf_map_lookup_elem(&comms, &tgid))
 		remember_comm(tgid, p);
+	bpf_map_update_elem(&incarns, &tgid, &now, BPF_ANY);
 	pr = bpf_map_lookup_elem(&procs, &tgid);
 	if (pr) {
 		pr->nr_spans = 0;
 		pr->copy_hint = 0;
-		__sync_fetch_and_add(&procs_gen, 1);
 	}
+	__sync_fetch_and_add(&procs_gen, 1);
 	return 0;
 }
 
@@ -779,6 +806,7 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = task_tgid(parent), ctgid = task_tgid(child);
+	__u64 now = bpf_ktime_get_ns();
 	struct proc_ranges *b;
 	__u8 one = 1;
 
@@ -788,6 +816,11 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (follow_children && profiled(ptgid)) {
 		pids_spill = true;
 		bpf_map_update_elem(&pids, &ctgid, &one, BPF_ANY);
+	}
+	/* A new process under CTGID: an earlier one's samples are not its. */
+	if (!filter_pids || profiled(ctgid)) {
+		bpf_map_update_elem(&incarns, &ctgid, &now, BPF_ANY);
+		__sync_fetch_and_add(&procs_gen, 1);
 	}
 	/* The child has the parent's C library at the same place. */
 	b = bpf_map_lookup_elem(&procs, &ptgid);

@@ -60,9 +60,11 @@ struct count_key {
 	};
 	__u32 ucheck;		/* the stack's check word (struct ustack), or 0 */
 	__u32 pad;
+	__u64 gen;		/* when the process's program began (`incarns`), 0: before the
+				 * profile: which of the programs run under the pid it was */
 };
 /* The sampling program compares and hashes keys as four 64-bit words. */
-_Static_assert(sizeof(struct count_key) == 32, "count_key is four 64-bit words");
+_Static_assert(sizeof(struct count_key) == 40, "count_key is five 64-bit words");
 
 /* Slots of the per-CPU `cached` table in front of `counts`, in pairs (a power of two; the
  * table must stay under the kernel's 32 KiB per-CPU allocation limit). */
@@ -130,6 +132,7 @@ struct sample_event {
 				 * was not readable here and holds zeros */
 	__u32 why;		/* enum profile_send: why it was sent */
 	__u32 pad;
+	__u64 gen;		/* count_key.gen */
 	__u64 frames[PROFILE_MAX_DEPTH];
 	__u8 stack[PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE];
 };

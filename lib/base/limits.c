@@ -37,11 +37,14 @@ static const char *const sentences[LIMIT__MAX] = {
 			     ".gnu_debugaltlink leads out of the debug directories",
 	[LIMIT_FILE_FAULTS] = "files changed while read (truncated: SIGBUS); "
 			      "what was read of them since is dropped",
+	[LIMIT_INCARNATIONS] = "programs that ended under a pid (exec, exit) named "
+			       "with the next one's mappings: more than 65536",
 };
 
 _Static_assert(LIMIT_MAPS_MAX == 16384 && LIMIT_SYMS_MAX == 4194304 &&
 	       LIMIT_PERFMAP_ENTRIES_MAX == 4194304 && LIMIT_STACKS_MAX == 1048576 &&
-	       LIMIT_PERFMAP_NAME_MAX == 1023, "the report's sentences say these numbers");
+	       LIMIT_PERFMAP_NAME_MAX == 1023 && LIMIT_INCARNATIONS_MAX == 65536,
+	       "the report's sentences say these numbers");
 
 void limits__hit(enum limit l, uint64_t n)
 {

@@ -28,6 +28,7 @@
 #define LIMIT_PERFMAP_NAME_MAX	1023		/* bytes of a perf-map name; longer lines are
 						 * skipped */
 #define LIMIT_STACKS_MAX	(1u << 20)	/* distinct stacks unwound in userspace */
+#define LIMIT_INCARNATIONS_MAX	65536		/* earlier programs of pids kept apart */
 #define LIMIT_SECTION_MAX	(256ull << 20)	/* bytes a compressed section other than DWARF
 						 * is inflated to (DWARF: the budget) */
 
@@ -45,6 +46,8 @@ enum limit {
 	LIMIT_SECTION_SIZE,	/* compressed sections refused: a size past the cap or the file's */
 	LIMIT_DWARF_LINK,	/* files whose DWARF was not read: an alt link BFD would follow out */
 	LIMIT_FILE_FAULTS,	/* files that went bad while read (truncated under us: SIGBUS) */
+	LIMIT_INCARNATIONS,	/* programs that ended (exec, exit) whose mappings were not kept
+				 * apart: past LIMIT_INCARNATIONS_MAX */
 	LIMIT__MAX
 };
 

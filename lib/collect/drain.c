@@ -30,14 +30,16 @@
 static int add_leaf_caller(struct session *s, struct count_key *key, const __u64 *words,
 			   uint64_t *ips, int nu)
 {
+	/* The mappings of the program sampled (an earlier one under the pid, kept apart). */
+	pid_t pid = procmaps__incarnation(s->maps, (pid_t)key->pid, key->gen);
 	struct unwind_sample us = {
-		.pid = key->pid, .ip = ips[0], .sp = 0x100000, .bp = 0,
+		.pid = pid, .ip = ips[0], .sp = 0x100000, .bp = 0,
 		.stack = words, .stack_len = 2 * sizeof(*words),
 	};
 	uint64_t ret;
 	int n;
 
-	n = nu >= 1 ? unwinder__fp_window(s->unw, key->pid, ips, nu) : nu;
+	n = nu >= 1 ? unwinder__fp_window(s->unw, pid, ips, nu) : nu;
 	if (n < 0) {
 		key->flags |= COUNT_F_USER_TRUNCATED;
 		return 1;
@@ -134,7 +136,7 @@ static int drain_key(struct session *s, struct builder *b, struct drained *d,
 	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.ustacks), &key.ustack_hash, &us) == 0) {
 		nr = us.nr < PROFILE_MAX_DEPTH ? (int)us.nr : PROFILE_MAX_DEPTH;
 		memcpy(ips, us.ips, nr * sizeof(*ips));
-		procmaps__ensure(s->maps, key.pid);
+		procmaps__ensure(s->maps, procmaps__incarnation(s->maps, (pid_t)key.pid, key.gen));
 		nr = add_leaf_caller(s, &key, us.sp_words, ips, nr);
 	}
 	if (drained__add(d, b, &key, ips, nr, count))

@@ -343,6 +343,14 @@ static int user_locations(struct builder *b, pid_t pid, const uint64_t *ips, int
 /* Unnamed (file, reason) pairs told per stack at most; more are rare and left out. */
 #define EXPLAIN_STACK_UNNAMED	16
 
+/* The pid whose mappings name KEY's user frames: the program that ran under KEY->pid when
+ * it was sampled (an earlier one kept apart after an exec or a pid used again), or that pid
+ * itself. */
+static pid_t key_pid(const struct builder *b, const struct count_key *key)
+{
+	return procmaps__incarnation(b->s->maps, (pid_t)key->pid, key->gen);
+}
+
 /*
  * Tell the session's explain about the COUNT samples of KEY, whose user stack was the NU
  * addresses IPS, B->ustack the entries of those kept, TRUNCATED whether it is marked so: the
@@ -369,7 +377,7 @@ static int builder__explain(struct builder *b, const struct count_key *key,
 		 * it is the leaf. */
 		uint64_t at = nu && ips[0] == key->walk_end ? key->walk_end : key->walk_end - 1;
 
-		file = explain_file(ex, procmaps__find(b->s->maps, key->pid, at));
+		file = explain_file(ex, procmaps__find(b->s->maps, key_pid(b, key), at));
 		err = file < 0 ? file : explain__add(ex, file, EXPLAIN_NOREC, count,
 						     truncated ? 0 : count);
 	}
@@ -407,7 +415,10 @@ static int comm_of(struct builder *b, __u32 id)
 static int builder__labels(struct builder *b, const struct count_key *key,
 			   struct profile_labels *l)
 {
-	int id = comm_of(b, key->pid);
+	pid_t as = key_pid(b, key);
+	const char *comm = as != (pid_t)key->pid ? procmaps__comm(b->s->maps, as) : NULL;
+	/* An earlier program under the pid: its own name, when known. */
+	int id = comm ? profile__intern(b->p, comm, strlen(comm)) : comm_of(b, key->pid);
 
 	*l = (struct profile_labels){ .pid = key->pid, .comm = id, .thread_comm = PROFILE_NONE };
 	if (id >= 0 && b->s->opts.threads && key->tid) {
@@ -421,13 +432,14 @@ static int builder__labels(struct builder *b, const struct count_key *key,
 void builder__want(struct builder *b, const struct count_key *key, const uint64_t *ips, int nu)
 {
 	struct session *s = b->s;
+	pid_t pid = key_pid(b, key);
 
 	if (nu > USER_MAX_DEPTH)
 		nu = USER_MAX_DEPTH;
 	if (nu)
-		procmaps__ensure(s->maps, key->pid);
+		procmaps__ensure(s->maps, pid);
 	for (int i = 0; i < nu; i++)
-		symbolizer__want(s->sym, key->pid, ips[i], i > 0);
+		symbolizer__want(s->sym, pid, ips[i], i > 0);
 }
 
 int builder__add(struct builder *b, const struct count_key *key, const uint64_t *ips, int nu,
@@ -435,6 +447,7 @@ int builder__add(struct builder *b, const struct count_key *key, const uint64_t 
 {
 	struct session *s = b->s;
 	struct profile_labels labels;
+	pid_t pid = key_pid(b, key);
 	bool in_exec = false;
 	const char *outer;
 	int nk, n, err;
@@ -446,11 +459,11 @@ int builder__add(struct builder *b, const struct count_key *key, const uint64_t 
 	}
 	/* In an execve, with a user ip or stack the process no longer maps: no user frames. */
 	if (in_exec && nu) {
-		procmaps__ensure(s->maps, key->pid);
-		if ((key->flags & COUNT_F_USER_NO_STACK) || !procmaps__find(s->maps, key->pid, ips[0]))
+		procmaps__ensure(s->maps, pid);
+		if ((key->flags & COUNT_F_USER_NO_STACK) || !procmaps__find(s->maps, pid, ips[0]))
 			nu = 0;
 	}
-	n = user_locations(b, key->pid, ips, nu, b->locs + PROFILE_MAX_DEPTH, &outer);
+	n = user_locations(b, pid, ips, nu, b->locs + PROFILE_MAX_DEPTH, &outer);
 	err = n < 0 ? n : builder__labels(b, key, &labels);
 	if (err)
 		goto fail;

@@ -100,6 +100,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 		memcpy(ips, e->frames, n * sizeof(*ips));
 	}
 	key.pid = e->pid;
+	key.gen = e->gen;
 	key.tid = s->opts.threads ? e->tid : 0;
 	key.kstack_id = e->kstack_id;
 	if (stop != UNWIND_STOP_END)

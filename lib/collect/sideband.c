@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include <sys/sysmacros.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
@@ -85,7 +86,20 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 	} else if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
 		   h->size >= sizeof(struct comm_record)) {
 		struct comm_record *r = (struct comm_record *)h;
+		size_t room = h->size - sizeof(*r);
+		char comm[PROCMAPS_COMM_LEN] = "";
 
+		memcpy(comm, r->comm, room < sizeof(comm) - 1 ? room : sizeof(comm) - 1);
+		__u32 key = r->pid;
+		__u8 v;
+
+		if (r->pid == r->tid && (s->opts.all || procmaps__has(s->maps, r->pid) ||
+					 !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.pids),
+							      &key, &v))) {
+			/* The program before keeps its mappings for its samples. */
+			if (procmaps__exec(s->maps, r->pid, record_time(h), comm))
+				pr_warn("out of memory recording mappings of pid %u", r->pid);
+		}
 		if (r->pid == r->tid)
 			session__on_exec(s, r->pid, record_time(h));
 	} else if (h->type == PERF_RECORD_MMAP2 && h->size > sizeof(struct mmap2_record)) {
@@ -129,6 +143,10 @@ int session__open_sideband(struct session *s)
 		.comm_exec = 1,
 		.sample_id_all = 1,
 		.sample_type = PERF_SAMPLE_TIME,	/* each record ends with its time */
+		/* bpf_ktime_get_ns's clock: a sample's `incarns` time is compared with the
+		 * records' (procmaps__incarnation). */
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
 		.exclude_kernel = 1,
 		.exclude_hv = 1,
 	};

@@ -12,12 +12,23 @@
 #define NR_BUCKETS 1024
 
 /* The mappings of one process, sorted by start, never overlapping. */
+/* An earlier program of a pid, kept apart under the pid AS. */
+struct incarn {
+	uint64_t since;		/* when it began (the records' clock), 0: before the profile */
+	pid_t as;
+};
+
 struct pmaps {
 	pid_t pid;
 	bool load_tried;	/* /proc/PID/maps was read, or could not be */
+	bool archived;		/* an earlier program of another pid (PROCMAPS_ARCHIVED_PID) */
 	struct map *maps;
 	size_t nr, cap;
 	size_t nr_anon;		/* of NR, mappings of no file (JIT code, if code) */
+	uint64_t since;		/* when this program began (fork, exec), 0: before the profile */
+	char comm[PROCMAPS_COMM_LEN];	/* its name, "" when not known */
+	struct incarn *old;	/* the pid's earlier programs, oldest first */
+	uint32_t nr_old, cap_old;
 	struct pmaps *next;	/* bucket chain */
 };
 
@@ -25,6 +36,8 @@ struct procmaps {
 	struct pmaps *buckets[NR_BUCKETS];
 	procmaps_add_fn add_hook;
 	void *add_ctx;
+	pid_t next_as;		/* the next pid for an earlier program, from
+				 * PROCMAPS_ARCHIVED_PID */
 };
 
 /* --- parsing ---------------------------------------------------------------------------- */
@@ -119,6 +132,7 @@ void procmaps__free(struct procmaps *pm)
 			for (size_t i = 0; i < p->nr; i++)
 				map__drop(p, &p->maps[i]);
 			free(p->maps);
+			free(p->old);
 			free(p);
 		}
 	}
@@ -212,6 +226,114 @@ int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m)
 	return 0;
 }
 
+/*
+ * P's program ends at TIME (a fork under its pid, or an exec): its mappings made before TIME
+ * (all of them when TIME is 0) move to a new pid of their own (PROCMAPS_ARCHIVED_PID and
+ * up), recorded in P's list of earlier programs with when it began; those made at or after
+ * TIME (the next program's, reported early by another CPU's buffer) stay. Past
+ * LIMIT_INCARNATIONS_MAX, nothing is kept apart (counted). Returns 0 or -ENOMEM.
+ */
+static int pmaps__archive(struct procmaps *pm, struct pmaps *p, uint64_t time)
+{
+	pid_t pid = p->pid;
+	struct pmaps *a;
+	size_t keep = 0;
+
+	if (p->archived)
+		return 0;
+	if (pm->next_as >= PROCMAPS_ARCHIVED_PID + LIMIT_INCARNATIONS_MAX) {
+		limits__hit(LIMIT_INCARNATIONS, 1);
+		return 0;
+	}
+	if (p->nr_old == p->cap_old) {
+		uint32_t cap = p->cap_old ? 2 * p->cap_old : 2;
+		struct incarn *old = realloc(p->old, cap * sizeof(*old));
+
+		if (!old)
+			return -ENOMEM;
+		p->old = old;
+		p->cap_old = cap;
+	}
+	if (!pm->next_as)
+		pm->next_as = PROCMAPS_ARCHIVED_PID;
+	a = pmaps__get_or_add(pm, pm->next_as);
+	if (!a)
+		return -ENOMEM;
+	p = pmaps__get(pm, pid);	/* the bucket chain may have changed, not P itself */
+	a->archived = a->load_tried = true;
+	a->since = p->since;
+	memcpy(a->comm, p->comm, sizeof(a->comm));
+	a->maps = malloc((p->nr ? p->nr : 1) * sizeof(*a->maps));
+	if (!a->maps)
+		return -ENOMEM;
+	a->cap = p->nr ? p->nr : 1;
+	for (size_t i = 0; i < p->nr; i++) {
+		struct map *m = &p->maps[i];
+
+		if (time && m->time >= time) {
+			p->maps[keep++] = *m;
+			continue;
+		}
+		a->maps[a->nr++] = *m;	/* its path and its budget with it */
+		if (m->path[0] != '/') {
+			p->nr_anon--;
+			a->nr_anon++;
+		}
+	}
+	p->nr = keep;
+	p->old[p->nr_old++] = (struct incarn){ .since = p->since, .as = pm->next_as++ };
+	return 0;
+}
+
+int procmaps__exec(struct procmaps *pm, pid_t pid, uint64_t time, const char *comm)
+{
+	struct pmaps *p = pmaps__get_or_add(pm, pid);
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	if (p->archived)
+		return 0;
+	/* An exec reported late, after a newer one: its program was already kept apart. */
+	if (time && time < p->since)
+		return 0;
+	err = pmaps__archive(pm, p, time);
+	p->since = time;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "");
+	return err;
+}
+
+pid_t procmaps__incarnation(const struct procmaps *pm, pid_t pid, uint64_t gen)
+{
+	const struct pmaps *p = pmaps__get(pm, pid);
+	pid_t as = pid;
+
+	/* The program that began last at or before GEN (a sample's is taken a little after
+	 * the record of its fork or exec): the current one unless an earlier one did. */
+	if (!p || !p->nr_old || gen >= p->since)
+		return pid;
+	for (uint32_t i = 0; i < p->nr_old; i++) {
+		if (p->old[i].since <= gen || i == 0)
+			as = p->old[i].as;
+	}
+	return as;
+}
+
+const char *procmaps__comm(const struct procmaps *pm, pid_t pid)
+{
+	const struct pmaps *p = pmaps__get(pm, pid);
+
+	return p && p->comm[0] ? p->comm : NULL;
+}
+
+void procmaps__set_comm(struct procmaps *pm, pid_t pid, const char *comm)
+{
+	struct pmaps *p = pmaps__get_or_add(pm, pid);
+
+	if (p)
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+}
+
 void procmaps__set_add_hook(struct procmaps *pm, procmaps_add_fn fn, void *ctx)
 {
 	pm->add_hook = fn;
@@ -226,24 +348,34 @@ int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child, uint64_t time
 	size_t nr_newer = 0;
 	int err = 0;
 
-	if (parent == child)
-		return 0;
+	if (parent == child || (!p && !c))
+		return 0;	/* a process nothing is known of, nor of its parent */
 	/* What the child's pid mapped before the fork was an earlier process's (a pid used
-	 * again); what it mapped after (its exec, reported first by another CPU's buffer) is
-	 * its own and goes back on top of its parent's mappings. */
+	 * again): kept apart for that process's samples. What it mapped after (its exec,
+	 * reported first by another CPU's buffer) is its own and goes back on top of its
+	 * parent's mappings. */
+	if (c) {
+		err = pmaps__archive(pm, c, time);
+		if (err)
+			return err;
+	}
 	if (c && c->nr) {
 		newer = malloc(c->nr * sizeof(*newer));
 		if (!newer)
 			return -ENOMEM;
 		for (size_t i = 0; i < c->nr; i++) {
 			map__forget(c, &c->maps[i]);
-			if (time && c->maps[i].time >= time)
-				newer[nr_newer++] = c->maps[i];	/* its path with it */
-			else
-				free(c->maps[i].path);
+			newer[nr_newer++] = c->maps[i];	/* its path with it */
 		}
 		c->nr = 0;
 	}
+	if (!c)
+		c = pmaps__get_or_add(pm, child);
+	if (!c)
+		return -ENOMEM;
+	c->since = time;
+	if (p)
+		memcpy(c->comm, p->comm, sizeof(c->comm));
 	for (size_t i = 0; p && i < p->nr && !err; i++) {
 		/* procmaps__add may move the parent's array only when adding to the parent. */
 		struct map m = p->maps[i];
@@ -265,6 +397,18 @@ int procmaps__load(struct procmaps *pm, pid_t pid)
 	FILE *f;
 	int err = 0;
 
+	/* Its name now, for its samples should it exec or exit (procmaps__exec keeps it). */
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (f) {
+		char comm[PROCMAPS_COMM_LEN] = "";
+
+		if (fgets(comm, sizeof(comm), f)) {
+			comm[strcspn(comm, "\n")] = '\0';
+			procmaps__set_comm(pm, pid, comm);
+		}
+		fclose(f);
+	}
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f)

@@ -80,9 +80,35 @@ void procmaps__set_add_hook(struct procmaps *pm, procmaps_add_fn fn, void *ctx);
 
 /* CHILD was forked from PARENT at TIME (struct map's clock; 0: unknown): it starts with a
  * copy of PARENT's mappings, under those of its own made at or after TIME (reported before
- * the fork); what CHILD's pid mapped before TIME, in an earlier process, is forgotten.
+ * the fork); what CHILD's pid mapped before TIME, in an earlier process, is kept apart (see
+ * procmaps__exec), and CHILD gets PARENT's name. Nothing is done when neither is known.
  * Returns 0 or -ENOMEM. */
 int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child, uint64_t time);
+
+/* Pids from here up (above any pid_max) stand for earlier programs of a pid. */
+#define PROCMAPS_ARCHIVED_PID	0x40000000
+#define PROCMAPS_COMM_LEN	16
+
+/*
+ * PID ran execve at TIME (struct map's clock; 0: unknown), and is now COMM: the mappings of
+ * its earlier program (made before TIME) are kept apart, under a pid of their own that
+ * procmaps__incarnation gives for that program's samples; as are, in procmaps__fork, those
+ * of an earlier process whose pid a new one got. Returns 0 or -ENOMEM.
+ */
+int procmaps__exec(struct procmaps *pm, pid_t pid, uint64_t time, const char *comm);
+
+/*
+ * The pid under which the mappings of PID's program at GEN are kept: GEN is when that
+ * program began (a fork or exec seen while profiling; BPF's clock, which the records share,
+ * a little after the record's time), 0 for the program PID ran when profiling began. PID
+ * itself for its current program.
+ */
+pid_t procmaps__incarnation(const struct procmaps *pm, pid_t pid, uint64_t gen);
+
+/* The name of PID's program as recorded here (procmaps__set_comm, exec, fork; an earlier
+ * program's under its own pid), or NULL. */
+const char *procmaps__comm(const struct procmaps *pm, pid_t pid);
+void procmaps__set_comm(struct procmaps *pm, pid_t pid, const char *comm);
 
 /* The mapping of PID holding ADDR, or NULL. Owned by PM; valid until the next add or load. */
 const struct map *procmaps__find(const struct procmaps *pm, pid_t pid, uint64_t addr);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 #include <libelf.h>
 #include "base/htab.h"
@@ -407,6 +408,8 @@ __attribute__((constructor)) static void worker__entry(int argc, char **argv)
 	if (argc != 7 || strcmp(argv[1], SANDBOX_WORKER_ARG))
 		return;
 	log_level = atoi(argv[5]);
+	/* Its name in ps and in profiles (-a), rather than /proc/self/exe's "exe". */
+	prctl(PR_SET_NAME, "profile-worker", 0, 0, 0);
 	limits__set_budget(strtoull(argv[6], NULL, 10));
 	_exit(sandbox_worker__main(SANDBOX_WORKER_FD, (uid_t)strtoul(argv[2], NULL, 10),
 				   (gid_t)strtoul(argv[3], NULL, 10),

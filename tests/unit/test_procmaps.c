@@ -98,6 +98,63 @@ static void test_add_find_overlap(void)
 	procmaps__free(NULL);
 }
 
+/* Programs one after the other under a pid (exec; a pid used again after a fork): each
+ * one's mappings kept apart for its own samples, found by when it began. */
+static void test_incarnations(void)
+{
+	struct procmaps *pm = procmaps__new();
+	struct map shell = { .start = 0x1000, .end = 0x2000, .path = (char *)"/bin/sh", .time = 50 };
+	struct map prog = { .start = 0x4000, .end = 0x6000, .path = (char *)"/prog", .time = 150 };
+	struct map lib = { .start = 0x8000, .end = 0x9000, .path = (char *)"/lib.so", .time = 160 };
+	struct map other = { .start = 0x1000, .end = 0x2000, .path = (char *)"/other", .time = 300 };
+	const struct map *f;
+	pid_t as, as2;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
+	procmaps__set_comm(pm, 7, "sh");
+	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &shell), 0);
+	/* The new program's first mapping, reported before its exec (another CPU's buffer). */
+	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &prog), 0);
+	CU_ASSERT_EQUAL(procmaps__exec(pm, 7, 100, "prog"), 0);
+	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &lib), 0);
+	/* Samples from before the profile (0) and before the exec: the shell's. */
+	as = procmaps__incarnation(pm, 7, 0);
+	CU_ASSERT(as >= PROCMAPS_ARCHIVED_PID);
+	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 7, 99), as);
+	f = procmaps__find(pm, as, 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/bin/sh"));
+	CU_ASSERT_PTR_NULL(procmaps__find(pm, as, 0x8000));
+	CU_ASSERT_STRING_EQUAL(procmaps__comm(pm, as), "sh");
+	/* After it (a sample's time is a little after the record's): the program's. */
+	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 7, 101), 7);
+	f = procmaps__find(pm, 7, 0x4800);
+	CU_ASSERT(f && !strcmp(f->path, "/prog"));
+	CU_ASSERT_PTR_NULL(procmaps__find(pm, 7, 0x1800));
+	CU_ASSERT_PTR_NOT_NULL(procmaps__find(pm, 7, 0x8000));
+	CU_ASSERT_STRING_EQUAL(procmaps__comm(pm, 7), "prog");
+	/* An exec reported late, older than the last: nothing moves. */
+	CU_ASSERT_EQUAL(procmaps__exec(pm, 7, 90, "x"), 0);
+	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 7, 101), 7);
+	/* The pid used again by a child of pid 9 at 200: prog's mappings kept apart too. */
+	CU_ASSERT_EQUAL(procmaps__add(pm, 9, &other), 0);
+	procmaps__set_comm(pm, 9, "parent");
+	CU_ASSERT_EQUAL(procmaps__fork(pm, 9, 7, 200), 0);
+	as2 = procmaps__incarnation(pm, 7, 150);
+	CU_ASSERT(as2 >= PROCMAPS_ARCHIVED_PID && as2 != as);
+	f = procmaps__find(pm, as2, 0x4800);
+	CU_ASSERT(f && !strcmp(f->path, "/prog"));
+	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 7, 50), as);
+	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 7, 201), 7);
+	f = procmaps__find(pm, 7, 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/other"));
+	CU_ASSERT_STRING_EQUAL(procmaps__comm(pm, 7), "parent");
+	/* Pids nothing is known of: themselves, and nothing made of a fork between them. */
+	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 8, 0), 8);
+	CU_ASSERT_EQUAL(procmaps__fork(pm, 11, 12, 5), 0);
+	CU_ASSERT_FALSE(procmaps__has(pm, 12));
+	procmaps__free(pm);
+}
+
 static void test_load_self(void)
 {
 	struct procmaps *pm = procmaps__new();
@@ -127,6 +184,7 @@ int register_procmaps_suite(void)
 	if (!s || !CU_add_test(s, "parse /proc/PID/maps lines", test_parse_line) ||
 	    !CU_add_test(s, "address to file offset", test_file_offset) ||
 	    !CU_add_test(s, "add, find, overlapping mappings", test_add_find_overlap) ||
+	    !CU_add_test(s, "programs one after the other under a pid", test_incarnations) ||
 	    !CU_add_test(s, "load our own maps", test_load_self))
 		return -1;
 	return 0;
