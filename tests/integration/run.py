@@ -1281,8 +1281,18 @@ def in_container(cmd, setup="", private_tmp=False):
     """Start CMD (a list) as pid 1 of a new pid namespace with its own /proc, after the shell
     commands SETUP, over a private tmpfs /tmp when PRIVATE_TMP. Returns (the unshare process,
     CMD's pid on the host)."""
-    script = ("mount -t tmpfs tmpfs /tmp && " if private_tmp else "") + setup + \
-        " exec " + " ".join(cmd)
+    tmp = ""
+    if private_tmp:
+        tmp = "mount -t tmpfs tmpfs /tmp && "
+        # A program of the host's under /tmp (a clone of the project there; not one SETUP
+        # puts in the container's /tmp) stays where it is: its directory, opened before the
+        # tmpfs hides it, bound back in place.
+        d = os.path.dirname(os.path.abspath(cmd[0]))
+        if not setup and (d == "/tmp" or d.startswith("/tmp/")):
+            q = shlex.quote(d)
+            tmp = (f"exec 3<{q} && mount -t tmpfs tmpfs /tmp && mkdir -p {q} && "
+                   f"mount --no-canonicalize --bind /proc/self/fd/3 {q} && exec 3<&- && ")
+    script = tmp + setup + " exec " + " ".join(cmd)
     u = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script],
                          stderr=subprocess.DEVNULL)
     name = os.path.basename(cmd[0])[:15]
