@@ -53,6 +53,7 @@ struct settings {
 	struct fg_opts fg;	/* the flame graph's options (--title, --width, ...) */
 	bool quiet;
 	bool explain;		/* --explain: the whole report, also with -q */
+	bool lines;		/* --lines: source lines in folded and SVG output */
 };
 
 /* Lines of the --explain report: all of them (up to this), or the first few with -v. */
@@ -91,6 +92,8 @@ static const char usage_text[] =
 "      --stack-copy BYTES   user stack copied per DWARF sample (default 16384, at most 24576)\n"
 "      --no-inline          no frames for inlined functions (from DWARF)\n"
 "      --no-demangle        C++ and Rust names as mangled in the symbol table\n"
+"      --lines              frames as NAME (FILE:LINE), from DWARF, in folded and SVG output\n"
+"                           (pprof output always has the lines)\n"
 "      --explain            after the summary: where stacks were cut, untrusted or left\n"
 "                           unnamed, per file, and what to do about it\n"
 "      --max-memory SIZE    memory for what grows with the profiled programs' files and\n"
@@ -185,7 +188,7 @@ static int parse_duration(const char *arg, double *out)
 
 enum {
 	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
-	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY,
+	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY, OPT_LINES,
 };
 
 #define MIN_MEMORY	(16u << 20)
@@ -256,6 +259,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "explain", no_argument, NULL, OPT_EXPLAIN },
+		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -308,6 +312,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		case OPT_NO_INLINE: o->no_inline = true; break;
 		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
 		case OPT_EXPLAIN: st->explain = true; break;
+		case OPT_LINES: st->lines = true; break;
 		case OPT_USER: o->user = optarg; break;
 		case OPT_MAX_MEMORY: err = parse_max_memory(optarg); break;
 		case 'q': st->quiet = true; break;
@@ -346,8 +351,14 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		return usage_error("unknown format '%s': expected folded, svg or pprof", st->format);
 	if (!st->nr_out)
 		st->nr_out = 1;		/* standard output */
-	for (int i = 0; i < st->nr_out; i++)
+	for (int i = 0; i < st->nr_out; i++) {
 		st->out[i].format = output_format(st->format, st->out[i].path);
+		/* pprof keeps each frame's line where DWARF has one, asked or not. */
+		if (st->out[i].format == FMT_PPROF)
+			o->lines = true;
+	}
+	if (st->lines)
+		o->lines = true;
 	return 0;
 }
 
@@ -562,7 +573,7 @@ int main(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
-	if (folded__add_profile(folded, profile)) {
+	if (folded__add_profile(folded, profile, st.lines ? FOLDED_LINES : 0)) {
 		fprintf(stderr, "profile: out of memory\n");
 		ret = EXIT_RUNTIME;
 		goto out;

@@ -76,7 +76,6 @@ static bool ends_with(const char *name, size_t len, const char *suffix)
 
 enum profile_frame_kind fixup__frame_kind(const char *name, int index, size_t *len)
 {
-	*len = strlen(name);
 	if (ends_with(name, *len, "_[j]")) {
 		*len -= 4;
 		return PROFILE_FRAME_JIT;

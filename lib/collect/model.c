@@ -92,15 +92,25 @@ static int add_location(struct profile *p, const struct map *m, const char *buil
 	int id;
 
 	for (int i = 0; i < nr && i < MAX_ADDR_NAMES; i++) {
-		size_t len = strlen(names[i]);
+		const char *file = NULL;
+		unsigned int line = 0;
+		/* A source line after the name (SYMBOLIZE_LINES): the frame's, not the name's. */
+		size_t len = kernel ? strlen(names[i]) : symfile__split(names[i], &file, &line);
 
-		frames[i].kind = PROFILE_FRAME_KERNEL;
+		frames[i] = (struct profile_frame){ .kind = PROFILE_FRAME_KERNEL };
 		if (!kernel)
 			frames[i].kind = fixup__frame_kind(names[i], i, &len);
 		id = profile__intern(p, names[i], len);
 		if (id < 0)
 			return id;
 		frames[i].name = id;
+		if (line && file) {
+			id = profile__intern(p, file, strlen(file));
+			if (id < 0)
+				return id;
+			frames[i].line = line;
+			frames[i].file = id;
+		}
 		loc.nr_frames++;
 	}
 	if (loc.nr_frames && frames[0].kind == PROFILE_FRAME_JIT)
@@ -213,6 +223,15 @@ static int builder__addr(struct builder *b, uint32_t pid, uint64_t addr, bool ke
 		m = procmaps__find(s->maps, pid, is_return && addr ? addr - 1 : addr);
 		loc = add_location(b->p, m, m ? mapping_build_id(s, pid, m) : NULL, addr, false,
 				   names, nr);
+		/* The outermost name as the fix-ups and --explain look at it: without its
+		 * source line (SYMBOLIZE_LINES). */
+		if (loc >= 0 && nr && strchr(names[0], SYMFILE_SRC_SEP)) {
+			struct profile_location l;
+
+			profile__location(b->p, (uint32_t)loc, &l);
+			if (l.nr_frames)
+				names[0] = profile__string(b->p, l.frames[0].name);
+		}
 		if (loc >= 0 && s->explain) {
 			file = explain_file(s->explain, m);
 			if (file < 0)

@@ -120,7 +120,8 @@ static int session__start(struct session *s)
 	if (s->maps && s->dsos) {
 		s->sym = symbolizer__new(s->maps, s->dsos,
 					 (opts->no_inline ? 0 : SYMBOLIZE_INLINE) |
-					 (opts->no_demangle ? 0 : SYMBOLIZE_DEMANGLE));
+					 (opts->no_demangle ? 0 : SYMBOLIZE_DEMANGLE) |
+					 (opts->lines ? SYMBOLIZE_LINES : 0));
 		if (!s->sym && errno == EINVAL)
 			return session__fail(s, SESSION_ERR_USAGE, -EINVAL, "%s: expected UID[:GID] "
 					     "of a user other than root", SANDBOX_USER_ENV);

@@ -31,6 +31,7 @@ struct session_opts {
 	int unwind_mode;	/* enum profile_unwind_mode */
 	bool no_inline;		/* no inline chains from DWARF */
 	bool no_demangle;	/* C++ and Rust names as in the symbol table */
+	bool lines;		/* each frame's source line from DWARF (profile_frame.line) */
 	bool status_line;	/* a status line on stderr (a terminal) about once a second */
 	unsigned int stack_copy;	/* bytes of user stack per DWARF sample; 0: 16 KiB */
 	bool explain;		/* gather where stacks were cut or left unnamed (--explain) */

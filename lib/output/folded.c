@@ -168,9 +168,28 @@ static const char *label_name(const struct profile *p, uint32_t id)
 	return id == PROFILE_NONE ? "[unknown]" : profile__string(p, id);
 }
 
+/* Frame FR of P into BUF (as folded__push_frame), with its source line (FOLDED_LINES). */
+static int fold_frame(const struct profile *p, const struct profile_frame *fr,
+		      unsigned int flags, char **buf, size_t *len, size_t *cap)
+{
+	const char *name = profile__string(p, fr->name), *file, *base;
+	char *s;
+	int err;
+
+	if (!(flags & FOLDED_LINES) || !fr->line)
+		return folded__push_frame(buf, len, cap, name, frame_suffix[fr->kind]);
+	file = profile__string(p, fr->file);
+	base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	if (asprintf(&s, "%s (%s:%u)", name, base, fr->line) < 0)
+		return -ENOMEM;
+	err = folded__push_frame(buf, len, cap, s, frame_suffix[fr->kind]);
+	free(s);
+	return err;
+}
+
 /* The folded stack of sample S of P into BUF (LEN, CAP as folded__push_frame's). */
-static int fold_sample(const struct profile *p, const struct profile_sample *s, char **buf,
-		       size_t *len, size_t *cap)
+static int fold_sample(const struct profile *p, const struct profile_sample *s,
+		       unsigned int flags, char **buf, size_t *len, size_t *cap)
 {
 	const struct profile_labels *l = &s->labels;
 	const uint32_t *locs;
@@ -192,16 +211,13 @@ static int fold_sample(const struct profile *p, const struct profile_sample *s, 
 
 		profile__location(p, locs[i], &loc);
 		for (uint32_t j = 0; j < loc.nr_frames && !err; j++) {
-			const struct profile_frame *fr = &loc.frames[j];
-
-			err = folded__push_frame(buf, len, cap, profile__string(p, fr->name),
-						 frame_suffix[fr->kind]);
+			err = fold_frame(p, &loc.frames[j], flags, buf, len, cap);
 		}
 	}
 	return err;
 }
 
-int folded__add_profile(struct folded *f, const struct profile *p)
+int folded__add_profile(struct folded *f, const struct profile *p, unsigned int flags)
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -210,7 +226,7 @@ int folded__add_profile(struct folded *f, const struct profile *p)
 	for (uint32_t i = 0; i < profile__nr_samples(p) && !err; i++) {
 		const struct profile_sample *s = profile__sample(p, i);
 
-		err = fold_sample(p, s, &buf, &len, &cap);
+		err = fold_sample(p, s, flags, &buf, &len, &cap);
 		if (!err)
 			err = folded__add(f, buf, s->weight);
 	}

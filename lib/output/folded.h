@@ -33,9 +33,12 @@ int folded__add(struct folded *f, const char *stack, uint64_t count);
  * "COMM;[THREAD/TID;][[truncated];]USER...;KERNEL..." with the frames root first, each
  * location's frames outermost function first, inlined frames suffixed _[i], JIT frames
  * _[j], kernel frames _[k]; COMM "[unknown]" when P has none (likewise THREAD), the thread
- * frame only for samples with a tid. Samples that fold alike merge. Returns 0 or -ENOMEM.
+ * frame only for samples with a tid. Samples that fold alike merge. With FOLDED_LINES in
+ * FLAGS, a frame with a source line is "NAME (FILE:LINE)" before its suffix, FILE the base
+ * name of the source file (as perf's srcline). Returns 0 or -ENOMEM.
  */
-int folded__add_profile(struct folded *f, const struct profile *p);
+#define FOLDED_LINES	1
+int folded__add_profile(struct folded *f, const struct profile *p, unsigned int flags);
 
 /* Number of distinct stacks and sum of all counts. */
 size_t folded__nr_stacks(const struct folded *f);

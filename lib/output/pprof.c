@@ -118,6 +118,8 @@ struct writer {
 	struct pb out, sub, sub2;
 	uint32_t nr_strings;		/* the model's */
 	uint32_t *func_of_name;		/* model string id -> function id (0: none yet) */
+	uint32_t *file_of_name;		/* model string id -> the function's source file + 1 (0:
+					 * none): the file of its first frame with a line */
 	uint32_t nr_funcs;
 	uint32_t kernel_mapping;	/* pprof id, 0 when there are no kernel locations */
 	uint32_t truncated_loc;		/* pprof id of the "[truncated]" location */
@@ -196,7 +198,7 @@ static uint32_t main_mapping(const struct writer *w)
 	return main;
 }
 
-static void write_mappings(struct writer *w, const bool *inlines)
+static void write_mappings(struct writer *w, const bool *inlines, const bool *lines)
 {
 	size_t n = profile__nr_mappings(w->p), nl = profile__nr_locations(w->p);
 	uint64_t kmin = UINT64_MAX, kmax = 0;
@@ -214,6 +216,8 @@ static void write_mappings(struct writer *w, const bool *inlines)
 		pb_uint(&w->sub, 5, str_model(m->path));
 		pb_uint(&w->sub, 6, str_model(m->build_id));
 		pb_uint(&w->sub, 7, 1);			/* has_functions */
+		pb_uint(&w->sub, 8, lines[i]);		/* has_filenames */
+		pb_uint(&w->sub, 9, lines[i]);		/* has_line_numbers */
 		pb_uint(&w->sub, 10, inlines[i]);	/* has_inline_frames */
 		pb_sub(&w->out, PROFILE_MAPPING, &w->sub);
 	}
@@ -245,17 +249,21 @@ static uint64_t function_of(struct writer *w, uint32_t name)
 		pb_uint(&w->sub2, 1, w->nr_funcs);
 		pb_uint(&w->sub2, 2, str_model(name));
 		pb_uint(&w->sub2, 3, str_model(name));	/* system_name */
+		if (w->file_of_name[name])
+			pb_uint(&w->sub2, 4, w->file_of_name[name]);	/* filename */
 		pb_sub(&w->out, PROFILE_FUNCTION, &w->sub2);
 	}
 	return w->func_of_name[name];
 }
 
-/* Line { function_id } of FUNC as a field of the location being built in w->sub. */
-static void location_line(struct writer *w, uint64_t func)
+/* Line { function_id, line } of FUNC at source line LINE (0: unknown) as a field of the
+ * location being built in w->sub. */
+static void location_line(struct writer *w, uint64_t func, uint32_t line_no)
 {
 	struct pb line = { 0 };
 
 	pb_uint(&line, 1, func);
+	pb_uint(&line, 2, line_no);
 	pb_sub(&w->sub, 4, &line);
 	free(line.p);
 }
@@ -283,12 +291,12 @@ static void write_locations(struct writer *w)
 		/* The model: outermost function first, then what was inlined into it; pprof:
 		 * innermost first, the caller they were inlined into last. */
 		for (uint32_t f = nf; f-- > 0;)
-			location_line(w, funcs[f]);
+			location_line(w, funcs[f], loc.frames[f].line);
 		pb_sub(&w->out, PROFILE_LOCATION, &w->sub);
 	}
 	w->truncated_loc = (uint32_t)n + 1;
 	pb_uint(&w->sub, 1, w->truncated_loc);
-	location_line(w, ++w->nr_funcs);
+	location_line(w, ++w->nr_funcs, 0);
 	pb_sub(&w->out, PROFILE_LOCATION, &w->sub);
 	pb_uint(&w->sub2, 1, w->nr_funcs);
 	pb_uint(&w->sub2, 2, str_extra(w, S_TRUNCATED_FRAME));
@@ -344,12 +352,13 @@ int pprof__encode(const struct profile *p, const struct pprof_opts *o, unsigned 
 	const struct profile_meta *m = profile__meta(p);
 	size_t nl = profile__nr_locations(p), nm = profile__nr_mappings(p);
 	struct writer w = { .p = p, .nr_strings = (uint32_t)profile__nr_strings(p) };
-	bool *inlines = calloc(nm + 1, sizeof(*inlines));
+	bool *inlines = calloc(nm + 1, sizeof(*inlines)), *lines = calloc(nm + 1, sizeof(*lines));
 	uint64_t period = m->period_type && m->period ? m->period : 0;
 	int err = 0;
 
 	w.func_of_name = calloc(w.nr_strings + 1, sizeof(*w.func_of_name));
-	if (!w.func_of_name || !inlines) {
+	w.file_of_name = calloc(w.nr_strings + 1, sizeof(*w.file_of_name));
+	if (!w.func_of_name || !w.file_of_name || !inlines || !lines) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -359,6 +368,16 @@ int pprof__encode(const struct profile *p, const struct pprof_opts *o, unsigned 
 		profile__location(p, i, &loc);
 		if (loc.mapping != PROFILE_NONE && loc.mapping < nm && loc.nr_frames > 1)
 			inlines[loc.mapping] = true;
+		for (uint32_t f = 0; f < loc.nr_frames; f++) {
+			const struct profile_frame *fr = &loc.frames[f];
+
+			if (!fr->line || fr->file >= w.nr_strings || fr->name >= w.nr_strings)
+				continue;
+			if (loc.mapping != PROFILE_NONE && loc.mapping < nm)
+				lines[loc.mapping] = true;
+			if (!w.file_of_name[fr->name])
+				w.file_of_name[fr->name] = fr->file + 1;
+		}
 	}
 	memcpy(w.extra, fixed_strs, sizeof(fixed_strs));
 	w.extra[S_WEIGHT_TYPE] = m->weight_type ? m->weight_type : "samples";
@@ -370,7 +389,7 @@ int pprof__encode(const struct profile *p, const struct pprof_opts *o, unsigned 
 	if (period)
 		value_type(&w, PROFILE_SAMPLE_TYPE, str_extra(&w, S_PERIOD_TYPE),
 			   str_extra(&w, S_PERIOD_UNIT));
-	write_mappings(&w, inlines);
+	write_mappings(&w, inlines, lines);
 	write_locations(&w);
 	write_samples(&w, period);
 	write_strings(&w);
@@ -385,7 +404,9 @@ int pprof__encode(const struct profile *p, const struct pprof_opts *o, unsigned 
 		err = w.out.cap >= ((size_t)2 << 30) ? -E2BIG : -ENOMEM;
 out:
 	free(w.func_of_name);
+	free(w.file_of_name);
 	free(inlines);
+	free(lines);
 	free(w.sub.p);
 	free(w.sub2.p);
 	if (err) {

@@ -256,7 +256,9 @@ static uint64_t location_hash(const struct profile_location *l)
 	h = hash_u64(h, l->address);
 	h = hash_u64(h, l->offset);
 	for (uint32_t i = 0; i < l->nr_frames; i++)
-		h = hash_u64(h, (uint64_t)l->frames[i].kind << 32 | l->frames[i].name);
+		h = hash_u64(h, ((uint64_t)l->frames[i].kind << 32 | l->frames[i].name) ^
+			     ((uint64_t)l->frames[i].line << 40) ^
+			     (l->frames[i].line ? l->frames[i].file : 0));
 	return h;
 }
 
@@ -270,7 +272,9 @@ static bool location_equal(const struct profile *p, uint32_t id, const void *key
 	    a->offset != b->offset || a->nr_frames != b->nr_frames)
 		return false;
 	for (uint32_t i = 0; i < b->nr_frames; i++)
-		if (f[i].name != b->frames[i].name || f[i].kind != b->frames[i].kind)
+		if (f[i].name != b->frames[i].name || f[i].kind != b->frames[i].kind ||
+		    f[i].line != b->frames[i].line ||
+		    (f[i].line && f[i].file != b->frames[i].file))
 			return false;
 	return true;
 }

@@ -51,6 +51,10 @@ struct profile_mapping {
 struct profile_frame {
 	uint32_t name;		/* string id */
 	enum profile_frame_kind kind;
+	uint32_t line;		/* source line of the frame's address in it (the call, for a
+				 * frame with one inlined after it), 0: not known */
+	uint32_t file;		/* string id of that line's source file; meaningful only with
+				 * a line */
 };
 
 struct profile_location {

@@ -78,7 +78,8 @@ void inlines__free(struct inlines *d)
 	free(d);
 }
 
-int inlines__at(struct inlines *d, uint64_t vaddr, const char **names, int max)
+int inlines__at(struct inlines *d, uint64_t vaddr, const char **names, struct inline_src *srcs,
+		int max)
 {
 	const char *file = NULL, *func = NULL;
 	unsigned int line = 0;
@@ -102,6 +103,8 @@ int inlines__at(struct inlines *d, uint64_t vaddr, const char **names, int max)
 				   &func, &line))
 		return 0;
 	while (func && n < max) {
+		if (srcs)
+			srcs[n] = (struct inline_src){ file, line };
 		names[n++] = func;
 		func = NULL;
 		if (!bfd_find_inliner_info(d->abfd, &file, &func, &line))
@@ -116,7 +119,7 @@ void inlines__warm(struct inlines *d)
 
 	for (asection *sec = d->abfd->sections; sec; sec = sec->next) {
 		if ((bfd_section_flags(sec) & SEC_ALLOC) && (bfd_section_flags(sec) & SEC_CODE)) {
-			inlines__at(d, bfd_section_vma(sec), names, 1);
+			inlines__at(d, bfd_section_vma(sec), names, NULL, 1);
 			return;
 		}
 	}

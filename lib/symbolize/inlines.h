@@ -21,14 +21,24 @@ struct inlines;
 struct inlines *inlines__open_fd(int fd, const char *name);
 void inlines__free(struct inlines *d);
 
+/* Where in the source a frame is: FILE (as DWARF names it; NULL: unknown) and LINE (0:
+ * unknown). */
+struct inline_src {
+	const char *file;
+	unsigned int line;
+};
+
 /*
  * The functions at link-time address VADDR, innermost first: NAMES[0] is the function whose
  * code is at VADDR (possibly inlined), each next one the function it was inlined into, the
  * last the function that holds the code in the symbol table. Returns how many (at most MAX;
  * 0 when DWARF knows nothing of VADDR). Names are as DWARF gives them (linkage names
- * where present, mangled); they stay valid until inlines__free.
+ * where present, mangled); they stay valid until inlines__free. SRCS (room for MAX, or NULL)
+ * gets the line in each function: SRCS[0] VADDR's, each next one the call of the function
+ * before it (addr2line -i's lines).
  */
-int inlines__at(struct inlines *d, uint64_t vaddr, const char **names, int max);
+int inlines__at(struct inlines *d, uint64_t vaddr, const char **names, struct inline_src *srcs,
+		int max);
 
 /* Read what the first lookup would (BFD inflates and indexes .debug_info then), so that it
  * happens now rather than at the first real lookup. */

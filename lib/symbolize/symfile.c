@@ -145,9 +145,52 @@ static int symfile__unnamed(struct symfile *f, uint64_t vaddr, const char **out)
 	return symfile__keep(f, names, 1, "", out);
 }
 
+size_t symfile__split(const char *name, const char **file, unsigned int *line)
+{
+	const char *sep = strrchr(name, SYMFILE_SRC_SEP), *p;
+	unsigned long v = 0;
+
+	*file = NULL;
+	*line = 0;
+	if (!sep)
+		return strlen(name);
+	for (p = sep + 1; *p >= '0' && *p <= '9' && v < 100000000; p++)
+		v = v * 10 + (unsigned long)(*p - '0');
+	if (p == sep + 1 || *p != ':')
+		return strlen(name);
+	*file = p[1] ? p + 1 : NULL;
+	*line = (unsigned int)v;
+	return (size_t)(sep - name);
+}
+
+/* NAMES[I] (of NR) with its source line SRCS[I] appended (SYMBOLIZE_LINES) and, but for
+ * the first, SUFFIX before it: copies in OWNED (freed by the caller); those without a known
+ * source line keep the suffix only. */
+static void symfile__add_src(const char **names, char **owned, const struct inline_src *srcs,
+			     int nr, const char *suffix)
+{
+	for (int i = 0; i < nr; i++) {
+		char *s;
+
+		if (!srcs[i].file && !srcs[i].line) {
+			if (i && asprintf(&s, "%s%s", names[i], suffix) >= 0) {
+				free(owned[i]);
+				names[i] = owned[i] = s;
+			}
+			continue;
+		}
+		if (asprintf(&s, "%s%s%c%u:%s", names[i], i ? suffix : "", SYMFILE_SRC_SEP,
+			     srcs[i].line, srcs[i].file ? srcs[i].file : "") < 0)
+			continue;
+		free(owned[i]);
+		names[i] = owned[i] = s;
+	}
+}
+
 int symfile__frames(struct symfile *f, uint64_t off, bool is_return, const char **out, int max)
 {
 	const char *names[SYMFILE_MAX_FRAMES], *inl[INLINES_MAX], *name;
+	struct inline_src isrc[INLINES_MAX], srcs[SYMFILE_MAX_FRAMES] = { 0 };
 	char *owned[SYMFILE_MAX_FRAMES] = { 0 };
 	uint64_t vaddr, at, o;
 	int nr = 1, ni = 0;
@@ -172,15 +215,27 @@ int symfile__frames(struct symfile *f, uint64_t off, bool is_return, const char 
 	if ((f->flags & SYMBOLIZE_DEMANGLE) && (owned[0] = demangle(name)))
 		name = owned[0];
 	names[0] = name;
-	if ((f->flags & SYMBOLIZE_INLINE) && symfile__inlines(f))
-		ni = inlines__at(f->inl, at, inl, INLINES_MAX);
-	/* inl[ni - 1] is the function itself (named above from the symbol table). */
-	for (int i = ni - 2; i >= 0 && nr < max && nr < SYMFILE_MAX_FRAMES; i--, nr++) {
+	if ((f->flags & (SYMBOLIZE_INLINE | SYMBOLIZE_LINES)) && symfile__inlines(f))
+		ni = inlines__at(f->inl, at, inl, isrc, INLINES_MAX);
+	if (ni)
+		srcs[0] = isrc[ni - 1];
+	/* inl[ni - 1] is the function itself (named above from the symbol table). Without
+	 * SYMBOLIZE_INLINE, DWARF was read for the line only. */
+	for (int i = ni - 2; i >= 0 && nr < max && nr < SYMFILE_MAX_FRAMES &&
+	     (f->flags & SYMBOLIZE_INLINE); i--, nr++) {
 		names[nr] = inl[i];
+		srcs[nr] = isrc[i];
 		if ((f->flags & SYMBOLIZE_DEMANGLE) && (owned[nr] = demangle(inl[i])))
 			names[nr] = owned[nr];
 	}
-	nr = symfile__keep(f, names, nr, "_[i]", out);
+	if (ni && !(f->flags & SYMBOLIZE_INLINE))
+		srcs[0] = isrc[0];	/* the line of the address, in whatever was inlined */
+	if (f->flags & SYMBOLIZE_LINES) {
+		symfile__add_src(names, owned, srcs, nr, "_[i]");
+		nr = symfile__keep(f, names, nr, "", out);
+	} else {
+		nr = symfile__keep(f, names, nr, "_[i]", out);
+	}
 	for (int i = 0; i < SYMFILE_MAX_FRAMES; i++)
 		free(owned[i]);
 	return nr;

@@ -18,6 +18,18 @@ struct symfile;
 
 #define SYMBOLIZE_INLINE	1	/* inline chains from DWARF */
 #define SYMBOLIZE_DEMANGLE	2	/* C++ and Rust names demangled */
+#define SYMBOLIZE_LINES		4	/* each frame's source line from DWARF, after its name:
+					 * NAME SYMFILE_SRC_SEP LINE:FILE (symfile__split) */
+
+/* Between a name and its source line (SYMBOLIZE_LINES): a control character no name has. */
+#define SYMFILE_SRC_SEP		'\x1f'
+
+/*
+ * NAME as symfile__frames gives it with SYMBOLIZE_LINES: the length of the name itself
+ * (returned), its source FILE (*FILE, NUL-terminated, or NULL) and LINE (*LINE, 0: none). A
+ * name without a well-formed source part is all name. Pure.
+ */
+size_t symfile__split(const char *name, const char **file, unsigned int *line);
 
 /* Frames one address may have: the function and the functions inlined into it. */
 #define SYMFILE_MAX_FRAMES	33

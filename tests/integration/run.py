@@ -1058,6 +1058,87 @@ def pprof_traces(go, path):
     return stacks
 
 
+def pprof_raw(go, path):
+    """`go tool pprof -raw` of PATH: ({location id: (address, mapping id, [(func, file,
+    line)] innermost first)}, {mapping id: (start, offset, path)}, [(count, [location ids,
+    leaf first])])."""
+    out = subprocess.run([go, "tool", "pprof", "-raw", path], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    locs, maps, samples, cur, part = {}, {}, [], None, None
+    for line in out.splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            part = line
+            continue
+        if part == "Samples:":
+            m = re.match(r"\s+(\d+)\s+\d+:\s+([\d ]+)$", line)
+            if m:
+                samples.append((int(m.group(1)), [int(x) for x in m.group(2).split()]))
+        elif part == "Locations":
+            m = re.match(r"\s+(\d+): (0x[0-9a-f]+) M=(\d+) (\S+) (.*):(\d+) s=\d+$", line)
+            if m:
+                cur = [int(m.group(2), 16), int(m.group(3)), [(m.group(4), m.group(5),
+                                                               int(m.group(6)))]]
+                locs[int(m.group(1))] = cur
+                continue
+            m = re.match(r"\s+(\S+) (.*):(\d+) s=\d+$", line)
+            if m and cur:
+                cur[2].append((m.group(1), m.group(2), int(m.group(3))))
+        elif part == "Mappings":
+            m = re.match(r"(\d+): (0x[0-9a-f]+)/0x[0-9a-f]+/(0x[0-9a-f]+) (\S+)", line)
+            if m:
+                maps[int(m.group(1))] = (int(m.group(2), 16), int(m.group(3), 16), m.group(4))
+    return locs, maps, samples
+
+
+def file_vaddr(path, off):
+    """The link-time address of file offset OFF of ELF file PATH (its PT_LOADs)."""
+    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True).stdout
+    for m in re.finditer(r"LOAD\s+(0x[0-9a-f]+) (0x[0-9a-f]+) 0x[0-9a-f]+ (0x[0-9a-f]+)", out):
+        o, v, size = (int(x, 16) for x in m.groups())
+        if o <= off < o + size:
+            return off - o + v
+    return None
+
+
+@test
+def lines_agree_with_addr2line():
+    # --lines (folded) and pprof's lines, on a -g workload with two inlined functions: the
+    # leaf location of every sample in the program names the same functions, files and
+    # lines as addr2line -i -f for that address (binutils, the reference perf's srcline
+    # uses), innermost first; the folded output shows the hot loop as "NAME (FILE:LINE)".
+    go = go_tool()
+    if not go:
+        return "skipped: no go (golang-go, in scripts/deps.sh)"
+    d = tempfile.mkdtemp(prefix="lines-", dir=os.path.join(BUILD, "tests"))
+    folded, pb = os.path.join(d, "p.folded"), os.path.join(d, "p.pb.gz")
+    prog = os.path.abspath(workload("inline"))
+    run_profile(["-F", "499", "--lines", "-o", folded, "-o", pb, "--", prog, "2"])
+    locs, maps, samples = pprof_raw(go, pb)
+    leaves = {ids[0] for _, ids in samples if ids and ids[0] in locs and
+              maps.get(locs[ids[0]][1], (0, 0, ""))[2] == prog}
+    expect(leaves, f"no leaf location in {prog}: {len(locs)} locations")
+    checked = 0
+    for lid in sorted(leaves):
+        addr, mid, lines = locs[lid]
+        start, off, _ = maps[mid]
+        vaddr = file_vaddr(prog, addr - start + off)
+        out = subprocess.run(["addr2line", "-i", "-f", "-e", prog, hex(vaddr)],
+                             capture_output=True, text=True).stdout.split("\n")
+        theirs = [(out[i], out[i + 1].rsplit(":", 1)[0], int(re.sub(r"\D.*", "",
+                   out[i + 1].rsplit(":", 1)[1]) or 0)) for i in range(0, len(out) - 1, 2)]
+        expect(lines == theirs, f"{hex(vaddr)}: ours {lines}, addr2line {theirs}")
+        checked += 1
+    with open(folded) as f:
+        text = f.read()
+    hot = re.search(r";hash_loop \(inline\.c:(\d+)\)", text)
+    expect(hot and int(hot.group(1)) in (28, 29), f"no hash_loop (inline.c:28/29): "
+           f"{text[:300]!r}")
+    expect(re.search(r"mix_inner \(inline\.c:1[0-2]\)_\[i\]", text),
+           f"no mix_inner (inline.c:10-12)_[i]: {text[:300]!r}")
+    return f"{checked} leaf addresses agree with addr2line -i; hash_loop at inline.c:" \
+           f"{hot.group(1)}"
+
+
 @test
 def pprof_read_by_go_tool_pprof():
     # One run, written both as folded stacks and as pprof: go tool pprof (Debian's golang-go)

@@ -168,11 +168,19 @@ static void test_frame_kind(void)
 	};
 
 	for (size_t i = 0; i < N(cases); i++) {
-		size_t len = 99;
+		size_t len = strlen(cases[i].name);
 
 		CU_ASSERT_EQUAL(fixup__frame_kind(cases[i].name, cases[i].index, &len),
 				cases[i].kind);
 		CU_ASSERT_EQUAL(len, cases[i].len);
+	}
+	/* Only the first LEN bytes are the name: a source line may follow. */
+	{
+		size_t len = 9;
+
+		CU_ASSERT_EQUAL(fixup__frame_kind("inner_[i]\x1f12:a.c", 1, &len),
+				PROFILE_FRAME_INLINE);
+		CU_ASSERT_EQUAL(len, 5);
 	}
 }
 

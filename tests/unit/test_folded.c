@@ -186,7 +186,7 @@ static void test_from_profile(void)
 				     .thread_comm = PROFILE_NONE };
 	add(p, NULL, 0, 5, &l);
 
-	CU_ASSERT_EQUAL(folded__add_profile(f, p), 0);
+	CU_ASSERT_EQUAL(folded__add_profile(f, p, 0), 0);
 	CU_ASSERT_EQUAL(folded__nr_stacks(f), 4);
 	CU_ASSERT_EQUAL(folded__total(f), 15);
 	text = write_to_string(f);
@@ -201,6 +201,57 @@ static void test_from_profile(void)
 	profile__free(p);
 }
 
+/* --lines: a frame with a source line is "NAME (BASENAME:LINE)" before its suffix; one
+ * without is as before; without FOLDED_LINES the lines are not shown, and locations that
+ * differ only in lines fold alike. */
+static void test_lines(void)
+{
+	struct profile *p = profile__new();
+	struct folded *f = folded__new(), *plain = folded__new();
+	struct profile_frame frames[2];
+	struct profile_location l = { .kind = PROFILE_LOC_USER, .mapping = PROFILE_NONE,
+				      .address = 0x1000, .nr_frames = 2, .frames = frames };
+	struct profile_labels lab;
+	uint32_t a, b;
+	char *text;
+
+	CU_ASSERT_FATAL(p && f && plain);
+	frames[0] = (struct profile_frame){ str(p, "loop"), PROFILE_FRAME_USER, 29,
+					    str(p, "/src/dir/inline.c") };
+	frames[1] = (struct profile_frame){ str(p, "mix"), PROFILE_FRAME_INLINE, 12,
+					    str(p, "mix.h") };
+	a = (uint32_t)profile__add_location(p, &l);
+	frames[1].line = 13;
+	l.address = 0x1004;
+	b = (uint32_t)profile__add_location(p, &l);
+	CU_ASSERT_NOT_EQUAL(a, b);
+	lab = (struct profile_labels){ .pid = 1, .comm = str(p, "app"),
+				       .thread_comm = PROFILE_NONE };
+	add(p, &a, 1, 2, &lab);
+	add(p, &b, 1, 3, &lab);
+	frames[0] = (struct profile_frame){ str(p, "main"), PROFILE_FRAME_USER };
+	l.nr_frames = 1;
+	l.address = 0x2000;
+	a = (uint32_t)profile__add_location(p, &l);
+	add(p, &a, 1, 1, &lab);
+	CU_ASSERT_EQUAL(folded__add_profile(f, p, FOLDED_LINES), 0);
+	text = write_to_string(f);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT_STRING_EQUAL(text,
+		"app;loop (inline.c:29);mix (mix.h:12)_[i] 2\n"
+		"app;loop (inline.c:29);mix (mix.h:13)_[i] 3\n"
+		"app;main 1\n");
+	free(text);
+	CU_ASSERT_EQUAL(folded__add_profile(plain, p, 0), 0);
+	text = write_to_string(plain);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT_STRING_EQUAL(text, "app;loop;mix_[i] 5\napp;main 1\n");
+	free(text);
+	folded__free(f);
+	folded__free(plain);
+	profile__free(p);
+}
+
 static void test_from_empty_profile(void)
 {
 	struct profile *p = profile__new();
@@ -208,7 +259,7 @@ static void test_from_empty_profile(void)
 	char *text;
 
 	CU_ASSERT_FATAL(p != NULL && f != NULL);
-	CU_ASSERT_EQUAL(folded__add_profile(f, p), 0);
+	CU_ASSERT_EQUAL(folded__add_profile(f, p, 0), 0);
 	text = write_to_string(f);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
 	CU_ASSERT_STRING_EQUAL(text, "");
@@ -226,7 +277,8 @@ int register_folded_suite(void)
 	    !CU_add_test(s, "identical stacks merge, output sorted", test_merge_sort_write) ||
 	    !CU_add_test(s, "many stacks", test_many_stacks_grow) ||
 	    !CU_add_test(s, "a profile model folded", test_from_profile) ||
-	    !CU_add_test(s, "an empty profile model", test_from_empty_profile))
+	    !CU_add_test(s, "an empty profile model", test_from_empty_profile) ||
+	    !CU_add_test(s, "source lines (--lines)", test_lines))
 		return -1;
 	return 0;
 }

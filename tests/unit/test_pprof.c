@@ -259,7 +259,7 @@ static void test_read_back(void)
 	lab.truncated = true;
 	CU_ASSERT(profile__add_sample(p, profile__add_stack(p, (uint32_t[]){ ids[2], ids[0],
 									  ids[1] }, 3), 4, &lab) >= 0);
-	CU_ASSERT_EQUAL_FATAL(folded__add_profile(direct, p), 0);
+	CU_ASSERT_EQUAL_FATAL(folded__add_profile(direct, p, 0), 0);
 	CU_ASSERT_EQUAL_FATAL(pprof__encode(p, &o, &buf, &len), 0);
 	CU_ASSERT_EQUAL(pprof__read(buf, len, raw, err, sizeof(err)), 0);
 	f = open_memstream((char **)&gz, &gzlen);

@@ -140,13 +140,33 @@ static void test_one_dso_per_file(void)
 	CU_ASSERT_EQUAL(dsos__count(dsos), before);
 }
 
+/* A name and its source line as the worker sends them (SYMBOLIZE_LINES); names without a
+ * well-formed line part are names whole. */
+static void test_split(void)
+{
+	const char *file;
+	unsigned int line;
+
+	CU_ASSERT_EQUAL(symfile__split("mix_[i]\x1f" "12:/src/a.c", &file, &line), 7);
+	CU_ASSERT(file && !strcmp(file, "/src/a.c") && line == 12);
+	CU_ASSERT_EQUAL(symfile__split("main", &file, &line), 4);
+	CU_ASSERT(!file && !line);
+	CU_ASSERT_EQUAL(symfile__split("odd\x1fname", &file, &line), 8);
+	CU_ASSERT(!file && !line);
+	CU_ASSERT_EQUAL(symfile__split("f\x1f" "7:", &file, &line), 1);
+	CU_ASSERT(!file && line == 7);
+	CU_ASSERT_EQUAL(symfile__split("a\x1f" "1:b\x1f" "2:c.c", &file, &line), 5);
+	CU_ASSERT(file && !strcmp(file, "c.c") && line == 2);
+}
+
 int register_symbolize_suite(void)
 {
 	CU_pSuite s = CU_add_suite("symbolize", suite_init, suite_cleanup);
 
 	if (!s || !CU_add_test(s, "symbols, aliases, return addresses", test_symbols_and_aliases) ||
 	    !CU_add_test(s, "a stripped file: FILE+0xSTART", test_stripped_gets_fde_names) ||
-	    !CU_add_test(s, "one dso for a file two processes map", test_one_dso_per_file))
+	    !CU_add_test(s, "one dso for a file two processes map", test_one_dso_per_file) ||
+	    !CU_add_test(s, "a name and its source line", test_split))
 		return -1;
 	return 0;
 }
