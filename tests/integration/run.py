@@ -122,6 +122,21 @@ def children_cpu():
     return r.ru_utime + r.ru_stime
 
 
+def timed_command(argv):
+    """ARGV run by a shell that then prints its children's CPU time on stderr (`times`):
+    the command for profile -- , whose CPU command_cpu() reads from profile's stderr. The
+    profiler's own CPU, and its symbolizer worker's, are not the workload's."""
+    return ["sh", "-c", '"$@"; times >&2', "sh"] + argv
+
+
+def command_cpu(err):
+    """The CPU seconds `times` (timed_command) printed for the command's children."""
+    t = re.findall(r"^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$", err, re.M)
+    expect(len(t) >= 2, f"no `times` output on stderr: {err[-300:]!r}")
+    m = t[-1]
+    return int(m[0]) * 60 + float(m[1]) + int(m[2]) * 60 + float(m[3])
+
+
 def pid_cpu(pid):
     """CPU seconds process PID has used."""
     with open(f"/proc/{pid}/stat") as f:
@@ -144,10 +159,8 @@ def check_chain_profile(stacks, cpu_seconds, freq):
 
 @test
 def command_chain_fp():
-    cpu = children_cpu()
-    stacks, _, _ = run_profile(["-F", "99", "--", workload("chain_fp"), "3"])
-    # The workload's CPU, and profile's own (small): an upper bound of what could be seen.
-    return check_chain_profile(stacks, children_cpu() - cpu, 99)
+    stacks, err, _ = run_profile(["-F", "99", "--"] + timed_command([workload("chain_fp"), "3"]))
+    return check_chain_profile(stacks, command_cpu(err), 99)
 
 
 @test
@@ -281,9 +294,9 @@ def output_file_and_stdout_clean():
 
 @test
 def command_chain_nofp_dwarf():
-    cpu = children_cpu()
-    stacks, err, _ = run_profile(["-F", "99", "--", workload("chain_nofp"), "3"])
-    cpu = children_cpu() - cpu
+    stacks, err, _ = run_profile(["-F", "99", "--"] +
+                                 timed_command([workload("chain_nofp"), "3"]))
+    cpu = command_cpu(err)
     n = total(stacks, "chain_nofp")
     expect_rate(0.8 * 99 * cpu <= n <= 1.1 * 99 * cpu,
            f"{n} samples, expected about {99 * cpu:.0f} ({cpu:.2f} s of CPU)")
@@ -1412,12 +1425,11 @@ def check_samples_for_cpu(stacks, comm, cpu_seconds, freq):
 def pidns_command_inside():
     # profile itself in a pid namespace (a container without the host's pids): BPF must
     # number pids as the namespace does, as the command's pid from fork() is.
-    cpu = children_cpu()
     p = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", profile_bin(), "-F", "99",
-                        "--", workload("chain_fp"), "3"], capture_output=True, text=True,
-                       timeout=60)
+                        "--"] + timed_command([workload("chain_fp"), "3"]),
+                       capture_output=True, text=True, timeout=60)
     expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
-    return check_chain_profile(parse_folded(p.stdout), children_cpu() - cpu, 99)
+    return check_chain_profile(parse_folded(p.stdout), command_cpu(p.stderr), 99)
 
 
 def profile_inside(cmd, args):
