@@ -478,6 +478,9 @@ static int write_outputs(const struct settings *st, const struct profile *p,
 	for (int i = 0; i < st->nr_out; i++) {
 		const struct output *o = &st->out[i];
 		const char *name = o->path ? o->path : "standard output";
+		static const char *const fmt_names[] = { "folded", "svg", "pprof" };
+		double t = monotonic_seconds();
+		long at = ftell(o->f);
 		int err;
 
 		switch (o->format) {
@@ -491,6 +494,13 @@ static int write_outputs(const struct settings *st, const struct profile *p,
 			pr_warn("cannot write %s: %s", name, strerror(-err));
 			return EXIT_RUNTIME;
 		}
+		/* For bench/: what each format costs to make and how big it is. */
+		if (at >= 0 && ftell(o->f) >= at)
+			pr_info("wrote %s (%s): %ld bytes in %.3f s", name, fmt_names[o->format],
+				ftell(o->f) - at, monotonic_seconds() - t);
+		else
+			pr_info("wrote %s (%s) in %.3f s", name, fmt_names[o->format],
+				monotonic_seconds() - t);
 	}
 	return 0;
 }
