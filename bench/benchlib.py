@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Helpers shared by the benchmarks: medians and spreads that skip missing values."""
 import os
+import shutil
 import statistics
 import sys
 
@@ -34,3 +35,17 @@ def require(name, paths, root_for=None):
             sys.exit(f"{name}: {path} is missing; run `make bench`")
     if root_for and os.geteuid() != 0:
         print(f"{name}: not root; {root_for} will probably fail", file=sys.stderr)
+
+
+def xz_work(tmp, mb, who):
+    """The xz workload of endtoend.py and pprofwrite.py: `xz -6 -T1 -c FILE` over MB MB of
+    random data written into TMP (more than the sampling takes). Exits with a sentence,
+    naming WHO, when xz is missing."""
+    xz = shutil.which("xz")
+    if not xz:
+        sys.exit(f"{who}: xz is missing (Debian: apt-get install xz-utils)")
+    data = os.path.join(tmp, "random.bin")
+    with open(data, "wb") as f:
+        for _ in range(mb):
+            f.write(os.urandom(1 << 20))
+    return [xz, "-6", "-T1", "-c", data]

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from benchlib import median as med, spread as rng
+from benchlib import median as med, spread as rng, xz_work
 
 
 def timed(argv, stdout=None, stdin=None):
@@ -66,9 +66,6 @@ def main():
     profile = os.path.join(args.build, "profile")
     if not os.access(profile, os.X_OK):
         sys.exit(f"endtoend: {profile} is missing; run `make bench`")
-    xz = shutil.which("xz")
-    if not xz:
-        sys.exit("endtoend: xz is missing (Debian: apt-get install xz-utils)")
     fg = os.environ.get("FLAMEGRAPH_PL")
     sc = os.environ.get("STACKCOLLAPSE_PERF")
     missing = [n for n, v in (("FLAMEGRAPH_PL", fg), ("STACKCOLLAPSE_PERF", sc))
@@ -77,11 +74,7 @@ def main():
     hz, secs = str(args.freq), f"{args.duration:g}"
     tmp = args.keep or tempfile.mkdtemp(prefix="profile-endtoend-")
     os.makedirs(tmp, exist_ok=True)
-    data = os.path.join(tmp, "random.bin")
-    with open(data, "wb") as f:
-        for _ in range(args.mb):
-            f.write(os.urandom(1 << 20))
-    work = [xz, "-6", "-T1", "-c", data]
+    work = xz_work(tmp, args.mb, "endtoend")
 
     print(f"endtoend: {platform.node()}, kernel {platform.release()}, {os.cpu_count()} CPUs, "
           f"{args.rounds} rounds; workload: xz -6 -T1 -c ({args.mb} MB of random data) for "

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from benchlib import median as med, spread as rng
+from benchlib import median as med, spread as rng, xz_work
 
 
 def main():
@@ -41,17 +41,10 @@ def main():
     profile = os.path.join(args.build, "profile")
     if not os.access(profile, os.X_OK):
         sys.exit(f"pprofwrite: {profile} is missing; run `make bench`")
-    xz = shutil.which("xz")
-    if not xz:
-        sys.exit("pprofwrite: xz is missing (Debian: apt-get install xz-utils)")
     go = shutil.which("go") or ("/usr/lib/go/bin/go" if os.path.exists("/usr/lib/go/bin/go")
                                 else None)
     tmp = tempfile.mkdtemp(prefix="profile-pprofwrite-")
-    data = os.path.join(tmp, "random.bin")
-    with open(data, "wb") as f:
-        for _ in range(args.mb):
-            f.write(os.urandom(1 << 20))
-    work = [xz, "-6", "-T1", "-c", data]
+    work = xz_work(tmp, args.mb, "pprofwrite")
     print(f"pprofwrite: {platform.node()}, kernel {platform.release()}, {os.cpu_count()} "
           f"CPUs, {args.rounds} rounds; xz -6 -T1 -c ({args.mb} MB) for {args.duration:g} s "
           f"at {args.freq} Hz")

@@ -210,19 +210,27 @@ def hostile_debug_altlink_fifo():
     return expect_bounded(secs, rss)
 
 
+def profile_auto_and_dwarf(ps, pid):
+    """Profile PID and a reference process (started now) twice, --unwind auto then dwarf
+    (the targets resumed in between); both profiles name the reference's frames. Returns
+    (the auto stacks, the dwarf stacks, what expect_bounded says of the longer one)."""
+    pids = f"{pid},{reference(ps).pid}"
+    stacks, _, secs, rss = profile(["-p", pids], ps)
+    for q in ps.procs:
+        q.send_signal(signal.SIGCONT)
+    stacks2, _, secs2, rss2 = profile(["--unwind", "dwarf", "-p", pids], ps)
+    expect_named(stacks, "hostile", REF_NAMES)
+    expect_named(stacks2, "hostile", REF_NAMES)
+    return stacks, stacks2, expect_bounded(max(secs, secs2), max(rss, rss2))
+
+
 def hostile_elf_headers_past_eof():
     with tempfile.TemporaryDirectory(dir=os.path.join(r.BUILD, "tests")) as tmp, Procs() as ps:
         tmp = os.path.realpath(tmp)
         specs = past_eof_variants(lib(), tmp)
         pid = ps.start(hostile_cmd("mmap", *specs)).pid
-        pids = f"{pid},{reference(ps).pid}"
-        stacks, _, secs, rss = profile(["-p", pids], ps)
-        for q in ps.procs:
-            q.send_signal(signal.SIGCONT)
-        stacks2, _, secs2, rss2 = profile(["--unwind", "dwarf", "-p", pids], ps)
-    expect_named(stacks, "hostile", REF_NAMES)
-    expect_named(stacks2, "hostile", REF_NAMES)
-    return expect_bounded(max(secs, secs2), max(rss, rss2))
+        _, _, bounded = profile_auto_and_dwarf(ps, pid)
+    return bounded
 
 
 def hostile_eh_frame_records():
@@ -230,15 +238,9 @@ def hostile_eh_frame_records():
         tmp = os.path.realpath(tmp)
         libs = [hostile_eh_frame(lib(), tmp, False), hostile_eh_frame(lib(), tmp, True)]
         pid = ps.start(hostile_cmd("dlopen", *libs)).pid
-        pids = f"{pid},{reference(ps).pid}"
-        stacks, _, secs, rss = profile(["-p", pids], ps)
-        for q in ps.procs:
-            q.send_signal(signal.SIGCONT)
-        stacks2, _, secs2, rss2 = profile(["--unwind", "dwarf", "-p", pids], ps)
-    expect_named(stacks, "hostile", REF_NAMES)
-    expect_named(stacks2, "hostile", REF_NAMES)
+        _, stacks2, bounded = profile_auto_and_dwarf(ps, pid)
     expect_named(stacks2, "hostile", ["hostile_lib_loop"], 0.1)
-    return expect_bounded(max(secs, secs2), max(rss, rss2))
+    return bounded
 
 
 def hostile_debug_info_claims_4g():
