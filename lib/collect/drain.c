@@ -110,7 +110,8 @@ static int drained__add(struct drained *d, struct builder *b, const struct count
 		d->ips = p;
 		d->cap_ips = cap;
 	}
-	memcpy(d->ips + d->nr_ips, ips, (size_t)nr * sizeof(*ips));
+	if (nr)			/* none yet: d->ips may be NULL */
+		memcpy(d->ips + d->nr_ips, ips, (size_t)nr * sizeof(*ips));
 	d->v[d->nr++] = (struct drained_stack){ *key, count, d->nr_ips, nr };
 	d->nr_ips += (size_t)nr;
 	builder__want(b, key, ips, nr);

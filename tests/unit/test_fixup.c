@@ -178,7 +178,7 @@ static void test_frame_kind(void)
 	{
 		size_t len = 9;
 
-		CU_ASSERT_EQUAL(fixup__frame_kind("inner_[i]\x1f12:a.c", 1, &len),
+		CU_ASSERT_EQUAL(fixup__frame_kind("inner_[i]\x1f" "12:a.c", 1, &len),
 				PROFILE_FRAME_INLINE);
 		CU_ASSERT_EQUAL(len, 5);
 	}

@@ -130,7 +130,7 @@ static uint32_t loc(struct profile *p, enum profile_loc_kind kind, uint64_t addr
 	int id;
 
 	for (uint32_t i = 0; i < nr; i++)
-		frames[i] = (struct profile_frame){ str(p, names[i]), kinds[i] };
+		frames[i] = (struct profile_frame){ .name = str(p, names[i]), .kind = kinds[i] };
 	id = profile__add_location(p, &l);
 	CU_ASSERT_FATAL(id >= 0);
 	return id;
@@ -229,7 +229,7 @@ static void test_lines(void)
 				       .thread_comm = PROFILE_NONE };
 	add(p, &a, 1, 2, &lab);
 	add(p, &b, 1, 3, &lab);
-	frames[0] = (struct profile_frame){ str(p, "main"), PROFILE_FRAME_USER };
+	frames[0] = (struct profile_frame){ .name = str(p, "main"), .kind = PROFILE_FRAME_USER };
 	l.nr_frames = 1;
 	l.address = 0x2000;
 	a = (uint32_t)profile__add_location(p, &l);

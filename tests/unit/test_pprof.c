@@ -171,12 +171,12 @@ static void test_encode_model(void)
 	main_ = profile__intern(p, "main", 4);
 	loc.mapping = profile__add_mapping(p, &m);
 	/* A location of outer with inner inlined into it, and a caller main. */
-	fr[0] = (struct profile_frame){ outer, PROFILE_FRAME_USER };
-	fr[1] = (struct profile_frame){ inl, PROFILE_FRAME_INLINE };
+	fr[0] = (struct profile_frame){ .name = outer, .kind = PROFILE_FRAME_USER };
+	fr[1] = (struct profile_frame){ .name = inl, .kind = PROFILE_FRAME_INLINE };
 	loc.address = 0x1100;
 	loc.nr_frames = 2;
 	ids[0] = profile__add_location(p, &loc);
-	fr[0] = (struct profile_frame){ main_, PROFILE_FRAME_USER };
+	fr[0] = (struct profile_frame){ .name = main_, .kind = PROFILE_FRAME_USER };
 	loc.address = 0x1200;
 	loc.nr_frames = 1;
 	ids[1] = profile__add_location(p, &loc);
@@ -241,16 +241,16 @@ static void test_read_back(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	lab.comm = profile__intern(p, "app", 3);
-	fr[0] = (struct profile_frame){ profile__intern(p, "outer", 5), PROFILE_FRAME_USER };
-	fr[1] = (struct profile_frame){ profile__intern(p, "inner", 5), PROFILE_FRAME_INLINE };
+	fr[0] = (struct profile_frame){ .name = profile__intern(p, "outer", 5), .kind = PROFILE_FRAME_USER };
+	fr[1] = (struct profile_frame){ .name = profile__intern(p, "inner", 5), .kind = PROFILE_FRAME_INLINE };
 	loc.address = 0x10;
 	loc.nr_frames = 2;
 	ids[0] = profile__add_location(p, &loc);
-	fr[0] = (struct profile_frame){ profile__intern(p, "main", 4), PROFILE_FRAME_USER };
+	fr[0] = (struct profile_frame){ .name = profile__intern(p, "main", 4), .kind = PROFILE_FRAME_USER };
 	loc.address = 0x20;
 	loc.nr_frames = 1;
 	ids[1] = profile__add_location(p, &loc);
-	fr[0] = (struct profile_frame){ profile__intern(p, "vfs_read", 8), PROFILE_FRAME_KERNEL };
+	fr[0] = (struct profile_frame){ .name = profile__intern(p, "vfs_read", 8), .kind = PROFILE_FRAME_KERNEL };
 	loc.kind = PROFILE_LOC_KERNEL;
 	loc.address = 0xffffffff81000000;
 	ids[2] = profile__add_location(p, &loc);

@@ -86,8 +86,8 @@ static void test_mappings_and_locations(void)
 	CU_ASSERT_EQUAL(profile__nr_mappings(p), 2);
 	CU_ASSERT_STRING_EQUAL(profile__string(p, profile__mapping(p, map)->path), "/usr/bin/app");
 
-	frames[0] = (struct profile_frame){ str(p, "work"), PROFILE_FRAME_USER };
-	frames[1] = (struct profile_frame){ str(p, "helper"), PROFILE_FRAME_INLINE };
+	frames[0] = (struct profile_frame){ .name = str(p, "work"), .kind = PROFILE_FRAME_USER };
+	frames[1] = (struct profile_frame){ .name = str(p, "helper"), .kind = PROFILE_FRAME_INLINE };
 	l = (struct profile_location){ PROFILE_LOC_USER, map, 0x1234, 0x234, 2, frames };
 	id = profile__add_location(p, &l);
 	CU_ASSERT_EQUAL(id, 0);

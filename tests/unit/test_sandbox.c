@@ -148,7 +148,7 @@ static void test_names(void)
 {
 	static const char *const strs[] = { "main", "hash_inner_[i]" };
 	const char *got[2];
-	uint32_t ids[SB_FRAMES_MAX] = { 0, 1 };
+	uint32_t ids[SB_FRAMES_MAX + 1] = { 0, 1 };	/* one more than a frame may have */
 	size_t pos = 0;
 	struct sb_msg m;
 
