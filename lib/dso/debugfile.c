@@ -229,27 +229,32 @@ void dso_debug__free_paths(struct dso_debug_path *paths, int n)
 	}
 }
 
-int dso__debug_want(const struct dso *d, struct dso_debug_want *w)
+/* What D's debug file is known by: its build id, its .gnu_debuglink. */
+static int debug_ids(const struct dso *d, struct dso_debug_want *w)
 {
 	memset(w, 0, sizeof(*w));
-	if (elf__has_symtab(d->elf))
-		return -EEXIST;
 	w->build_id = d->build_id;
 	w->has_link = !elf__debuglink(d->elf, w->link, &w->crc);
 	return w->build_id || w->has_link ? 0 : -ENOENT;
 }
 
-struct dso *dso__open_debug(const struct dso *d)
+int dso__debug_want(const struct dso *d, struct dso_debug_want *w)
+{
+	if (elf__has_symtab(d->elf)) {
+		memset(w, 0, sizeof(*w));
+		return -EEXIST;
+	}
+	return debug_ids(d, w);
+}
+
+/* D's debug file found by W. */
+static struct dso *open_debug(const struct dso *d, const struct dso_debug_want *want)
 {
 	struct dso_debug_path cand[DSO_DEBUG_PATHS];
-	struct dso_debug_want w;
+	struct dso_debug_want w = *want;
 	struct dso *dbg = NULL;
 	int err = 0, n;
 
-	if (dso__debug_want(d, &w)) {
-		errno = ENOENT;
-		return NULL;
-	}
 	n = dso_debug__paths(d->path, w.build_id, w.has_link ? w.link : NULL, cand);
 	if (n < 0)
 		err = n;
@@ -268,4 +273,26 @@ struct dso *dso__open_debug(const struct dso *d)
 	if (!dbg)
 		errno = err ? -err : ENOENT;
 	return dbg;
+}
+
+struct dso *dso__open_debug(const struct dso *d)
+{
+	struct dso_debug_want w;
+
+	if (dso__debug_want(d, &w)) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return open_debug(d, &w);
+}
+
+struct dso *dso__open_debug_cfi(const struct dso *d)
+{
+	struct dso_debug_want w;
+
+	if (debug_ids(d, &w)) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return open_debug(d, &w);
 }

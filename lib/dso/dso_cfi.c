@@ -177,18 +177,27 @@ static int dso__build_eh(struct dso *d, struct dso_fdes *f)
 	return 0;
 }
 
-/* .debug_frame converted, at an address past the file's extent. */
+/* .debug_frame converted, at an address past the file's extent: the file's own, else its
+ * separate debug file's (a program stripped of the CFI its compiler put only there). */
 static int dso__build_debug(struct dso *d, struct dso_fdes *f)
 {
 	struct fde_index *ix = &d->built[DSO_CFI_DEBUG];
+	struct dso *dbg = NULL;
 	unsigned char *buf;
 	const unsigned char *p;
 	size_t len = 0;
 	int err;
 
 	p = dso__debug_frame(d, &len, &buf);
-	if (!p)
+	if (!p && !d->find_debug && (dbg = dso__open_debug_cfi(d))) {
+		p = dso__debug_frame(dbg, &len, &buf);
+		if (p)
+			pr_debug("%s: .debug_frame from %s", d->path, dbg->path);
+	}
+	if (!p) {
+		dso__free(dbg);
 		return -ENOENT;
+	}
 	/* The converted records (as long as the section) and their table, in an array grown
 	 * twice; the inflated copy was reserved by dso__debug_frame. */
 	if (!limits__reserve(2 * (uint64_t)len)) {
@@ -202,6 +211,10 @@ static int dso__build_debug(struct dso *d, struct dso_fdes *f)
 	if (buf)
 		limits__release(len);
 	free(buf);
+	/* Converted into IX: the debug file's bytes are no longer read. */
+	if (dbg && dso__faulted(dbg))
+		err = -ENOENT;		/* truncated while converted: zeros were read */
+	dso__free(dbg);
 	if (err)
 		return err;
 	d->cfi_charged += (uint64_t)ix->count * 8 + len;

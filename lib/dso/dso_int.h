@@ -91,5 +91,8 @@ void dso__measure_dwarf(struct dso *d, Elf *elf, uint64_t file_size);
  * caller frees it). Returns it, or NULL with errno: ENOENT when none fits, ENOMEM.
  */
 struct dso *dso__open_debug(const struct dso *d);
+/* The same, also for a file that has its own .symtab: its call frame information may be in
+ * the debug file only. */
+struct dso *dso__open_debug_cfi(const struct dso *d);
 
 #endif

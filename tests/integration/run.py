@@ -541,6 +541,26 @@ def static_chain_whole_without_eh_frame_hdr():
 
 
 @test
+def debug_frame_from_the_debug_file():
+    # The chain built without unwind tables (its CFI only in .debug_frame) and stripped of
+    # its DWARF into a separate debug file, as a distribution packs it: the unwinder reads
+    # .debug_frame from the debug file the .gnu_debuglink names. Beside perf --call-graph
+    # dwarf on the same binary.
+    stacks, _, _ = run_profile(["-F", "499", "--", workload("dbgframe"), "2"])
+    n = total(stacks, "dbgframe")
+    expect_rate(n >= 500, f"only {n} samples of dbgframe")
+    whole = share(stacks, lambda f: has_chain(f, CHAIN) and "__libc_start_call_main" in f,
+                  "dbgframe")
+    expect(whole >= 0.95, f"the whole chain in {whole:.1%} of dbgframe's samples")
+    note = f"ours {whole:.1%} whole of {n}"
+    if shutil.which("perf"):
+        perf = perf_stacks([workload("dbgframe"), "2"], 499, "dwarf")
+        note += f"; perf --call-graph dwarf " \
+                f"{share(perf, lambda f: has_chain(f, CHAIN), 'dbgframe'):.1%} of {len(perf)}"
+    return note
+
+
+@test
 def static_pie_chain_whole():
     return static_chains(["chain_spie", "chain_spie_fp"])
 

@@ -13,7 +13,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/plt_loop $(WL)/sighandler $(WL)/sighandler_fp $(WL)/cxx_callbacks $(WL)/chain_lld $(WL)/libchain_lld.so \
 		   $(WL)/mixed $(WL)/jitmap $(WL)/chain_static $(WL)/chain_static_fp $(WL)/chain_spie \
 		   $(WL)/chain_spie_fp $(WL)/hostile $(WL)/libhostile.so \
-		   $(WL)/inline_dwz
+		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -100,6 +100,18 @@ $(WL)/chain_lld: tests/workloads/chain_main.c $(WL)/libchain_lld.so
 # .eh_frame_hdr; -static-pie links one. With and without frame pointers (glibc's start-up has
 # none either way).
 WL_STATIC_SRCS	:= tests/workloads/chain_main.c tests/workloads/chain_lib.c
+# The chain without frame pointers, its call frame information only in .debug_frame (no
+# unwind tables), which strip -g then moves to the separate debug file with the DWARF.
+$(WL)/dbgframe $(WL)/dbgframe.debug &: $(WL_STATIC_SRCS) tests/workloads/spin.h
+	$(call msg,CC,$(WL)/dbgframe)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -fno-asynchronous-unwind-tables -fno-unwind-tables $(WL_STATIC_SRCS) \
+		-o $(WL)/dbgframe.full
+	$(Q)objcopy --only-keep-debug $(WL)/dbgframe.full $(WL)/dbgframe.debug
+	$(Q)objcopy --strip-debug --add-gnu-debuglink=$(WL)/dbgframe.debug $(WL)/dbgframe.full \
+		$(WL)/dbgframe
+	$(Q)rm -f $(WL)/dbgframe.full
+
 $(WL)/chain_static: $(WL_STATIC_SRCS) tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
