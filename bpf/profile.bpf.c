@@ -633,6 +633,19 @@ static __always_inline void count_new(struct count_slot *slot, const struct coun
 	slot->count = 1;
 }
 
+/* The process TGID's `incarns` value T (NULL: none), marked sampled in the map when it was
+ * not (once per program and CPU cache miss). Returns the value with the mark. */
+static __always_inline __u64 note_sampled(__u32 tgid, const __u64 *t)
+{
+	__u64 v = t ? *t : 0;
+
+	if (!(v & INCARN_SAMPLED)) {
+		v |= INCARN_SAMPLED;
+		bpf_map_update_elem(&incarns, &tgid, &v, BPF_ANY);
+	}
+	return v;
+}
+
 /*
  * The process TGID's `procs` entry, from this CPU's copy when it is the last one sampled
  * here (NULL when it has none). A process new to the CPU has its name recorded.
@@ -641,28 +654,26 @@ static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
 							      struct task_struct *task,
 							      __u64 *since)
 {
-	__u64 gen = procs_gen, *t;
+	__u64 gen = procs_gen;
 	struct proc_ranges *pr;
 	struct cpu_proc *cp;
 	__u32 zero = 0;
 
 	cp = bpf_map_lookup_elem(&cur_proc, &zero);
 	if (!cp) {
-		t = bpf_map_lookup_elem(&incarns, &tgid);
-		*since = t ? *t : 0;
+		*since = note_sampled(tgid, bpf_map_lookup_elem(&incarns, &tgid)) & ~INCARN_FLAGS;
 		return bpf_map_lookup_elem(&procs, &tgid);
 	}
 	if (cp->tgid_1 == tgid + 1 && cp->gen == gen) {
-		*since = cp->since;
+		*since = cp->since & ~INCARN_FLAGS;
 		return cp->has_ranges ? &cp->pr : NULL;
 	}
 	if (cp->tgid_1 != tgid + 1)
 		remember_comm(tgid, BPF_CORE_READ(task, group_leader));
 	cp->tgid_1 = tgid + 1;
 	cp->gen = gen;
-	t = bpf_map_lookup_elem(&incarns, &tgid);
-	cp->since = t ? *t : 0;
-	*since = cp->since;
+	cp->since = note_sampled(tgid, bpf_map_lookup_elem(&incarns, &tgid));
+	*since = cp->since & ~INCARN_FLAGS;
 	pr = bpf_map_lookup_elem(&procs, &tgid);
 	cp->has_ranges = pr != NULL;
 	if (!pr)
@@ -779,6 +790,18 @@ int do_sample(struct bpf_perf_event_data *ctx)
  * the parent) says nothing of the new one, whose dynamic linker starts with deep frames: copy
  * the whole stack until userspace learns again.
  */
+/* The `incarns` value of a program under TGID beginning at NOW: flags clear, but for
+ * whether the program before it under the pid was sampled. */
+static __always_inline __u64 next_incarn(__u32 tgid, __u64 now)
+{
+	__u64 *old = bpf_map_lookup_elem(&incarns, &tgid);
+
+	now &= ~INCARN_FLAGS;
+	if (old && (*old & INCARN_SAMPLED))
+		now |= INCARN_PREV_SAMPLED;
+	return now;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -790,6 +813,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		return 0;
 	if (bpf_map_lookup_elem(&comms, &tgid))
 		remember_comm(tgid, p);
+	now = next_incarn(tgid, now);
 	bpf_map_update_elem(&incarns, &tgid, &now, BPF_ANY);
 	pr = bpf_map_lookup_elem(&procs, &tgid);
 	if (pr) {
@@ -819,6 +843,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	}
 	/* A new process under CTGID: an earlier one's samples are not its. */
 	if (!filter_pids || profiled(ctgid)) {
+		now = next_incarn(ctgid, now);
 		bpf_map_update_elem(&incarns, &ctgid, &now, BPF_ANY);
 		__sync_fetch_and_add(&procs_gen, 1);
 	}

@@ -66,6 +66,13 @@ struct count_key {
 /* The sampling program compares and hashes keys as four 64-bit words. */
 _Static_assert(sizeof(struct count_key) == 40, "count_key is five 64-bit words");
 
+/* The low bits of an `incarns` value (a time in ns otherwise; count_key.gen has them clear):
+ * the program was sampled; the one before it under the pid was (so userspace keeps that
+ * one's mappings apart, and only then). */
+#define INCARN_SAMPLED		1ull
+#define INCARN_PREV_SAMPLED	2ull
+#define INCARN_FLAGS		3ull
+
 /* Slots of the per-CPU `cached` table in front of `counts`, in pairs (a power of two; the
  * table must stay under the kernel's 32 KiB per-CPU allocation limit). */
 #define PROFILE_CACHE_SLOTS	512

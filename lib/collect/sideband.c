@@ -60,6 +60,16 @@ static __u64 record_time(const struct perf_event_header *h)
 	return t;
 }
 
+/* Whether the program that PID ran before its latest fork or exec had samples, as BPF's
+ * `incarns` says (INCARN_PREV_SAMPLED); when it cannot say, yes: its mappings are kept. */
+static bool prev_sampled(struct session *s, __u32 pid)
+{
+	__u64 v;
+
+	return bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.incarns), &pid, &v) ||
+	       (v & INCARN_PREV_SAMPLED);
+}
+
 static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_event_header *h)
 {
 	struct session *s = ctx;
@@ -79,6 +89,8 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 		/* A new process starts with its parent's mappings: no mmap records for those
 		 * (none known when the parent is outside our pid namespace, ppid 0). */
 		if (r->pid != r->ppid && r->pid == r->tid && r->ppid) {
+			if (!prev_sampled(s, r->pid))
+				procmaps__unsampled(s->maps, r->pid);
 			if (procmaps__fork(s->maps, r->ppid, r->pid, r->time))
 				pr_warn("out of memory recording mappings of pid %u", r->pid);
 			session__on_fork(s, r->ppid, r->pid);
@@ -96,7 +108,9 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 		if (r->pid == r->tid && (s->opts.all || procmaps__has(s->maps, r->pid) ||
 					 !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.pids),
 							      &key, &v))) {
-			/* The program before keeps its mappings for its samples. */
+			/* The program before keeps its mappings for its samples, if it had any. */
+			if (!prev_sampled(s, r->pid))
+				procmaps__unsampled(s->maps, r->pid);
 			if (procmaps__exec(s->maps, r->pid, record_time(h), comm))
 				pr_warn("out of memory recording mappings of pid %u", r->pid);
 		}

@@ -22,6 +22,7 @@ struct pmaps {
 	pid_t pid;
 	bool load_tried;	/* /proc/PID/maps was read, or could not be */
 	bool archived;		/* an earlier program of another pid (PROCMAPS_ARCHIVED_PID) */
+	bool unsampled;		/* its program has no samples: not kept apart when it ends */
 	struct map *maps;
 	size_t nr, cap;
 	size_t nr_anon;		/* of NR, mappings of no file (JIT code, if code) */
@@ -241,6 +242,18 @@ static int pmaps__archive(struct procmaps *pm, struct pmaps *p, uint64_t time)
 
 	if (p->archived)
 		return 0;
+	if (p->unsampled) {
+		/* Nothing to name with them: the program's mappings are only forgotten. */
+		p->unsampled = false;
+		for (size_t i = 0; i < p->nr; i++) {
+			if (time && p->maps[i].time >= time)
+				p->maps[keep++] = p->maps[i];
+			else
+				map__drop(p, &p->maps[i]);
+		}
+		p->nr = keep;
+		return 0;
+	}
 	if (pm->next_as >= PROCMAPS_ARCHIVED_PID + LIMIT_INCARNATIONS_MAX) {
 		limits__hit(LIMIT_INCARNATIONS, 1);
 		return 0;
@@ -317,6 +330,14 @@ pid_t procmaps__incarnation(const struct procmaps *pm, pid_t pid, uint64_t gen)
 			as = p->old[i].as;
 	}
 	return as;
+}
+
+void procmaps__unsampled(struct procmaps *pm, pid_t pid)
+{
+	struct pmaps *p = pmaps__get(pm, pid);
+
+	if (p)
+		p->unsampled = true;
 }
 
 const char *procmaps__comm(const struct procmaps *pm, pid_t pid)

@@ -105,6 +105,10 @@ int procmaps__exec(struct procmaps *pm, pid_t pid, uint64_t time, const char *co
  */
 pid_t procmaps__incarnation(const struct procmaps *pm, pid_t pid, uint64_t gen);
 
+/* PID's current program has no samples (BPF says so): when it ends (procmaps__exec, or a
+ * fork that gives its pid to a new process), its mappings are dropped, not kept apart. */
+void procmaps__unsampled(struct procmaps *pm, pid_t pid);
+
 /* The name of PID's program as recorded here (procmaps__set_comm, exec, fork; an earlier
  * program's under its own pid), or NULL. */
 const char *procmaps__comm(const struct procmaps *pm, pid_t pid);

@@ -148,6 +148,18 @@ static void test_incarnations(void)
 	f = procmaps__find(pm, 7, 0x1800);
 	CU_ASSERT(f && !strcmp(f->path, "/other"));
 	CU_ASSERT_STRING_EQUAL(procmaps__comm(pm, 7), "parent");
+	/* A program BPF never sampled: its mappings are dropped at its exec, not kept apart. */
+	CU_ASSERT_EQUAL(procmaps__add(pm, 20, &shell), 0);
+	procmaps__unsampled(pm, 20);
+	CU_ASSERT_EQUAL(procmaps__exec(pm, 20, 100, "prog"), 0);
+	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 20, 0), 20);
+	CU_ASSERT_PTR_NULL(procmaps__find(pm, 20, 0x1800));
+	/* ... and only that one: the next exec keeps this program's. */
+	CU_ASSERT_EQUAL(procmaps__add(pm, 20, &lib), 0);
+	CU_ASSERT_EQUAL(procmaps__exec(pm, 20, 400, "next"), 0);
+	as = procmaps__incarnation(pm, 20, 150);
+	CU_ASSERT(as >= PROCMAPS_ARCHIVED_PID);
+	CU_ASSERT_PTR_NOT_NULL(procmaps__find(pm, as, 0x8000));
 	/* Pids nothing is known of: themselves, and nothing made of a fork between them. */
 	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 8, 0), 8);
 	CU_ASSERT_EQUAL(procmaps__fork(pm, 11, 12, 5), 0);
