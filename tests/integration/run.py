@@ -1235,6 +1235,21 @@ def sandbox_worker_confined():
                "dumpable: its /proc/PID files are its own, not root's")
         root = os.readlink(f"/proc/{pid}/root")
         expect(root.endswith("(deleted)"), f"root directory {root!r}")
+        # A process group of its own (the terminal's signals are not its), in profile's
+        # session: a session of its own would be an autogroup of its own, with a fair
+        # share of the CPUs that SCHED_IDLE does not give up.
+        def stat_ids(q):
+            with open(f"/proc/{q}/stat") as f:
+                fields = f.read().rpartition(")")[2].split()
+            return int(fields[2]), int(fields[3])      # pgrp, session
+        wpgrp, wsid = stat_ids(pid)
+        ppgrp, psid = stat_ids(p.pid)
+        expect(wsid == psid and wpgrp == pid and wpgrp != ppgrp,
+               f"worker pgrp {wpgrp} session {wsid}, profile's {ppgrp} {psid}")
+        if os.path.exists(f"/proc/{pid}/autogroup"):
+            with open(f"/proc/{pid}/autogroup") as f, open(f"/proc/{p.pid}/autogroup") as g:
+                wag, pag = f.read().split()[0], g.read().split()[0]
+            expect(wag == pag, f"worker in {wag}, profile in {pag}")
         out, err = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
