@@ -265,10 +265,18 @@ def hostile_library_truncated():
         stacks, err, secs, rss = profile(["-F", "499", "-p", f"{pid},{reference(ps).pid}"],
                                          ps, duration=4, during=(2, lambda: os.truncate(path, 0)))
     expect_named(stacks, "hostile", REF_NAMES)
-    expect_reported(err, "files changed while read (truncated: SIGBUS)")
-    in_lib = [f for f, _ in stacks for x in f if x.startswith("libtruncated.so")]
+    # Whoever reads the library after the truncation (the worker names its addresses; at
+    # idle priority beside two spinning targets it may first open it then, and find it
+    # empty) costs only that file: either a SIGBUS in a guarded mapping, which the summary
+    # counts, or a file that reads as empty, whose frames are [libtruncated.so]. (The unit
+    # tests of mapguard and of dso make the SIGBUS itself happen every time.)
+    faulted = any("bound met: " in line and "files changed while read (truncated: SIGBUS)"
+                  in line for line in err.splitlines())
+    in_lib = [f for f, _ in stacks for x in f
+              if x.startswith(("libtruncated.so", "[libtruncated.so]"))]
     r.expect(in_lib, f"no frame in the truncated library: {stacks}")
-    return expect_bounded(secs, rss, 4) + f"; {len(in_lib)} stacks in it"
+    return expect_bounded(secs, rss, 4) + f"; {len(in_lib)} stacks in it, " + \
+        ("read while truncated: SIGBUS counted" if faulted else "opened empty")
 
 
 def hostile_perf_maps():
