@@ -25,13 +25,12 @@
  * too: then the stack ends there, truncated (or whole, when the caller is where the thread
  * began). Go's prologues and epilogues, where the walk goes wrong otherwise, are put right by
  * the unwinder, or the stack is only its leaf, truncated. Returns the new number of the NU
- * addresses of IPS (room for NU + 1); KEY's flags say whether the stack is truncated.
+ * addresses of IPS (room for NU + 1); KEY's flags say whether the stack is truncated;
+ * PID is the pid whose mappings are the sampled program's (procmaps__incarnation).
  */
-static int add_leaf_caller(struct session *s, struct count_key *key, const __u64 *words,
-			   uint64_t *ips, int nu)
+static int add_leaf_caller(struct session *s, struct count_key *key, pid_t pid,
+			   const __u64 *words, uint64_t *ips, int nu)
 {
-	/* The mappings of the program sampled (an earlier one under the pid, kept apart). */
-	pid_t pid = procmaps__incarnation(s->maps, (pid_t)key->pid, key->gen);
 	struct unwind_sample us = {
 		.pid = pid, .ip = ips[0], .sp = 0x100000, .bp = 0,
 		.stack = words, .stack_len = 2 * sizeof(*words),
@@ -137,8 +136,12 @@ static int drain_key(struct session *s, struct builder *b, struct drained *d,
 	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.ustacks), &key.ustack_hash, &us) == 0) {
 		nr = us.nr < PROFILE_MAX_DEPTH ? (int)us.nr : PROFILE_MAX_DEPTH;
 		memcpy(ips, us.ips, nr * sizeof(*ips));
-		procmaps__ensure(s->maps, procmaps__incarnation(s->maps, (pid_t)key.pid, key.gen));
-		nr = add_leaf_caller(s, &key, us.sp_words, ips, nr);
+		/* The mappings of the program sampled (an earlier one under the pid, kept
+		 * apart). */
+		pid_t pid = procmaps__incarnation(s->maps, (pid_t)key.pid, key.gen);
+
+		procmaps__ensure(s->maps, pid);
+		nr = add_leaf_caller(s, &key, pid, us.sp_words, ips, nr);
 	}
 	if (drained__add(d, b, &key, ips, nr, count))
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");

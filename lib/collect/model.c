@@ -377,7 +377,7 @@ static pid_t key_pid(const struct builder *b, const struct count_key *key)
  * met a function without a frame record, the files where its frames have no name (once
  * each). Returns 0 or -errno.
  */
-static int builder__explain(struct builder *b, const struct count_key *key,
+static int builder__explain(struct builder *b, const struct count_key *key, pid_t pid,
 			    const uint64_t *ips, int nu, uint64_t count, bool truncated)
 {
 	struct explain *ex = b->s->explain;
@@ -396,7 +396,7 @@ static int builder__explain(struct builder *b, const struct count_key *key,
 		 * it is the leaf. */
 		uint64_t at = nu && ips[0] == key->walk_end ? key->walk_end : key->walk_end - 1;
 
-		file = explain_file(ex, procmaps__find(b->s->maps, key_pid(b, key), at));
+		file = explain_file(ex, procmaps__find(b->s->maps, pid, at));
 		err = file < 0 ? file : explain__add(ex, file, EXPLAIN_NOREC, count,
 						     truncated ? 0 : count);
 	}
@@ -431,10 +431,9 @@ static int comm_of(struct builder *b, __u32 id)
 	return profile__intern(b->p, "[unknown]", 9);
 }
 
-static int builder__labels(struct builder *b, const struct count_key *key,
+static int builder__labels(struct builder *b, const struct count_key *key, pid_t as,
 			   struct profile_labels *l)
 {
-	pid_t as = key_pid(b, key);
 	const char *comm = as != (pid_t)key->pid ? procmaps__comm(b->s->maps, as) : NULL;
 	/* An earlier program under the pid: its own name, when known. */
 	int id = comm ? profile__intern(b->p, comm, strlen(comm)) : comm_of(b, key->pid);
@@ -483,14 +482,14 @@ int builder__add(struct builder *b, const struct count_key *key, const uint64_t 
 			nu = 0;
 	}
 	n = user_locations(b, pid, ips, nu, b->locs + PROFILE_MAX_DEPTH, &outer);
-	err = n < 0 ? n : builder__labels(b, key, &labels);
+	err = n < 0 ? n : builder__labels(b, key, pid, &labels);
 	if (err)
 		goto fail;
 	labels.truncated = fixup__truncated(key->flags & COUNT_F_USER_TRUNCATED, outer);
 	if (in_exec && !nu)
 		labels.truncated = false;
 	if (s->explain) {
-		err = builder__explain(b, key, ips, nu, count, labels.truncated);
+		err = builder__explain(b, key, pid, ips, nu, count, labels.truncated);
 		if (err)
 			goto fail;
 	}

@@ -257,28 +257,11 @@ int sb_client__recv(struct sb_client *c, struct sb_msg *m, double deadline)
 	}
 }
 
-/* PATH into BUF (LEN bytes) with control characters as \xNN and backslashes doubled: a file
- * name is anyone's, the terminal is ours. */
-static void escape(const char *path, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	for (const unsigned char *p = (const unsigned char *)path; *p && o + 5 < len; p++) {
-		if (*p == '\\')
-			o += (size_t)snprintf(buf + o, len - o, "\\\\");
-		else if (*p < 0x20 || *p == 0x7f)
-			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
-		else
-			buf[o++] = (char)*p;
-	}
-	buf[o] = '\0';
-}
-
 void sb_client__fail(struct sb_client *c, int err, const char *what)
 {
 	pid_t pid = c->pid;
 	int status = sb_client__end(c);
-	char how[96], name[512];
+	char how[96];
 
 	if (status != -1 && WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
 		snprintf(how, sizeof(how), "was killed by signal %d (%s)%s", WTERMSIG(status),
@@ -292,9 +275,9 @@ void sb_client__fail(struct sb_client *c, int err, const char *what)
 		snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(status));
 	else
 		snprintf(how, sizeof(how), "failed: %s", strerror(err < 0 ? -err : EIO));
-	escape(what, name, sizeof(name));
+	/* pr_warn escapes the file's name for the terminal, as every message. */
 	pr_warn("symbolizer worker (pid %d) %s while reading %s: its frames there are left "
-		"unnamed (FILE+0xOFFSET)", (int)pid, how, name);
+		"unnamed (FILE+0xOFFSET)", (int)pid, how, what);
 	/* It could not even confine itself (it said why): the next would not either. */
 	if (!c->confined && status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1) {
 		pr_warn("symbolizer worker: no other started: frames in files are FILE+0xOFFSET");
