@@ -89,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n, crc_off, nr = 0;
 	unsigned char *copy;
 	const char *id;
+	bool made_id_dir = false;
 	struct dso *d;
 
 	if (size < 3)
@@ -118,8 +119,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	d = dso__open(prog, NULL);
 	if (d) {
 		/* ... and by its build id. */
-		id = dso__build_id(d);
-		if (id && strlen(id) > 2 && strlen(id) < 130) {
+		id = dso__build_id(d);	/* the dso's: not used once it is freed */
+		made_id_dir = id && strlen(id) > 2 && strlen(id) < 130;
+		if (made_id_dir) {
 			snprintf(id_dir, sizeof(id_dir), "%s/.build-id/%.2s", debug_dir, id);
 			mkdir(id_dir, 0700);
 			snprintf(cand[nr++], sizeof(cand[0]), "%s/%s.debug", id_dir, id + 2);
@@ -132,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dso__free(d);
 		for (size_t i = 0; i < nr; i++)
 			unlink(cand[i]);
-		if (nr && id && strlen(id) > 2 && strlen(id) < 130)
+		if (made_id_dir)
 			rmdir(id_dir);
 	}
 	unlink(prog);

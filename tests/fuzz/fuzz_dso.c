@@ -3,7 +3,9 @@
  * symbol tables (compressed ones too), notes, debuglink, the tables of FDEs (.eh_frame_hdr,
  * .eh_frame walked, .debug_frame decompressed and converted), and the DWARF sections'
  * compression headers and .gnu_debugaltlink measured before BFD would see them. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>

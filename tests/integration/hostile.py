@@ -279,19 +279,23 @@ def hostile_library_truncated():
         ("read while truncated: SIGBUS counted" if faulted else "opened empty")
 
 
+def wait_perf_map(path):
+    """The contents of the perf map at PATH once jitmap has written it (4 s at most)."""
+    for _ in range(200):
+        if os.path.exists(path) and os.path.getsize(path):
+            break
+        time.sleep(0.02)
+    with open(path) as f:
+        return f.read()
+
+
 def hostile_perf_maps():
     with tempfile.TemporaryDirectory(dir=os.path.join(r.BUILD, "tests")) as tmp, Procs() as ps:
         jits = []
         for _ in range(3):
             p = ps.start([r.workload("jitmap"), str(DURATION + 8)], wait_ready=False)
             path = f"/tmp/perf-{p.pid}.map"
-            for _ in range(200):
-                if os.path.exists(path) and os.path.getsize(path):
-                    break
-                time.sleep(0.02)
-            with open(path) as f:
-                real = f.read()
-            jits.append((p, path, real))
+            jits.append((p, path, wait_perf_map(path)))
         try:
             # Ten million lines (the real one first), a line of 1 MiB, a link to /dev/zero.
             junk = b"".join(b"%x 10 junk_%d\n" % (0x1000 + 16 * i, i) for i in range(1000))
@@ -347,12 +351,7 @@ def hostile_perf_map_link_out_of_container():
         u, pid = r.in_container([os.path.abspath(r.workload("jitmap")), str(DURATION + 8)],
                                 private_tmp=True)
         inner = f"/proc/{pid}/root/tmp/perf-1.map"
-        for _ in range(200):
-            if os.path.exists(inner) and os.path.getsize(inner):
-                break
-            time.sleep(0.02)
-        with open(inner) as f:
-            real = f.read()
+        real = wait_perf_map(inner)
         with open(secret, "w") as f:
             f.write(real.replace("jit_hot_loop", "HOST_SECRET"))
         os.unlink(inner)
