@@ -24,6 +24,11 @@ enum {
 };
 
 #define OP_deref	0x06
+#define OP_and		0x1a
+#define OP_plus		0x22
+#define OP_shl		0x24
+#define OP_ge		0x2a
+#define OP_lit0		0x30
 #define OP_breg0	0x70
 
 #define MAX_STATES	16	/* remember_state nesting */
@@ -40,7 +45,8 @@ struct reg {
 
 struct row {
 	uint8_t cfa_reg;
-	uint8_t cfa_deref;
+	uint8_t cfa_deref;		/* enum cfi_cfa */
+	uint8_t plt_cut;
 	bool cfa_unsup;
 	int64_t cfa_off;
 	struct reg bp, ra;
@@ -121,30 +127,102 @@ static void advance(struct prog *pg, uint64_t loc)
 		pg->loc = loc;
 }
 
-/* CFA = *(reg + off), the one expression kept: GCC's rule for functions that realign. */
-static void def_cfa_expr(struct row *row, struct rd *r)
+/* The expression block at R (its length first) into *E, R past it. Returns 0 or -1 (R bad). */
+static int expr_block(struct rd *r, struct rd *e)
 {
 	uint64_t len = rd_uleb(r);
-	struct rd e;
 
 	if (r->bad || len > (uint64_t)(r->end - r->p)) {
 		r->bad = true;
-		return;
+		return -1;
 	}
-	e = (struct rd){ .p = r->p, .start = r->p, .end = r->p + len };
+	*e = (struct rd){ .p = r->p, .start = r->p, .end = r->p + len };
 	r->p += len;
-	row->cfa_unsup = true;
-	if (e.p < e.end && (*e.p == OP_breg0 + CFI_REG_RSP || *e.p == OP_breg0 + CFI_REG_RBP)) {
-		uint8_t reg = *e.p++ - OP_breg0;
-		int64_t off = rd_sleb(&e);
+	return 0;
+}
 
-		if (!e.bad && e.p + 1 == e.end && *e.p == OP_deref) {
-			row->cfa_unsup = false;
-			row->cfa_reg = reg;
-			row->cfa_off = off;
-			row->cfa_deref = 1;
+/* Whether E is DW_OP_bregN OFF (N < 17) and nothing else: *REG and *OFF get them. With
+ * DEREF, DW_OP_deref must follow. */
+static bool breg_expr(struct rd e, bool deref, uint8_t *reg, int64_t *off)
+{
+	if (e.p >= e.end || *e.p < OP_breg0 || *e.p > OP_breg0 + CFI_REG_RA)
+		return false;
+	*reg = *e.p++ - OP_breg0;
+	*off = rd_sleb(&e);
+	if (e.bad)
+		return false;
+	if (deref)
+		return e.p + 1 == e.end && *e.p == OP_deref;
+	return e.p == e.end;
+}
+
+/* Whether E is the CFA of a .plt section as the linkers write it: DW_OP_breg7 OFF;
+ * DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_litCUT; DW_OP_ge; DW_OP_lit3; DW_OP_shl;
+ * DW_OP_plus, that is rsp + OFF + (((rip & 15) >= CUT) << 3). */
+static bool plt_expr(struct rd e, int64_t *off, uint8_t *cut)
+{
+	static const unsigned char tail[] = { OP_lit0 + 15, OP_and, 0, OP_ge, OP_lit0 + 3,
+					       OP_shl, OP_plus };
+
+	if (e.p >= e.end || *e.p++ != OP_breg0 + CFI_REG_RSP)
+		return false;
+	*off = rd_sleb(&e);
+	if (e.bad || e.end - e.p != 2 + (ptrdiff_t)sizeof(tail) || e.p[0] != OP_breg0 + CFI_REG_RA ||
+	    e.p[1] != 0)
+		return false;
+	e.p += 2;
+	for (size_t i = 0; i < sizeof(tail); i++) {
+		if (i == 2) {
+			if (e.p[i] < OP_lit0 || e.p[i] > OP_lit0 + 15)
+				return false;
+			*cut = e.p[i] - OP_lit0;
+		} else if (e.p[i] != tail[i]) {
+			return false;
 		}
 	}
+	return true;
+}
+
+/* DW_CFA_def_cfa_expression: the two kept, CFA = *(reg + off) (GCC's rule for functions that
+ * realign, and a signal frame's) and a .plt section's. */
+static void def_cfa_expr(struct row *row, struct rd *r)
+{
+	struct rd e;
+	uint8_t reg, cut = 0;
+	int64_t off;
+
+	if (expr_block(r, &e))
+		return;
+	row->cfa_unsup = true;
+	if (breg_expr(e, true, &reg, &off) && reg < CFI_REG_RA) {
+		row->cfa_unsup = false;
+		row->cfa_reg = reg;
+		row->cfa_off = off;
+		row->cfa_deref = CFI_CFA_DEREF;
+	} else if (plt_expr(e, &off, &cut)) {
+		row->cfa_unsup = false;
+		row->cfa_reg = CFI_REG_RSP;
+		row->cfa_off = off;
+		row->cfa_deref = CFI_CFA_PLT;
+		row->plt_cut = cut;
+	}
+}
+
+/* DW_CFA_expression REG: kept when the register is saved at rsp + off (a signal frame's
+ * ucontext). */
+static void reg_expr(struct row *row, struct rd *r)
+{
+	uint64_t regno = rd_uleb(r);
+	struct rd e;
+	uint8_t reg;
+	int64_t off;
+
+	if (r->bad || expr_block(r, &e))
+		return;
+	if (breg_expr(e, false, &reg, &off) && reg == CFI_REG_RSP)
+		set_reg(row, regno, CFI_AT_SP, off);
+	else
+		set_reg(row, regno, UNSUP, 0);
 }
 
 static void skip_block(struct rd *r)
@@ -237,6 +315,8 @@ static int run(struct prog *pg, struct rd *r, const struct row *init)
 			set_reg(row, reg, UNSUP, 0);
 			break;
 		case CFA_expression:
+			reg_expr(row, r);
+			break;
 		case CFA_val_expression:
 			reg = rd_uleb(r);
 			skip_block(r);
@@ -299,15 +379,15 @@ static int run(struct prog *pg, struct rd *r, const struct row *init)
 
 static int row_to_rule(const struct row *row, struct cfi_rule *out)
 {
-	if (row->cfa_unsup || (row->cfa_reg != CFI_REG_RSP && row->cfa_reg != CFI_REG_RBP) ||
-	    row->ra.where == UNSUP || row->ra.where == CFI_SAME || row->bp.where == UNSUP)
+	if (row->cfa_unsup || row->cfa_reg >= CFI_REG_RA || row->ra.where == UNSUP || row->ra.where == CFI_SAME || row->bp.where == UNSUP)
 		return -ENOTSUP;
 	if (row->cfa_off < INT32_MIN || row->cfa_off > INT32_MAX ||
 	    row->ra.off < INT32_MIN || row->ra.off > INT32_MAX ||
 	    row->bp.off < INT32_MIN || row->bp.off > INT32_MAX)
 		return -ENOTSUP;
 	*out = (struct cfi_rule){
-		.cfa_reg = row->cfa_reg, .cfa_deref = row->cfa_deref, .cfa_off = (int32_t)row->cfa_off,
+		.cfa_reg = row->cfa_reg, .cfa_deref = row->cfa_deref, .plt_cut = row->plt_cut,
+		.cfa_off = (int32_t)row->cfa_off,
 		.ra = row->ra.where, .ra_off = (int32_t)row->ra.off,
 		.bp = row->bp.where, .bp_off = (int32_t)row->bp.off,
 	};
@@ -368,8 +448,6 @@ int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struc
 		return err;
 	if (pc < f.start || pc - f.start >= f.range)
 		return -ENOENT;
-	if (f.cie.signal)
-		return -ENOTSUP;	/* a signal frame: libunwind knows sigreturn */
 	memset(&pg, 0, sizeof(pg));
 	pg.pc = pc;
 	err = fde_run(&pg, &f);
@@ -377,7 +455,15 @@ int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struc
 		return err;
 	if (pg.unsup)
 		return -ENOTSUP;
-	return row_to_rule(&pg.row, out);
+	err = row_to_rule(&pg.row, out);
+	if (!err && f.cie.signal) {
+		/* Only the interrupted code's own sp, rbp and rip will do. */
+		if (out->cfa_reg != CFI_REG_RSP || out->ra != CFI_AT_SP ||
+		    (out->bp != CFI_AT_SP && out->bp != CFI_UNDEFINED))
+			return -ENOTSUP;
+		out->signal = 1;
+	}
+	return err;
 }
 
 int cfi__lookup(const struct cfi_mem *m, const struct fde_table *t, uint64_t pc,

@@ -7,9 +7,13 @@
  *
  * The unwinder caches one such rule per sampled address and steps with two memory reads,
  * instead of going through libunwind for every frame (which takes a lock with two
- * sigprocmask calls per step and searches the FDE table again each time). Anything a rule
- * cannot say (a CFA computed by an expression, a signal frame, registers saved in other
- * registers) is -ENOTSUP, and the unwinder leaves that stack to libunwind.
+ * sigprocmask calls per step and searches the FDE table again each time). A rule also holds
+ * the three expressions compilers and libraries write for x86-64: the realigning function's
+ * CFA = *(reg + off), the CFA of a .plt stub (rsp + off, 8 more past the push of each
+ * 16-byte entry) and a signal frame's registers saved at rsp + off (glibc's __restore_rt:
+ * its CFA, rbp and return address are the interrupted code's, from the ucontext on the
+ * stack). Anything else (other expressions, registers saved in other registers) is
+ * -ENOTSUP, and the unwinder leaves that stack to libunwind.
  */
 #ifndef CFI_H
 #define CFI_H
@@ -29,14 +33,29 @@ enum cfi_where {
 	CFI_SAME = 0,		/* unchanged by this frame */
 	CFI_UNDEFINED,		/* none: for the return address, the outermost frame */
 	CFI_AT_CFA,		/* saved in memory at CFA + off */
+	CFI_AT_SP,		/* saved in memory at this frame's rsp + off (a signal frame's
+				 * ucontext: DW_CFA_expression DW_OP_breg7 off) */
+};
+
+/* How the CFA is computed from cfa_reg and cfa_off. */
+enum cfi_cfa {
+	CFI_CFA_REG = 0,	/* cfa_reg + cfa_off */
+	CFI_CFA_DEREF,		/* the word at cfa_reg + cfa_off */
+	CFI_CFA_PLT,		/* rsp + cfa_off, plus 8 when (rip & 15) >= plt_cut: a .plt
+				 * entry's CFA, deeper by the word it pushes */
 };
 
 /* The caller's registers at one instruction. */
 struct cfi_rule {
-	uint8_t cfa_reg;	/* CFA = cfa_reg + cfa_off (CFI_REG_RSP or CFI_REG_RBP) ... */
-	uint8_t cfa_deref;	/* ... or, when set, the word at cfa_reg + cfa_off */
+	uint8_t cfa_reg;	/* a DWARF register number below CFI_REG_RA: rsp, rbp, or (in a
+				 * leaf, whose registers the sample has) any other */
+	uint8_t cfa_deref;	/* enum cfi_cfa */
 	uint8_t ra;		/* enum cfi_where of the return address */
 	uint8_t bp;		/* enum cfi_where of rbp */
+	uint8_t plt_cut;	/* CFI_CFA_PLT: the low bits of rip from which 8 is added */
+	uint8_t signal;		/* a signal frame: its return address is the interrupted
+				 * instruction itself, not one after a call */
+	uint16_t pad;
 	int32_t cfa_off;
 	int32_t ra_off;
 	int32_t bp_off;

@@ -106,13 +106,14 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 {
 	const struct unwind_sample *s = c->s;
 	uint64_t ip = s->ip, sp = s->sp, bp = s->bp;
-	bool bp_ok = true;
+	bool bp_ok = true, exact = true;
 	int n = 1;
 
 	for (;;) {
 		/* A caller's return address may be past its function's end (a call to a
-		 * noreturn function): its rule is the call's, one byte before. */
-		uint64_t pc = n > 1 ? ip - 1 : ip, cfa, ra;
+		 * noreturn function): its rule is the call's, one byte before. The leaf's ip,
+		 * and the instruction a signal interrupted, are where they are. */
+		uint64_t pc = exact ? ip : ip - 1, cfa, ra;
 		const struct cfi_rule *r;
 		struct cfi_rule tmp;
 		struct loaded *l;
@@ -122,30 +123,48 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 			return n;
 		}
 		l = uproc__loaded_for_ip(c, pc);
-		if (!l || !(r = ufile__rule(l->f, pc - l->bias, &tmp)))
+		if (!l || !(r = ufile__rule(l->f, pc - l->bias, &tmp))) {
+			/* The dynamic linker's _start has no CFI: the process's first frame. */
+			if (n > 1 && uctx__at_entry(c, pc)) {
+				*stop = UNWIND_STOP_END;
+				return n;
+			}
 			return 0;
-		if (r->cfa_reg == CFI_REG_RBP && !bp_ok)
+		}
+		if (r->cfa_reg == CFI_REG_RSP)
+			cfa = sp;
+		else if (r->cfa_reg == CFI_REG_RBP && bp_ok)
+			cfa = bp;
+		else if (n == 1 && s->regs)	/* the leaf's other registers are the sample's */
+			cfa = s->regs[r->cfa_reg];
+		else
 			return 0;
-		cfa = (r->cfa_reg == CFI_REG_RSP ? sp : bp) + (int64_t)r->cfa_off;
-		if (r->cfa_deref && read_stack(c, cfa, &cfa))
+		cfa += (int64_t)r->cfa_off;
+		if (r->cfa_deref == CFI_CFA_PLT && (ip & 15) >= r->plt_cut)
+			cfa += 8;
+		if (r->cfa_deref == CFI_CFA_DEREF && read_stack(c, cfa, &cfa))
 			return 0;
 		if (r->ra == CFI_UNDEFINED) {
 			*stop = UNWIND_STOP_END;	/* the outermost frame (_start, clone) */
 			return n;
 		}
-		if (read_stack(c, cfa + (int64_t)r->ra_off, &ra))
+		if (read_stack(c, (r->ra == CFI_AT_SP ? sp : cfa) + (int64_t)r->ra_off, &ra))
 			return 0;
-		if (r->bp == CFI_AT_CFA && read_stack(c, cfa + (int64_t)r->bp_off, &bp))
+		if ((r->bp == CFI_AT_CFA || r->bp == CFI_AT_SP) &&
+		    read_stack(c, (r->bp == CFI_AT_SP ? sp : cfa) + (int64_t)r->bp_off, &bp))
 			return 0;
 		if (r->bp == CFI_UNDEFINED)
 			bp_ok = false;
+		else if (r->bp != CFI_SAME)
+			bp_ok = true;
 		sp = cfa;
 		ip = ra;
+		exact = r->signal;
 		if (!ip) {
 			*stop = UNWIND_STOP_END;
 			return n;
 		}
-		if (!uctx__return_mapped(c, ip)) {
+		if (!uctx__return_mapped(c, exact ? ip + 1 : ip)) {
 			*stop = UNWIND_STOP_BAD_FRAME;
 			return n;
 		}

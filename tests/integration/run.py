@@ -667,10 +667,11 @@ def cached_cfi_rules_agree_with_libunwind():
     # PROFILE_UNWIND_CHECK libunwind unwinds each of those again and must find the same
     # frames and the same end: a shared library, threads, inlined code, C++, Debian's xz, a
     # static binary (FDEs indexed from .eh_frame) and Go (.debug_frame converted), whose
-    # tables libunwind reads from memory, not from the process.
+    # tables libunwind reads from memory, not from the process; a signal handler's stacks
+    # through glibc's __restore_rt and PLT stubs (the rules of their CFA expressions).
     env = dict(os.environ, PROFILE_UNWIND_CHECK="1")
     cmds = [[workload("chain_nofp"), "2"], [workload("threads")], [workload("inline")],
-            [workload("templates")],
+            [workload("templates")], [workload("sighandler"), "2"], [workload("plt_loop"), "2"],
             ["sh", "-c", f"exec xz -6 -T1 -c {profile_bin()} {profile_bin()} > /dev/null"],
             [workload("chain_static"), "2"]]
     if os.path.exists(workload("gosha")):

@@ -20,6 +20,7 @@ static struct dso_seg seg;
 static struct cfi_mem mem;
 static struct fde_table tab;
 static uint64_t fde_a, fde_b, fde_plt, fde_sig, fde_start, cie_plain;
+static uint64_t fde_sigctx, fde_r10;	/* not in the table: read by address */
 
 static void put(const void *p, size_t n)
 {
@@ -134,6 +135,19 @@ static int setup(void)
 	fde_plt = fde(cie_plain, 0x4000, 0x20, plt, sizeof(plt) - 1);
 	fde_sig = fde(cie_sig, 0x5000, 0x20, "", 0);
 	fde_start = fde(cie_plain, 0x6000, 0x20, start, sizeof(start) - 1);
+	{
+		/* glibc's __restore_rt: everything from the ucontext at rsp. */
+		static const char sig[] =
+			"\x0f\x04\x77\xa0\x01\x06"	/* cfa = *(rsp + 160) */
+			"\x10\x06\x03\x77\xf8\x00"	/* rbp at rsp + 120 */
+			"\x10\x03\x03\x77\x80\x01"	/* rbx at rsp + 128 */
+			"\x10\x10\x03\x77\xa8\x01";	/* rip at rsp + 168 */
+		/* A realigning main's entry: cfa = r10 + 0, then *(rbp - 8). */
+		static const char r10[] = "\x0c\x0a\x00\x44\x0f\x03\x76\x78\x06";
+
+		fde_sigctx = fde(cie_sig, 0x7800, 0x10, sig, sizeof(sig) - 1);
+		fde_r10 = fde(cie_plain, 0x7900, 0x10, r10, sizeof(r10) - 1);
+	}
 	for (int i = 0; i < 5; i++) {
 		int32_t e[2] = { (int32_t)(pcs[i] - hdr), (int32_t)(*fdes[i] - hdr) };
 
@@ -188,8 +202,27 @@ static void test_what_a_rule_cannot_hold(void)
 {
 	struct cfi_rule r;
 
-	CU_ASSERT_EQUAL(cfi__lookup(&mem, &tab, 0x4008, &r), -ENOTSUP);	/* expression */
-	CU_ASSERT_EQUAL(cfi__lookup(&mem, &tab, 0x5000, &r), -ENOTSUP);	/* signal frame */
+	/* The .plt's expression: rsp + 8, 8 more from byte 11 of each 16. */
+	CU_ASSERT_EQUAL_FATAL(cfi__lookup(&mem, &tab, 0x4008, &r), 0);
+	CU_ASSERT(r.cfa_reg == CFI_REG_RSP && r.cfa_off == 8 && r.cfa_deref == CFI_CFA_PLT &&
+		  r.plt_cut == 11 && r.ra == CFI_AT_CFA && r.ra_off == -8 && !r.signal);
+	/* Its expression with one byte changed is no rule. */
+	buf[fde_plt - BASE + 17 + 7] = 0x1b;			/* DW_OP_and -> DW_OP_div */
+	CU_ASSERT_EQUAL(cfi__lookup(&mem, &tab, 0x4008, &r), -ENOTSUP);
+	buf[fde_plt - BASE + 17 + 7] = 0x1a;
+	CU_ASSERT_EQUAL(cfi__lookup(&mem, &tab, 0x4008, &r), 0);
+	/* A signal frame whose registers are not in a ucontext. */
+	CU_ASSERT_EQUAL(cfi__lookup(&mem, &tab, 0x5000, &r), -ENOTSUP);
+	/* One whose are: the CFA, rbp and the return address from rsp + K. */
+	CU_ASSERT_EQUAL_FATAL(cfi__rule_at(&mem, fde_sigctx, 0x7801, &r), 0);
+	CU_ASSERT(r.cfa_reg == CFI_REG_RSP && r.cfa_off == 160 && r.cfa_deref == CFI_CFA_DEREF);
+	CU_ASSERT(r.ra == CFI_AT_SP && r.ra_off == 168 && r.bp == CFI_AT_SP && r.bp_off == 120);
+	CU_ASSERT_EQUAL(r.signal, 1);
+	/* A CFA from r10 (a leaf's register), then *(rbp - 8). */
+	CU_ASSERT_EQUAL_FATAL(cfi__rule_at(&mem, fde_r10, 0x7900, &r), 0);
+	CU_ASSERT(r.cfa_reg == 10 && r.cfa_off == 0 && r.cfa_deref == CFI_CFA_REG);
+	CU_ASSERT_EQUAL_FATAL(cfi__rule_at(&mem, fde_r10, 0x7904, &r), 0);
+	CU_ASSERT(r.cfa_reg == CFI_REG_RBP && r.cfa_off == -8 && r.cfa_deref == CFI_CFA_DEREF);
 	CU_ASSERT_EQUAL(cfi__lookup(&mem, &tab, 0x6001, &r), 0);
 	CU_ASSERT_EQUAL(r.ra, CFI_UNDEFINED);					/* outermost */
 	CU_ASSERT_EQUAL(cfi__lookup(&mem, &tab, 0x6000, &r), 0);
