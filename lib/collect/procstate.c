@@ -112,9 +112,8 @@ static int pstate__add(struct session *s, struct pstate *p, const struct map *m)
 	size_t i, j;
 	int err;
 
-	/* Stacks begin in fixup_stack_bottoms: the C library's, Go's. */
-	err = unwinder__map_spans(s->unw, p->pid, m, fixup_stack_bottoms, FIXUP_NR_STACK_BOTTOMS,
-				  PROFILE_MAX_SPANS, &pm.spans);
+	/* Stacks begin in fixup_stack_bottoms (session.c): the C library's, Go's. */
+	err = unwinder__map_spans(s->unw, p->pid, m, PROFILE_MAX_SPANS, &pm.spans);
 	if (!err && p->nr == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 16;
 		struct pmap *maps = realloc(p->maps, cap * sizeof(*maps));

@@ -19,6 +19,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "collect/explain.h"
+#include "collect/fixup.h"
 #include "collect/session_int.h"
 #include "collect/ucounts.h"
 #include "proc/procmaps.h"
@@ -127,6 +128,8 @@ static int session__start(struct session *s)
 					     "of a user other than root", SANDBOX_USER_ENV);
 	}
 	s->unw = unwinder__new(s->maps, s->dsos);
+	if (s->unw)
+		unwinder__set_bottoms(s->unw, fixup_stack_bottoms, FIXUP_NR_STACK_BOTTOMS);
 	s->unwound = ucounts__new();
 	if (opts->explain)
 		s->explain = explain__new();

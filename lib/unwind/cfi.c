@@ -61,7 +61,9 @@ struct prog {
 	bool past;			/* advanced beyond pc: the row is final */
 	bool unsup;			/* an operation we cannot follow, anywhere */
 	bool backwards;			/* (rows) a location before the current one */
+	bool signal;			/* the FDE's CIE says "S" */
 	cfi_row_fn emit;		/* (rows) called for each row as it ends, or NULL */
+	cfi_rule_fn emit_rule;		/* (rule rows) the same with the row's rule */
 	void *arg;
 };
 
@@ -105,18 +107,19 @@ static int restore_reg(struct row *row, const struct row *init, uint64_t regno)
 
 static enum cfi_frame row_frame(const struct row *row);
 static int32_t row_sp_off(const struct row *row);
+static void emit_row(struct prog *pg, uint64_t from, uint64_t to);
 
 /* The row goes on to LOC. Running to one address, past it the row is final; running the
- * whole table, the row that ends at LOC is handed to pg->emit. */
+ * whole table, the row that ends at LOC is handed to pg->emit (or emit_rule). */
 static void advance(struct prog *pg, uint64_t loc)
 {
-	if (pg->emit) {
+	if (pg->emit || pg->emit_rule) {
 		uint64_t to = loc < pg->pc ? loc : pg->pc;
 
 		if (loc < pg->loc)
 			pg->backwards = true;
 		else if (to > pg->loc)
-			pg->emit(pg->arg, pg->loc, to, row_frame(&pg->row), row_sp_off(&pg->row));
+			emit_row(pg, pg->loc, to);
 		pg->loc = to;
 		pg->past = loc >= pg->pc;
 		return;
@@ -394,6 +397,38 @@ static int row_to_rule(const struct row *row, struct cfi_rule *out)
 	return 0;
 }
 
+/* The rule of PG's current row (what a signal frame's must be checked), or -ENOTSUP. */
+static int prog_rule(const struct prog *pg, struct cfi_rule *out)
+{
+	int err;
+
+	if (pg->unsup)
+		return -ENOTSUP;
+	err = row_to_rule(&pg->row, out);
+	if (!err && pg->signal) {
+		/* Only the interrupted code's own sp, rbp and rip will do. */
+		if (out->cfa_reg != CFI_REG_RSP || out->ra != CFI_AT_SP ||
+		    (out->bp != CFI_AT_SP && out->bp != CFI_UNDEFINED))
+			return -ENOTSUP;
+		out->signal = 1;
+	}
+	return err;
+}
+
+/* Hand the current row, [FROM, TO), to whichever callback PG has. */
+static void emit_row(struct prog *pg, uint64_t from, uint64_t to)
+{
+	struct cfi_rule r;
+	int err;
+
+	if (pg->emit) {
+		pg->emit(pg->arg, from, to, row_frame(&pg->row), row_sp_off(&pg->row));
+		return;
+	}
+	err = prog_rule(pg, &r);
+	pg->emit_rule(pg->arg, from, to, err, err ? NULL : &r);
+}
+
 /* An FDE with its CIE: [start, start + range) and its instructions. */
 struct fde {
 	struct cie cie;
@@ -421,17 +456,21 @@ static int fde_run(struct prog *pg, struct fde *f)
 {
 	struct rd insns = f->cie.insns;
 	cfi_row_fn emit = pg->emit;
+	cfi_rule_fn emit_rule = pg->emit_rule;
 	int err;
 
 	pg->cie = &f->cie;
 	pg->loc = f->start;
+	pg->signal = f->cie.signal;
 	pg->emit = NULL;		/* the CIE's instructions make no rows */
+	pg->emit_rule = NULL;
 	err = run(pg, &insns, NULL);
 	if (err)
 		return err;
 	if (pg->past)
 		return -EINVAL;		/* the CIE's instructions cannot advance */
 	pg->emit = emit;
+	pg->emit_rule = emit_rule;
 	pg->init = pg->row;
 	pg->depth = 0;
 	return run(pg, &f->insns, &pg->init);
@@ -453,17 +492,7 @@ int cfi__rule_at(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t pc, struc
 	err = fde_run(&pg, &f);
 	if (err)
 		return err;
-	if (pg.unsup)
-		return -ENOTSUP;
-	err = row_to_rule(&pg.row, out);
-	if (!err && f.cie.signal) {
-		/* Only the interrupted code's own sp, rbp and rip will do. */
-		if (out->cfa_reg != CFI_REG_RSP || out->ra != CFI_AT_SP ||
-		    (out->bp != CFI_AT_SP && out->bp != CFI_UNDEFINED))
-			return -ENOTSUP;
-		out->signal = 1;
-	}
-	return err;
+	return prog_rule(&pg, out);
 }
 
 int cfi__lookup(const struct cfi_mem *m, const struct fde_table *t, uint64_t pc,
@@ -569,5 +598,31 @@ int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *
 	if (pg.loc < *end)
 		fn(arg, pg.loc, *end, pg.unsup ? CFI_FRAME_OTHER : row_frame(&pg.row),
 		   pg.unsup ? 0 : row_sp_off(&pg.row));
+	return 0;
+}
+
+int cfi__rule_rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_rule_fn fn, void *arg,
+		   uint64_t *start, uint64_t *end)
+{
+	struct prog pg;
+	struct fde f;
+	int err;
+
+	err = fde_open(m, fde_vaddr, &f);
+	if (err)
+		return err;
+	*start = f.start;
+	*end = f.start + f.range;
+	memset(&pg, 0, sizeof(pg));
+	pg.pc = *end;
+	pg.emit_rule = fn;
+	pg.arg = arg;
+	err = fde_run(&pg, &f);
+	if (!err && pg.backwards)
+		err = -EINVAL;
+	if (err)
+		return err;
+	if (pg.loc < *end)
+		emit_row(&pg, pg.loc, *end);
 	return 0;
 }

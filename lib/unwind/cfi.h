@@ -100,6 +100,20 @@ typedef void (*cfi_row_fn)(void *arg, uint64_t start, uint64_t end, enum cfi_fra
 int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *arg,
 	      uint64_t *start, uint64_t *end);
 
+/* Called for each row [START, END) of a CFA table with its rule R (ERR 0), or ERR -ENOTSUP
+ * (R NULL) where no rule can say it. */
+typedef void (*cfi_rule_fn)(void *arg, uint64_t start, uint64_t end, int err,
+			    const struct cfi_rule *r);
+
+/*
+ * Run the whole CFA program of the FDE at FDE_VADDR, calling FN with ARG for each row and its
+ * rule (cfi__rule_at's at any address of the row), in increasing order, up to the FDE's end;
+ * *START and *END get the FDE's range. Returns 0, -EINVAL for malformed CFI (a row may have
+ * been reported before) or -ENOTSUP.
+ */
+int cfi__rule_rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_rule_fn fn, void *arg,
+		   uint64_t *start, uint64_t *end);
+
 /* [*START, *END): the code the FDE at FDE_VADDR covers. Returns 0, -EINVAL or -ENOTSUP. */
 int cfi__fde_range(const struct cfi_mem *m, uint64_t fde_vaddr, uint64_t *start, uint64_t *end);
 

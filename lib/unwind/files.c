@@ -14,7 +14,7 @@
 #include "dso/dsos.h"
 #include "proc/procmaps.h"
 #include "unwind/unwind_int.h"
-#include "unwind/x86.h"
+#include "unwind/utab.h"
 
 /* File offset holding link-time address VADDR (the whole file bounds a read from there, not
  * its segment: libunwind reads aligned words that may run past a segment's end), or -1. */
@@ -57,53 +57,9 @@ static void ufile__load(struct ufile *f, struct dso *dso)
 			 dso__path(dso));
 }
 
-static uint64_t rule_hash(uint64_t vaddr)
-{
-	return hash_u64(0, vaddr);
-}
-
-/*
- * The CFI rule at link-time address VADDR of F, worked out once and kept; NULL when there is
- * none a rule can express (libunwind's turn). OUT holds it when the cache is full.
- */
 const struct cfi_rule *ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out)
 {
-	uint64_t h = rule_hash(vaddr);
-	struct rule_ent *e;
-	uint32_t pos, id;
-	int err;
-
-	for (id = htab__first(&f->rules_index, h, &pos); id != HTAB_NONE;
-	     id = htab__next(&f->rules_index, h, &pos)) {
-		e = &f->rules[id];
-		if (e->vaddr == vaddr)
-			return e->err ? NULL : &e->rule;
-	}
-	err = -ENOENT;
-	for (int i = 0; i < DSO_CFI__MAX && err == -ENOENT; i++) {
-		const struct dso_fdes *src = ufile__fdes(f, i);
-
-		if (src)
-			err = cfi__lookup(&src->mem, &src->table, vaddr, out);
-	}
-	if (f->nr_rules == f->cap_rules && f->cap_rules < RULES_MAX) {
-		uint32_t cap = f->cap_rules ? 2 * f->cap_rules : RULES_MIN;
-		uint64_t more = (uint64_t)(cap - f->cap_rules) * sizeof(*e);
-
-		if (limits__reserve(more)) {
-			e = realloc(f->rules, cap * sizeof(*e));
-			if (e) {
-				f->rules = e;
-				f->cap_rules = cap;
-			} else {
-				limits__release(more);
-			}
-		}
-	}
-	/* Full at RULES_MAX (or out of memory, or past the memory budget): not kept. */
-	if (f->nr_rules < f->cap_rules && !htab__insert(&f->rules_index, h, f->nr_rules))
-		f->rules[f->nr_rules++] = (struct rule_ent){ vaddr, *out, err };
-	return err ? NULL : out;
+	return f->tab && !utab__rule(f->tab, vaddr, out) ? out : NULL;
 }
 
 struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
@@ -132,181 +88,21 @@ struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
 	f = u->files[id] = calloc(1, sizeof(*f));
 	if (f)
 		f->id = id;
-	if (f && dso)
+	if (f && dso) {
 		ufile__load(f, dso);
+		if (f->ok)
+			f->tab = utab__build(dso, u->bottoms, u->nr_bottoms);
+		if (f->ok && !f->tab)
+			pr_debug("unwind: no unwind table of %s (out of memory)", dso__path(dso));
+	}
 	return f;
 }
 
-/* Spans a file keeps (merged where that costs least): what one mapping is made from. */
-#define FILE_SPANS_MAX	1024
-/* FDEs whose rows say whether a file was built with frame pointers. */
-#define JUDGE_SAMPLE	512
-
-/*
- * Functions of Go's runtime that call or switch stacks without a frame record of their own
- * (the records of their callees skip them: systemstack, mcall, morestack, asmcgocall, gogo),
- * or that are entered with a return address no call pushed (asyncPreempt, sigpanic: the
- * instruction a signal interrupted): "no record" by name, whatever their code shows. The
- * first GO_CHECKS are what the stack check calls before a function's frame is made, whose
- * return addresses therefore no walk meets. Each is looked up as NAME, then as NAME.abi0
- * (Go's symbol for an assembly function of the stack-based ABI).
- */
-static const char *const go_norec[] = {
-	"runtime.morestack", "runtime.morestack_noctxt", "runtime.morestackc",
-	"runtime.systemstack", "runtime.systemstack_switch", "runtime.mcall", "runtime.gogo",
-	"gogo", "runtime.asmcgocall", "runtime.asyncPreempt", "runtime.sigpanic",
-	"runtime.sigpanic0", "runtime.sigtramp", "runtime.sigreturn",
-	"runtime.sigreturn__sigaction", "runtime.debugCallV2",
-};
-#define GO_CHECKS	3
-
-/* [*START, *END) of the function named NAME in D, or NAME.abi0 when ABI0. Returns 0 or
- * -ENOENT. */
-static int go_find(struct dso *d, const char *name, bool abi0, uint64_t *start, uint64_t *end)
-{
-	char buf[64];
-
-	if (!abi0)
-		return dso__find_range(d, name, start, end);
-	snprintf(buf, sizeof(buf), "%s.abi0", name);
-	return dso__find_range(d, buf, start, end);
-}
-
-/*
- * The frame spans (link-time) of Go file F into S, by Go's convention (frames__build_go) from
- * its .debug_frame, and its lost windows into F->lost; the runtime's functions go_norec
- * FRAME_NOREC, and so the functions of .eh_frame (the C code of a cgo program). Returns 0,
- * -ENOMEM or -E2BIG.
- */
-static int ufile__go_spans(struct ufile *f, struct frame_spans *s)
-{
-	const struct dso_fdes *src = ufile__fdes(f, DSO_CFI_DEBUG);
-	const struct dso_fdes *eh = ufile__fdes(f, DSO_CFI_EH);
-	uint64_t checks[2 * GO_CHECKS], start, end, fde;
-	size_t nr_checks = 0;
-	int err;
-
-	for (size_t i = 0; i < 2 * GO_CHECKS; i++)
-		if (!go_find(f->dso, go_norec[i / 2], i & 1, &start, &end))
-			checks[nr_checks++] = start;
-	err = frames__build_go(&src->mem, &src->table, &f->mem, checks, nr_checks, s, &f->lost);
-	for (size_t i = 0; !err && i < 2 * sizeof(go_norec) / sizeof(*go_norec); i++)
-		if (!go_find(f->dso, go_norec[i / 2], i & 1, &start, &end))
-			err = frames__paint(s, start, end, FRAME_NOREC);
-	for (uint32_t i = 0; !err && eh && i < eh->table.count; i++)
-		if (!fde_table__entry(&eh->table, i, &start, &fde) &&
-		    !cfi__fde_range(&eh->mem, fde, &start, &end))
-			err = frames__paint(s, start, end, FRAME_NOREC);
-	pr_debug("unwind: %s: Go's frame records kept by %u of %u functions with a frame; %zu "
-		 "windows where a walk from a leaf goes wrong", dso__path(f->dso), s->nr_record,
-		 s->nr_calling, f->lost.nr);
-	return err;
-}
-
-/*
- * F's frame spans (link-time), built at the first call: from its CFI, with the functions
- * named in BOTTOMS (NR of them) as FRAME_BOTTOM in a file that can be run (an entry point).
- * A file built without frame pointers may keep records in a few functions (those with
- * variable-size frames): the walks that reach them go to DWARF all the same, and describing
- * them would leave no room for the files built with frame pointers, so such a file is all
- * FRAME_NOREC but its bottoms. NULL when the file has no CFI.
- */
-/*
- * musl's main thread begins in libc_start_main_stage2, a static function a stripped libc.so
- * (Debian's, Alpine's) does not name: its exported __libc_start_main loads its address with a
- * rip-relative lea and jumps to it through that register. Paint it in S as a bottom (its
- * FDE's extent, else up to __libc_start_main) where F's code says so; glibc (which has
- * __libc_start_call_main) and a musl with symbols (named by fixup's list) are left alone.
- */
-static int paint_musl_start(struct ufile *f, struct frame_spans *s)
-{
-	uint64_t start, end, s2, e2, target = 0, fstart, fde;
-	const struct dso_fdes *src = ufile__fdes(f, DSO_CFI_EH);
-	const unsigned char *code;
-	struct x86_insn in;
-	int reg = -1;
-
-	if (dso__find_range(f->dso, "__libc_start_main", &start, &end) ||
-	    !dso__find_range(f->dso, "__libc_start_call_main", &s2, &e2) ||
-	    !dso__find_range(f->dso, "libc_start_main_stage2", &s2, &e2) || end - start > 4096)
-		return 0;
-	code = cfi_mem__ptr(&f->mem, start, end - start);
-	for (uint64_t at = 0; code && at < end - start; at += in.len) {
-		if (!x86__decode(code + at, end - start - at, &in))
-			return 0;
-		if (in.map == X86_MAP_1B && in.op == 0x8d && in.base == 16) {
-			target = start + at + in.len + (uint64_t)(int64_t)in.disp;
-			reg = in.reg;
-		} else if (in.map == X86_MAP_1B && in.op == 0xff && in.mod == 3 && (in.reg & 7) == 4 &&
-			   in.rm == reg && target) {
-			e2 = target < start ? start : target + 64;
-			if (src && !fde_table__find(&src->table, target, &fstart, &fde) &&
-			    fstart == target)
-				cfi__fde_range(&src->mem, fde, &s2, &e2);
-			return frames__paint(s, target, e2 > target ? e2 : target + 1, FRAME_BOTTOM);
-		} else if (x86__ends_block(&in)) {
-			return 0;
-		}
-	}
-	return 0;
-}
-
-static const struct frame_spans *ufile__spans(struct ufile *f, const char *const *bottoms,
-					      size_t nr)
-{
-	struct frame_spans *s = &f->spans;
-	const struct dso_fdes *src;
-	uint64_t start, end;
-	int err;
-
-	if (f->spans_done)
-		return s->nr ? s : NULL;
-	f->spans_done = true;
-	src = ufile__fdes(f, DSO_CFI_EH);
-	if (dso__is_go(f->dso) && ufile__fdes(f, DSO_CFI_DEBUG)) {
-		err = ufile__go_spans(f, s);
-		if (err == -E2BIG)
-			err = frames__paint(s, f->min_vaddr, f->max_vaddr, FRAME_NOREC);
-		goto bottoms;
-	}
-	if (!src)
-		src = ufile__fdes(f, DSO_CFI_DEBUG);
-	if (!src)
-		return NULL;
-	/* Most files are one or the other: a sample of their functions says which. */
-	err = frames__judge(&src->mem, &src->table, JUDGE_SAMPLE, s);
-	if (!err && frames__fp_built(s)) {
-		err = frames__build(&src->mem, &src->table, s);
-		if (err == -E2BIG)
-			err = frames__paint(s, f->min_vaddr, f->max_vaddr, FRAME_NOREC);
-	} else if (!err && src->table.count) {
-		/* The CFI's outermost frames, the rest of the code one FRAME_NOREC span. */
-		err = frames__paint(s, f->min_vaddr, f->max_vaddr, FRAME_NOREC);
-		if (!err)
-			err = frames__bottoms(&src->mem, &src->table, s);
-	}
-bottoms:
-	for (size_t i = 0; i < nr && !err && s->nr && dso__entry(f->dso); i++)
-		if (!dso__find_range(f->dso, bottoms[i], &start, &end))
-			err = frames__paint(s, start, end, FRAME_BOTTOM);
-	if (!err && s->nr && dso__entry(f->dso))
-		err = paint_musl_start(f, s);
-	if (err) {
-		pr_debug("unwind: frame spans of %s: %s", dso__path(f->dso), strerror(-err));
-		frames__free(s);
-		frames__free(&f->lost);
-		return NULL;
-	}
-	s->nr = frames__reduce(s->v, s->nr, FILE_SPANS_MAX);
-	return s->nr ? s : NULL;
-}
-
-int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m,
-			const char *const *bottoms, size_t nr_bottoms, size_t max,
+int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m, size_t max,
 			struct frame_spans *out)
 {
 	struct ufile *f = map__is_dso(m) ? unwinder__file(u, pid, m) : NULL;
-	const struct frame_spans *fs = f && f->ok ? ufile__spans(f, bottoms, nr_bottoms) : NULL;
+	const struct frame_spans *fs = f && f->tab && f->tab->spans.nr ? &f->tab->spans : NULL;
 	uint64_t at = m->start;
 
 	*out = (struct frame_spans){ 0 };
@@ -317,7 +113,7 @@ int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m,
 	for (size_t i = 0; i < fs->nr; i++) {
 		uint64_t rt, end;
 
-		if (dso__vaddr_to_runtime(f->dso, m, fs->v[i].start, &rt))
+		if (utab__vaddr_to_runtime(f->tab, m, fs->v[i].start, &rt))
 			continue;
 		end = rt + (fs->v[i].end - fs->v[i].start);
 		if (rt < at)

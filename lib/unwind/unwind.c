@@ -5,6 +5,7 @@
 #include <string.h>
 #include "base/limits.h"
 #include "base/log.h"
+#include "proc/procmaps.h"
 #include "unwind/unwind_int.h"
 
 const char *const unwind_stop_names[UNWIND_STOP__MAX] = {
@@ -54,6 +55,12 @@ struct unwinder *unwinder__new(struct procmaps *pm, struct dsos *dsos)
 	return u;
 }
 
+void unwinder__set_bottoms(struct unwinder *u, const char *const *names, size_t n)
+{
+	u->bottoms = names;
+	u->nr_bottoms = n;
+}
+
 void unwinder__forget(struct unwinder *u, pid_t pid)
 {
 	struct uproc **pp = &u->procs[(unsigned int)pid % PROC_BUCKETS];
@@ -83,11 +90,7 @@ void unwinder__free(struct unwinder *u)
 	}
 	for (uint32_t i = 0; i < u->cap_files; i++) {
 		if (u->files[i]) {
-			limits__release((uint64_t)u->files[i]->cap_rules * sizeof(*u->files[i]->rules));
-			free(u->files[i]->rules);
-			htab__free(&u->files[i]->rules_index);
-			frames__free(&u->files[i]->spans);
-			frames__free(&u->files[i]->lost);
+			utab__free(u->files[i]->tab);
 			free(u->files[i]);
 		}
 	}
@@ -123,13 +126,23 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 			return n;
 		}
 		l = uproc__loaded_for_ip(c, pc);
-		if (!l || !(r = ufile__rule(l->f, pc - l->bias, &tmp))) {
+		r = l ? ufile__rule(l->f, pc - l->bias, &tmp) : NULL;
+		if (!r && l && uctx__at_entry(c, pc) && n > 1) {
 			/* The dynamic linker's _start has no CFI: the process's first frame. */
-			if (n > 1 && uctx__at_entry(c, pc)) {
-				*stop = UNWIND_STOP_END;
-				return n;
-			}
+			*stop = UNWIND_STOP_END;
+			return n;
+		}
+		if (!r && (!procmaps__find(c->u->pm, s->pid, pc) || !bp_ok || bp <= sp ||
+			   (l && l->f->tab && utab__rule(l->f->tab, pc - l->bias, &tmp) != -ENOENT)))
 			return 0;
+		if (!r) {
+			/* Code no CFI describes (a JIT's; V8's builtins, in node's text
+			 * without FDEs): the frame record at rbp, as libunwind guesses too,
+			 * only when it lies above sp. */
+			tmp = (struct cfi_rule){ .cfa_reg = CFI_REG_RBP, .cfa_off = 16,
+						 .ra = CFI_AT_CFA, .ra_off = -8,
+						 .bp = CFI_AT_CFA, .bp_off = -16 };
+			r = &tmp;
 		}
 		if (r->cfa_reg == CFI_REG_RSP)
 			cfa = sp;

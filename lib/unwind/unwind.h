@@ -88,19 +88,21 @@ size_t unwinder__stack_used(const struct unwinder *u);
 struct map;
 struct frame_spans;
 
+/* The functions NAMES (N of them; not copied: they must outlive U) begin a thread's stack:
+ * FRAME_BOTTOM in the spans of files that can be run. Call before the first unwind. */
+void unwinder__set_bottoms(struct unwinder *u, const char *const *names, size_t n);
+
 /*
  * Where a frame-pointer walk can be trusted in mapping M of PID (unwind/frames.h): OUT gets
  * spans in runtime addresses covering [M->start, M->end), at most MAX of them (merged where
- * that costs least). Read from the file's CFI at the first call and kept with the file; the
- * functions named in BOTTOMS (NR_BOTTOMS names, the same at every call) are FRAME_BOTTOM in
- * files that can be run (an entry point). Code the CFI does not cover is FRAME_NOREC, so is
- * all but the bottoms of a file built without frame pointers (frames__fp_built), and a
- * mapping without CFI to judge by (anonymous code, a file without unwind tables or that
- * cannot be read) is FRAME_TRUSTED. OUT is the caller's (frames__free). Returns 0 or
- * -ENOMEM.
+ * that costs least). From the file's table (utab.h), made from its CFI at the first use: the
+ * bottoms (unwinder__set_bottoms) are FRAME_BOTTOM in files that can be run (an entry
+ * point). Code the CFI does not cover is FRAME_NOREC, so is all but the bottoms of a file
+ * built without frame pointers (frames__fp_built), and a mapping without CFI to judge by
+ * (anonymous code, a file without unwind tables or that cannot be read) is FRAME_TRUSTED.
+ * OUT is the caller's (frames__free). Returns 0 or -ENOMEM.
  */
-int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m,
-			const char *const *bottoms, size_t nr_bottoms, size_t max,
+int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m, size_t max,
 			struct frame_spans *out);
 
 /*

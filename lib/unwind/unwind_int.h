@@ -15,22 +15,14 @@
 #include "unwind/cfi.h"
 #include "unwind/frames.h"
 #include "unwind/unwind.h"
+#include "unwind/utab.h"
 
 #define PROC_BUCKETS	256
 #define PAGE_CACHE	8
 #define STACK_SPAN	(8u << 20)	/* reads this close above sp are stack reads */
 #define PAGE		4096
-#define RULES_MIN	128	/* rules a file's cache holds, at first ... */
-#define RULES_MAX	(1u << 15)	/* ... and at most (40 bytes and a slot each) */
 
 struct map;
-
-/* The CFI rule (or why there is none) at one link-time address of a file. */
-struct rule_ent {
-	uint64_t vaddr;
-	struct cfi_rule rule;
-	int err;		/* cfi__lookup's result */
-};
 
 /* One source of a file's FDEs (enum dso_cfi), read from its dso at the first need. */
 struct usrc {
@@ -48,13 +40,8 @@ struct ufile {
 	struct cfi_mem mem;		/* the image and segments */
 	struct usrc src[DSO_CFI__MAX];	/* .eh_frame first; .debug_frame where it finds none */
 	uint64_t min_vaddr, max_vaddr;	/* extent of the PT_LOAD segments */
-	struct rule_ent *rules;		/* up to RULES_MAX, indexed by rules_index */
-	uint32_t nr_rules, cap_rules;
-	struct htab rules_index;
-	struct frame_spans spans;	/* where frame records can be trusted */
-	struct frame_spans lost;	/* Go's windows: where a walk from a leaf goes wrong
-					 * (enum frame_lost), link-time */
-	bool spans_done;		/* spans built (or found impossible) */
+	struct utab *tab;		/* the file's rules, spans and Go's windows (utab.h),
+					 * NULL when it has no CFI */
 };
 
 /*
@@ -96,6 +83,8 @@ struct unwinder {
 	struct uproc *procs[PROC_BUCKETS];
 	struct uctx *ctx;	/* reused by every unwind (one at a time) */
 	bool check;		/* PROFILE_UNWIND_CHECK: libunwind redoes every fast unwind */
+	const char *const *bottoms;	/* functions that begin a thread's stack */
+	size_t nr_bottoms;
 	struct unwind_counts counts;
 };
 
@@ -122,8 +111,8 @@ int64_t ufile__vaddr_to_off(const struct ufile *f, uint64_t vaddr);
 const struct dso_fdes *ufile__fdes(struct ufile *f, enum dso_cfi which);
 
 /* The CFI rule at link-time address VADDR of F (by .eh_frame, then .debug_frame where that
- * has no FDE), worked out once and kept; NULL when there is none a rule can express
- * (libunwind's turn). OUT holds it when the cache is full. */
+ * has no FDE) from its table, into OUT; NULL when there is none a rule can express
+ * (libunwind's turn). */
 const struct cfi_rule *ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out);
 
 /* The unwinder's state of the file M of PID maps (by its dso id), made at the first use; NULL
