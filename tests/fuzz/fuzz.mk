@@ -10,7 +10,8 @@ FUZZ_CFLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 FUZZ_SECONDS	?= 60
 FUZZ_TEST_SECONDS ?= 10
 
-FUZZ_TARGETS	:= procmaps kallsyms perfmap dso flamegraph cfi pprof debugfile compressed sandbox
+FUZZ_TARGETS	:= procmaps kallsyms perfmap dso flamegraph cfi pprof debugfile compressed sandbox \
+		   utab
 fuzz_srcs_procmaps	:= lib/proc/procmaps.c lib/base/limits.c
 fuzz_srcs_kallsyms	:= lib/symbolize/kallsyms.c
 fuzz_srcs_perfmap	:= lib/symbolize/perfmap.c lib/base/fileio.c lib/base/limits.c lib/proc/ns.c
@@ -28,6 +29,10 @@ fuzz_srcs_debugfile	:= $(fuzz_srcs_dso)
 fuzz_libs_debugfile	:= -lelf -lz
 fuzz_srcs_compressed	:= $(fuzz_srcs_dso)
 fuzz_libs_compressed	:= -lelf -lz
+# A file's unwind table from the worker (lib/unwind/utab.c's decoder).
+fuzz_srcs_utab	:= lib/unwind/utab.c lib/unwind/cfi.c lib/unwind/frames.c lib/unwind/frames_go.c \
+		   lib/unwind/x86.c lib/base/htab.c $(fuzz_srcs_dso)
+fuzz_libs_utab	:= -lelf -lz
 fuzz_srcs_flamegraph	:= lib/output/folded_read.c lib/output/folded.c lib/profile/profile.c lib/base/htab.c \
 			   lib/base/log.c flamegraph/options.c \
 			   flamegraph/tree.c flamegraph/out.c flamegraph/colors.c flamegraph/svg.c

@@ -37,6 +37,7 @@ int main(int argc, char **argv)
 		register_limits_suite,
 		register_hostile_suite,
 		register_sandbox_suite,
+		register_utab_suite,
 	};
 	unsigned int failed;
 

@@ -31,6 +31,7 @@ int register_fileio_suite(void);
 int register_limits_suite(void);
 int register_hostile_suite(void);
 int register_sandbox_suite(void);
+int register_utab_suite(void);
 
 /* Directory holding the unit-test fixtures built by the Makefile (build/tests/fixtures). */
 extern const char *fixtures_dir;
