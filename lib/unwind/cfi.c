@@ -422,7 +422,9 @@ static void emit_row(struct prog *pg, uint64_t from, uint64_t to)
 	int err;
 
 	if (pg->emit) {
-		pg->emit(pg->arg, from, to, row_frame(&pg->row), row_sp_off(&pg->row));
+		/* After an operation we cannot follow, the rest is what we cannot say. */
+		pg->emit(pg->arg, from, to, pg->unsup ? CFI_FRAME_OTHER : row_frame(&pg->row),
+			 pg->unsup ? 0 : row_sp_off(&pg->row));
 		return;
 	}
 	err = prog_rule(pg, &r);
@@ -567,8 +569,10 @@ static int32_t row_sp_off(const struct row *row)
 	}
 }
 
-int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *arg,
-	      uint64_t *start, uint64_t *end)
+/* Run the whole CFA program of the FDE at FDE_VADDR, each row to FN (frame kinds) or RFN
+ * (rules); a signal frame is one CFI_FRAME_OTHER row for FN. */
+static int rows_run(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, cfi_rule_fn rfn,
+		    void *arg, uint64_t *start, uint64_t *end)
 {
 	struct prog pg;
 	struct fde f;
@@ -579,7 +583,7 @@ int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *
 		return err;
 	*start = f.start;
 	*end = f.start + f.range;
-	if (f.cie.signal) {
+	if (fn && f.cie.signal) {
 		if (f.range)
 			fn(arg, f.start, *end, CFI_FRAME_OTHER, 0);
 		return 0;
@@ -587,6 +591,7 @@ int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *
 	memset(&pg, 0, sizeof(pg));
 	pg.pc = *end;
 	pg.emit = fn;
+	pg.emit_rule = rfn;
 	pg.arg = arg;
 	err = fde_run(&pg, &f);
 	if (!err && pg.backwards)
@@ -596,33 +601,18 @@ int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *
 	/* The last row runs to the FDE's end; after an operation we cannot follow, so does
 	 * what we cannot say. */
 	if (pg.loc < *end)
-		fn(arg, pg.loc, *end, pg.unsup ? CFI_FRAME_OTHER : row_frame(&pg.row),
-		   pg.unsup ? 0 : row_sp_off(&pg.row));
+		emit_row(&pg, pg.loc, *end);
 	return 0;
+}
+
+int cfi__rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_row_fn fn, void *arg,
+	      uint64_t *start, uint64_t *end)
+{
+	return rows_run(m, fde_vaddr, fn, NULL, arg, start, end);
 }
 
 int cfi__rule_rows(const struct cfi_mem *m, uint64_t fde_vaddr, cfi_rule_fn fn, void *arg,
 		   uint64_t *start, uint64_t *end)
 {
-	struct prog pg;
-	struct fde f;
-	int err;
-
-	err = fde_open(m, fde_vaddr, &f);
-	if (err)
-		return err;
-	*start = f.start;
-	*end = f.start + f.range;
-	memset(&pg, 0, sizeof(pg));
-	pg.pc = *end;
-	pg.emit_rule = fn;
-	pg.arg = arg;
-	err = fde_run(&pg, &f);
-	if (!err && pg.backwards)
-		err = -EINVAL;
-	if (err)
-		return err;
-	if (pg.loc < *end)
-		emit_row(&pg, pg.loc, *end);
-	return 0;
+	return rows_run(m, fde_vaddr, NULL, fn, arg, start, end);
 }
