@@ -217,23 +217,3 @@ int unwind_libunwind(struct uctx *c, uint64_t *ips, int max, enum unwind_stop *s
 	}
 	return n;
 }
-
-int unwinder__leaf_return(struct unwinder *u, const struct unwind_sample *s, uint64_t *ret)
-{
-	struct uctx *c;
-	unw_cursor_t cur;
-	unw_word_t ip = 0;
-	int err = -ENOENT;
-
-	c = uctx__begin(u, s);
-	if (!c)
-		return -ENOMEM;
-	c->copy_only = true;
-	c->p = unwinder__proc(u, s->pid);
-	if (c->p && unw_init_remote(&cur, c->p->as, c) >= 0 && unw_step(&cur) > 0 &&
-	    unw_get_reg(&cur, UNW_REG_IP, &ip) >= 0 && ip) {
-		*ret = ip;
-		err = 0;
-	}
-	return err;
-}

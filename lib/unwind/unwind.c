@@ -185,6 +185,24 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 	}
 }
 
+int unwinder__leaf_return(struct unwinder *u, const struct unwind_sample *s, uint64_t *ret)
+{
+	struct uctx *c = uctx__begin(u, s);
+	enum unwind_stop stop;
+	uint64_t ips[2];
+
+	if (!c)
+		return -ENOMEM;
+	/* One step of the fast path from the leaf, reading nothing but the words given. */
+	c->copy_only = true;
+	c->p = unwinder__proc(u, s->pid);
+	ips[0] = s->ip;
+	if (!c->p || unwind_fast(c, ips, 2, &stop) != 2)
+		return -ENOENT;
+	*ret = ips[1];
+	return 0;
+}
+
 /* PROFILE_UNWIND_CHECK: libunwind's answer for the stack the fast path unwound into IPS. */
 static void check_fast(struct unwinder *u, const struct unwind_sample *s, const uint64_t *ips,
 		       int n, enum unwind_stop stop, int max)

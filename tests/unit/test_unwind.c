@@ -107,17 +107,22 @@ static void test_unwind_unknown_ip(void)
 	CU_ASSERT_NOT_EQUAL(stop, UNWIND_STOP_END);
 }
 
-/* At a function's first instruction the return address is at sp: the CFI says so. */
+/* At a function's first instruction the return address is at sp: the CFI says so; a word
+ * there that is no address of code the process maps is not taken for one. */
 static void test_leaf_return_at_entry(void)
 {
-	uint64_t words[2] = { 0x5555deadbeef, 0x1111 }, ret = 0;
+	uint64_t code = (uint64_t)(uintptr_t)&test_unwind_self + 8;
+	uint64_t words[2] = { code, 0x1111 }, ret = 0;
 	struct unwind_sample s = {
 		.pid = getpid(), .ip = (uint64_t)(uintptr_t)&capture, .sp = 0x100000,
 		.stack = words, .stack_len = sizeof(words),
 	};
 
 	CU_ASSERT_EQUAL(unwinder__leaf_return(unw, &s, &ret), 0);
-	CU_ASSERT_EQUAL(ret, 0x5555deadbeef);
+	CU_ASSERT_EQUAL(ret, code);
+	words[0] = 0x5555deadbeef;
+	CU_ASSERT_NOT_EQUAL(unwinder__leaf_return(unw, &s, &ret), 0);
+	words[0] = code;
 	s.ip = 0x10;	/* no unwind info */
 	CU_ASSERT_NOT_EQUAL(unwinder__leaf_return(unw, &s, &ret), 0);
 }
