@@ -263,6 +263,10 @@ static int end_period(struct session *s, struct ucounts **mine)
 		s->period_due = now + s->opts.every;
 	else
 		s->period_due += s->opts.every;
+	/* A period that would end just before the duration does not: the last one is longer
+	 * by that much, rather than one more of a few milliseconds. */
+	if (s->deadline && s->period_due > s->deadline - 0.25 * s->opts.every)
+		s->period_due = s->deadline;
 	return 0;
 }
 

@@ -310,6 +310,9 @@ static int session__begin(struct session *s)
 	clock_gettime(CLOCK_REALTIME, &s->period_real);
 	s->period_due = s->run_start + s->opts.every;
 	s->deadline = s->opts.duration > 0 ? s->run_start + s->opts.duration : 0;
+	/* As end_period does: no last period of a few milliseconds. */
+	if (s->deadline && s->period_due > s->deadline - 0.25 * s->opts.every)
+		s->period_due = s->deadline;
 	if (s->child)
 		return session__release_command(s);
 	return 0;

@@ -38,6 +38,9 @@ struct session_opts {
 	bool explain;		/* gather where stacks were cut or left unnamed (--explain) */
 	double every;		/* continuous mode (--every): seconds per period; 0: one
 				 * profile of the whole run */
+	bool keep_uid;		/* after attach, stay the user we are (capabilities dropped
+				 * all the same) rather than uid 65534: files are written as
+				 * the run goes (continuous mode) */
 };
 
 /* What went wrong, for the command line's exit status. */
