@@ -277,6 +277,34 @@ static bool id_gone(__u32 id)
 }
 
 /*
+ * The processes found gone at the last period's end, gone still (their pid not taken again),
+ * forgotten: their mappings, what the unwinder and BPF knew of them; those gone now are
+ * forgotten at the next period's end, once its samples are named.
+ */
+static void forget_gone(struct session *s)
+{
+	size_t n, k = 0;
+	pid_t *now;
+
+	for (size_t i = 0; i < s->nr_gone; i++) {
+		if (!id_gone((__u32)s->gone[i]))
+			continue;
+		procmaps__forget(s->maps, s->gone[i]);
+		unwinder__forget(s->unw, s->gone[i]);
+		session__forget_proc(s, s->gone[i]);
+	}
+	free(s->gone);
+	s->gone = NULL;
+	s->nr_gone = 0;
+	now = procmaps__pids(s->maps, &n);
+	for (size_t i = 0; i < n; i++)
+		if (id_gone((__u32)now[i]))
+			now[k++] = now[i];
+	s->gone = now;
+	s->nr_gone = now ? k : 0;
+}
+
+/*
  * After a period's profile: the maps of parity PAR emptied (the sample cache was in
  * drain_slots; COUNTS holds the `counts` keys read), and the names of processes and threads
  * gone since, all of which would otherwise grow with the run.
@@ -320,6 +348,7 @@ static void clear_period(struct session *s, uint32_t par, struct keys *counts)
 	keys__delete(&k32, cfd);
 	free(k32.v);
 	free(k64.v);
+	forget_gone(s);
 }
 
 /* What the samples of the model are: on-CPU samples, one every 1/freq s of CPU time. */

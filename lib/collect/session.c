@@ -405,6 +405,7 @@ void session__free(struct session *s)
 	free(s->links);
 	free(s->pfds);
 	free(s->pids);
+	free(s->gone);
 	free(s->err);
 	free(s);
 }

@@ -80,6 +80,10 @@ struct session {
 	double period_due;		/* when its time is up (CLOCK_MONOTONIC) */
 	double run_start;		/* sampling began (CLOCK_MONOTONIC) */
 	double deadline;		/* the duration ends (0: none) */
+	pid_t *gone;			/* processes found gone at the last period's end:
+					 * forgotten at the next one's (their last samples may
+					 * be in the period after the one they exited in) */
+	size_t nr_gone;
 	struct timespec taken_real;	/* the period taken last: began */
 	double taken_seconds;		/* ... lasted */
 	char *err;
@@ -211,6 +215,11 @@ void session__on_exec(struct session *s, pid_t pid, uint64_t time);
 /* procstate.c: the kind of code (enum profile_span) at ADDR in PID as described to BPF last;
  * SPAN_NONE when PID was not described or ADDR is in none of its mappings. */
 uint8_t session__span_kind(struct session *s, pid_t pid, uint64_t addr);
+
+/* procstate.c: PID exited (continuous mode, none of its samples left to name): its spans
+ * and `procs` entry freed (it stays described: a new process under the pid gets its
+ * parent's at fork). */
+void session__forget_proc(struct session *s, pid_t pid);
 
 /* procstate.c: free what describing processes holds. */
 void session__free_procstate(struct session *s);
