@@ -19,12 +19,15 @@ from benchlib import loadavg, require
 
 
 def rss_kib(pid):
-    """VmRSS of PID in KiB, or None when it is gone."""
+    """(VmRSS, RssAnon) of PID in KiB, or None when it is gone. RssAnon is what the process
+    made; the rest (RssFile, RssShmem) is pages of files it maps (the files it reads, the
+    ring buffer), shared with the page cache and bounded by their sizes."""
     try:
         with open(f"/proc/{pid}/status") as f:
-            m = re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M)
-            return int(m.group(1)) if m else None
-    except OSError:
+            text = f.read()
+        return tuple(int(re.search(rf"^{k}:\s+(\d+) kB", text, re.M).group(1))
+                     for k in ("VmRSS", "RssAnon"))
+    except (OSError, AttributeError):
         return None
 
 
@@ -77,7 +80,8 @@ def main():
             time.sleep(1)
             if p.poll() is not None:
                 sys.exit(f"soak: profile exited {p.returncode}: {''.join(lines)[-500:]}")
-            now = (rss_kib(p.pid), sum(filter(None, (rss_kib(c) for c in children(p.pid)))))
+            kids = [r for r in (rss_kib(c) for c in children(p.pid)) if r]
+            now = (rss_kib(p.pid), (sum(r[0] for r in kids), sum(r[1] for r in kids)))
             if first is None and time.monotonic() - start >= 60:
                 first = now
             last = now
@@ -100,9 +104,11 @@ def main():
           f"{max(sizes) if sizes else 0} bytes), exit {p.returncode}, "
           f"worker pid(s) {', '.join(worker) or '?'}")
     for name, a, b in (("profile", first[0], last[0]), ("worker", first[1], last[1])):
-        ok = a and b <= a * 1.10
-        print(f"soak: {name} RSS {a / 1024:.1f} MiB after 1 min, {b / 1024:.1f} MiB at the end "
-              f"({(b - a) / a:+.1%}): {'within 10%' if ok else 'NOT within 10%'}")
+        for i, what in ((0, "RSS"), (1, "RssAnon")):
+            ok = a[i] and b[i] <= a[i] * 1.10
+            print(f"soak: {name} {what} {a[i] / 1024:.1f} MiB after 1 min, "
+                  f"{b[i] / 1024:.1f} MiB at the end ({(b[i] - a[i]) / a[i]:+.1%}): "
+                  f"{'within 10%' if ok else 'NOT within 10%'}")
 
 
 if __name__ == "__main__":
