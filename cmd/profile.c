@@ -871,6 +871,13 @@ int main(int argc, char **argv)
 		ret = run_continuous(&st, s);
 		if (!st.quiet)
 			print_summary(session__stats(s), 0, &st);
+		/* --explain: over the whole run. */
+		if (session__explain(s) && (st.explain || !st.quiet) &&
+		    explain__write(session__explain(s), stderr, session__stats(s)->samples,
+				   st.explain ? EXPLAIN_LINES : EXPLAIN_LINES_VERBOSE)) {
+			fprintf(stderr, "profile: out of memory\n");
+			ret = EXIT_RUNTIME;
+		}
 		goto out;
 	}
 	clock_gettime(CLOCK_REALTIME, &started);
