@@ -338,6 +338,9 @@ int session__run(struct session *s)
 		pr_info("stopping on signal %d", session_stop_signal);
 	s->stats.seconds = clock_mono_seconds() - s->run_start;
 out:
+	/* The last period (or the whole run) is what the next profile takes. */
+	s->taken_real = s->period_real;
+	s->taken_seconds = s->period_mono ? clock_mono_seconds() - s->period_mono : 0;
 	s->running = false;
 	session__finishing();
 	session__detach(s);
@@ -347,9 +350,6 @@ out:
 		ring_buffer__consume(s->events);
 	/* The profile is over (duration or signal): so is the command it started. */
 	session__stop_command(s, SIGTERM);
-	/* The last period (or the whole run) is what the next profile takes. */
-	s->taken_real = s->period_real;
-	s->taken_seconds = clock_mono_seconds() - s->period_mono;
 	return err;
 }
 
