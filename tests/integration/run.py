@@ -1713,8 +1713,9 @@ def period_files(d, suffix=".folded"):
 def every_period_adds_up():
     # -p PID --every 1 -d 5: 5 files (4 to 6 allowed: a timer edge may move a period's end
     # across the duration's), each with the workload's whole chain; their chain_fp samples
-    # add up to 99 Hz of the CPU it got while sampled (as a one-file run of the same length
-    # gets: within 10%), so no sample was lost or counted twice between periods.
+    # add up to 99 Hz of the CPU it got while sampled, as a one-file run of the same length
+    # does (samples per CPU second within 10%): no sample lost or counted twice between
+    # periods.
     d = tempfile.mkdtemp(prefix="every-", dir=os.path.join(BUILD, "tests"))
     proc = subprocess.Popen([workload("chain_fp"), "14"])
     try:
@@ -1735,15 +1736,21 @@ def every_period_adds_up():
         expect_rate(0.8 * cpu * 99 <= n <= 1.1 * cpu * 99,
                     f"{n} chain_fp samples in {len(files)} files, expected about "
                     f"{cpu * 99:.0f} ({cpu:.2f} s of CPU)")
+        # A one-file run of the same length: samples per second of the CPU the workload
+        # got in each (a shared machine gives it different CPU in the two runs).
+        cpu1 = pid_cpu(proc.pid)
         one, _, _ = run_profile(["-p", str(proc.pid), "-d", "5"])
+        cpu1 = pid_cpu(proc.pid) - cpu1
         m = total(one, "chain_fp")
-        expect_rate(abs(n - m) <= 0.1 * m, f"{n} samples in the periods, {m} in one run")
+        expect_rate(abs(n / cpu - m / cpu1) <= 0.1 * m / cpu1,
+                    f"{n} samples in the periods ({cpu:.2f} s of CPU), {m} in one run "
+                    f"({cpu1:.2f} s)")
     finally:
         proc.kill()
         proc.wait()
         shutil.rmtree(d, ignore_errors=True)
     return f"{len(files)} files, {'+'.join(map(str, sums))} = {n} samples " \
-           f"({cpu:.2f} s of CPU), one run {m}"
+           f"({cpu:.2f} s of CPU), one run {m} ({cpu1:.2f} s)"
 
 
 class PyroscopeStandIn:
