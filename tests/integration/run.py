@@ -1753,6 +1753,35 @@ def every_period_adds_up():
            f"({cpu:.2f} s of CPU), one run {m} ({cpu1:.2f} s)"
 
 
+@test
+def every_period_adds_up_dwarf():
+    # The same for a program without frame pointers: its stacks are unwound in userspace
+    # (ucounts, taken per period) with kernel stacks of either period's maps. -d 4: 4 files
+    # (3 to 5), each whole; 99 Hz of the CPU it got in all.
+    d = tempfile.mkdtemp(prefix="everyd-", dir=os.path.join(BUILD, "tests"))
+    proc = subprocess.Popen([workload("chain_nofp"), "10"])
+    try:
+        time.sleep(0.2)
+        cpu = pid_cpu(proc.pid)
+        _, err, _ = run_profile(["-p", str(proc.pid), "--every", "1", "-d", "4",
+                                 "-o", os.path.join(d, "p-%s.folded")])
+        cpu = pid_cpu(proc.pid) - cpu
+        files = period_files(d)
+        expect(3 <= len(files) <= 5, f"{len(files)} files, expected 4 (+-1): {err[-300:]!r}")
+        sums = [total(s, "chain_nofp") for _, s in files]
+        for (name, stacks), k in zip(files, sums):
+            whole = share(stacks, lambda f: has_chain(f, CHAIN), "chain_nofp")
+            expect(k > 0 and whole >= 0.95, f"{name}: {k} samples, chain whole in {whole:.1%}")
+        n = sum(sums)
+        expect_rate(0.8 * cpu * 99 <= n <= 1.1 * cpu * 99,
+                    f"{n} chain_nofp samples, expected about {cpu * 99:.0f} ({cpu:.2f} s of CPU)")
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    return f"{len(files)} files, {'+'.join(map(str, sums))} = {n} samples ({cpu:.2f} s of CPU)"
+
+
 class PyroscopeStandIn:
     """A stand-in for a Pyroscope server (its POST /ingest only), on 127.0.0.1: each request
     kept as (method, path, query, headers, body); DELAY seconds of sleep before each answer
