@@ -35,6 +35,12 @@ bool wake_user;
 /* Bumped after every change to `procs` (by userspace too): per-CPU copies of older
  * generations are stale. */
 __u64 procs_gen;
+/* Continuous mode (--every): the number of the period being sampled, advanced by userspace
+ * at each period's end. A sample counts in the maps of its period's parity (the `cached`
+ * table of that index, `counts` keys with count_key.period, `ustacks` hashes with that low
+ * bit, `kstacks`/`kstacks2` or `kstacks_b`/`kstacks2_b`): userspace reads the other parity's
+ * and clears them while this one fills. Always 0 otherwise. */
+__u32 period;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -58,6 +64,21 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, PROFILE_MAX_DEPTH * sizeof(__u64));
 } kstacks2 SEC(".maps");
+
+/* The same two for the odd periods of continuous mode (one entry each otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_DEPTH * sizeof(__u64));
+} kstacks_b SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 4096);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_DEPTH * sizeof(__u64));
+} kstacks2_b SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -128,10 +149,32 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);		/* by the period's parity; 1 entry but in continuous mode */
 	__type(key, __u32);
 	__type(value, struct count_slots);
 } cached SEC(".maps");
+
+/*
+ * Never read by a program: userspace updates its entry after advancing `period`, for the
+ * kernel to wait until every program that began before has returned (an update of a map of
+ * maps waits for an RCU grace period, and a perf_event program runs inside a read-side
+ * section): from then on nothing writes the previous period's maps.
+ */
+struct sync_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sync_inner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct sync_inner);
+} period_sync SEC(".maps") = {
+	.values = { &sync_inner },
+};
 
 /* `cur_proc`: the last process sampled on this CPU, with a copy of its `procs` entry (of
  * generation `gen`). A new one also has its name recorded. */
@@ -477,7 +520,7 @@ static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp
 static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct task_struct *task,
 				       const struct uregs *r, const struct ustack *st,
 				       const struct proc_ranges *pr, __u32 tgid, __u32 tid,
-				       __s32 kstack_id, __u64 stack_top, __u32 why, __u64 since)
+				       const struct count_key *ck, __u64 stack_top, __u32 why)
 {
 	struct sample_event *e;
 	__u64 off = 0, n, want = stack_copy, flags = BPF_RB_NO_WAKEUP;
@@ -495,7 +538,8 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 	}
 	e->pid = tgid;
 	e->tid = tid;
-	e->kstack_id = kstack_id;
+	e->kstack_id = ck->kstack_id;
+	e->period = ck->period;
 	e->ip = r->ip;
 	e->sp = r->sp;
 	e->bp = r->bp;
@@ -503,7 +547,7 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 	e->nr_frames = st->nr;
 	e->holes = 0;
 	e->why = why;
-	e->gen = since;
+	e->gen = ck->gen;
 	/* Only a main thread's sp lies this close under its stack top. */
 	if (stack_top <= r->sp || stack_top - r->sp > MAIN_STACK_SPAN)
 		stack_top = 0;
@@ -599,8 +643,8 @@ static __always_inline bool count_cached(const struct count_key *key, struct cou
 {
 	const __u64 *x = (const __u64 *)key;
 	__u64 h = (x[0] ^ x[1] * 0x9e3779b97f4a7c15ULL ^ x[2]) * 0xbf58476d1ce4e5b9ULL;
-	__u32 zero = 0, i = ((__u32)(h >> 40) & (PROFILE_CACHE_SLOTS / 2 - 1)) * 2;
-	struct count_slots *t = bpf_map_lookup_elem(&cached, &zero);
+	__u32 par = key->period, i = ((__u32)(h >> 40) & (PROFILE_CACHE_SLOTS / 2 - 1)) * 2;
+	struct count_slots *t = bpf_map_lookup_elem(&cached, &par);
 	struct count_slot *a, *b;
 
 	*victim = NULL;
@@ -708,6 +752,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	if (filter_pids && !profiled(tgid))
 		return 0;
 	stat_inc(STAT_SAMPLES);
+	key.period = period & 1;
 	pr = current_proc(tgid, task, &key.gen);
 	/* Thread names can change any time (pthread_setname_np). */
 	if (per_thread && tid != tgid)
@@ -718,9 +763,11 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	key.kstack_id = -1;
 	/* A sample in user mode has no kernel stack: skip the helper (about half a microsecond). */
 	if (kernel_stacks && (*(volatile __u64 *)&ctx->regs.cs & 3) != 3) {
-		key.kstack_id = bpf_get_stackid(ctx, &kstacks, 0);
+		key.kstack_id = key.period ? bpf_get_stackid(ctx, &kstacks_b, 0) :
+					     bpf_get_stackid(ctx, &kstacks, 0);
 		if (key.kstack_id == -17 /* EEXIST: the bucket holds another stack */) {
-			key.kstack_id = bpf_get_stackid(ctx, &kstacks2, 0);
+			key.kstack_id = key.period ? bpf_get_stackid(ctx, &kstacks2_b, 0) :
+						     bpf_get_stackid(ctx, &kstacks2, 0);
 			if (key.kstack_id >= 0)
 				key.kstack_id |= KSTACK_SECOND;
 			else if (key.kstack_id == -17)
@@ -754,18 +801,19 @@ int do_sample(struct bpf_perf_event_data *ctx)
 			}
 			if (unwind_mode == UNWIND_DWARF ||
 			    (unwind_mode == UNWIND_AUTO && !complete)) {
-				send_event(ctx, task, &regs, st, pr, tgid, tid, key.kstack_id,
+				send_event(ctx, task, &regs, st, pr, tgid, tid, &key,
 					   BPF_CORE_READ(task, mm, start_stack),
 					   unwind_mode == UNWIND_DWARF ? SEND_DWARF :
 					   !pr ? SEND_NO_PROC :
-					   end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN,
-					   key.gen);
+					   end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN);
 				return 0;
 			}
 			if (!complete)
 				key.flags |= COUNT_F_USER_TRUNCATED;
 			keep_sp_words(pr, regs.sp, win, st);
 			hash_frames(st, &hash, &st->check);
+			/* The period's parity in the low bit: each period stores its own. */
+			hash = (hash & ~3ull) | 2 | key.period;
 			key.ustack_hash = hash;
 			key.ucheck = st->check;
 		}

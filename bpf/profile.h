@@ -59,7 +59,8 @@ struct count_key {
 		__u64 walk_end;
 	};
 	__u32 ucheck;		/* the stack's check word (struct ustack), or 0 */
-	__u32 pad;
+	__u32 period;		/* continuous mode: the parity of the period counted in (in
+				 * ucounts: 0); 0 otherwise */
 	__u64 gen;		/* when the process's program began (`incarns`), 0: before the
 				 * profile: which of the programs run under the pid it was */
 };
@@ -138,7 +139,7 @@ struct sample_event {
 	__u32 holes;		/* bit i: page i of stack[] (page 0 from sp to its page's end)
 				 * was not readable here and holds zeros */
 	__u32 why;		/* enum profile_send: why it was sent */
-	__u32 pad;
+	__u32 period;		/* count_key.period: which maps kstack_id is in */
 	__u64 gen;		/* count_key.gen */
 	__u64 frames[PROFILE_MAX_DEPTH];
 	__u8 stack[PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE];

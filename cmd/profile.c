@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* profile: the command line. It parses options and calls lib/; nothing else. */
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -10,10 +12,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <libgen.h>
 #include "flamegraph.h"
 #include "flamegraph_cmd.h"
 #include "output/folded.h"
 #include "output/pprof.h"
+#include "output/push.h"
 #include "base/limits.h"
 #include "base/log.h"
 #include "collect/explain.h"
@@ -54,7 +58,17 @@ struct settings {
 	bool quiet;
 	bool explain;		/* --explain: the whole report, also with -q */
 	bool lines;		/* --lines: source lines in folded and SVG output */
+	/* Continuous mode (--every): each -o path a strftime pattern expanded at the period's
+	 * start; --push sends each period to a Pyroscope server. */
+	const char *push_url;
+	const char *app_name;
+	struct pusher *pusher;
+	unsigned int periods;	/* periods written */
+	bool period_failed;	/* a period's file could not be written */
 };
+
+/* Seconds to send what is queued for the server once sampling is over. */
+#define PUSH_GRACE_S	2
 
 /* Lines of the --explain report: all of them (up to this), or the first few with -v. */
 #define EXPLAIN_LINES		15
@@ -99,6 +113,16 @@ static const char usage_text[] =
 "      --max-memory SIZE    memory for what grows with the profiled programs' files and\n"
 "                           stacks (symbols, CFI, DWARF, perf maps, stacks); past it new\n"
 "                           files are not parsed (default: 1/8 of RAM, at most 1G)\n"
+"\n"
+"Continuous mode:\n"
+"      --every SECONDS      one profile per period of SECONDS, written to each -o FILE, which\n"
+"                           is a strftime(3) pattern expanded at the period's start\n"
+"                           (%%Y%%m%%d-%%H%%M%%S...); SIGHUP ends a period at once\n"
+"      --push URL           send each period to a Pyroscope server: POST URL/ingest, pprof\n"
+"                           (http:// only; a server that is down or slow loses periods, with\n"
+"                           a warning each, never samples)\n"
+"      --app-name NAME      the application name pushed (default profile.cpu{hostname=HOST})\n"
+"\n"
 "  -q, --quiet              no summary at the end\n"
 "  -v, --verbose            more messages (-vv: libbpf's too)\n"
 "  -h, --help               this text\n"
@@ -111,6 +135,10 @@ static const char usage_text[] =
 "  profile -p 1234 -d 10 -o app.svg            an interactive flame graph\n"
 "  profile -o make.svg --title 'make -j2' -- make -j2\n"
 "  profile flamegraph app.folded > app.svg     a flame graph of any folded file\n"
+"  profile -a --every 60 -o 'host-%%Y%%m%%d-%%H%%M%%S.pb.gz'\n"
+"                                              the whole system, one pprof file a minute\n"
+"  profile -a --every 10 --push http://pyroscope:4040 --app-name 'web.cpu{env=prod}'\n"
+"                                              the whole system, sent to Pyroscope\n"
 "\n"
 "Flame graph options (with -f svg or -o FILE.svg):\n"
 "%s"
@@ -173,6 +201,19 @@ static int parse_uint(const char *arg, const char *what, unsigned long min, unsi
 	return 0;
 }
 
+static int parse_every(const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || *end || end == arg || !isfinite(v) || v < 0.1 || v > 31536000)
+		return usage_error("invalid period '%s': expected seconds, at least 0.1", arg);
+	*out = v;
+	return 0;
+}
+
 static int parse_duration(const char *arg, double *out)
 {
 	char *end;
@@ -188,7 +229,8 @@ static int parse_duration(const char *arg, double *out)
 
 enum {
 	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
-	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY, OPT_LINES,
+	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY, OPT_LINES, OPT_EVERY, OPT_PUSH,
+	OPT_APP_NAME,
 };
 
 #define MIN_MEMORY	(16u << 20)
@@ -262,6 +304,9 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+		{ "every", required_argument, NULL, OPT_EVERY },
+		{ "push", required_argument, NULL, OPT_PUSH },
+		{ "app-name", required_argument, NULL, OPT_APP_NAME },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -315,6 +360,9 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		case OPT_LINES: st->lines = true; break;
 		case OPT_USER: o->user = optarg; break;
 		case OPT_MAX_MEMORY: err = parse_max_memory(optarg); break;
+		case OPT_EVERY: err = parse_every(optarg, &o->every); break;
+		case OPT_PUSH: st->push_url = optarg; break;
+		case OPT_APP_NAME: st->app_name = optarg; break;
 		case 'q': st->quiet = true; break;
 		case 'v': log_level++; break;
 		case 'h': printf(usage_text, FG_OPTIONS_HELP); exit(EXIT_OK);
@@ -349,7 +397,18 @@ static int parse_args(int argc, char **argv, struct settings *st)
 	if (st->format && strcmp(st->format, "folded") && strcmp(st->format, "svg") &&
 	    strcmp(st->format, "pprof"))
 		return usage_error("unknown format '%s': expected folded, svg or pprof", st->format);
-	if (!st->nr_out)
+	if (st->push_url && !o->every)
+		return usage_error("%s", "--push goes with --every: it sends one profile per period");
+	if (st->app_name && !st->push_url)
+		return usage_error("%s", "--app-name goes with --push: it names what is pushed");
+	if (o->every && !st->nr_out && !st->push_url)
+		return usage_error("%s", "--every writes a profile per period: give -o PATTERN "
+				   "(a strftime pattern) or --push URL");
+	if (o->every && st->push_url)
+		o->lines = true;	/* pprof, as a pprof file */
+	/* Files are made as the run goes: as the user we are, not uid 65534. */
+	o->keep_uid = o->every && st->nr_out;
+	if (!st->nr_out && !o->every)
 		st->nr_out = 1;		/* standard output */
 	for (int i = 0; i < st->nr_out; i++) {
 		st->out[i].format = output_format(st->format, st->out[i].path);
@@ -398,13 +457,23 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 		snprintf(where + n, sizeof(where) - n, "%s%s", i ? ", " : "",
 			 set->out[i].path ? set->out[i].path : "standard output");
 	}
+	if (set->push_url) {
+		size_t n = strlen(where);
+
+		snprintf(where + n, sizeof(where) - n, "%s%s", n ? ", " : "", set->push_url);
+	}
 	uint64_t lost_samples = st->bpf[STAT_COUNTS_FULL], lost_events = st->bpf[STAT_EVENTS_LOST];
 	uint64_t lost_stacks = st->bpf[STAT_KSTACK_COLLIDE] + st->bpf[STAT_KSTACK_FULL] +
 			       st->bpf[STAT_USTACK_COLLIDE] + st->bpf[STAT_USTACK_FULL];
 
-	fprintf(stderr, "profile: %llu samples in %.1f s on %d CPUs, %zu distinct stacks, "
-		"written to %s\n", (unsigned long long)st->samples, st->seconds, st->nr_cpus,
-		nr_stacks, where);
+	if (set->session.every)
+		fprintf(stderr, "profile: %llu samples in %.1f s on %d CPUs, %u periods, "
+			"written to %s\n", (unsigned long long)st->samples, st->seconds,
+			st->nr_cpus, set->periods, where);
+	else
+		fprintf(stderr, "profile: %llu samples in %.1f s on %d CPUs, %zu distinct stacks, "
+			"written to %s\n", (unsigned long long)st->samples, st->seconds,
+			st->nr_cpus, nr_stacks, where);
 	fprintf(stderr, "profile: user stacks %.1f%% DWARF-unwound", pct(st->dwarf, st->samples));
 	/* Walks that met a function keeping no frame record where it called: perf -g and bcc
 	 * show those stacks with frames missing. */
@@ -464,43 +533,61 @@ static int open_outputs(struct settings *st)
 	return 0;
 }
 
+/* The profile P (folded: F) into output O, open as OUT and called NAME, in its format; PO
+ * says when it was sampled. Returns 0 or EXIT_RUNTIME after one sentence. */
+static int write_output(const struct settings *st, const struct output *o, FILE *out,
+			const char *name, const struct profile *p, const struct folded *f,
+			const struct pprof_opts *po)
+{
+	static const char *const fmt_names[] = { "folded", "svg", "pprof" };
+	double t = monotonic_seconds();
+	long at = ftell(out);
+	int err;
+
+	switch (o->format) {
+	case FMT_SVG: err = flamegraph__write_folded(f, out, &st->fg); break;
+	case FMT_PPROF: err = pprof__write(p, po, out); break;
+	default: err = folded__write(f, out); break;
+	}
+	if (!err && fflush(out))
+		err = -errno;
+	if (err) {
+		pr_warn("cannot write %s: %s", name, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	/* For bench/: what each format costs to make and how big it is. */
+	if (at >= 0 && ftell(out) >= at)
+		pr_info("wrote %s (%s): %ld bytes in %.3f s", name, fmt_names[o->format],
+			ftell(out) - at, monotonic_seconds() - t);
+	else
+		pr_info("wrote %s (%s) in %.3f s", name, fmt_names[o->format],
+			monotonic_seconds() - t);
+	return 0;
+}
+
+static struct pprof_opts pprof_times(const struct timespec *started, double seconds)
+{
+	return (struct pprof_opts){
+		.time_nanos = (int64_t)started->tv_sec * 1000000000 + started->tv_nsec,
+		.duration_nanos = (int64_t)(seconds * 1e9),
+	};
+}
+
 /* The profile P (folded: F) into every output, each in its format; STARTED and SECONDS say
  * when and how long it was sampled (pprof keeps them). Returns 0 or EXIT_RUNTIME after one
  * sentence. */
 static int write_outputs(const struct settings *st, const struct profile *p,
 			 const struct folded *f, const struct timespec *started, double seconds)
 {
-	struct pprof_opts po = {
-		.time_nanos = (int64_t)started->tv_sec * 1000000000 + started->tv_nsec,
-		.duration_nanos = (int64_t)(seconds * 1e9),
-	};
+	struct pprof_opts po = pprof_times(started, seconds);
 
 	for (int i = 0; i < st->nr_out; i++) {
 		const struct output *o = &st->out[i];
-		const char *name = o->path ? o->path : "standard output";
-		static const char *const fmt_names[] = { "folded", "svg", "pprof" };
-		double t = monotonic_seconds();
-		long at = ftell(o->f);
-		int err;
+		int err = write_output(st, o, o->f, o->path ? o->path : "standard output", p, f,
+				       &po);
 
-		switch (o->format) {
-		case FMT_SVG: err = flamegraph__write_folded(f, o->f, &st->fg); break;
-		case FMT_PPROF: err = pprof__write(p, &po, o->f); break;
-		default: err = folded__write(f, o->f); break;
-		}
-		if (!err && fflush(o->f))
-			err = -errno;
-		if (err) {
-			pr_warn("cannot write %s: %s", name, strerror(-err));
-			return EXIT_RUNTIME;
-		}
-		/* For bench/: what each format costs to make and how big it is. */
-		if (at >= 0 && ftell(o->f) >= at)
-			pr_info("wrote %s (%s): %ld bytes in %.3f s", name, fmt_names[o->format],
-				ftell(o->f) - at, monotonic_seconds() - t);
-		else
-			pr_info("wrote %s (%s) in %.3f s", name, fmt_names[o->format],
-				monotonic_seconds() - t);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -519,6 +606,201 @@ static int close_outputs(struct settings *st)
 		}
 		o->f = NULL;
 	}
+	return ret;
+}
+
+/* --- continuous mode ------------------------------------------------------------------------ */
+
+/* The -o PATTERN expanded (strftime, local time) for a period that began at T, into BUF
+ * (SIZE bytes). Returns 0, or -1 when it names no file or one longer than SIZE - 1. */
+static int expand_pattern(const char *pattern, time_t t, char *buf, size_t size)
+{
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm))
+		return -1;
+	return strftime(buf, size, pattern, &tm) ? 0 : -1;
+}
+
+/* Before sampling: each -o pattern names a file in a directory we may write. Returns 0, or an
+ * exit status after one sentence. */
+static int check_patterns(const struct settings *st)
+{
+	char name[PATH_MAX + 16];
+
+	for (int i = 0; i < st->nr_out; i++) {
+		const char *pat = st->out[i].path;
+		char *dir;
+
+		if (expand_pattern(pat, time(NULL), name, PATH_MAX))
+			return usage_error("the output pattern '%s' names no file (or one too long)",
+					   pat);
+		dir = dirname(name);
+		if (access(dir, W_OK)) {
+			pr_warn("cannot write in '%s' (from -o %s): %s", dir, pat, strerror(errno));
+			return EXIT_RUNTIME;
+		}
+		if (!strchr(pat, '%'))
+			pr_info("-o %s has no %% in it: each period overwrites the last", pat);
+	}
+	return 0;
+}
+
+/* Output O's file for the period that began at T, with the profile P (folded: F): written to
+ * NAME.partial, renamed to NAME once whole (a reader never sees half a file). Returns 0 or
+ * -1 after one sentence. */
+static int write_period_file(const struct settings *st, const struct output *o, time_t t,
+			     const struct profile *p, const struct folded *f,
+			     const struct pprof_opts *po)
+{
+	char name[PATH_MAX], part[PATH_MAX + 16];
+	FILE *out;
+	int err;
+
+	if (expand_pattern(o->path, t, name, sizeof(name))) {
+		pr_warn("the output pattern '%s' names no file: this period's profile is lost",
+			o->path);
+		return -1;
+	}
+	snprintf(part, sizeof(part), "%s.partial", name);
+	out = fopen(part, "we");
+	if (!out) {
+		pr_warn("cannot write '%s': %s; this period's profile is lost", part,
+			strerror(errno));
+		return -1;
+	}
+	err = write_output(st, o, out, name, p, f, po);
+	if (fclose(out) && !err) {
+		pr_warn("cannot write '%s': %s", part, strerror(errno));
+		err = -1;
+	}
+	if (!err && rename(part, name)) {
+		pr_warn("cannot rename '%s' to '%s': %s", part, name, strerror(errno));
+		err = -1;
+	}
+	if (err)
+		unlink(part);
+	return err ? -1 : 0;
+}
+
+/* The period's profile P (gzip'd pprof) queued for the server. */
+static void push_period(struct settings *st, const struct profile *p,
+			const struct pprof_opts *po, const struct timespec *start, double secs)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int64_t from = start->tv_sec, until = (int64_t)(start->tv_sec + start->tv_nsec / 1e9 +
+							secs + 0.5);
+	int err;
+
+	if (!mem) {
+		pr_warn("cannot push this period's profile: out of memory");
+		return;
+	}
+	err = pprof__write(p, po, mem);
+	if (fclose(mem) || err) {
+		pr_warn("cannot push this period's profile: %s", strerror(err ? -err : ENOMEM));
+		free(buf);
+		return;
+	}
+	pusher__push(st->pusher, buf, len, from, until > from ? until : from + 1);
+}
+
+/* The period that just ended (session__build_profile takes it) into every -o file and to the
+ * server. A period lost counts in st->period_failed; returns 0, or an exit status when the
+ * session failed. */
+static int take_period(struct settings *st, struct session *s)
+{
+	struct profile *p = profile__new();
+	struct folded *f = NULL;
+	enum session_err_kind kind;
+	struct pprof_opts po;
+	struct timespec start;
+	double secs;
+	bool folded = false;
+	int ret = 0;
+
+	for (int i = 0; i < st->nr_out; i++)
+		folded |= st->out[i].format != FMT_PPROF;
+	if (folded)
+		f = folded__new();
+	if (!p || (folded && !f)) {
+		pr_warn("out of memory: this period's profile is lost");
+		st->period_failed = true;
+		goto out;
+	}
+	if (session__build_profile(s, p)) {
+		pr_warn("%s", session__error(s, &kind));
+		ret = exit_status(kind);
+		goto out;
+	}
+	session__period(s, &start, &secs);
+	po = pprof_times(&start, secs);
+	if (f && folded__add_profile(f, p, st->lines ? FOLDED_LINES : 0)) {
+		pr_warn("out of memory: this period's profile is lost");
+		st->period_failed = true;
+		goto out;
+	}
+	for (int i = 0; i < st->nr_out; i++)
+		if (write_period_file(st, &st->out[i], start.tv_sec, p, f, &po))
+			st->period_failed = true;
+	if (st->pusher)
+		push_period(st, p, &po, &start, secs);
+	st->periods++;
+out:
+	folded__free(f);
+	profile__free(p);
+	return ret;
+}
+
+/* --app-name's default: profile.cpu{hostname=HOST}, HOST kept to what a label value takes
+ * unquoted. */
+static void default_app_name(char *buf, size_t size)
+{
+	char host[256] = "unknown";
+
+	if (gethostname(host, sizeof(host) - 1))
+		strcpy(host, "unknown");
+	host[sizeof(host) - 1] = '\0';
+	for (char *c = host; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-' && *c != '_')
+			*c = '_';
+	snprintf(buf, size, "profile.cpu{hostname=%s}", host);
+}
+
+/* Sample period after period until the run ends, then the last period; what was not pushed
+ * after a short grace is dropped. Returns the exit status. */
+static int run_continuous(struct settings *st, struct session *s)
+{
+	enum session_err_kind kind;
+	int ret = 0, err;
+
+	for (;;) {
+		err = session__run(s);
+		if (err != SESSION_PERIOD_END)
+			break;
+		ret = take_period(st, s);
+		if (ret)
+			return ret;
+	}
+	if (err) {
+		pr_warn("%s", session__error(s, &kind));
+		st->quiet = true;
+		st->explain = false;
+	}
+	ret = take_period(st, s);
+	if (st->pusher) {
+		unsigned int lost = pusher__free(st->pusher, PUSH_GRACE_S);
+
+		st->pusher = NULL;
+		if (lost)
+			pr_info("%u periods not pushed", lost);
+	}
+	if (!ret && session__error(s, &kind))
+		ret = exit_status(kind);
+	if (!ret && st->period_failed)
+		ret = EXIT_RUNTIME;
 	return ret;
 }
 
@@ -553,9 +835,24 @@ int main(int argc, char **argv)
 		return ret;
 	sudo_notice(&st);
 	/* Open the outputs first: a path that cannot be written fails before any sampling. */
-	ret = open_outputs(&st);
+	ret = st.session.every ? check_patterns(&st) : open_outputs(&st);
 	if (ret)
 		goto out;
+	if (st.push_url) {
+		char app[300];
+		const char *why;
+
+		if (!st.app_name)
+			default_app_name(app, sizeof(app));
+		st.pusher = pusher__new(st.push_url, st.app_name ? st.app_name : app,
+					st.session.freq, &why);
+		if (!st.pusher) {
+			ret = errno == EINVAL ? usage_error("--push: %s", why) : EXIT_RUNTIME;
+			if (errno != EINVAL)
+				pr_warn("cannot push: %s", strerror(errno));
+			goto out;
+		}
+	}
 	folded = folded__new();
 	profile = profile__new();
 	if (!folded || !profile) {
@@ -568,6 +865,19 @@ int main(int argc, char **argv)
 	if (!s) {
 		pr_warn("%s", errmsg ? errmsg : "cannot start");
 		ret = exit_status(kind);
+		goto out;
+	}
+	if (st.session.every) {
+		ret = run_continuous(&st, s);
+		if (!st.quiet)
+			print_summary(session__stats(s), 0, &st);
+		/* --explain: over the whole run. */
+		if (session__explain(s) && (st.explain || !st.quiet) &&
+		    explain__write(session__explain(s), stderr, session__stats(s)->samples,
+				   st.explain ? EXPLAIN_LINES : EXPLAIN_LINES_VERBOSE)) {
+			fprintf(stderr, "profile: out of memory\n");
+			ret = EXIT_RUNTIME;
+		}
 		goto out;
 	}
 	clock_gettime(CLOCK_REALTIME, &started);
@@ -604,8 +914,9 @@ int main(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 	}
 out:
-	if (close_outputs(&st) && !ret)
+	if (!st.session.every && close_outputs(&st) && !ret)
 		ret = EXIT_RUNTIME;
+	pusher__free(st.pusher, 0);
 	session__free(s);
 	folded__free(folded);
 	profile__free(profile);

@@ -87,7 +87,9 @@ static bool in_user_ns(void)
 
 static unsigned int derived_map_size(const struct session_opts *o, int nr_cpus)
 {
-	double secs = o->duration > 0 ? o->duration : 30;
+	/* Continuous mode: the maps hold one period (the previous one is cleared early in the
+	 * next). */
+	double secs = o->every > 0 ? o->every : o->duration > 0 ? o->duration : 30;
 	double n = o->freq * secs * nr_cpus;
 
 	if (o->map_size)
@@ -142,6 +144,10 @@ int session__load_bpf(struct session *s)
 	}
 	bpf_map__set_max_entries(skel->maps.kstacks, size);
 	bpf_map__set_max_entries(skel->maps.kstacks2, size / 4);
+	/* The odd periods' kernel stacks and sample cache: continuous mode only. */
+	bpf_map__set_max_entries(skel->maps.kstacks_b, o->every > 0 ? size : 1);
+	bpf_map__set_max_entries(skel->maps.kstacks2_b, o->every > 0 ? size / 4 : 1);
+	bpf_map__set_max_entries(skel->maps.cached, o->every > 0 ? 2 : 1);
 	bpf_map__set_max_entries(skel->maps.ustacks, size);
 	bpf_map__set_max_entries(skel->maps.counts, size);
 	bpf_map__set_max_entries(skel->maps.comms, size);

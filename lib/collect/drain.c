@@ -2,13 +2,20 @@
 /*
  * collect/drain: after sampling, what BPF counted (the per-CPU slots, `counts`, `ustacks`)
  * and what was unwound here (ucounts) -> the profile model, one counted stack at a time
- * (model.c).
+ * (model.c). In continuous mode, at the end of each period while sampling goes on: the
+ * period's parity of the BPF maps read and cleared (see `period` in bpf/profile.bpf.c).
  */
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "base/clock.h"
+#include "base/log.h"
 #include "collect/fixup.h"
 #include "collect/session_int.h"
 #include "collect/ucounts.h"
@@ -149,19 +156,19 @@ static int drain_key(struct session *s, struct builder *b, struct drained *d,
 }
 
 /*
- * Move what the per-CPU `cached` tables still hold into `counts` (sampling has stopped). A
- * key that no longer fits there goes straight into D.
+ * What the per-CPU `cached` table of parity PAR holds (nothing writes it now: sampling
+ * stopped, or the period moved on) into D, then emptied. A key may also be in `counts`
+ * (evicted from a slot earlier): the model merges the two.
  */
-static int drain_slots(struct session *s, struct builder *b, struct drained *d)
+static int drain_slots(struct session *s, struct builder *b, struct drained *d, uint32_t par)
 {
-	int sfd = bpf_map__fd(s->skel->maps.cached), cfd = bpf_map__fd(s->skel->maps.counts);
+	int sfd = bpf_map__fd(s->skel->maps.cached);
 	struct count_slots *tables = calloc(s->nr_cpus, sizeof(*tables));
-	__u32 zero = 0;
 	int err = 0;
 
 	if (!tables)
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
-	if (bpf_map_lookup_elem(sfd, &zero, tables)) {
+	if (bpf_map_lookup_elem(sfd, &par, tables)) {
 		free(tables);
 		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
 				     "cannot read the sample cache: %s", strerror(errno));
@@ -169,25 +176,179 @@ static int drain_slots(struct session *s, struct builder *b, struct drained *d)
 	for (int c = 0; !err && c < s->nr_cpus; c++) {
 		for (int i = 0; !err && i < PROFILE_CACHE_SLOTS; i++) {
 			struct count_slot *sl = &tables[c].s[i];
-			__u64 count;
 
-			if (!sl->count)
-				continue;
-			if (bpf_map_lookup_elem(cfd, &sl->key, &count) == 0)
-				count += sl->count;
-			else
-				count = sl->count;
-			if (bpf_map_update_elem(cfd, &sl->key, &count, BPF_ANY))
+			if (sl->count)
 				err = drain_key(s, b, d, &sl->key, sl->count);
 		}
 	}
 	/* Emptied: a second collection does not count them again. */
 	memset(tables, 0, s->nr_cpus * sizeof(*tables));
-	if (!err && bpf_map_update_elem(sfd, &zero, tables, BPF_ANY))
+	if (!err && bpf_map_update_elem(sfd, &par, tables, BPF_ANY))
 		err = session__fail(s, SESSION_ERR_RUNTIME, -errno,
 				    "cannot empty the sample cache: %s", strerror(errno));
 	free(tables);
 	return err;
+}
+
+/* --- continuous mode: periods ------------------------------------------------------------- */
+
+/* Keys read out of a map, to delete once the period's profile is made. */
+struct keys {
+	void *v;
+	size_t size, nr, cap;
+};
+
+static int keys__add(struct keys *k, const void *key)
+{
+	if (k->nr == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 1024;
+		void *v = realloc(k->v, cap * k->size);
+
+		if (!v)
+			return -ENOMEM;
+		k->v = v;
+		k->cap = cap;
+	}
+	memcpy((char *)k->v + k->nr++ * k->size, key, k->size);
+	return 0;
+}
+
+/* Delete the keys K of map FD (those already gone are fine), and forget them. */
+static void keys__delete(struct keys *k, int fd)
+{
+	for (size_t i = 0; i < k->nr; i++)
+		bpf_map_delete_elem(fd, (char *)k->v + i * k->size);
+	k->nr = 0;
+}
+
+/*
+ * The period ends now, sampling goes on: BPF counts the next one in the maps of the other
+ * parity from here on. Once the kernel says that every sampling program that began before
+ * has returned, nothing writes this period's maps; the DWARF samples it sent are read, into
+ * the ucounts the period's profile takes (*MINE); the next period gets a new one. Returns 0
+ * or negative errno with the error set.
+ */
+static int end_period(struct session *s, struct ucounts **mine)
+{
+	int outer = bpf_map__fd(s->skel->maps.period_sync);
+	int inner = bpf_map__fd(s->skel->maps.sync_inner);
+	struct ucounts *next = ucounts__new();
+	double now;
+	__u32 zero = 0;
+
+	if (!next)
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	s->period++;
+	__atomic_store_n(&s->skel->bss->period, s->period, __ATOMIC_SEQ_CST);
+	now = clock_mono_seconds();
+	/* The update of a map of maps returns after an RCU grace period: every program that
+	 * may have read the old period has returned. */
+	if (bpf_map_update_elem(outer, &zero, &inner, BPF_ANY)) {
+		pr_debug("period sync: %s; waiting 50 ms instead", strerror(errno));
+		usleep(50000);
+	}
+	/* The records and samples sent up to now, the period's. */
+	perf_buffer__consume(s->mmap_pb);
+	session__flush_procstate(s);
+	ring_buffer__consume(s->events);
+	*mine = s->unwound;
+	s->unwound = next;
+	s->taken_real = s->period_real;
+	s->taken_seconds = now - s->period_mono;
+	s->period_mono = now;
+	clock_gettime(CLOCK_REALTIME, &s->period_real);
+	/* The next period: a whole one from the last one's planned end, unless SIGHUP ended
+	 * it early, or making its profile took longer. */
+	if (now < s->period_due - 0.001 || now >= s->period_due + s->opts.every)
+		s->period_due = now + s->opts.every;
+	else
+		s->period_due += s->opts.every;
+	/* A period that would end just before the duration does not: the last one is longer
+	 * by that much, rather than one more of a few milliseconds. */
+	if (s->deadline && s->period_due > s->deadline - 0.25 * s->opts.every)
+		s->period_due = s->deadline;
+	return 0;
+}
+
+/* Whether process or thread ID is gone (a name of it is no longer needed). */
+static bool id_gone(__u32 id)
+{
+	return kill((pid_t)id, 0) && errno == ESRCH;
+}
+
+/*
+ * The processes found gone at the last period's end, gone still (their pid not taken again),
+ * forgotten: their mappings, what the unwinder and BPF knew of them; those gone now are
+ * forgotten at the next period's end, once its samples are named.
+ */
+static void forget_gone(struct session *s)
+{
+	size_t n, k = 0;
+	pid_t *now;
+
+	for (size_t i = 0; i < s->nr_gone; i++) {
+		if (!id_gone((__u32)s->gone[i]))
+			continue;
+		procmaps__forget(s->maps, s->gone[i]);
+		unwinder__forget(s->unw, s->gone[i]);
+		session__forget_proc(s, s->gone[i]);
+	}
+	free(s->gone);
+	s->gone = NULL;
+	s->nr_gone = 0;
+	now = procmaps__pids(s->maps, &n);
+	for (size_t i = 0; i < n; i++)
+		if (id_gone((__u32)now[i]))
+			now[k++] = now[i];
+	s->gone = now;
+	s->nr_gone = now ? k : 0;
+}
+
+/*
+ * After a period's profile: the maps of parity PAR emptied (the sample cache was in
+ * drain_slots; COUNTS holds the `counts` keys read), and the names of processes and threads
+ * gone since, all of which would otherwise grow with the run.
+ */
+static void clear_period(struct session *s, uint32_t par, struct keys *counts)
+{
+	struct profile_bpf *skel = s->skel;
+	int kfd[2] = {
+		bpf_map__fd(par ? skel->maps.kstacks_b : skel->maps.kstacks),
+		bpf_map__fd(par ? skel->maps.kstacks2_b : skel->maps.kstacks2),
+	};
+	int ufd = bpf_map__fd(skel->maps.ustacks), cfd = bpf_map__fd(skel->maps.comms);
+	struct keys k32 = { .size = sizeof(__u32) }, k64 = { .size = sizeof(__u64) };
+	__u64 hash, *prev64 = NULL;
+	__u32 id, *prev32 = NULL;
+
+	keys__delete(counts, bpf_map__fd(skel->maps.counts));
+	/* Only this period's stacks: the next period stores its own (the parity in the hash's
+	 * low bit, its kernel stacks in the other maps). */
+	while (bpf_map_get_next_key(ufd, prev64, &hash) == 0) {
+		prev64 = &hash;
+		if ((hash & 1) == par && keys__add(&k64, &hash))
+			break;
+	}
+	keys__delete(&k64, ufd);
+	for (int m = 0; m < 2; m++) {
+		prev32 = NULL;
+		while (bpf_map_get_next_key(kfd[m], prev32, &id) == 0) {
+			prev32 = &id;
+			if (keys__add(&k32, &id))
+				break;
+		}
+		keys__delete(&k32, kfd[m]);
+	}
+	prev32 = NULL;
+	while (bpf_map_get_next_key(cfd, prev32, &id) == 0) {
+		prev32 = &id;
+		if (id_gone(id) && keys__add(&k32, &id))
+			break;
+	}
+	keys__delete(&k32, cfd);
+	free(k32.v);
+	free(k64.v);
+	forget_gone(s);
 }
 
 /* What the samples of the model are: on-CPU samples, one every 1/freq s of CPU time. */
@@ -207,30 +368,45 @@ static int set_meta(struct session *s, struct profile *p)
 int session__build_profile(struct session *s, struct profile *p)
 {
 	int fd = bpf_map__fd(s->skel->maps.counts);
+	bool continuous = s->opts.every > 0, live = continuous && s->running;
 	struct builder *b = builder__new(s, p);
+	struct keys counted = { .size = sizeof(struct count_key) };
+	struct ucounts *unwound = s->unwound;
 	struct drained d = { 0 };
 	const struct ucount *e;
 	struct count_key key, next;
 	void *prev = NULL;
 	size_t pos = 0;
+	uint32_t par;
 	int err;
 
 	if (!b)
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	session__read_stats(s);
 	err = set_meta(s, p);
+	if (live) {
+		/* Interrupted system calls restart while the profile is made. */
+		session__signals_restart(true);
+		if (!err)
+			err = end_period(s, &unwound);
+	}
+	/* The period that ended: the parity before the flip (or the current one, sampling
+	 * stopped). */
+	par = (live ? s->period - 1 : s->period) & 1;
 	if (!err)
-		err = drain_slots(s, b, &d);
+		err = drain_slots(s, b, &d, par);
 	while (!err && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		__u64 count;
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &count))
+		if (key.period != par || bpf_map_lookup_elem(fd, &key, &count))
 			continue;
 		err = drain_key(s, b, &d, &key, count);
+		if (!err && continuous && keys__add(&counted, &key))
+			err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	}
-	while (!err && (e = ucounts__next(s->unwound, &pos)))
+	while (!err && (e = ucounts__next(unwound, &pos)))
 		builder__want(b, &e->key, e->ips, e->nr);
 	/* Every user address noted: named now, per file. */
 	if (!err && symbolizer__resolve(s->sym))
@@ -238,8 +414,15 @@ int session__build_profile(struct session *s, struct profile *p)
 	for (size_t i = 0; !err && i < d.nr; i++)
 		err = builder__add(b, &d.v[i].key, d.ips + d.v[i].ips, d.v[i].nr, d.v[i].count);
 	pos = 0;
-	while (!err && (e = ucounts__next(s->unwound, &pos)))
+	while (!err && (e = ucounts__next(unwound, &pos)))
 		err = builder__add(b, &e->key, e->ips, e->nr, e->count);
+	if (continuous)
+		clear_period(s, par, &counted);
+	if (unwound != s->unwound)
+		ucounts__free(unwound);
+	if (live)
+		session__signals_restart(false);
+	free(counted.v);
 	drained__free(&d);
 	builder__free(b);
 	return err;

@@ -290,12 +290,15 @@ static int lost_kernel_location(struct builder *b, uint32_t *locs)
 	return 1;
 }
 
-/* The kernel locations of KSTACK_ID into LOCS, leaf first; *IN_EXEC: one of them runs an
- * execve (fixup__is_exec). Returns how many, or -errno. */
-static int kernel_locations(struct builder *b, __s32 kstack_id, uint32_t *locs, bool *in_exec)
+/* The kernel locations of KSTACK_ID (in the maps of the period parity PERIOD) into LOCS,
+ * leaf first; *IN_EXEC: one of them runs an execve (fixup__is_exec). Returns how many, or
+ * -errno. */
+static int kernel_locations(struct builder *b, __s32 kstack_id, uint32_t period, uint32_t *locs,
+			    bool *in_exec)
 {
 	uint64_t kips[PROFILE_MAX_DEPTH];
-	struct bpf_map *map = b->s->skel->maps.kstacks;
+	struct profile_bpf *skel = b->s->skel;
+	struct bpf_map *map = period ? skel->maps.kstacks_b : skel->maps.kstacks;
 	int n, id;
 
 	if (kstack_id == KSTACK_LOST)
@@ -304,7 +307,7 @@ static int kernel_locations(struct builder *b, __s32 kstack_id, uint32_t *locs, 
 		return 0;
 	if (kstack_id & KSTACK_SECOND) {
 		kstack_id &= ~KSTACK_SECOND;
-		map = b->s->skel->maps.kstacks2;
+		map = period ? skel->maps.kstacks2_b : skel->maps.kstacks2;
 	}
 	if (bpf_map_lookup_elem(bpf_map__fd(map), &kstack_id, kips))
 		return lost_kernel_location(b, locs);
@@ -470,7 +473,7 @@ int builder__add(struct builder *b, const struct count_key *key, const uint64_t 
 	const char *outer;
 	int nk, n, err;
 
-	nk = kernel_locations(b, key->kstack_id, b->locs, &in_exec);
+	nk = kernel_locations(b, key->kstack_id, key->period, b->locs, &in_exec);
 	if (nk < 0) {
 		err = nk;
 		goto fail;

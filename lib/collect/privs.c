@@ -276,9 +276,11 @@ int session__drop_privs(struct session *s)
 		err = -errno;
 		goto fail;
 	}
-	/* Root without CAP_SETUID and CAP_SETGID (a reduced bounding set) stays root. */
+	/* Root without CAP_SETUID and CAP_SETGID (a reduced bounding set) stays root; so does
+	 * continuous mode with files to write as it goes (opts.keep_uid): they are the user's
+	 * to own, in the user's directories, which uid 65534 could not write. */
 	getresuid(&ruid, &euid, &suid);
-	if ((!ruid || !euid || !suid) &&
+	if ((!ruid || !euid || !suid) && !s->opts.keep_uid &&
 	    (c.eff & (BIT(CAP_SETUID) | BIT(CAP_SETGID))) == (BIT(CAP_SETUID) | BIT(CAP_SETGID))) {
 		err = leave_root();
 		if (err)

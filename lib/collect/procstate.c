@@ -345,6 +345,21 @@ void session__on_fork(struct session *s, pid_t parent, pid_t child)
 		pr_warn("cannot describe the code of pid %d to BPF: %s", child, strerror(-err));
 }
 
+void session__forget_proc(struct session *s, pid_t pid)
+{
+	struct pstate *p = pstate__find(s->procstate, pid);
+	__u32 key = pid;
+
+	if (!p)
+		return;
+	pstate__drop(p, 0, p->nr);
+	free(p->maps);
+	p->maps = NULL;
+	p->cap = 0;
+	p->exec_time = 0;
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.procs), &key);
+}
+
 /*
  * PID ran execve at TIME: its BPF state described the old program. Forget its mappings made
  * before (those of the new program may have come first, from another CPU's buffer) and their

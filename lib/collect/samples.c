@@ -103,6 +103,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	key.gen = e->gen;
 	key.tid = s->opts.threads ? e->tid : 0;
 	key.kstack_id = e->kstack_id;
+	key.period = e->period;
 	if (stop != UNWIND_STOP_END)
 		key.flags |= COUNT_F_USER_TRUNCATED;
 	if ((us.holes & 1) && n == 1 && stop == UNWIND_STOP_NO_MEMORY)

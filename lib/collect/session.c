@@ -203,22 +203,24 @@ static void show_status(struct session *s, double elapsed)
 		(unsigned long long)s->stats.dwarf);
 }
 
-/* Sample until the deadline (0: none), a signal, the targets' exit or an error reading the
- * buffers (returned, with the error set). */
-static int session__loop(struct session *s, double start, double deadline)
+/* Sample until the deadline (S->deadline, 0: none), a signal, the targets' exit or an error
+ * reading the buffers (returned, with the error set): 0; in continuous mode
+ * SESSION_PERIOD_END when the period's time is up or SIGHUP came first. */
+static int session__loop(struct session *s)
 {
-	double next_status = start + 1;
-	bool prepared = false;
+	double start = s->run_start, deadline = s->deadline;
+	double next_status = start + 1 + (long)(clock_mono_seconds() - start);
+	bool continuous = s->opts.every > 0;
 	int quiet = 0, err;
 
-	while (!session_stop_signal) {
+	while (!session_stop_signal && !session_flush_signal) {
 		int tick = TICK_MS, n = 0;
-		double now;
+		double now, until;
 
 		/* Half a second in, the symbolizer reads what it will need at the end. */
-		if (!prepared && clock_mono_seconds() >= start + 0.5) {
+		if (!s->prepared && clock_mono_seconds() >= start + 0.5) {
 			symbolizer__prepare(s->sym, !s->opts.user_only);
-			prepared = true;
+			s->prepared = true;
 		}
 		/* What the symbolizer's worker asked meanwhile, and the files opened since. */
 		symbolizer__poll(s->sym);
@@ -235,8 +237,10 @@ static int session__loop(struct session *s, double start, double deadline)
 		if (quiet >= QUIET_TICKS) {
 			tick = TICK_IDLE_MS;
 			now = clock_mono_seconds();
-			if (deadline && (deadline - now) * 1000 < tick)
-				tick = (int)((deadline - now) * 1000) + 1;
+			until = continuous && (!deadline || s->period_due < deadline) ?
+				s->period_due : deadline;
+			if (until && (until - now) * 1000 < tick)
+				tick = (int)((until - now) * 1000) + 1;
 			if (s->opts.status_line && (next_status - now) * 1000 < tick)
 				tick = (int)((next_status - now) * 1000) + 1;
 			if (tick < TICK_MS)
@@ -253,20 +257,29 @@ static int session__loop(struct session *s, double start, double deadline)
 		if (err < 0 && err != -EINTR)
 			return session__fail(s, SESSION_ERR_RUNTIME, err, "cannot read events: %s",
 					     strerror(-err));
-		if (deadline && clock_mono_seconds() >= deadline)
-			break;
+		now = clock_mono_seconds();
+		if (deadline && now >= deadline)
+			return 0;
 		if (!targets_alive(s))
-			break;
+			return 0;
+		if (continuous && now >= s->period_due)
+			return SESSION_PERIOD_END;
+	}
+	if (session_flush_signal && !session_stop_signal) {
+		session_flush_signal = 0;
+		pr_info("SIGHUP: the period ends now");
+		return SESSION_PERIOD_END;
 	}
 	return 0;
 }
 
-int session__run(struct session *s)
+/* Attach and start sampling (the first session__run). Returns 0 or negative errno with the
+ * error set. */
+static int session__begin(struct session *s)
 {
-	double start;
 	int err;
 
-	session__catch_signals();
+	session__catch_signals(s->opts.every > 0);
 
 	err = session__open_sideband(s);
 	if (!err)
@@ -293,23 +306,45 @@ int session__run(struct session *s)
 		if (!s->err)
 			session__fail(s, SESSION_ERR_RUNTIME, err, "cannot attach: %s",
 				      strerror(-err));
-		goto out;
+		return err;
 	}
-	start = clock_mono_seconds();
-	if (s->child) {
-		err = session__release_command(s);
-		if (err)
-			goto out;
-	}
-	err = session__loop(s, start, s->opts.duration > 0 ? start + s->opts.duration : 0);
+	s->running = true;
+	s->run_start = s->period_mono = clock_mono_seconds();
+	clock_gettime(CLOCK_REALTIME, &s->period_real);
+	s->period_due = s->run_start + s->opts.every;
+	s->deadline = s->opts.duration > 0 ? s->run_start + s->opts.duration : 0;
+	/* As end_period does: no last period of a few milliseconds. */
+	if (s->deadline && s->period_due > s->deadline - 0.25 * s->opts.every)
+		s->period_due = s->deadline;
+	if (s->child)
+		return session__release_command(s);
+	return 0;
+}
+
+int session__run(struct session *s)
+{
+	int err;
+
+	if (!s->running)
+		err = session__begin(s);
+	else
+		err = 0;
+	if (!err)
+		err = session__loop(s);
+	if (err == SESSION_PERIOD_END)
+		return err;
 	if (err)
 		goto out;
 	if (s->opts.status_line)
 		fputs("\r\033[K", stderr);
 	if (session_stop_signal)
 		pr_info("stopping on signal %d", session_stop_signal);
-	s->stats.seconds = clock_mono_seconds() - start;
+	s->stats.seconds = clock_mono_seconds() - s->run_start;
 out:
+	/* The last period (or the whole run) is what the next profile takes. */
+	s->taken_real = s->period_real;
+	s->taken_seconds = s->period_mono ? clock_mono_seconds() - s->period_mono : 0;
+	s->running = false;
 	session__finishing();
 	session__detach(s);
 	if (s->mmap_pb)
@@ -342,6 +377,12 @@ const struct session_stats *session__stats(struct session *s)
 	return &s->stats;
 }
 
+void session__period(const struct session *s, struct timespec *start, double *seconds)
+{
+	*start = s->taken_real;
+	*seconds = s->taken_seconds;
+}
+
 const struct explain *session__explain(const struct session *s)
 {
 	return s->explain;
@@ -367,6 +408,7 @@ void session__free(struct session *s)
 	free(s->links);
 	free(s->pfds);
 	free(s->pids);
+	free(s->gone);
 	free(s->err);
 	free(s);
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "profile.h"
@@ -35,6 +36,11 @@ struct session_opts {
 	bool status_line;	/* a status line on stderr (a terminal) about once a second */
 	unsigned int stack_copy;	/* bytes of user stack per DWARF sample; 0: 16 KiB */
 	bool explain;		/* gather where stacks were cut or left unnamed (--explain) */
+	double every;		/* continuous mode (--every): seconds per period; 0: one
+				 * profile of the whole run */
+	bool keep_uid;		/* after attach, stay the user we are (capabilities dropped
+				 * all the same) rather than uid 65534: files are written as
+				 * the run goes (continuous mode) */
 };
 
 /* What went wrong, for the command line's exit status. */
@@ -81,15 +87,31 @@ struct session *session__open(const struct session_opts *opts, char **errmsg,
  * arrives, the command exits, or every pid has exited; then end the command (SIGTERM,
  * SIGKILL 2 s later). From then on a signal only warns, and a second within 3 s aborts the
  * process (collect/signals.c). Returns 0, or negative errno with session__error() set.
+ *
+ * Continuous mode (opts.every): returns SESSION_PERIOD_END, still sampling, when a period
+ * is over (its time is up, or SIGHUP came): take its profile with session__build_profile,
+ * then call session__run again to go on. The last period ends as a run does (0).
  */
 int session__run(struct session *s);
+
+#define SESSION_PERIOD_END	1
 
 /*
  * Symbolize everything counted and add it to the profile model P as samples (weights in
  * samples, labels pid, comm, and tid and thread name with opts.threads), their stacks fixed
  * up (see collect/fixup.h). Returns 0 or negative errno with session__error() set.
+ *
+ * Continuous mode: what was counted in the period that just ended, and only that: while
+ * sampling goes on, the next period's samples go to the BPF maps of the other parity from
+ * here on (none lost, none counted twice); what the period's profile was made of (the BPF
+ * counts, stacks and sample caches of its parity, the stacks unwound here, the names of
+ * processes gone since) is cleared, so that memory stays flat over a long run.
  */
 int session__build_profile(struct session *s, struct profile *p);
+
+/* The period session__build_profile took last (the whole run but in continuous mode): when
+ * it began (CLOCK_REALTIME) and how many seconds it lasted. */
+void session__period(const struct session *s, struct timespec *start, double *seconds);
 
 /* The last error's sentence and kind; NULL when none. Owned by S. */
 const char *session__error(const struct session *s, enum session_err_kind *kind);

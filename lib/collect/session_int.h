@@ -70,6 +70,22 @@ struct session {
 					 * was executed */
 	struct runas *runas;		/* --user: who the command runs as; NULL without */
 	struct session_stats stats;
+	bool running;			/* session__run attached sampling */
+	bool prepared;			/* symbolizer__prepare was called */
+	/* Continuous mode: the period being sampled (bss `period` is its number) and when it
+	 * began; the period whose profile is taken next (ended, or the last one). */
+	uint32_t period;
+	double period_mono;		/* began, CLOCK_MONOTONIC */
+	struct timespec period_real;	/* ... and CLOCK_REALTIME */
+	double period_due;		/* when its time is up (CLOCK_MONOTONIC) */
+	double run_start;		/* sampling began (CLOCK_MONOTONIC) */
+	double deadline;		/* the duration ends (0: none) */
+	pid_t *gone;			/* processes found gone at the last period's end:
+					 * forgotten at the next one's (their last samples may
+					 * be in the period after the one they exited in) */
+	size_t nr_gone;
+	struct timespec taken_real;	/* the period taken last: began */
+	double taken_seconds;		/* ... lasted */
 	char *err;
 	enum session_err_kind err_kind;
 };
@@ -86,8 +102,17 @@ int session__resolve_pids(struct session *s);
 /* signals.c: the signal (SIGINT, SIGTERM, SIGHUP) that ended sampling; 0 while none came. */
 extern volatile sig_atomic_t session_stop_signal;
 
-/* signals.c: while sampling, a signal sets session_stop_signal and interrupts the wait. */
-void session__catch_signals(void);
+/* signals.c: in continuous mode, SIGHUP came: the period is to end now (the loop clears it). */
+extern volatile sig_atomic_t session_flush_signal;
+
+/* signals.c: while sampling, a signal sets session_stop_signal and interrupts the wait; with
+ * HUP_FLUSHES (continuous mode) SIGHUP sets session_flush_signal instead. */
+void session__catch_signals(bool hup_flushes);
+
+/* signals.c: continuous mode, while a period's profile is made (sampling goes on): RESTART
+ * says whether interrupted system calls restart (true while the profile is made, so that a
+ * signal does not fail a read half-way; false again in the loop, whose wait it ends). */
+void session__signals_restart(bool restart);
 
 /* signals.c: the profile is being finished: a signal now says that a second one within 3 s
  * aborts; the second kills the command (session__signals_command) and profile. */
@@ -190,6 +215,11 @@ void session__on_exec(struct session *s, pid_t pid, uint64_t time);
 /* procstate.c: the kind of code (enum profile_span) at ADDR in PID as described to BPF last;
  * SPAN_NONE when PID was not described or ADDR is in none of its mappings. */
 uint8_t session__span_kind(struct session *s, pid_t pid, uint64_t addr);
+
+/* procstate.c: PID exited (continuous mode, none of its samples left to name): its spans
+ * and `procs` entry freed (it stays described: a new process under the pid gets its
+ * parent's at fork). */
+void session__forget_proc(struct session *s, pid_t pid);
 
 /* procstate.c: free what describing processes holds. */
 void session__free_procstate(struct session *s);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
  * collect/signals: SIGINT, SIGTERM and SIGHUP. While sampling, one ends the sampling (the
- * poll loop sees session_stop_signal). Once the profile is being finished (the command
+ * poll loop sees session_stop_signal); in continuous mode SIGHUP ends only the period
+ * (session_flush_signal). Once the profile is being finished (the command
  * stopped, the maps drained, stacks symbolized, the output written), one more does not lose
  * the profile: it says how to abort; a second within ABORT_WINDOW_S aborts at once, the
  * command killed, profile killed by that signal.
@@ -15,6 +16,8 @@
 #define ABORT_WINDOW_S	3
 
 volatile sig_atomic_t session_stop_signal;
+volatile sig_atomic_t session_flush_signal;
+static volatile sig_atomic_t hup_flushes;	/* continuous mode: SIGHUP ends a period */
 static volatile sig_atomic_t finishing;
 static volatile sig_atomic_t command_pid;	/* killed on abort; 0: none */
 static time_t armed;			/* when the last signal while finishing came; only
@@ -31,6 +34,10 @@ static void on_signal(int sig)
 	struct timespec now;
 	sigset_t set;
 
+	if (!finishing && sig == SIGHUP && hup_flushes) {
+		session_flush_signal = 1;
+		return;
+	}
 	if (!finishing) {
 		session_stop_signal = sig;
 		return;
@@ -65,10 +72,17 @@ static void install(bool restart)
 		sigaction(sigs[i], &sa, NULL);
 }
 
-void session__catch_signals(void)
+void session__catch_signals(bool flush_on_hup)
 {
+	hup_flushes = flush_on_hup;
 	/* Without SA_RESTART: a signal ends the loop's wait at once. */
 	install(false);
+}
+
+void session__signals_restart(bool restart)
+{
+	if (!finishing)
+		install(restart);
 }
 
 void session__finishing(void)

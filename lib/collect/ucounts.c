@@ -25,6 +25,7 @@ static uint64_t hash_entry(const struct count_key *key, const uint64_t *ips, uin
 {
 	uint64_t h = hash_bytes(HASH_SEED, key, offsetof(struct count_key, ucheck));
 
+	h = hash_u64(h, key->period);
 	for (uint32_t i = 0; i < nr; i++)
 		h = hash_u64(h, ips[i]);
 	return h;
@@ -34,6 +35,7 @@ static bool same(const struct ucount *e, const struct count_key *key, const uint
 		 uint32_t nr)
 {
 	return e->nr == nr && !memcmp(&e->key, key, offsetof(struct count_key, ucheck)) &&
+	       e->key.period == key->period &&
 	       !memcmp(e->ips, ips, nr * sizeof(*ips));
 }
 
@@ -92,7 +94,7 @@ int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t
 	if (!e)
 		return -ENOMEM;
 	e->key = *key;
-	e->key.ucheck = e->key.pad = 0;
+	e->key.ucheck = 0;
 	e->nr = nr;
 	e->count = 1;
 	memcpy(e->ips, ips, nr * sizeof(*ips));

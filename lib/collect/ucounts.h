@@ -14,7 +14,8 @@
 struct ucounts;
 
 struct ucount {
-	struct count_key key;	/* walk_end, not ustack_hash; ucheck unused */
+	struct count_key key;	/* walk_end, not ustack_hash; ucheck unused; period: the
+				 * parity of the kernel stack maps of kstack_id */
 	uint32_t nr;		/* frames in ips, leaf first */
 	uint64_t count;
 	uint64_t ips[];

@@ -39,6 +39,7 @@ struct procmaps {
 	void *add_ctx;
 	pid_t next_as;		/* the next pid for an earlier program, from
 				 * PROCMAPS_ARCHIVED_PID */
+	uint32_t nr_archived;	/* earlier programs kept apart now */
 };
 
 /* --- parsing ---------------------------------------------------------------------------- */
@@ -254,10 +255,15 @@ static int pmaps__archive(struct procmaps *pm, struct pmaps *p, uint64_t time)
 		p->nr = keep;
 		return 0;
 	}
-	if (pm->next_as >= PROCMAPS_ARCHIVED_PID + LIMIT_INCARNATIONS_MAX) {
+	if (pm->nr_archived >= LIMIT_INCARNATIONS_MAX) {
 		limits__hit(LIMIT_INCARNATIONS, 1);
 		return 0;
 	}
+	/* The next archived pid not in use (procmaps__forget frees them). */
+	do {
+		if (!pm->next_as || pm->next_as >= PROCMAPS_ARCHIVED_PID + LIMIT_INCARNATIONS_MAX)
+			pm->next_as = PROCMAPS_ARCHIVED_PID;
+	} while (pmaps__get(pm, pm->next_as) && ++pm->next_as);
 	if (p->nr_old == p->cap_old) {
 		uint32_t cap = p->cap_old ? 2 * p->cap_old : 2;
 		struct incarn *old = realloc(p->old, cap * sizeof(*old));
@@ -267,11 +273,10 @@ static int pmaps__archive(struct procmaps *pm, struct pmaps *p, uint64_t time)
 		p->old = old;
 		p->cap_old = cap;
 	}
-	if (!pm->next_as)
-		pm->next_as = PROCMAPS_ARCHIVED_PID;
 	a = pmaps__get_or_add(pm, pm->next_as);
 	if (!a)
 		return -ENOMEM;
+	pm->nr_archived++;
 	p = pmaps__get(pm, pid);	/* the bucket chain may have changed, not P itself */
 	a->archived = a->load_tried = true;
 	a->since = p->since;
@@ -515,4 +520,59 @@ bool procmaps__ensure(struct procmaps *pm, pid_t pid)
 		procmaps__load(pm, pid);
 	}
 	return p->nr > 0;
+}
+
+/* Unlink PID's entry from its bucket and free it with its mappings; its earlier programs'
+ * entries too when OLD. */
+static void pmaps__remove(struct procmaps *pm, pid_t pid, bool old)
+{
+	struct pmaps **pp = &pm->buckets[(uint32_t)pid % NR_BUCKETS], *p;
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	p = *pp;
+	if (!p)
+		return;
+	*pp = p->next;
+	for (size_t i = 0; i < p->nr; i++)
+		map__drop(p, &p->maps[i]);
+	if (p->archived)
+		pm->nr_archived--;
+	for (uint32_t i = 0; old && i < p->nr_old; i++)
+		pmaps__remove(pm, p->old[i].as, false);
+	free(p->maps);
+	free(p->old);
+	free(p);
+}
+
+void procmaps__forget(struct procmaps *pm, pid_t pid)
+{
+	if (pid > 0 && pid < PROCMAPS_ARCHIVED_PID)
+		pmaps__remove(pm, pid, true);
+}
+
+pid_t *procmaps__pids(const struct procmaps *pm, size_t *n)
+{
+	pid_t *v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	for (int b = 0; b < NR_BUCKETS; b++) {
+		for (const struct pmaps *p = pm->buckets[b]; p; p = p->next) {
+			if (p->archived)
+				continue;
+			if (*n == cap) {
+				pid_t *nv = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*v));
+
+				if (!nv) {
+					free(v);
+					*n = 0;
+					return NULL;
+				}
+				v = nv;
+			}
+			v[(*n)++] = p->pid;
+		}
+	}
+	return v;
 }

@@ -131,4 +131,15 @@ bool procmaps__has(const struct procmaps *pm, pid_t pid);
  */
 bool procmaps__ensure(struct procmaps *pm, pid_t pid);
 
+/*
+ * Forget PID (it exited and none of its samples is left to name): its mappings, name and
+ * earlier programs kept apart, their memory released; their archived pids may serve again.
+ * For long runs (continuous mode); a later lookup of PID reads /proc/PID/maps again.
+ */
+void procmaps__forget(struct procmaps *pm, pid_t pid);
+
+/* The pids with mappings of their own (not the archived earlier programs), malloc'd (the
+ * caller frees it), *N their number; NULL when none or on ENOMEM. */
+pid_t *procmaps__pids(const struct procmaps *pm, size_t *n);
+
 #endif

@@ -1695,6 +1695,301 @@ def sigint_and_sigterm_write_everything():
     return ", ".join(notes)
 
 
+# --- continuous mode: --every, --push, SIGHUP ------------------------------------------------
+
+def period_files(d, suffix=".folded"):
+    """The files of DIR ending in SUFFIX, sorted by name (the period's start, %s), as
+    [(name, stacks)]; a .partial file left behind is an error."""
+    names = sorted(os.listdir(d))
+    expect(not [n for n in names if n.endswith(".partial")], f"half-written files: {names}")
+    out = []
+    for n in names:
+        if n.endswith(suffix):
+            with open(os.path.join(d, n)) as f:
+                out.append((n, parse_folded(f.read())))
+    return out
+
+
+@test
+def every_period_adds_up():
+    # -p PID --every 1 -d 5: 5 files (4 to 6 allowed: a timer edge may move a period's end
+    # across the duration's), each with the workload's whole chain; their chain_fp samples
+    # add up to 99 Hz of the CPU it got while sampled, as a one-file run of the same length
+    # does (samples per CPU second within 10%): no sample lost or counted twice between
+    # periods.
+    d = tempfile.mkdtemp(prefix="every-", dir=os.path.join(BUILD, "tests"))
+    proc = subprocess.Popen([workload("chain_fp"), "14"])
+    try:
+        time.sleep(0.2)
+        cpu = pid_cpu(proc.pid)
+        _, err, code = run_profile(["-p", str(proc.pid), "--every", "1", "-d", "5",
+                                    "-o", os.path.join(d, "p-%s.folded")])
+        cpu = pid_cpu(proc.pid) - cpu
+        files = period_files(d)
+        expect(4 <= len(files) <= 6, f"{len(files)} files, expected 5 (+-1): "
+               f"{[n for n, _ in files]}; {err[-300:]!r}")
+        sums = [total(s, "chain_fp") for _, s in files]
+        for (name, stacks), n in zip(files, sums):
+            expect(n > 0, f"{name} has no chain_fp samples")
+            whole = share(stacks, lambda f: has_chain(f, CHAIN), "chain_fp")
+            expect(whole >= 0.95, f"{name}: complete chain in {whole:.1%}")
+        n = sum(sums)
+        expect_rate(0.8 * cpu * 99 <= n <= 1.1 * cpu * 99,
+                    f"{n} chain_fp samples in {len(files)} files, expected about "
+                    f"{cpu * 99:.0f} ({cpu:.2f} s of CPU)")
+        # A one-file run of the same length: samples per second of the CPU the workload
+        # got in each (a shared machine gives it different CPU in the two runs).
+        cpu1 = pid_cpu(proc.pid)
+        one, _, _ = run_profile(["-p", str(proc.pid), "-d", "5"])
+        cpu1 = pid_cpu(proc.pid) - cpu1
+        m = total(one, "chain_fp")
+        expect_rate(abs(n / cpu - m / cpu1) <= 0.1 * m / cpu1,
+                    f"{n} samples in the periods ({cpu:.2f} s of CPU), {m} in one run "
+                    f"({cpu1:.2f} s)")
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    return f"{len(files)} files, {'+'.join(map(str, sums))} = {n} samples " \
+           f"({cpu:.2f} s of CPU), one run {m} ({cpu1:.2f} s)"
+
+
+@test
+def every_period_adds_up_dwarf():
+    # The same for a program without frame pointers: its stacks are unwound in userspace
+    # (ucounts, taken per period) with kernel stacks of either period's maps. -d 4: 4 files
+    # (3 to 5), each whole; 99 Hz of the CPU it got in all.
+    d = tempfile.mkdtemp(prefix="everyd-", dir=os.path.join(BUILD, "tests"))
+    proc = subprocess.Popen([workload("chain_nofp"), "10"])
+    try:
+        time.sleep(0.2)
+        cpu = pid_cpu(proc.pid)
+        _, err, _ = run_profile(["-p", str(proc.pid), "--every", "1", "-d", "4",
+                                 "-o", os.path.join(d, "p-%s.folded")])
+        cpu = pid_cpu(proc.pid) - cpu
+        files = period_files(d)
+        expect(3 <= len(files) <= 5, f"{len(files)} files, expected 4 (+-1): {err[-300:]!r}")
+        sums = [total(s, "chain_nofp") for _, s in files]
+        for (name, stacks), k in zip(files, sums):
+            whole = share(stacks, lambda f: has_chain(f, CHAIN), "chain_nofp")
+            expect(k > 0 and whole >= 0.95, f"{name}: {k} samples, chain whole in {whole:.1%}")
+        n = sum(sums)
+        expect_rate(0.8 * cpu * 99 <= n <= 1.1 * cpu * 99,
+                    f"{n} chain_nofp samples, expected about {cpu * 99:.0f} ({cpu:.2f} s of CPU)")
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    return f"{len(files)} files, {'+'.join(map(str, sums))} = {n} samples ({cpu:.2f} s of CPU)"
+
+
+class PyroscopeStandIn:
+    """A stand-in for a Pyroscope server (its POST /ingest only), on 127.0.0.1: each request
+    kept as (method, path, query, headers, body); DELAY seconds of sleep before each answer
+    (a slow server)."""
+
+    def __init__(self, delay=0.0):
+        import http.server
+        import threading
+        import urllib.parse
+        stand_in = self
+        self.requests = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                url = urllib.parse.urlsplit(self.path)
+                stand_in.requests.append(("POST", url.path, urllib.parse.parse_qs(url.query),
+                                          dict(self.headers), body))
+                time.sleep(delay)
+                try:
+                    self.send_response(200)
+                    self.end_headers()
+                except OSError:
+                    pass
+
+            def do_GET(self):
+                stand_in.requests.append(("GET", self.path, {}, dict(self.headers), b""))
+                self.send_response(405)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@test
+def push_to_pyroscope_stand_in():
+    # --push to a local stand-in for Pyroscope: one POST URL/ingest per period with the
+    # parameters Pyroscope's HTTP API documents (name = --app-name, from < until in Unix
+    # seconds, format=pprof, sampleRate = -F, spyName); each body, saved as it came, is a
+    # profile `go tool pprof` reads, with the workload's chain.
+    go = go_tool()
+    if not go:
+        return "skipped: no go (golang-go, in scripts/deps.sh)"
+    srv = PyroscopeStandIn()
+    d = tempfile.mkdtemp(prefix="push-", dir=os.path.join(BUILD, "tests"))
+    proc = subprocess.Popen([workload("chain_fp"), "10"])
+    try:
+        time.sleep(0.2)
+        t0 = time.time()
+        _, err, code = run_profile(["-p", str(proc.pid), "-F", "199", "--every", "1",
+                                    "-d", "4", "--push", f"http://127.0.0.1:{srv.port}/pyro/",
+                                    "--app-name", "chain.cpu{env=test}"])
+        t1 = time.time()
+        reqs = list(srv.requests)
+        expect(3 <= len(reqs) <= 5, f"{len(reqs)} requests, expected 4 (+-1): {err[-300:]!r}")
+        froms = []
+        for i, (method, path, q, headers, body) in enumerate(reqs):
+            expect(method == "POST" and path == "/pyro/ingest", f"{method} {path}")
+            expect(q.get("name") == ["chain.cpu{env=test}"], f"name {q.get('name')}")
+            expect(q.get("format") == ["pprof"], f"format {q.get('format')}")
+            expect(q.get("sampleRate") == ["199"], f"sampleRate {q.get('sampleRate')}")
+            expect(q.get("spyName"), "no spyName")
+            f, u = int(q["from"][0]), int(q["until"][0])
+            expect(int(t0) - 1 <= f < u <= int(t1) + 1, f"from {f} until {u}, run {t0}-{t1}")
+            froms.append(f)
+            pb = os.path.join(d, f"{i}.pb.gz")
+            with open(pb, "wb") as out:
+                out.write(body)
+            stacks = pprof_traces(go, pb)
+            n = sum(c for k, c in stacks.items() if k.startswith("chain_fp;") and
+                    ";".join(CHAIN) in k)
+            expect(n > 0, f"request {i}: no chain_fp;...;{CHAIN[-1]} in {list(stacks)[:3]}")
+        expect(froms == sorted(froms), f"periods out of order: {froms}")
+        raw = subprocess.run([go, "tool", "pprof", "-raw", os.path.join(d, "0.pb.gz")],
+                             capture_output=True, text=True, timeout=60)
+        expect(raw.returncode == 0 and "Samples:" in raw.stdout, f"-raw: {raw.stderr[-200:]}")
+    finally:
+        proc.kill()
+        proc.wait()
+        srv.close()
+        shutil.rmtree(d, ignore_errors=True)
+    return f"{len(reqs)} profiles pushed, from {froms}"
+
+
+@test
+def push_to_down_or_slow_server_loses_periods_only():
+    # A server that is down (a closed port) and one that takes 10 s per request: periods are
+    # lost, each with a warning, but the files of the same periods are all written (sampling
+    # went on), and profile ends on time (the duration, the last period, 2 s of grace) with
+    # exit 0.
+    closed = socket_closed_port()
+    notes = []
+    proc = subprocess.Popen([workload("chain_fp"), "30"])
+    try:
+        for what, srv in (("down", None), ("slow", PyroscopeStandIn(delay=10))):
+            port = srv.port if srv else closed
+            d = tempfile.mkdtemp(prefix="pushfail-", dir=os.path.join(BUILD, "tests"))
+            t = time.monotonic()
+            p = subprocess.run([profile_bin(), "-p", str(proc.pid), "--every", "1", "-d", "4",
+                                "-o", os.path.join(d, "p-%s.folded"),
+                                "--push", f"http://127.0.0.1:{port}"],
+                               capture_output=True, text=True, timeout=60)
+            elapsed = time.monotonic() - t
+            files = period_files(d)
+            shutil.rmtree(d, ignore_errors=True)
+            if srv:
+                srv.close()
+            expect(p.returncode == 0, f"{what}: exit {p.returncode}: {p.stderr[-300:]!r}")
+            expect_rate(elapsed < 4 + 5, f"{what}: profile took {elapsed:.1f} s for -d 4")
+            lost = len(re.findall(r"was not pushed", p.stderr))
+            expect(3 <= len(files) <= 5, f"{what}: {len(files)} files, expected 4 (+-1)")
+            expect(all(total(s, "chain_fp") > 0 for _, s in files),
+                   f"{what}: a period without chain_fp samples")
+            # The slow server takes the first profile in 10 s, longer than a try's 5 s.
+            expect(lost == len(files), f"{what}: {lost} warnings for {len(files)} periods: "
+                   f"{p.stderr[-400:]!r}")
+            notes.append(f"{what}: {lost} periods lost, {elapsed:.1f} s")
+    finally:
+        proc.kill()
+        proc.wait()
+    return ", ".join(notes)
+
+
+def socket_closed_port():
+    """A TCP port on 127.0.0.1 that nothing listens on (bound, then closed)."""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@test
+def sighup_ends_a_period_at_once():
+    # --every 30: SIGHUP after 2 s has the period written at once (long before its 30 s),
+    # and sampling goes on: SIGINT 2 s later writes the partial last period and exits 0.
+    # Without --every, SIGHUP still ends the run (sigint_and_sigterm_write_everything's
+    # way: one output, exit 0).
+    d = tempfile.mkdtemp(prefix="hup-", dir=os.path.join(BUILD, "tests"))
+    proc = subprocess.Popen([workload("chain_fp"), "15"])
+    try:
+        time.sleep(0.2)
+        p = subprocess.Popen([profile_bin(), "-p", str(proc.pid), "--every", "30",
+                              "-o", os.path.join(d, "h-%s.folded")],
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(2)
+        expect(not os.listdir(d), f"a file before SIGHUP: {os.listdir(d)}")
+        p.send_signal(signal.SIGHUP)
+        t = time.monotonic()
+        while not period_files(d) and time.monotonic() - t < 5:
+            time.sleep(0.05)
+        flushed = time.monotonic() - t
+        first = period_files(d)
+        expect(len(first) == 1, f"{len(first)} files 5 s after SIGHUP")
+        expect(p.poll() is None, f"profile ended on SIGHUP: exit {p.returncode}")
+        time.sleep(2)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        files = period_files(d)
+        expect(p.returncode == 0, f"exit {p.returncode}: {err[-300:]!r}")
+        expect(len(files) == 2, f"{len(files)} files after SIGINT, expected 2")
+        counts = [total(s, "chain_fp") for _, s in files]
+        expect(all(counts), f"chain_fp samples per period: {counts}")
+        # Without --every: SIGHUP ends the run, the profile written.
+        stacks, err, code = profile_until_signal(["-p", str(proc.pid)], signal.SIGHUP)
+        expect(code == 0 and total(stacks, "chain_fp") > 0,
+               f"SIGHUP without --every: exit {code}, {total(stacks, 'chain_fp')} samples")
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    return f"period written {flushed:.2f} s after SIGHUP; {counts} samples"
+
+
+@test
+def every_and_push_bad_usage():
+    # One sentence and a non-zero exit, before any sampling.
+    cases = [
+        (["--every", "1", "-a"], 2, "--every writes a profile per period"),
+        (["--every", "0", "-a", "-o", "x"], 2, "invalid period"),
+        (["--push", "http://127.0.0.1:1", "-a"], 2, "--push goes with --every"),
+        (["--app-name", "x", "-a"], 2, "--app-name goes with --push"),
+        (["--every", "1", "-a", "--push", "https://example.com"], 2, "https is not supported"),
+        (["--every", "1", "-a", "--push", "ftp://x"], 2, "expected http://"),
+        (["--every", "1", "-a", "--push", "http://h:99999"], 2, "port"),
+        (["--every", "1", "-a", "--push", "http://h/x?y=1"], 2, "query"),
+        (["--every", "1", "-a", "--push", "http://"], 2, "no host"),
+        (["--every", "1", "-a", "-o", "/nonexistent-dir/p-%s.folded"], 1, "cannot write in"),
+    ]
+    for args, status, text in cases:
+        p = subprocess.run([profile_bin()] + args, capture_output=True, text=True, timeout=30)
+        expect(p.returncode == status and text in p.stderr,
+               f"{args}: exit {p.returncode}, {p.stderr!r}")
+        expect(p.stderr.startswith("profile: "), f"{args}: {p.stderr!r}")
+    return f"{len(cases)} refused"
+
+
 @test
 def short_command_under_long_duration():
     t = time.monotonic()

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* procmaps: parsing /proc/PID/maps lines, address arithmetic, and the mapping cache. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "base/limits.h"
 #include "proc/procmaps.h"
 #include "suites.h"
 
@@ -167,6 +169,45 @@ static void test_incarnations(void)
 	procmaps__free(pm);
 }
 
+/* A process gone: forgotten with its earlier programs, their memory released, the archived
+ * pids free to serve again; the others untouched. */
+static void test_forget(void)
+{
+	struct procmaps *pm = procmaps__new();
+	struct map a = { .start = 0x1000, .end = 0x2000, .path = (char *)"/bin/a", .time = 50 };
+	struct map b = { .start = 0x4000, .end = 0x5000, .path = (char *)"/bin/b", .time = 150 };
+	uint64_t before;
+	pid_t *pids, as, as2;
+	size_t n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
+	before = limits__used();
+	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &a), 0);
+	CU_ASSERT_EQUAL(procmaps__exec(pm, 7, 100, "b"), 0);
+	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &b), 0);
+	CU_ASSERT_EQUAL(procmaps__add(pm, 8, &a), 0);
+	as = procmaps__incarnation(pm, 7, 0);
+	CU_ASSERT(as >= PROCMAPS_ARCHIVED_PID);
+	pids = procmaps__pids(pm, &n);
+	CU_ASSERT_EQUAL(n, 2);	/* 7 and 8, not the archived one */
+	free(pids);
+	procmaps__forget(pm, 7);
+	CU_ASSERT_FALSE(procmaps__has(pm, 7));
+	CU_ASSERT_FALSE(procmaps__has(pm, as));
+	CU_ASSERT_TRUE(procmaps__has(pm, 8));
+	pids = procmaps__pids(pm, &n);
+	CU_ASSERT(n == 1 && pids && pids[0] == 8);
+	free(pids);
+	procmaps__forget(pm, 8);
+	CU_ASSERT_EQUAL(limits__used(), before);
+	/* Programs kept apart again: the ids go on (and come round again past the limit). */
+	CU_ASSERT_EQUAL(procmaps__add(pm, 9, &a), 0);
+	CU_ASSERT_EQUAL(procmaps__exec(pm, 9, 100, "b"), 0);
+	as2 = procmaps__incarnation(pm, 9, 0);
+	CU_ASSERT(as2 >= PROCMAPS_ARCHIVED_PID && procmaps__has(pm, as2));
+	procmaps__free(pm);
+}
+
 static void test_load_self(void)
 {
 	struct procmaps *pm = procmaps__new();
@@ -197,6 +238,7 @@ int register_procmaps_suite(void)
 	    !CU_add_test(s, "address to file offset", test_file_offset) ||
 	    !CU_add_test(s, "add, find, overlapping mappings", test_add_find_overlap) ||
 	    !CU_add_test(s, "programs one after the other under a pid", test_incarnations) ||
+	    !CU_add_test(s, "processes gone forgotten", test_forget) ||
 	    !CU_add_test(s, "load our own maps", test_load_self))
 		return -1;
 	return 0;
