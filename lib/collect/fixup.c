@@ -2,15 +2,6 @@
 #include <string.h>
 #include "collect/fixup.h"
 
-const char *const fixup_stack_bottoms[FIXUP_NR_STACK_BOTTOMS] = {
-	"__libc_start_call_main", "start_thread",
-	/* ".abi0" is the symbol of Go's assembly functions since Go 1.17. */
-	"runtime.goexit.abi0", "runtime.mstart.abi0", "runtime.rt0_go.abi0",
-	"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
-	/* musl's main thread (its libc.so has no symbols: only static programs name it). */
-	"libc_start_main_stage2",
-};
-
 bool fixup__is_stack_bottom(const char *name)
 {
 	for (size_t i = 0; name && i < FIXUP_NR_STACK_BOTTOMS; i++)

@@ -11,18 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "profile/profile.h"
+#include "unwind/utab.h"
 
-/*
- * Functions where a thread's stack begins. The C library's: __libc_start_call_main for the
- * main thread, start_thread for the others; glibc leaves a non-zero rbp in them (it uses rbp
- * as a general register), so a frame-pointer walk never ends at rbp == 0 on Debian. Go's:
- * runtime.goexit under every goroutine, runtime.mstart and runtime.rt0_go under the system
- * stacks. musl's: libc_start_main_stage2 under main. A walk whose outermost frame is one of them reached the bottom. BPF gets their
- * runtime ranges per process, from the files that can be run (programs, static or not, and
- * the C library); userspace trims frames outside them.
- */
-extern const char *const fixup_stack_bottoms[];
-#define FIXUP_NR_STACK_BOTTOMS 9
+/* Functions where a thread's stack begins (unwind/utab.h says which). */
+#define fixup_stack_bottoms	utab_stack_bottoms
+#define FIXUP_NR_STACK_BOTTOMS	UTAB_NR_STACK_BOTTOMS
 
 /* Whether NAME (a frame name; NULL is fine) is one of fixup_stack_bottoms. */
 bool fixup__is_stack_bottom(const char *name);

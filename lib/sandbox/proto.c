@@ -169,6 +169,10 @@ static void rd__request(struct rd *r, struct sb_msg *m)
 		if (m->arg)
 			r->bad = true;
 		break;
+	case SB_TABLE:
+		if (m->arg)
+			r->bad = true;
+		break;
 	default:
 		r->bad = true;
 	}
@@ -204,6 +208,17 @@ static void rd__answer(struct rd *r, struct sb_msg *m)
 			r->bad = true;
 		else
 			rd__names(r, m);
+		break;
+	case SB_UTAB:
+		m->total = rd__u32(r);
+		m->offset = rd__u32(r);
+		m->data = r->p;
+		m->data_len = (size_t)(r->end - r->p);
+		r->p = r->end;
+		if (m->arg > 1 || m->total > SB_UTAB_MAX || m->offset > m->total ||
+		    m->data_len > m->total - m->offset ||
+		    (m->arg && m->offset + m->data_len != m->total))
+			r->bad = true;
 		break;
 	case SB_LIMITS:
 		m->n = rd__u32(r);

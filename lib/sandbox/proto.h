@@ -15,6 +15,7 @@
  *   SB_LOOKUP   id file, u32 seq, u32 n, n x u64 (offset << 1 | is_return)
  *   SB_PERFMAP  id map                                                   + 1 descriptor
  *   SB_JIT      id map, u32 seq, u32 n, n x u64 address
+ *   SB_TABLE    id file                                                  its unwind table
  *
  *   worker -> client
  *   SB_HELLO      id pid, u32 uid, u32 gid                  confined, ready
@@ -24,6 +25,8 @@
  *   SB_NAMES      id file or map, arg last, u32 seq, u32 first, u32 n, u32 nr_syms,
  *                 u32 flags (SB_NAMES_DEBUG), u32 nstr, nstr x str,
  *                 n x {u8 nr, nr x u32 string index}        the answer, in parts
+ *   SB_UTAB       id file, arg last, u32 total, u32 offset, bytes      a file's unwind table
+ *                 (unwind/utab.h's encoding; total 0: none), in parts, in order
  *   SB_LIMITS     id 0, u32 n, n x u64                      how often each bound of
  *                 base/limits was met in the worker so far (enum limit's order), sent
  *                 before the last part of an answer when one changed
@@ -44,11 +47,13 @@ enum sb_type {
 	SB_LOOKUP,
 	SB_PERFMAP,
 	SB_JIT,
+	SB_TABLE,
 	SB_HELLO = 64,
 	SB_BUSY,
 	SB_WANT_DEBUG,
 	SB_NAMES,
 	SB_LIMITS,
+	SB_UTAB,
 };
 
 #define SB_MSG_MAX	(1u << 20)	/* bytes of one message */
@@ -60,6 +65,7 @@ enum sb_type {
 #define SB_FRAMES_MAX	33		/* frames of one address */
 #define SB_BUILD_ID_MAX	128		/* hex digits of a build id */
 #define SB_IDS_MAX	(1u << 24)	/* file and map ids are below this */
+#define SB_UTAB_MAX	(256u << 20)	/* bytes of one file's unwind table */
 
 #define SB_NAMES_DEBUG	1		/* the symbols came from a debug file */
 #define SB_WANT_ALT	2		/* SB_WANT_DEBUG's arg: the common file dwz made */
@@ -91,6 +97,10 @@ struct sb_msg {
 	const unsigned char *ents;	/* the entries: sb_names__next */
 	size_t strs_len, ents_len;
 	uint64_t counts[SB_LIMITS_MAX];	/* SB_LIMITS: n of them */
+	/* SB_UTAB: bytes [offset, offset + data_len) of total */
+	uint32_t total, offset;
+	const unsigned char *data;
+	size_t data_len;
 };
 
 /* The address I (< M->n) of an SB_LOOKUP or SB_JIT message. */

@@ -12,10 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "base/fileio.h"
+#include "base/limits.h"
 #include "base/log.h"
 #include "dso/dso.h"
 #include "dso/dsos.h"
 #include "sandbox/symbolizer_int.h"
+#include "unwind/utab.h"
+
+static int resolve__any(struct symbolizer *s, const struct sb_msg *m);
 
 /* Hand SRC to the worker unless it has it. Returns 0 or a negative errno. */
 static int resolve__hand(struct symbolizer *s, struct sym_src *src, bool nowait)
@@ -171,6 +175,23 @@ static int resolve__debug(struct symbolizer *s, const struct sb_msg *m)
 	return err;
 }
 
+/* Every table asked of the worker that ended: none will come. */
+static void tables__lost(struct symbolizer *s)
+{
+	for (uint32_t i = 0; i < s->cap_files; i++) {
+		struct sym_src *src = s->files[i];
+
+		if (src && src->tstate == TAB_ASKED) {
+			free(src->tbuf);
+			limits__release(src->ttotal);
+			src->tbuf = NULL;
+			src->tlen = src->ttotal = 0;
+			/* Asked again of the next worker, unless this one failed on it. */
+			src->tstate = TAB_NONE;
+		}
+	}
+}
+
 /* The worker failed with ERR while S waited on SRC (NULL: nothing): the source it said it
  * worked on (else SRC) gets no more names from workers. */
 static void resolve__fail(struct symbolizer *s, struct sym_src *src, int err)
@@ -187,8 +208,96 @@ static void resolve__fail(struct symbolizer *s, struct sym_src *src, int err)
 			blamed = id < s->cap_files ? s->files[id] : NULL;
 	}
 	sb_client__fail(c, err, blamed ? blamed->name : "nothing it was asked about");
-	if (blamed)
+	tables__lost(s);
+	if (blamed) {
 		blamed->bad = true;
+		if (!blamed->is_map)
+			blamed->tstate = TAB_DONE;	/* no table: its frames cannot be unwound */
+	}
+}
+
+int resolve__ask_table(struct symbolizer *s, struct sym_src *src)
+{
+	int err;
+
+	if (src->tstate != TAB_NONE)
+		return 0;
+	if (src->bad || !src->dso || sb_client__start(&s->c)) {
+		src->tstate = TAB_DONE;
+		return 0;
+	}
+	err = resolve__hand(s, src, true);
+	if (!err) {
+		sb_buf__start(&s->out, SB_TABLE, 0, src->id);
+		err = sb_client__send(&s->c, &s->out, NULL, 0, true);
+	}
+	if (!err)
+		src->tstate = TAB_ASKED;
+	else if (err != -EAGAIN)
+		resolve__fail(s, src, err);
+	return err == -EAGAIN ? err : 0;
+}
+
+void resolve__await_table(struct symbolizer *s, struct sym_src *src)
+{
+	double deadline = sb_client__now() + s->c.timeout;
+	struct sb_msg m;
+	int err = 0;
+
+	while (src->tstate == TAB_ASKED && !err) {
+		err = sb_client__recv(&s->c, &m, deadline);
+		if (!err)
+			err = resolve__any(s, &m);
+		if (!err && m.type == SB_UTAB)
+			deadline = sb_client__now() + s->c.timeout;
+	}
+	if (err && err != -ENOMEM)
+		resolve__fail(s, src, err);
+}
+
+/* The SB_UTAB part M of the unwind table asked for: appended, decoded at the last part.
+ * Returns 0, -EBADMSG (not asked for, out of order, a table that does not decode) or
+ * -ENOMEM. */
+static int resolve__utab(struct symbolizer *s, const struct sb_msg *m)
+{
+	struct sym_src *src = m->id < s->cap_files ? s->files[m->id] : NULL;
+	int err;
+
+	if (!src || src->tstate != TAB_ASKED || m->offset != src->tlen ||
+	    (src->tlen && m->total != src->ttotal))
+		return -EBADMSG;
+	if (!src->tlen && m->total) {
+		if (!limits__reserve(m->total))
+			return -ENOMEM;
+		src->tbuf = malloc(m->total);
+		if (!src->tbuf) {
+			limits__release(m->total);
+			return -ENOMEM;
+		}
+		src->ttotal = m->total;
+	}
+	if (m->data_len)
+		memcpy(src->tbuf + src->tlen, m->data, m->data_len);
+	src->tlen += (uint32_t)m->data_len;
+	if (!m->arg)
+		return 0;
+	err = src->ttotal ? utab__decode(src->tbuf, src->ttotal, &src->tab) : 0;
+	free(src->tbuf);
+	limits__release(src->ttotal);
+	src->tbuf = NULL;
+	src->tlen = src->ttotal = 0;
+	src->tstate = TAB_DONE;
+	return err;
+}
+
+/* A message that may come at any time: a debug file asked for, a part of a table. */
+static int resolve__any(struct symbolizer *s, const struct sb_msg *m)
+{
+	if (m->type == SB_WANT_DEBUG)
+		return resolve__debug(s, m);
+	if (m->type == SB_UTAB)
+		return resolve__utab(s, m);
+	return -EBADMSG;
 }
 
 /* The names in the SB_NAMES part M into the entries IDS (the request's, from M->first on).
@@ -231,11 +340,11 @@ static int resolve__await(struct symbolizer *s, struct sym_src *src, uint32_t se
 
 	for (;;) {
 		err = sb_client__recv(&s->c, &m, deadline);
-		if (!err && m.type == SB_WANT_DEBUG)
-			err = resolve__debug(s, &m);
+		if (!err && (m.type == SB_WANT_DEBUG || m.type == SB_UTAB))
+			err = resolve__any(s, &m);
 		if (err)
 			return err;
-		if (m.type == SB_WANT_DEBUG)
+		if (m.type == SB_WANT_DEBUG || m.type == SB_UTAB)
 			continue;
 		if (m.type != SB_NAMES || m.id != src->id || m.seq != seq || m.first != got ||
 		    m.n > n - got || (m.arg && got + m.n != n))
@@ -336,7 +445,7 @@ void resolve__poll(struct symbolizer *s)
 	while (!err) {
 		err = sb_client__recv(&s->c, &m, 0);
 		if (!err)
-			err = m.type == SB_WANT_DEBUG ? resolve__debug(s, &m) : -EBADMSG;
+			err = resolve__any(s, &m);
 	}
 	if (err == -EAGAIN && s->preparing)
 		err = resolve__hand_new(s);

@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "base/limits.h"
 #include "base/log.h"
 #include "dso/dso.h"
 #include "dso/dsos.h"
 #include "proc/procmaps.h"
 #include "sandbox/symbolizer_int.h"
+#include "unwind/utab.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/perfmap.h"
 
@@ -79,6 +81,9 @@ static void sym_src__free(struct sym_src *src)
 	free(src->name);
 	free(src->label);
 	free(src->wait);
+	free(src->tbuf);
+	limits__release(src->ttotal);
+	utab__free(src->tab);
 	free(src);
 }
 
@@ -208,6 +213,24 @@ static struct sym_src *symbolizer__map(struct symbolizer *s, pid_t pid)
 		src->map_fd = -1;
 	s->maps[s->nr_maps++] = src;
 	return src;
+}
+
+const struct utab *symbolizer__table(struct symbolizer *s, pid_t pid, const struct map *m,
+				     bool wait, bool *ready)
+{
+	struct sym_src *src = symbolizer__file(s, pid, m);
+
+	*ready = false;
+	if (!src)
+		return NULL;
+	if (src->tstate == TAB_NONE && resolve__ask_table(s, src))
+		return NULL;		/* the socket is full: asked again at the next call */
+	if (src->tstate == TAB_ASKED)
+		resolve__poll(s);
+	if (src->tstate == TAB_ASKED && wait)
+		resolve__await_table(s, src);
+	*ready = src->tstate == TAB_DONE;
+	return src->tab;
 }
 
 bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid)

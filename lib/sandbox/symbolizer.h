@@ -82,6 +82,18 @@ int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool
 /* The outermost of those frames. */
 const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return);
 
+struct utab;
+
+/*
+ * The unwind table (unwind/utab.h) of the file of mapping M of PID, built by the worker from
+ * the descriptor it is handed and checked as it comes: asked for at the first call, without
+ * waiting; with WAIT, waited for (at most the worker's deadline). *READY says whether the
+ * answer came: then NULL means the file has no table (no CFI, unreadable, or a worker
+ * failed on it). Owned by S, kept while S lives.
+ */
+const struct utab *symbolizer__table(struct symbolizer *s, pid_t pid, const struct map *m,
+				     bool wait, bool *ready);
+
 /* Whether process PID has a perf map of JIT symbols (/tmp/perf-PID.map, opened once). */
 bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid);
 

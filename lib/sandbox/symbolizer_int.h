@@ -47,7 +47,14 @@ struct sym_src {
 	uint32_t nr_syms;
 	uint32_t *wait;		/* the entries waiting to be named */
 	uint32_t nr_wait, cap_wait;
+	/* a file's unwind table (SB_TABLE, SB_UTAB) */
+	uint8_t tstate;		/* enum tab_state */
+	unsigned char *tbuf;	/* the parts so far: tlen bytes of ttotal */
+	uint32_t tlen, ttotal;
+	struct utab *tab;	/* decoded, once done (NULL: the file has none) */
 };
+
+enum tab_state { TAB_NONE = 0, TAB_ASKED, TAB_DONE };
 
 struct symbolizer {
 	struct procmaps *pm;
@@ -91,6 +98,13 @@ struct sym_src *sym_src__file_at(struct symbolizer *s, uint32_t id, struct dso *
 
 /* resolve.c: the answers to what the worker asked, and files to hand it, without waiting. */
 void resolve__poll(struct symbolizer *s);
+
+/* resolve.c: ask the worker for SRC's unwind table, without waiting. Returns 0 or a negative
+ * errno (-EAGAIN: the socket is full, ask again later). */
+int resolve__ask_table(struct symbolizer *s, struct sym_src *src);
+
+/* resolve.c: wait until SRC's unwind table has come (or a worker failed on it). */
+void resolve__await_table(struct symbolizer *s, struct sym_src *src);
 
 /* resolve.c: name the entries SRC waits for. Returns 0 or -ENOMEM. */
 int resolve__src(struct symbolizer *s, struct sym_src *src);

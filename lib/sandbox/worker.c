@@ -23,6 +23,7 @@
 #include "sandbox/worker_int.h"
 #include "symbolize/perfmap.h"
 #include "symbolize/symfile.h"
+#include "unwind/utab.h"
 
 /* --- shared with wfiles.c ------------------------------------------------------------ */
 
@@ -289,6 +290,44 @@ static int worker__lookup(struct worker *w, const struct sb_msg *m)
 	return err ? err : names__send(w, m->id, m->seq, first, m->n - first, true, sf);
 }
 
+/* SB_TABLE: file M->id's unwind table, built now and sent in parts (total 0: none). */
+static int worker__table(struct worker *w, const struct sb_msg *m)
+{
+	struct wfile *f;
+	struct utab *t;
+	unsigned char *buf = NULL;
+	size_t len = 0, off = 0;
+	int err = 0;
+
+	sb_buf__start(&w->out, SB_BUSY, 0, m->id);
+	if (worker__send(w))
+		return -EPIPE;
+	f = worker__open(w, m->id);
+	if (!f)
+		return -EBADMSG;
+	t = f->dso ? utab__build(f->dso, utab_stack_bottoms, UTAB_NR_STACK_BOTTOMS) : NULL;
+	if (t && (utab__encode(t, &buf, &len) || len > SB_UTAB_MAX)) {
+		free(buf);
+		buf = NULL;
+		len = 0;
+	}
+	utab__free(t);
+	if (limits__send(w))
+		err = -EPIPE;
+	do {
+		size_t n = len - off < SB_PART_TARGET ? len - off : SB_PART_TARGET;
+
+		sb_buf__start(&w->out, SB_UTAB, off + n == len, m->id);
+		sb_buf__u32(&w->out, (uint32_t)len);
+		sb_buf__u32(&w->out, (uint32_t)off);
+		sb_buf__bytes(&w->out, buf + off, n);
+		err = err ? err : worker__send(w);
+		off += n;
+	} while (!err && off < len);
+	free(buf);
+	return err;
+}
+
 /* SB_PERFMAP: a perf map by its descriptor FD (taken), read now. */
 static int worker__perfmap(struct worker *w, const struct sb_msg *m, int fd)
 {
@@ -330,6 +369,8 @@ static int worker__handle(struct worker *w, const unsigned char *buf, long len, 
 		return 0;
 	case SB_PERFMAP:
 		return worker__perfmap(w, &m, fds[0]);
+	case SB_TABLE:
+		return worker__table(w, &m);
 	default:
 		return worker__lookup(w, &m);
 	}

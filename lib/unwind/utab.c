@@ -15,6 +15,15 @@
 #include "unwind/utab.h"
 #include "unwind/x86.h"
 
+const char *const utab_stack_bottoms[UTAB_NR_STACK_BOTTOMS] = {
+	"__libc_start_call_main", "start_thread",
+	/* ".abi0" is the symbol of Go's assembly functions since Go 1.17. */
+	"runtime.goexit.abi0", "runtime.mstart.abi0", "runtime.rt0_go.abi0",
+	"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
+	/* musl's main thread (its libc.so has no symbols: only static programs name it). */
+	"libc_start_main_stage2",
+};
+
 /* --- rows ----------------------------------------------------------------------------------- */
 
 /* A rule's range while the table is built (link-time). */

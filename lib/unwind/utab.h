@@ -48,6 +48,17 @@ struct utab_call {
 	uint32_t target;
 };
 
+/*
+ * Functions where a thread's stack begins. The C library's: __libc_start_call_main for the
+ * main thread, start_thread for the others; glibc leaves a non-zero rbp in them (it uses rbp
+ * as a general register), so a frame-pointer walk never ends at rbp == 0 on Debian. Go's:
+ * runtime.goexit under every goroutine, runtime.mstart and runtime.rt0_go under the system
+ * stacks. musl's: libc_start_main_stage2 under main. FRAME_BOTTOM in the spans of the files
+ * that can be run (programs, static or not, and the C library).
+ */
+extern const char *const utab_stack_bottoms[];
+#define UTAB_NR_STACK_BOTTOMS 9
+
 /* Bounds on what a table holds (a decoded one is refused past them). */
 #define UTAB_SEGS_MAX	64
 #define UTAB_RULES_MAX	(1u << 20)

@@ -179,6 +179,48 @@ static void test_names(void)
 	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);
 }
 
+/* A part of a table: bytes [OFF, OFF + N) of TOTAL. */
+static void utab_part(bool last, uint32_t total, uint32_t off, uint32_t n)
+{
+	static const unsigned char bytes[64];
+
+	sb_buf__start(&b, SB_UTAB, last, 5);
+	sb_buf__u32(&b, total);
+	sb_buf__u32(&b, off);
+	sb_buf__bytes(&b, bytes, n);
+}
+
+static void test_tables(void)
+{
+	struct sb_msg m;
+
+	sb_buf__start(&b, SB_TABLE, 0, 5);
+	CU_ASSERT_EQUAL(decode(true, 0, &m), 0);
+	CU_ASSERT(m.type == SB_TABLE && m.id == 5);
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);	/* not the worker's to send */
+	sb_buf__start(&b, SB_TABLE, 1, 5);
+	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);
+	utab_part(false, 100, 0, 64);
+	CU_ASSERT_EQUAL_FATAL(decode(false, 0, &m), 0);
+	CU_ASSERT(m.total == 100 && m.offset == 0 && m.data_len == 64 && !m.arg);
+	utab_part(true, 100, 64, 36);
+	CU_ASSERT_EQUAL(decode(false, 0, &m), 0);
+	utab_part(true, 0, 0, 0);				/* no table */
+	CU_ASSERT_EQUAL(decode(false, 0, &m), 0);
+	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);
+	utab_part(true, 100, 64, 30);				/* the last, short */
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+	utab_part(false, 100, 64, 40);				/* past the total */
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+	utab_part(false, 10, 64, 0);				/* an offset past it */
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+	utab_part(false, SB_UTAB_MAX + 1, 0, 8);		/* too big */
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+	utab_part(true, 8, 0, 8);
+	b.p[1] = 2;						/* arg: 0 or 1 */
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+}
+
 static int suite_cleanup(void)
 {
 	sb_buf__free(&b);
@@ -192,7 +234,8 @@ int register_sandbox_suite(void)
 	if (!s || !CU_add_test(s, "lookups: encoded, decoded, refused", test_lookup) ||
 	    !CU_add_test(s, "files and debug files", test_file_and_debug) ||
 	    !CU_add_test(s, "the bounds a worker met", test_limits) ||
-	    !CU_add_test(s, "names: string tables and entries", test_names))
+	    !CU_add_test(s, "names: string tables and entries", test_names) ||
+	    !CU_add_test(s, "unwind tables: asked, sent in parts, refused", test_tables))
 		return -1;
 	return 0;
 }

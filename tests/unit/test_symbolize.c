@@ -16,6 +16,7 @@
 #include "proc/procmaps.h"
 #include "sandbox/symbolizer.h"
 #include "suites.h"
+#include "unwind/utab.h"
 
 /* No such process (above the kernel's pid_max): files are read by their path. */
 #define PID_A	4194400
@@ -159,6 +160,43 @@ static void test_split(void)
 	CU_ASSERT(file && !strcmp(file, "c.c") && line == 2);
 }
 
+/*
+ * libc's unwind table, built by the worker from the descriptor handed to it, comes back as
+ * the same table built here; a file the worker cannot read as ELF has none.
+ */
+static void test_worker_builds_tables(void)
+{
+	const struct map *m;
+	const struct utab *t;
+	struct utab *here;
+	unsigned char *a, *b;
+	size_t na, nb;
+	bool ready;
+	uint64_t libc = (uint64_t)(uintptr_t)&printf;
+	struct dso *d;
+
+	CU_ASSERT_EQUAL_FATAL(procmaps__load(pm, getpid()), 0);
+	m = procmaps__find(pm, getpid(), libc);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	t = symbolizer__table(sym, getpid(), m, true, &ready);
+	CU_ASSERT(ready);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	CU_ASSERT(t->has_cfi && t->nr_rows > 1000 && t->spans.nr > 0);
+	d = dso__open(m->path, NULL);
+	here = d ? utab__build(d, utab_stack_bottoms, UTAB_NR_STACK_BOTTOMS) : NULL;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(here);
+	CU_ASSERT_EQUAL_FATAL(utab__encode(t, &a, &na), 0);
+	CU_ASSERT_EQUAL_FATAL(utab__encode(here, &b, &nb), 0);
+	CU_ASSERT(na == nb && !memcmp(a, b, na));
+	/* Asked again: the same table, at once. */
+	CU_ASSERT_PTR_EQUAL(symbolizer__table(sym, getpid(), m, false, &ready), t);
+	CU_ASSERT(ready);
+	free(a);
+	free(b);
+	utab__free(here);
+	dso__free(d);
+}
+
 int register_symbolize_suite(void)
 {
 	CU_pSuite s = CU_add_suite("symbolize", suite_init, suite_cleanup);
@@ -166,7 +204,8 @@ int register_symbolize_suite(void)
 	if (!s || !CU_add_test(s, "symbols, aliases, return addresses", test_symbols_and_aliases) ||
 	    !CU_add_test(s, "a stripped file: FILE+0xSTART", test_stripped_gets_fde_names) ||
 	    !CU_add_test(s, "one dso for a file two processes map", test_one_dso_per_file) ||
-	    !CU_add_test(s, "a name and its source line", test_split))
+	    !CU_add_test(s, "a name and its source line", test_split) ||
+	    !CU_add_test(s, "unwind tables built by the worker", test_worker_builds_tables))
 		return -1;
 	return 0;
 }
