@@ -106,6 +106,17 @@ static bool targets_alive(struct session *s)
 
 /* --- open ------------------------------------------------------------------------------- */
 
+
+/* The unwind table of the file of mapping M of PID, from the symbolizer's worker (waited
+ * for: the unwinder needs it now). */
+static const struct utab *session__table(void *ctx, pid_t pid, const struct map *m)
+{
+	struct session *s = ctx;
+	bool ready;
+
+	return symbolizer__table(s->sym, pid, m, true, &ready);
+}
+
 static int session__start(struct session *s)
 {
 	const struct session_opts *opts = &s->opts;
@@ -128,8 +139,12 @@ static int session__start(struct session *s)
 					     "of a user other than root", SANDBOX_USER_ENV);
 	}
 	s->unw = unwinder__new(s->maps, s->dsos);
-	if (s->unw)
+	if (s->unw) {
 		unwinder__set_bottoms(s->unw, fixup_stack_bottoms, FIXUP_NR_STACK_BOTTOMS);
+		/* The files' CFI is read by the sandboxed worker, not here. */
+		if (s->sym)
+			unwinder__set_table_source(s->unw, session__table, s);
+	}
 	s->unwound = ucounts__new();
 	if (opts->explain)
 		s->explain = explain__new();

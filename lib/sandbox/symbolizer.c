@@ -227,8 +227,14 @@ const struct utab *symbolizer__table(struct symbolizer *s, pid_t pid, const stru
 		return NULL;		/* the socket is full: asked again at the next call */
 	if (src->tstate == TAB_ASKED)
 		resolve__poll(s);
-	if (src->tstate == TAB_ASKED && wait)
+	if (src->tstate == TAB_ASKED && wait) {
+		/* Waited for: at normal priority, whatever it had while sampling. */
+		bool idle = s->c.idle;
+
+		sb_client__set_idle(&s->c, false);
 		resolve__await_table(s, src);
+		sb_client__set_idle(&s->c, idle);
+	}
 	*ready = src->tstate == TAB_DONE;
 	return src->tab;
 }

@@ -31,8 +31,8 @@ const struct dso_fdes *ufile__fdes(struct ufile *f, enum dso_cfi which)
 {
 	struct usrc *s = &f->src[which];
 
-	if (f->dso && dso__faulted(f->dso))
-		return NULL;		/* truncated under us: its bytes are zeros now */
+	if (!f->loaded || (f->dso && dso__faulted(f->dso)))
+		return NULL;		/* not read here, or truncated under us */
 	if (!s->tried) {
 		s->tried = true;
 		s->ok = f->dso && dso__fdes(f->dso, which, &s->fdes) == 0;
@@ -47,6 +47,7 @@ static void ufile__load(struct ufile *f, struct dso *dso)
 	size_t nsegs;
 
 	f->dso = dso;
+	f->loaded = true;
 	f->image = dso__image(dso, &f->size);
 	f->mem = (struct cfi_mem){ f->image, f->size, dso__segs(dso, &nsegs), 0 };
 	f->mem.nr_segs = (int)nsegs;
@@ -89,11 +90,26 @@ struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
 	if (f)
 		f->id = id;
 	if (f && dso) {
-		ufile__load(f, dso);
-		if (f->ok)
-			f->tab = utab__build(dso, u->bottoms, u->nr_bottoms);
-		if (f->ok && !f->tab)
-			pr_debug("unwind: no unwind table of %s (out of memory)", dso__path(dso));
+		f->dso = dso;
+		if (u->table_fn) {
+			/* Read by the worker; here only what libunwind's check reads. */
+			f->tab = (struct utab *)u->table_fn(u->table_ctx, pid, m);
+			f->tab_borrowed = true;
+			if (u->check)
+				ufile__load(f, dso);
+		} else {
+			ufile__load(f, dso);
+			if (f->ok)
+				f->tab = utab__build(dso, u->bottoms, u->nr_bottoms);
+			if (f->ok && !f->tab)
+				pr_debug("unwind: no unwind table of %s (out of memory)",
+					 dso__path(dso));
+		}
+		if (f->tab) {
+			f->min_vaddr = f->tab->min_vaddr;
+			f->max_vaddr = f->tab->max_vaddr;
+		}
+		f->ok = f->tab && f->tab->has_cfi && f->tab->nr_segs;
 	}
 	return f;
 }
@@ -216,9 +232,7 @@ struct loaded *uproc__loaded_for_ip(struct uctx *c, uint64_t ip)
 	if (!m || !map__is_dso(m))
 		return NULL;
 	f = unwinder__file(c->u, p->pid, m);
-	if (!f || !f->image)
-		return NULL;
-	if (dso__bias(f->dso, m, ip, &bias))
+	if (!f || !f->tab || utab__bias(f->tab, m, ip, &bias))
 		return NULL;
 	if (p->nr_loaded == p->cap_loaded) {
 		size_t cap = p->cap_loaded ? p->cap_loaded * 2 : 8;
@@ -277,7 +291,7 @@ static int read_live(struct uctx *c, uint64_t addr, unw_word_t *val)
 bool uctx__at_entry(struct uctx *c, uint64_t pc)
 {
 	struct loaded *l = uproc__loaded_for_ip(c, pc);
-	uint64_t entry = l ? dso__entry(l->f->dso) : 0;
+	uint64_t entry = l ? l->f->tab->entry : 0;
 
 	return entry && pc - l->bias >= entry && pc - l->bias < entry + ENTRY_SPAN;
 }

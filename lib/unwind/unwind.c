@@ -35,6 +35,8 @@ struct uctx *uctx__begin(struct unwinder *u, const struct unwind_sample *s)
 	c->s = s;
 	c->p = NULL;
 	c->no_info = c->copy_only = c->mem_fault = false;
+	c->fail_n = 1;
+	c->fail_stop = UNWIND_STOP_NO_INFO;
 	c->stack_used = 0;
 	for (int i = 0; i < PAGE_CACHE; i++)
 		c->pages[i].valid = false;
@@ -53,6 +55,12 @@ struct unwinder *unwinder__new(struct procmaps *pm, struct dsos *dsos)
 	u->check = getenv("PROFILE_UNWIND_CHECK") != NULL;
 	unwind_remote__init_accessors(&u->acc);
 	return u;
+}
+
+void unwinder__set_table_source(struct unwinder *u, unwind_table_fn fn, void *ctx)
+{
+	u->table_fn = fn;
+	u->table_ctx = ctx;
 }
 
 void unwinder__set_bottoms(struct unwinder *u, const char *const *names, size_t n)
@@ -90,13 +98,22 @@ void unwinder__free(struct unwinder *u)
 	}
 	for (uint32_t i = 0; i < u->cap_files; i++) {
 		if (u->files[i]) {
-			utab__free(u->files[i]->tab);
+			if (!u->files[i]->tab_borrowed)
+				utab__free(u->files[i]->tab);
 			free(u->files[i]);
 		}
 	}
 	free(u->files);
 	free(u->ctx);
 	free(u);
+}
+
+/* The fast path gives up after N frames, for STOP: 0 (libunwind's turn, where it has one). */
+static int fast_fail(struct uctx *c, int n, enum unwind_stop stop)
+{
+	c->fail_n = n;
+	c->fail_stop = stop;
+	return 0;
 }
 
 /*
@@ -127,14 +144,15 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 		}
 		l = uproc__loaded_for_ip(c, pc);
 		r = l ? ufile__rule(l->f, pc - l->bias, &tmp) : NULL;
-		if (!r && l && uctx__at_entry(c, pc) && n > 1) {
-			/* The dynamic linker's _start has no CFI: the process's first frame. */
+		if (!r && l && uctx__at_entry(c, pc)) {
+			/* The dynamic linker's _start has no CFI: the process's first frame
+			 * (the leaf, at a process's first instructions). */
 			*stop = UNWIND_STOP_END;
 			return n;
 		}
 		if (!r && (!procmaps__find(c->u->pm, s->pid, pc) || !bp_ok || bp <= sp ||
 			   (l && l->f->tab && utab__rule(l->f->tab, pc - l->bias, &tmp) != -ENOENT)))
-			return 0;
+			return fast_fail(c, n, l ? UNWIND_STOP_BAD_FRAME : UNWIND_STOP_NO_INFO);
 		if (!r) {
 			/* Code no CFI describes (a JIT's; V8's builtins, in node's text
 			 * without FDEs): the frame record at rbp, as libunwind guesses too,
@@ -151,21 +169,21 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 		else if (n == 1 && s->regs)	/* the leaf's other registers are the sample's */
 			cfa = s->regs[r->cfa_reg];
 		else
-			return 0;
+			return fast_fail(c, n, UNWIND_STOP_BAD_FRAME);
 		cfa += (int64_t)r->cfa_off;
 		if (r->cfa_deref == CFI_CFA_PLT && (ip & 15) >= r->plt_cut)
 			cfa += 8;
 		if (r->cfa_deref == CFI_CFA_DEREF && read_stack(c, cfa, &cfa))
-			return 0;
+			return fast_fail(c, n, UNWIND_STOP_NO_MEMORY);
 		if (r->ra == CFI_UNDEFINED) {
 			*stop = UNWIND_STOP_END;	/* the outermost frame (_start, clone) */
 			return n;
 		}
 		if (read_stack(c, (r->ra == CFI_AT_SP ? sp : cfa) + (int64_t)r->ra_off, &ra))
-			return 0;
+			return fast_fail(c, n, UNWIND_STOP_NO_MEMORY);
 		if ((r->bp == CFI_AT_CFA || r->bp == CFI_AT_SP) &&
 		    read_stack(c, (r->bp == CFI_AT_SP ? sp : cfa) + (int64_t)r->bp_off, &bp))
-			return 0;
+			return fast_fail(c, n, UNWIND_STOP_NO_MEMORY);
 		if (r->bp == CFI_UNDEFINED)
 			bp_ok = false;
 		else if (r->bp != CFI_SAME)
@@ -254,6 +272,11 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
 			u->ctx->stack_used = used;
 		}
 		return n;
+	}
+	if (u->table_fn && !u->check) {
+		/* No libunwind where the files are not read: the stack is cut there. */
+		*stop = c->fail_stop;
+		return c->fail_n;
 	}
 	u->counts.slow++;
 	p = c->p;

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 struct dsos;
+struct map;
 struct procmaps;
 struct unwinder;
 
@@ -87,6 +88,18 @@ size_t unwinder__stack_used(const struct unwinder *u);
 
 struct map;
 struct frame_spans;
+
+/*
+ * Where the files' unwind tables come from: FN(CTX, PID, M) gives the table of the file of
+ * mapping M of PID (unwind/utab.h; owned by the source, kept while U lives), or NULL when it
+ * has none. Without a source the unwinder builds them itself from the dsos. With one, no
+ * file is parsed here (the sandboxed worker does it) and stacks the tables cannot unwind are
+ * cut there (truncated) instead of going to libunwind, which reads the files itself; with
+ * PROFILE_UNWIND_CHECK, libunwind still runs, to check. Call before the first unwind.
+ */
+struct utab;
+typedef const struct utab *(*unwind_table_fn)(void *ctx, pid_t pid, const struct map *m);
+void unwinder__set_table_source(struct unwinder *u, unwind_table_fn fn, void *ctx);
 
 /* The functions NAMES (N of them; not copied: they must outlive U) begin a thread's stack:
  * FRAME_BOTTOM in the spans of files that can be run. Call before the first unwind. */

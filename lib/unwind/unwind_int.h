@@ -42,6 +42,8 @@ struct ufile {
 	uint64_t min_vaddr, max_vaddr;	/* extent of the PT_LOAD segments */
 	struct utab *tab;		/* the file's rules, spans and Go's windows (utab.h),
 					 * NULL when it has no CFI */
+	bool tab_borrowed;		/* from the table source, not ours to free */
+	bool loaded;			/* ufile__load ran: the dso's FDEs for libunwind */
 };
 
 /*
@@ -85,6 +87,8 @@ struct unwinder {
 	bool check;		/* PROFILE_UNWIND_CHECK: libunwind redoes every fast unwind */
 	const char *const *bottoms;	/* functions that begin a thread's stack */
 	size_t nr_bottoms;
+	unwind_table_fn table_fn;	/* where tables come from; NULL: built here */
+	void *table_ctx;
 	struct unwind_counts counts;
 };
 
@@ -96,6 +100,8 @@ struct uctx {
 	bool no_info;		/* find_proc_info found no FDE */
 	bool copy_only;		/* stack reads from the copy only, never the live process */
 	bool mem_fault;		/* a read failed */
+	int fail_n;		/* the fast path's frames when it gave up, and why */
+	enum unwind_stop fail_stop;
 	uint64_t stack_used;	/* bytes from sp the unwind read */
 	struct { uint64_t addr; bool valid; unsigned char data[PAGE]; } pages[PAGE_CACHE];
 	int next_page;
