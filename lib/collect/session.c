@@ -127,6 +127,10 @@ static int session__start(struct session *s)
 		return session__fail(s, SESSION_ERR_RUNTIME, s->nr_cpus, "cannot count the CPUs");
 	s->maps = procmaps__new();
 	s->dsos = dsos__new();
+	/* Files are read by the sandboxed worker only (PROFILE_UNWIND_CHECK's libunwind reads
+	 * them here, to check). */
+	if (s->dsos && !getenv("PROFILE_UNWIND_CHECK"))
+		dsos__set_closed(s->dsos, true);
 	/* The symbolizer's worker first, before any BPF or perf descriptor exists (it is handed
 	 * none but its socket anyway). */
 	if (s->maps && s->dsos) {

@@ -184,7 +184,11 @@ static int dso__init(struct dso *d, int root_fd, const char *path, int fd, const
 		return -ENOMEM;
 	d->base = strrchr(d->path, '/') ? strrchr(d->path, '/') + 1 : d->path;
 	snprintf(d->fd_path, sizeof(d->fd_path), "/proc/self/fd/%d", d->fd);
-	if (st.st_size < (off_t)sizeof(Elf64_Ehdr) || elf_version(EV_CURRENT) == EV_NONE)
+	if (st.st_size < (off_t)sizeof(Elf64_Ehdr))
+		return -ENOEXEC;
+	if (d->closed)
+		return 0;		/* its descriptor only: someone else reads it */
+	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
 	/* Private and writable: libelf may convert data in place; the file never changes. */
 	image = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, d->fd, 0);
@@ -224,7 +228,18 @@ struct dso *dso__open_fd(int fd, const char *orig_path)
 	return dso__open_any(-1, orig_path, fd, orig_path);
 }
 
+struct dso *dso__open_closed(int root_fd, const char *path, const char *orig_path)
+{
+	return dso__open_flags(root_fd, path, -1, orig_path, true);
+}
+
 struct dso *dso__open_any(int root_fd, const char *path, int fd, const char *orig_path)
+{
+	return dso__open_flags(root_fd, path, fd, orig_path, false);
+}
+
+struct dso *dso__open_flags(int root_fd, const char *path, int fd, const char *orig_path,
+			    bool closed)
 {
 	struct dso *d = calloc(1, sizeof(*d));
 	int err;
@@ -234,6 +249,7 @@ struct dso *dso__open_any(int root_fd, const char *path, int fd, const char *ori
 			close(fd);
 		return NULL;
 	}
+	d->closed = d->unparsed = closed;
 	d->fd = d->debug_fd = d->root_fd = d->guard = -1;
 	err = dso__init(d, root_fd, path, fd, orig_path ? orig_path : path);
 	if (err) {
@@ -425,6 +441,17 @@ const unsigned char *dso__image(const struct dso *d, size_t *size)
 const char *dso__build_id(const struct dso *d)
 {
 	return d->build_id;
+}
+
+void dso__set_build_id(struct dso *d, const char *hex)
+{
+	if (d->closed && !d->build_id && hex && hex[0])
+		d->build_id = strdup(hex);
+}
+
+bool dso__closed(const struct dso *d)
+{
+	return d->closed;
 }
 
 /* The symbols, read at the first use; false once the file is faulted: what is read of it

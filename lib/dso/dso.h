@@ -52,6 +52,23 @@ struct dso *dso__open(const char *path, const char *orig_path);
  */
 struct dso *dso__open_fd(int fd, const char *orig_path);
 
+/*
+ * Open the file at PATH (inside ROOT_FD when >= 0) for its descriptor only, as dso__open_in
+ * checks it (a regular file, its device and inode) but never reading it: for a process that
+ * hands files to one that parses them (the sandboxed worker). Such a dso has no segments,
+ * symbols or CFI (dso__usable is false); its build id is what dso__set_build_id says.
+ */
+struct dso *dso__open_closed(int root_fd, const char *path, const char *orig_path);
+struct dso *dso__open_flags(int root_fd, const char *path, int fd, const char *orig_path,
+			    bool closed);
+
+/* Whether D was opened by dso__open_closed. */
+bool dso__closed(const struct dso *d);
+
+/* The build id (hex) of a closed dso, as the one who read the file said (the first time
+ * only); ignored for a dso read here. */
+void dso__set_build_id(struct dso *d, const char *hex);
+
 /* Unmap and close everything the dso holds, its debug file included. NULL is fine. */
 void dso__free(struct dso *dso);
 

@@ -37,6 +37,7 @@ struct dso {
 	bool go;			/* Go built it (dso__is_go) */
 	bool syms_read;
 	bool unparsed;			/* symbols or CFI refused: the memory budget was spent */
+	bool closed;			/* opened for its descriptor only, never read here */
 	uint64_t syms_charged;		/* bytes of the budget SYMS holds */
 	struct symtab syms;
 	struct plt plt;			/* stub names, made at lookup */

@@ -35,11 +35,17 @@ struct dsos {
 	struct htab index;
 	struct dsos_root *roots;	/* few: one per container */
 	uint32_t nr_roots;
+	bool closed;			/* files opened for their descriptors only */
 };
 
 static uint64_t ent_hash(uint64_t dev, uint64_t ino, const char *path)
 {
 	return hash_bytes(hash_u64(hash_u64(HASH_SEED, dev), ino), path, strlen(path));
+}
+
+void dsos__set_closed(struct dsos *ds, bool closed)
+{
+	ds->closed = closed;
 }
 
 struct dsos *dsos__new(void)
@@ -73,7 +79,7 @@ void dsos__free(struct dsos *ds)
  * The vDSO is the kernel's, the same image in every process of this kernel: read it from
  * PID while it lives, else from our own, into a memfd that a dso can open. NULL on failure.
  */
-static struct dso *vdso__open(pid_t pid, const struct map *m)
+static struct dso *vdso__open(pid_t pid, const struct map *m, bool closed)
 {
 	size_t len = m->end - m->start;
 	unsigned long self = getauxval(AT_SYSINFO_EHDR);
@@ -97,7 +103,7 @@ static struct dso *vdso__open(pid_t pid, const struct map *m)
 	fd = memfd_create("vdso", MFD_CLOEXEC);
 	if (fd >= 0 && write(fd, buf, len) == (ssize_t)len) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		d = dso__open(path, "[vdso]");
+		d = dso__open_flags(-1, path, -1, "[vdso]", closed);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -138,17 +144,17 @@ static int dsos__root(struct dsos *ds, pid_t pid)
  * when its device and inode are the mapping's: no other file stands in for it. NULL when
  * none can be read.
  */
-static struct dso *mapped__open(pid_t pid, const struct map *m, int root)
+static struct dso *mapped__open(pid_t pid, const struct map *m, int root, bool closed)
 {
 	char path[96];
 	struct dso *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
 		 m->end);
-	d = dso__open(path, m->path);
+	d = dso__open_flags(-1, path, -1, m->path, closed);
 	if (d)
 		return d;
-	d = dso__open_in(root, m->path, m->path);
+	d = dso__open_flags(root, m->path, -1, m->path, closed);
 	if (d && m->ino && (d->dev != m->dev || d->ino != m->ino)) {
 		pr_debug("%s: not the file pid %d mapped (another device or inode)", m->path, pid);
 		dso__free(d);
@@ -179,10 +185,10 @@ static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint6
 		return UINT32_MAX;
 	}
 	if (map__is_vdso(m)) {
-		e->dso = vdso__open(pid, m);
+		e->dso = vdso__open(pid, m, ds->closed);
 	} else {
 		root = dsos__root(ds, pid);
-		e->dso = mapped__open(pid, m, root);
+		e->dso = mapped__open(pid, m, root, ds->closed);
 		if (e->dso && root >= 0)
 			dso__set_root(e->dso, root);
 	}

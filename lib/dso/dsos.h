@@ -8,6 +8,7 @@
 #ifndef DSO_DSOS_H
 #define DSO_DSOS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -20,6 +21,10 @@ struct map;
  * frees every dso. */
 struct dsos *dsos__new(void);
 void dsos__free(struct dsos *ds);
+
+/* From now on, files are opened for their descriptors only (dso__open_closed): another
+ * process reads them (the sandboxed worker, which gives back their build ids). */
+void dsos__set_closed(struct dsos *ds, bool closed);
 
 /*
  * The dso of the file that mapping M of process PID maps (M->path starts with '/'), opened at

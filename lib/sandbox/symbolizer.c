@@ -236,6 +236,9 @@ const struct utab *symbolizer__table(struct symbolizer *s, pid_t pid, const stru
 		sb_client__set_idle(&s->c, idle);
 	}
 	*ready = src->tstate == TAB_DONE;
+	/* A file opened here for its descriptor only: its build id as the worker read it. */
+	if (src->tab && src->dso)
+		dso__set_build_id(src->dso, src->tab->build_id);
 	return src->tab;
 }
 

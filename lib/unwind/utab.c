@@ -472,7 +472,8 @@ static int make_go_calls(const struct src *s, struct utab *t)
 
 static size_t utab_bytes(const struct utab *t)
 {
-	return sizeof(*t) + t->nr_segs * sizeof(*t->segs) + t->nr_rules * sizeof(*t->rules) +
+	return sizeof(*t) + (t->build_id ? strlen(t->build_id) + 1 : 0) +
+	       t->nr_segs * sizeof(*t->segs) + t->nr_rules * sizeof(*t->rules) +
 	       t->nr_rows * sizeof(*t->rows) + t->spans.nr * sizeof(*t->spans.v) +
 	       t->lost.nr * sizeof(*t->lost.v) + t->nr_funcs * sizeof(*t->funcs) +
 	       t->nr_calls * sizeof(*t->calls);
@@ -493,6 +494,7 @@ void utab__free(struct utab *t)
 	if (!t)
 		return;
 	limits__release(t->bytes);
+	free(t->build_id);
 	free(t->segs);
 	free(t->rules);
 	free(t->rows);
@@ -523,6 +525,9 @@ struct utab *utab__build(struct dso *dso, const char *const *bottoms, size_t nr_
 	t->entry = dso__entry(dso);
 	dso__image(dso, &size);
 	t->file_size = size;
+	if (dso__build_id(dso) && strlen(dso__build_id(dso)) <= UTAB_BUILD_ID_MAX &&
+	    !(t->build_id = strdup(dso__build_id(dso))))
+		goto fail;
 	t->is_go = dso__is_go(dso);
 	if (nsegs) {
 		t->segs = malloc(nsegs * sizeof(*t->segs));
@@ -710,8 +715,8 @@ int utab__vaddr_to_runtime(const struct utab *t, const struct map *m, uint64_t v
  *   u32 nr_segs, nr_rules, nr_rows, nr_spans, nr_lost, nr_funcs, nr_calls,
  *       spans' nr_calling, nr_record, 0
  *   then the arrays in that order: segs (4 x u64), rules (struct cfi_rule), rows (2 x u32),
- *   spans and lost (u64 start, u64 end, u8 kind, 7 zero bytes), funcs (2 x u32),
- *   calls (2 x u32)
+ *   spans and lost (u64 start, u64 end, u8 kind, 7 zero bytes), funcs (3 x u32),
+ *   calls (2 x u32); then u32 n, the build id's n hex digits (0: none)
  */
 #define UTAB_MAGIC	0x31425455u	/* "UTB1" */
 #define HDR_LEN		(8 + 5 * 8 + 10 * 4)
@@ -754,7 +759,7 @@ int utab__encode(const struct utab *t, unsigned char **buf, size_t *len)
 {
 	size_t n = HDR_LEN + t->nr_segs * 32 + t->nr_rules * sizeof(struct cfi_rule) +
 		   t->nr_rows * 8 + (t->spans.nr + t->lost.nr) * SPAN_LEN + t->nr_funcs * FUNC_LEN +
-		   t->nr_calls * 8;
+		   t->nr_calls * 8 + 4 + (t->build_id ? strlen(t->build_id) : 0);
 	struct wr w = { malloc(n), 0 };
 
 	if (!w.p)
@@ -799,6 +804,9 @@ int utab__encode(const struct utab *t, unsigned char **buf, size_t *len)
 		put32(&w, t->calls[i].ret);
 		put32(&w, t->calls[i].target);
 	}
+	put32(&w, t->build_id ? (uint32_t)strlen(t->build_id) : 0);
+	if (t->build_id)
+		put(&w, t->build_id, strlen(t->build_id));
 	*buf = w.p;
 	*len = w.off;
 	return 0;
@@ -865,7 +873,7 @@ static int get_spans(struct rdr *r, uint32_t n, uint8_t kind_max, struct frame_s
 int utab__decode(const unsigned char *buf, size_t len, struct utab **out)
 {
 	struct rdr r = { buf, len, 0 };
-	uint32_t flags, nr_spans, nr_lost, nr_calling, nr_record;
+	uint32_t flags, nr_spans, nr_lost, nr_calling, nr_record, idlen;
 	struct utab *t;
 	uint64_t need;
 	int err = -EBADMSG;
@@ -904,8 +912,8 @@ int utab__decode(const unsigned char *buf, size_t len, struct utab **out)
 	t->has_cfi = flags & 2;
 	need = HDR_LEN + (uint64_t)t->nr_segs * 32 + (uint64_t)t->nr_rules * sizeof(struct cfi_rule) +
 	       (uint64_t)t->nr_rows * 8 + ((uint64_t)nr_spans + nr_lost) * SPAN_LEN +
-	       (uint64_t)t->nr_funcs * FUNC_LEN + (uint64_t)t->nr_calls * 8;
-	if (need != len)
+	       (uint64_t)t->nr_funcs * FUNC_LEN + (uint64_t)t->nr_calls * 8 + 4;
+	if (need > len || len - need > UTAB_BUILD_ID_MAX)
 		goto fail;
 	err = -ENOMEM;
 	if ((t->nr_segs && !(t->segs = malloc(t->nr_segs * sizeof(*t->segs)))) ||
@@ -962,6 +970,23 @@ int utab__decode(const unsigned char *buf, size_t len, struct utab **out)
 		t->calls[i].target = get32(&r);
 		if (i && t->calls[i].ret <= t->calls[i - 1].ret)
 			goto fail;
+	}
+	idlen = get32(&r);
+	if (idlen != len - need)
+		goto fail;
+	if (idlen) {
+		for (uint32_t i = 0; i < idlen; i++) {
+			unsigned char c = r.p[r.off + i];
+
+			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+				goto fail;
+		}
+		err = -ENOMEM;
+		t->build_id = strndup((const char *)r.p + r.off, idlen);
+		if (!t->build_id)
+			goto fail;
+		err = -EBADMSG;
+		r.off += idlen;
 	}
 	err = -ENOMEM;
 	if (!utab_charge(t))

@@ -65,12 +65,14 @@ extern const char *const utab_stack_bottoms[];
 #define UTAB_ROWS_MAX	(1u << 23)
 #define UTAB_SPANS_MAX	(1u << 20)
 #define UTAB_CALLS_MAX	(1u << 23)
+#define UTAB_BUILD_ID_MAX	128	/* hex digits */
 
 struct utab {
 	uint64_t base;			/* link-time address row starts are relative to */
 	uint64_t min_vaddr, max_vaddr;	/* the PT_LOAD segments' extent in memory */
 	uint64_t entry;			/* e_entry (0: none) */
 	uint64_t file_size;		/* bytes of the file */
+	char *build_id;			/* lowercase hex, NULL: none */
 	bool is_go;
 	bool has_cfi;			/* some FDE was found */
 	struct dso_seg *segs;

@@ -1261,6 +1261,41 @@ def sandbox_worker_confined():
     return f"pid {pid}: Uid 65534, CapEff 0, NoNewPrivs 1, Seccomp 2, root {root}"
 
 
+@test
+def privileged_side_reads_no_profiled_file():
+    # The files a profiled process maps are read by the sandboxed worker only: while a
+    # profile of chain_nofp (DWARF-unwound: its CFI needed) runs, the worker maps the program
+    # to read it, and the privileged process does not map it at all.
+    binary = os.path.realpath(workload("chain_nofp"))
+    p = subprocess.Popen([profile_bin(), "-v", "-F", "499", "-d", "3", "-o", os.devnull, "--",
+                          binary, "5"], stderr=subprocess.PIPE, text=True)
+    try:
+        worker, seen = None, []
+        for line in p.stderr:
+            seen.append(line)
+            m = re.search(r"symbolizer worker: pid (\d+), uid", line)
+            if m:
+                worker = int(m.group(1))
+                break
+        expect(worker, f"-v named no worker: {''.join(seen)!r}")
+        time.sleep(1.5)
+        with open(f"/proc/{p.pid}/maps") as f:
+            ours = f.read()
+        with open(f"/proc/{worker}/maps") as f:
+            theirs = f.read()
+        expect(binary not in ours, f"the privileged process maps {binary}")
+        expect(binary in theirs, f"the worker does not map {binary}: it did not read it")
+        err = "".join(seen) + p.communicate(timeout=30)[1]
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    expect(p.returncode == 0, f"exit {p.returncode}: {err[-500:]}")
+    m = re.search(r"user stacks ([0-9.]+)% DWARF-unwound", err)
+    expect(m and float(m.group(1)) > 50, f"the stacks were not DWARF-unwound: {err[-500:]!r}")
+    return f"worker {worker} maps it, profile {p.pid} does not; {m.group(1)}% DWARF-unwound"
+
+
 def named_frame(frame):
     """A frame named by a symbol: not [..], not FILE+0xOFFSET."""
     return not frame.startswith("[") and not re.search(r"\+0x[0-9a-f]+$", frame)
