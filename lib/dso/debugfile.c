@@ -238,6 +238,11 @@ static int debug_ids(const struct dso *d, struct dso_debug_want *w)
 	return w->build_id || w->has_link ? 0 : -ENOENT;
 }
 
+int dso__debug_ids(const struct dso *d, struct dso_debug_want *w)
+{
+	return debug_ids(d, w);
+}
+
 int dso__debug_want(const struct dso *d, struct dso_debug_want *w)
 {
 	if (elf__has_symtab(d->elf)) {

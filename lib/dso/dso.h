@@ -275,6 +275,10 @@ struct dso_debug_want {
  * -ENOENT when it has neither a build id nor a debuglink. */
 int dso__debug_want(const struct dso *dso, struct dso_debug_want *w);
 
+/* What DSO's debug file is known by, whether DSO needs it for its symbols or not (its
+ * .debug_frame may be there): 0, or -ENOENT when it has neither a build id nor a debuglink. */
+int dso__debug_ids(const struct dso *dso, struct dso_debug_want *w);
+
 /* Where a debug file is looked for: PATH to try, by build id or else by debuglink CRC;
  * NOFOLLOW: in a directory the file's owner writes, where a link must not be followed. */
 struct dso_debug_path {

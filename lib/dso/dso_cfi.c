@@ -189,7 +189,8 @@ static int dso__build_debug(struct dso *d, struct dso_fdes *f)
 	int err;
 
 	p = dso__debug_frame(d, &len, &buf);
-	if (!p && !d->find_debug && (dbg = dso__open_debug_cfi(d))) {
+	if (!p && (dbg = d->find_debug ? d->find_debug(d->find_debug_ctx, d) :
+				       dso__open_debug_cfi(d))) {
 		p = dso__debug_frame(dbg, &len, &buf);
 		if (p)
 			pr_debug("%s: .debug_frame from %s", d->path, dbg->path);

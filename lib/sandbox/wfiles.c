@@ -88,8 +88,13 @@ struct dso *worker__find_debug(void *ctx, struct dso *d)
 	struct dso *dbg = NULL;
 	int fds[SB_FDS_MAX];
 	struct sb_msg m;
+	int err = dso__debug_want(d, &want);
 
-	if (dso__debug_want(d, &want))
+	/* A file with symbols of its own is asked about for the .debug_frame of its debug
+	 * file. */
+	if (err == -EEXIST)
+		err = dso__debug_ids(d, &want);
+	if (err)
 		return NULL;
 	worker__ask_debug(f, want.has_link, want.crc, want.build_id,
 			  want.has_link ? want.link : NULL, &m, fds);

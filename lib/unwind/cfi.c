@@ -50,7 +50,19 @@ struct row {
 	bool cfa_unsup;
 	int64_t cfa_off;
 	struct reg bp, ra;
+	struct reg cs[CFI_NR_CS];	/* rbx, r12-r15 */
 };
+
+const uint8_t cfi_cs_regs[CFI_NR_CS] = { 3, 12, 13, 14, 15 };
+
+/* The index of callee-saved register REGNO in cfi_cs_regs, or -1. */
+static int cs_index(uint64_t regno)
+{
+	for (int i = 0; i < CFI_NR_CS; i++)
+		if (cfi_cs_regs[i] == regno)
+			return i;
+	return -1;
+}
 
 struct prog {
 	const struct cie *cie;
@@ -80,6 +92,8 @@ static struct reg *prog_reg(struct row *row, uint64_t regno)
 		return &row->bp;
 	if (regno == CFI_REG_RA)
 		return &row->ra;
+	if (cs_index(regno) >= 0)
+		return &row->cs[cs_index(regno)];
 	return NULL;			/* not tracked */
 }
 
@@ -102,6 +116,8 @@ static int restore_reg(struct row *row, const struct row *init, uint64_t regno)
 		row->bp = init->bp;
 	else if (regno == CFI_REG_RA)
 		row->ra = init->ra;
+	else if (cs_index(regno) >= 0)
+		row->cs[cs_index(regno)] = init->cs[cs_index(regno)];
 	return 0;
 }
 
@@ -394,6 +410,16 @@ static int row_to_rule(const struct row *row, struct cfi_rule *out)
 		.ra = row->ra.where, .ra_off = (int32_t)row->ra.off,
 		.bp = row->bp.where, .bp_off = (int32_t)row->bp.off,
 	};
+	for (int i = 0; i < CFI_NR_CS; i++) {
+		const struct reg *g = &row->cs[i];
+
+		if (g->where == UNSUP || g->off < INT32_MIN || g->off > INT32_MAX) {
+			out->cs[i] = CFI_UNDEFINED;	/* its value is lost to us */
+		} else {
+			out->cs[i] = g->where;
+			out->cs_off[i] = (int32_t)g->off;
+		}
+	}
 	return 0;
 }
 

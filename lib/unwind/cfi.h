@@ -59,7 +59,16 @@ struct cfi_rule {
 	int32_t cfa_off;
 	int32_t ra_off;
 	int32_t bp_off;
+	/* The callee-saved registers rbx, r12, r13, r14, r15 (CFI_CS_REGS): enum cfi_where
+	 * (CFI_UNDEFINED also for a rule no cfi_where says) and offset; a frame further out may
+	 * define its CFA by one of them. */
+	uint8_t cs[5];
+	uint8_t pad2[3];
+	int32_t cs_off[5];
 };
+
+#define CFI_NR_CS	5
+extern const uint8_t cfi_cs_regs[CFI_NR_CS];	/* their DWARF numbers: 3, 12, 13, 14, 15 */
 
 /*
  * The rule at PC (link-time address) from the FDE at FDE_VADDR and its CIE. Returns 0;

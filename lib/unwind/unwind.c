@@ -125,9 +125,17 @@ static int fast_fail(struct uctx *c, int n, enum unwind_stop stop)
 static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop *stop)
 {
 	const struct unwind_sample *s = c->s;
-	uint64_t ip = s->ip, sp = s->sp, bp = s->bp;
+	uint64_t ip = s->ip, sp = s->sp, bp = s->bp, gr[UNWIND_NR_REGS] = { 0 };
 	bool bp_ok = true, exact = true;
+	uint32_t valid = 0;	/* bit i: gr[i] is the frame's register i (not rsp, rbp) */
 	int n = 1;
+
+	/* The sample's registers, as long as no frame says otherwise: a CFI without a rule for
+	 * a register leaves it as it is (as libunwind takes it too). */
+	if (s->regs) {
+		memcpy(gr, s->regs, sizeof(gr));
+		valid = ((1u << UNWIND_NR_REGS) - 1) & ~(1u << CFI_REG_RSP | 1u << CFI_REG_RBP);
+	}
 
 	for (;;) {
 		/* A caller's return address may be past its function's end (a call to a
@@ -166,8 +174,8 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 			cfa = sp;
 		else if (r->cfa_reg == CFI_REG_RBP && bp_ok)
 			cfa = bp;
-		else if (n == 1 && s->regs)	/* the leaf's other registers are the sample's */
-			cfa = s->regs[r->cfa_reg];
+		else if (valid >> r->cfa_reg & 1)
+			cfa = gr[r->cfa_reg];
 		else
 			return fast_fail(c, n, UNWIND_STOP_BAD_FRAME);
 		cfa += (int64_t)r->cfa_off;
@@ -188,6 +196,23 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 			bp_ok = false;
 		else if (r->bp != CFI_SAME)
 			bp_ok = true;
+		/* A signal frame restores every register; only the ones its rule says are
+		 * known. */
+		if (r->signal)
+			valid = 0;
+		for (int i = 0; i < CFI_NR_CS; i++) {
+			uint8_t reg = cfi_cs_regs[i];
+
+			if (r->cs[i] == CFI_UNDEFINED) {
+				valid &= ~(1u << reg);
+			} else if (r->cs[i] != CFI_SAME) {
+				if (read_stack(c, (r->cs[i] == CFI_AT_SP ? sp : cfa) + (int64_t)r->cs_off[i],
+					       &gr[reg]))
+					valid &= ~(1u << reg);
+				else
+					valid |= 1u << reg;
+			}
+		}
 		sp = cfa;
 		ip = ra;
 		exact = r->signal;

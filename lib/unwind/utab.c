@@ -73,10 +73,10 @@ struct gather {
 
 static uint64_t rule_hash(const struct cfi_rule *r)
 {
-	uint64_t h = 0, w[3] = { 0 };
+	uint64_t h = 0, w[(sizeof(*r) + 7) / 8] = { 0 };
 
-	memcpy(w, r, sizeof(*r) < sizeof(w) ? sizeof(*r) : sizeof(w));
-	for (size_t i = 0; i < sizeof(*r) / 8; i++)
+	memcpy(w, r, sizeof(*r));
+	for (size_t i = 0; i < sizeof(w) / 8; i++)
 		h = hash_u64(h, w[i]);
 	return h;
 }
@@ -839,8 +839,13 @@ static uint64_t get64(struct rdr *r)
 
 static bool rule_valid(const struct cfi_rule *r)
 {
+	for (int i = 0; i < CFI_NR_CS; i++)
+		if (r->cs[i] > CFI_AT_SP || (r->cs[i] != CFI_AT_CFA && r->cs[i] != CFI_AT_SP &&
+					     r->cs_off[i]))
+			return false;
 	return r->cfa_reg < CFI_REG_RA && r->cfa_deref <= CFI_CFA_PLT && r->ra <= CFI_AT_SP &&
-	       r->bp <= CFI_AT_SP && r->plt_cut < 16 && r->signal <= 1 && !r->pad;
+	       r->bp <= CFI_AT_SP && r->plt_cut < 16 && r->signal <= 1 && !r->pad &&
+	       !r->pad2[0] && !r->pad2[1] && !r->pad2[2];
 }
 
 /* N spans of the sorted, non-overlapping kind below KIND_MAX into S. */
