@@ -58,9 +58,9 @@ static void ufile__load(struct ufile *f, struct dso *dso)
 			 dso__path(dso));
 }
 
-const struct cfi_rule *ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out)
+int ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out)
 {
-	return f->tab && !utab__rule(f->tab, vaddr, out) ? out : NULL;
+	return f->tab ? utab__rule(f->tab, vaddr, out) : -ENOENT;
 }
 
 struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)

@@ -145,21 +145,23 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 		const struct cfi_rule *r;
 		struct cfi_rule tmp;
 		struct loaded *l;
+		int err;
 
 		if (n >= max) {
 			*stop = UNWIND_STOP_DEPTH;
 			return n;
 		}
 		l = uproc__loaded_for_ip(c, pc);
-		r = l ? ufile__rule(l->f, pc - l->bias, &tmp) : NULL;
+		err = l ? ufile__rule(l->f, pc - l->bias, &tmp) : -ENOENT;
+		r = err ? NULL : &tmp;
 		if (!r && l && uctx__at_entry(c, pc)) {
 			/* The dynamic linker's _start has no CFI: the process's first frame
 			 * (the leaf, at a process's first instructions). */
 			*stop = UNWIND_STOP_END;
 			return n;
 		}
-		if (!r && (!procmaps__find(c->u->pm, s->pid, pc) || !bp_ok || bp <= sp ||
-			   (l && l->f->tab && utab__rule(l->f->tab, pc - l->bias, &tmp) != -ENOENT)))
+		if (!r && (err != -ENOENT || !bp_ok || bp <= sp ||
+			   (!l && !procmaps__find(c->u->pm, s->pid, pc))))
 			return fast_fail(c, n, l ? UNWIND_STOP_BAD_FRAME : UNWIND_STOP_NO_INFO);
 		if (!r) {
 			/* Code no CFI describes (a JIT's; V8's builtins, in node's text

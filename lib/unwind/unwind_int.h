@@ -117,9 +117,9 @@ int64_t ufile__vaddr_to_off(const struct ufile *f, uint64_t vaddr);
 const struct dso_fdes *ufile__fdes(struct ufile *f, enum dso_cfi which);
 
 /* The CFI rule at link-time address VADDR of F (by .eh_frame, then .debug_frame where that
- * has no FDE) from its table, into OUT; NULL when there is none a rule can express
- * (libunwind's turn). */
-const struct cfi_rule *ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out);
+ * has no FDE) from its table, into OUT. Returns 0, -ENOENT (no FDE covers it, or F has no
+ * table) or -ENOTSUP (none a rule can express). */
+int ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out);
 
 /* The unwinder's state of the file M of PID maps (by its dso id), made at the first use; NULL
  * when out of memory. Its dso may be NULL: the file cannot be read. */
