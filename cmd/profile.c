@@ -511,6 +511,10 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 			st->unwind_ns / 1e3 / st->unwind_frames,
 			pct(st->unwind_fast, st->unwind_fast + st->unwind_slow),
 			st->dwarf ? st->copy_bytes / 1024.0 / st->dwarf : 0.0);
+	if (st->queued)
+		pr_info("DWARF unwinding: %llu samples waited for the worker's unwind tables (at "
+			"most %llu at once)", (unsigned long long)st->queued,
+			(unsigned long long)st->queued_max);
 	if (getenv("PROFILE_UNWIND_CHECK"))
 		pr_info("unwind check: %llu of %llu fast-path stacks differ from libunwind's",
 			(unsigned long long)st->unwind_mismatches,

@@ -39,6 +39,8 @@ static const char *const sentences[LIMIT__MAX] = {
 			      "what was read of them since is dropped",
 	[LIMIT_INCARNATIONS] = "programs that ended under a pid (exec, exit) named "
 			       "with the next one's mappings: more than 65536",
+	[LIMIT_TABLE_QUEUE] = "DWARF samples cut where a file's unwind table was still being "
+			      "made: more waited for tables than 64 MiB hold",
 };
 
 _Static_assert(LIMIT_MAPS_MAX == 16384 && LIMIT_SYMS_MAX == 4194304 &&

@@ -29,6 +29,7 @@
 						 * skipped */
 #define LIMIT_STACKS_MAX	(1u << 20)	/* distinct stacks unwound in userspace */
 #define LIMIT_INCARNATIONS_MAX	65536		/* earlier programs of pids kept apart */
+#define LIMIT_TABLE_QUEUE_MAX	(64u << 20)	/* bytes of DWARF samples waiting for tables */
 #define LIMIT_SECTION_MAX	(256ull << 20)	/* bytes a compressed section other than DWARF
 						 * is inflated to (DWARF: the budget) */
 
@@ -48,6 +49,8 @@ enum limit {
 	LIMIT_FILE_FAULTS,	/* files that went bad while read (truncated under us: SIGBUS) */
 	LIMIT_INCARNATIONS,	/* programs that ended (exec, exit) whose mappings were not kept
 				 * apart: past LIMIT_INCARNATIONS_MAX */
+	LIMIT_TABLE_QUEUE,	/* DWARF samples unwound without a file's table still being
+				 * made: the queue of those waiting for one was full */
 	LIMIT__MAX
 };
 

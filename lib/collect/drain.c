@@ -251,6 +251,9 @@ static int end_period(struct session *s, struct ucounts **mine)
 	perf_buffer__consume(s->mmap_pb);
 	session__flush_procstate(s);
 	ring_buffer__consume(s->events);
+	/* ... and those that waited for a file's table: waited for now. */
+	if (session__retry_queued(s, true))
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	*mine = s->unwound;
 	s->unwound = next;
 	s->taken_real = s->period_real;
@@ -382,6 +385,8 @@ int session__build_profile(struct session *s, struct profile *p)
 
 	if (!b)
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	/* Names and stacks are wanted now: the unwinder waits for the tables it needs. */
+	s->tables_wait = true;
 	session__read_stats(s);
 	err = set_meta(s, p);
 	if (live) {

@@ -38,6 +38,7 @@ struct pmap {
 	uint64_t start, end;
 	uint64_t time;		/* struct map's */
 	struct frame_spans spans;
+	bool later;		/* all FRAME_NOREC: its file's table is still being made */
 };
 
 struct pstate {
@@ -54,6 +55,7 @@ struct pstates {
 	size_t nr, cap;
 	uint32_t *dirty;	/* indices in v[] of the dirty ones */
 	size_t nr_dirty, cap_dirty;
+	size_t nr_later;	/* mappings whose spans wait for their file's table */
 };
 
 static uint64_t pid_hash(pid_t pid)
@@ -76,10 +78,12 @@ static struct pstate *pstate__find(struct pstates *ps, pid_t pid)
 }
 
 /* Drop P's mappings from index I on, up to J (exclusive). */
-static void pstate__drop(struct pstate *p, size_t i, size_t j)
+static void pstate__drop(struct pstates *ps, struct pstate *p, size_t i, size_t j)
 {
-	for (size_t k = i; k < j; k++)
+	for (size_t k = i; k < j; k++) {
 		frames__free(&p->maps[k].spans);
+		ps->nr_later -= p->maps[k].later;
+	}
 	if (j < p->nr)	/* (maps is NULL when nr is 0: no memmove of nothing from NULL) */
 		memmove(&p->maps[i], &p->maps[j], (p->nr - j) * sizeof(*p->maps));
 	p->nr -= j - i;
@@ -92,7 +96,7 @@ void session__free_procstate(struct session *s)
 	if (!ps)
 		return;
 	for (size_t i = 0; i < ps->nr; i++) {
-		pstate__drop(&ps->v[i], 0, ps->v[i].nr);
+		pstate__drop(ps, &ps->v[i], 0, ps->v[i].nr);
 		free(ps->v[i].maps);
 	}
 	htab__free(&ps->index);
@@ -108,12 +112,15 @@ void session__free_procstate(struct session *s)
  * or -ENOMEM. */
 static int pstate__add(struct session *s, struct pstate *p, const struct map *m)
 {
-	struct pmap pm = { m->start, m->end, m->time, { 0 } };
+	struct pmap pm = { m->start, m->end, m->time, { 0 }, false };
 	size_t i, j;
 	int err;
 
 	/* Stacks begin in fixup_stack_bottoms (session.c): the C library's, Go's. */
 	err = unwinder__map_spans(s->unw, p->pid, m, PROFILE_MAX_SPANS, &pm.spans);
+	pm.later = err == 1;
+	if (err == 1)
+		err = 0;
 	if (!err && p->nr == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 16;
 		struct pmap *maps = realloc(p->maps, cap * sizeof(*maps));
@@ -140,10 +147,11 @@ static int pstate__add(struct session *s, struct pstate *p, const struct map *m)
 	}
 	for (j = i; j < p->nr && p->maps[j].start < m->end; j++)
 		;
-	pstate__drop(p, i, j);
+	pstate__drop(s->procstate, p, i, j);
 	memmove(&p->maps[i + 1], &p->maps[i], (p->nr - i) * sizeof(*p->maps));
 	p->maps[i] = pm;
 	p->nr++;
+	s->procstate->nr_later += pm.later;
 	return 0;
 }
 
@@ -203,6 +211,25 @@ static int pstate__write(struct session *s, const struct pstate *p)
 	}
 	frames__free(&all);
 	return err;
+}
+
+/* P made dirty (its `procs` entry written again at the next flush). Returns 0 or -ENOMEM. */
+static int pstate__dirty(struct pstates *ps, struct pstate *p)
+{
+	if (p->dirty)
+		return 0;
+	if (ps->nr_dirty == ps->cap_dirty) {
+		size_t cap = ps->cap_dirty ? 2 * ps->cap_dirty : 64;
+		uint32_t *d = realloc(ps->dirty, cap * sizeof(*d));
+
+		if (!d)
+			return -ENOMEM;
+		ps->dirty = d;
+		ps->cap_dirty = cap;
+	}
+	ps->dirty[ps->nr_dirty++] = (uint32_t)(p - ps->v);
+	p->dirty = true;
+	return 0;
 }
 
 /* --- the hooks ------------------------------------------------------------------------------ */
@@ -282,23 +309,8 @@ void session__on_map_added(void *ctx, pid_t pid, const struct map *m)
 	if (!p || (m->time && m->time < p->exec_time))
 		return;
 	err = pstate__add(s, p, m);
-	if (!err && !p->dirty) {
-		if (ps->nr_dirty == ps->cap_dirty) {
-			size_t cap = ps->cap_dirty ? 2 * ps->cap_dirty : 64;
-			uint32_t *d = realloc(ps->dirty, cap * sizeof(*d));
-
-			if (!d)
-				err = -ENOMEM;
-			else {
-				ps->dirty = d;
-				ps->cap_dirty = cap;
-			}
-		}
-		if (!err) {
-			ps->dirty[ps->nr_dirty++] = (uint32_t)(p - ps->v);
-			p->dirty = true;
-		}
-	}
+	if (!err)
+		err = pstate__dirty(ps, p);
 	if (err)
 		pr_warn("cannot describe the code of pid %d to BPF: %s", pid, strerror(-err));
 }
@@ -320,6 +332,40 @@ void session__flush_procstate(struct session *s)
 		ps->nr_dirty = 0;
 }
 
+void session__respan(struct session *s)
+{
+	struct pstates *ps = s->procstate;
+
+	for (size_t i = 0; ps && ps->nr_later && i < ps->nr; i++) {
+		struct pstate *p = &ps->v[i];
+
+		for (size_t k = 0; k < p->nr; k++) {
+			struct pmap *pm = &p->maps[k];
+			const struct map *m = pm->later ? procmaps__find(s->maps, p->pid, pm->start) :
+							  NULL;
+			struct frame_spans spans = { 0 };
+			int r;
+
+			/* (A mapping since replaced is made again by its own record.) */
+			if (!m || m->start != pm->start || m->end != pm->end)
+				continue;
+			r = unwinder__map_spans(s->unw, p->pid, m, PROFILE_MAX_SPANS, &spans);
+			if (r) {
+				frames__free(&spans);
+				continue;	/* still coming (or no memory: as it was) */
+			}
+			pr_debug("pid %d: spans of %#llx-%#llx made from its file's table", p->pid,
+				 (unsigned long long)pm->start, (unsigned long long)pm->end);
+			frames__free(&pm->spans);
+			pm->spans = spans;
+			pm->later = false;
+			ps->nr_later--;
+			pstate__dirty(ps, p);
+		}
+	}
+	session__flush_procstate(s);
+}
+
 void session__on_fork(struct session *s, pid_t parent, pid_t child)
 {
 	struct pstate *p = pstate__find(s->procstate, child);
@@ -334,7 +380,7 @@ void session__on_fork(struct session *s, pid_t parent, pid_t child)
 			session__describe(s, child);
 		return;
 	}
-	pstate__drop(p, 0, p->nr);
+	pstate__drop(s->procstate, p, 0, p->nr);
 	p->exec_time = 0;
 	maps = procmaps__maps(s->maps, child, &n);
 	for (size_t i = 0; i < n && !err; i++)
@@ -352,7 +398,7 @@ void session__forget_proc(struct session *s, pid_t pid)
 
 	if (!p)
 		return;
-	pstate__drop(p, 0, p->nr);
+	pstate__drop(s->procstate, p, 0, p->nr);
 	free(p->maps);
 	p->maps = NULL;
 	p->cap = 0;
@@ -385,7 +431,7 @@ void session__on_exec(struct session *s, pid_t pid, uint64_t time)
 		p->exec_time = time;
 		while (i < p->nr) {
 			if (!time || p->maps[i].time < time)
-				pstate__drop(p, i, i + 1);
+				pstate__drop(s->procstate, p, i, i + 1);
 			else
 				i++;
 		}

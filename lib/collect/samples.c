@@ -6,13 +6,18 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/uio.h>
 #include <bpf/libbpf.h>
 #include "base/clock.h"
+#include "base/limits.h"
 #include "collect/fixup.h"
 #include "collect/session_int.h"
 #include "collect/ucounts.h"
 #include "proc/procmaps.h"
+#include "sandbox/symbolizer.h"
 #include "unwind/unwind.h"
 #include "profile.skel.h"
 
@@ -38,11 +43,14 @@ static int end_at_bottom(struct session *s, pid_t pid, const uint64_t *ips, int 
 	return n;
 }
 
-static int on_sample_event(void *ctx, void *data, size_t size)
+/*
+ * Unwind sample E (its header: from the ring buffer or the queue) with STACK_LEN bytes of
+ * STACK from sp, and count it; or, when MAY_WAIT and its unwind met a file whose table the
+ * worker is still making, return 1 without counting it (for the queue). Else 0, or -ENOMEM.
+ */
+static int unwind_event(struct session *s, const struct sample_event *e, const void *stack,
+			uint32_t stack_len, bool may_wait)
 {
-	struct session *s = ctx;
-	const struct sample_event *e = data;
-	size_t hdr = offsetof(struct sample_event, stack);
 	uint64_t ips[USER_MAX_DEPTH];
 	struct count_key key = { 0 };
 	struct unwind_sample us;
@@ -50,8 +58,6 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	uint64_t t0;
 	int n;
 
-	if (size < hdr || e->stack_len > size - hdr || e->nr_frames > PROFILE_MAX_DEPTH)
-		return 0;
 	/* mmap records of a process that just started may still wait in their buffer. */
 	if (!procmaps__find(s->maps, e->pid, e->ip)) {
 		perf_buffer__consume(s->mmap_pb);
@@ -63,7 +69,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 		session__describe(s, e->pid);
 	us = (struct unwind_sample){
 		.pid = e->pid, .ip = e->ip, .sp = e->sp, .bp = e->bp, .regs = (const uint64_t *)e->regs,
-		.stack = e->stack, .stack_len = e->stack_len,
+		.stack = stack, .stack_len = stack_len,
 		.holes = e->holes,
 	};
 	t0 = clock_mono_ns();
@@ -83,6 +89,9 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 		}
 	}
 	s->stats.unwind_ns += clock_mono_ns() - t0;
+	/* Cut where a table is still being made: again when it came. */
+	if (may_wait && unwinder__met_later(s->unw, NULL))
+		return 1;
 	n = end_at_bottom(s, e->pid, ips, n, &stop);
 	s->stats.unwind_frames += n;
 	s->stats.copy_bytes += e->stack_len;
@@ -120,11 +129,179 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * A sample waiting in the queue: the file whose table it waits for, the event's header, and
+ * its stack: the copy BPF made and, read from the live process when it was queued, up to
+ * QUEUE_STACK_MORE bytes past it (what the unwind will read past the copy may be gone by the
+ * time the table comes: a deep start-up stack).
+ */
+#define QUEUE_STACK_MORE	(64u << 10)
+#define EVENT_HDR		offsetof(struct sample_event, stack)
+
+struct queued {
+	size_t bytes;			/* all of it */
+	uint32_t file;			/* dso id */
+	uint32_t stack_len;
+	unsigned char event[EVENT_HDR];
+	unsigned char stack[];
+};
+
+/* Keep sample E until the table its unwind met comes (unwinder__met_later). Returns 0, or
+ * -ENOSPC when the queue is full. */
+static int queue_sample(struct session *s, const struct sample_event *e)
+{
+	size_t need = sizeof(struct queued) + e->stack_len + QUEUE_STACK_MORE;
+	struct iovec local, remote;
+	struct queued *q, *fit;
+	ssize_t more;
+
+	if (s->queue.bytes + need > LIMIT_TABLE_QUEUE_MAX || !limits__reserve(need))
+		return -ENOSPC;
+	if (s->queue.nr == s->queue.cap) {
+		size_t cap = s->queue.cap ? 2 * s->queue.cap : 64;
+		struct queued **v = realloc(s->queue.v, cap * sizeof(*v));
+
+		if (!v) {
+			limits__release(need);
+			return -ENOSPC;
+		}
+		s->queue.v = v;
+		s->queue.cap = cap;
+	}
+	q = malloc(need);
+	if (!q) {
+		limits__release(need);
+		return -ENOSPC;
+	}
+	memcpy(q->event, e, EVENT_HDR);
+	memcpy(q->stack, e->stack, e->stack_len);
+	local = (struct iovec){ q->stack + e->stack_len, QUEUE_STACK_MORE };
+	remote = (struct iovec){ (void *)(uintptr_t)(e->sp + e->stack_len), QUEUE_STACK_MORE };
+	more = e->stack_len ? process_vm_readv((pid_t)e->pid, &local, 1, &remote, 1, 0) : 0;
+	if (more < 0)
+		more = 0;
+	q->stack_len = e->stack_len + (uint32_t)more;
+	q->bytes = sizeof(*q) + q->stack_len;
+	unwinder__met_later(s->unw, &q->file);
+	fit = realloc(q, q->bytes);
+	if (fit)
+		q = fit;
+	else
+		q->bytes = need;
+	limits__release(need - q->bytes);
+	s->queue.v[s->queue.nr++] = q;
+	s->queue.bytes += q->bytes;
+	if (s->queue.nr > s->stats.queued_max)
+		s->stats.queued_max = s->queue.nr;
+	return 0;
+}
+
+static int on_sample_event(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	const struct sample_event *e = data;
+	int err;
+
+	if (size < EVENT_HDR || e->stack_len > size - EVENT_HDR ||
+	    e->nr_frames > PROFILE_MAX_DEPTH)
+		return 0;
+	err = unwind_event(s, e, e->stack, e->stack_len, !s->tables_wait);
+	if (err == 1) {
+		if (!queue_sample(s, e)) {
+			s->stats.queued++;
+			return 0;
+		}
+		/* No room to wait: counted as it is, cut and truncated. */
+		limits__hit(LIMIT_TABLE_QUEUE, 1);
+		err = unwind_event(s, e, e->stack, e->stack_len, false);
+	}
+	return err < 0 ? err : 0;
+}
+
+/* Queued sample Q freed, its bytes given back. */
+static void queued__free(struct session *s, struct queued *q)
+{
+	s->queue.bytes -= q->bytes;
+	limits__release(q->bytes);
+	free(q);
+}
+
+int session__retry_queued(struct session *s, bool all)
+{
+	uint64_t answered = symbolizer__tables_answered(s->sym);
+	size_t kept = 0;
+	int err = 0;
+
+	if (!s->queue.nr || (!all && answered == s->queue.answered))
+		return 0;
+	s->queue.answered = answered;
+	/* The spans first: a stack ends at the first stack bottom they hold. */
+	session__respan(s);
+	for (size_t i = 0; i < s->queue.nr; i++) {
+		struct queued *q = s->queue.v[i];
+		const struct sample_event *e = (const struct sample_event *)q->event;
+		int r = 1;
+
+		/* Unwound again when the table it waited for came (the next file's may not
+		 * have: it waits for that one then). */
+		if (all || !symbolizer__table_pending(s->sym, q->file)) {
+			r = err ? 0 : unwind_event(s, e, q->stack, q->stack_len, !all);
+			if (r == 1)
+				unwinder__met_later(s->unw, &q->file);
+		}
+		if (r == 1) {
+			s->queue.v[kept++] = q;
+			continue;
+		}
+		if (r < 0)
+			err = r;
+		queued__free(s, q);
+	}
+	s->queue.nr = kept;
+	return err;
+}
+
+void session__free_queue(struct session *s)
+{
+	for (size_t i = 0; i < s->queue.nr; i++)
+		queued__free(s, s->queue.v[i]);
+	free(s->queue.v);
+	s->queue.v = NULL;
+	s->queue.nr = s->queue.cap = 0;
+}
+
 int session__open_samples(struct session *s)
 {
+	struct epoll_event ev = { .events = EPOLLIN };
+
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_sample_event, s, NULL);
 	if (!s->events)
 		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
 				     "cannot open the sample ring buffer: %s", strerror(errno));
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->events), &ev))
+		return session__fail(s, SESSION_ERR_RUNTIME, -errno, "cannot wait for samples: %s",
+				     strerror(errno));
 	return 0;
+}
+
+int session__wait(struct session *s, int ms)
+{
+	struct epoll_event ev[4];
+	int fd = symbolizer__fd(s->sym), n;
+
+	/* The worker's socket: another when a worker was replaced (the old one left the set
+	 * when it was closed; the new one may have the same number). */
+	if (fd != s->ep_sock && s->ep_sock >= 0)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->ep_sock, NULL);
+	if (fd >= 0) {
+		struct epoll_event want = { .events = EPOLLIN, .data.u32 = 1 };
+
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &want) && errno != EEXIST)
+			fd = -1;
+	}
+	s->ep_sock = fd;
+	n = epoll_wait(s->epfd, ev, 4, ms);
+	return n < 0 ? -errno : 0;
 }

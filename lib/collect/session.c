@@ -107,14 +107,18 @@ static bool targets_alive(struct session *s)
 /* --- open ------------------------------------------------------------------------------- */
 
 
-/* The unwind table of the file of mapping M of PID, from the symbolizer's worker (waited
- * for: the unwinder needs it now). */
-static const struct utab *session__table(void *ctx, pid_t pid, const struct map *m)
+/* The unwind table of the file of mapping M of PID, from the symbolizer's worker: while
+ * sampling asked for and not waited for (*LATER: the samples that need it wait in a queue),
+ * waited for when a period or the run ends. */
+static const struct utab *session__table(void *ctx, pid_t pid, const struct map *m,
+					 bool *later)
 {
 	struct session *s = ctx;
 	bool ready;
+	const struct utab *t = symbolizer__table(s->sym, pid, m, s->tables_wait, &ready);
 
-	return symbolizer__table(s->sym, pid, m, true, &ready);
+	*later = !ready;
+	return t;
 }
 
 static int session__start(struct session *s)
@@ -195,7 +199,7 @@ struct session *session__open(const struct session_opts *opts, char **errmsg,
 		return NULL;
 	}
 	s->opts = *opts;
-	s->go_fd = s->exec_err_fd = -1;
+	s->go_fd = s->exec_err_fd = s->epfd = s->ep_sock = -1;
 	s->stats.cmd_status = -1;
 	libbpf_set_print(session__libbpf_print);
 	if (!session__start(s))
@@ -241,16 +245,20 @@ static int session__loop(struct session *s)
 			symbolizer__prepare(s->sym, !s->opts.user_only);
 			s->prepared = true;
 		}
-		/* What the symbolizer's worker asked meanwhile, and the files opened since. */
+		/* What the symbolizer's worker asked meanwhile, and the files opened since; the
+		 * samples that waited for tables it made. */
 		symbolizer__poll(s->sym);
+		if (session__retry_queued(s, false))
+			return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 		if (s->opts.status_line && clock_mono_seconds() >= next_status) {
 			show_status(s, clock_mono_seconds() - start);
 			next_status += 1;
 		}
 		err = perf_buffer__consume(s->mmap_pb);
 		session__flush_procstate(s);
-		/* The wait: records come without wakeups (see send_event), and on a timeout
-		 * ring_buffer__poll reads nothing, so consume after it. With no records for a
+		/* The wait (session__wait: the ring buffer, and the worker, whose tables samples
+		 * may wait for): records come without wakeups (see send_event), so the ring
+		 * buffer is consumed after it, whatever woke it. With no records for a
 		 * while (a program with frame pointers), sleep longer: waking up costs the
 		 * profiled programs a context switch on a busy machine. */
 		if (quiet >= QUIET_TICKS) {
@@ -267,7 +275,7 @@ static int session__loop(struct session *s)
 		}
 		s->skel->bss->wake_user = tick > TICK_MS;
 		if (err >= 0)
-			err = n = ring_buffer__poll(s->events, tick);
+			err = session__wait(s, tick);
 		if (err >= 0)
 			err = ring_buffer__consume(s->events);
 		if (err > 0)
@@ -344,6 +352,7 @@ int session__run(struct session *s)
 {
 	int err;
 
+	s->tables_wait = false;
 	if (!s->running)
 		err = session__begin(s);
 	else
@@ -368,8 +377,12 @@ out:
 	session__detach(s);
 	if (s->mmap_pb)
 		perf_buffer__consume(s->mmap_pb);
+	/* The samples sent, and those that waited for tables: the tables waited for now. */
+	s->tables_wait = true;
 	if (s->events)
 		ring_buffer__consume(s->events);
+	if (session__retry_queued(s, true) && !err)
+		err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	/* The profile is over (duration or signal): so is the command it started. */
 	session__stop_command(s, SIGTERM);
 	return err;
@@ -416,7 +429,10 @@ void session__free(struct session *s)
 	/* Never released (an error before run): it must not run on its own. */
 	session__free_command(s);
 	ring_buffer__free(s->events);
+	if (s->epfd >= 0)
+		close(s->epfd);
 	profile_bpf__destroy(s->skel);
+	session__free_queue(s);
 	session__free_procstate(s);
 	unwinder__free(s->unw);
 	symbolizer__free(s->sym);

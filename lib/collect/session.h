@@ -65,6 +65,9 @@ struct session_stats {
 					 * reading waiting mmap records count twice) */
 	uint64_t unwind_mismatches;	/* PROFILE_UNWIND_CHECK: of those, libunwind disagreed */
 	uint64_t copy_bytes;		/* bytes of stack those samples carried */
+	uint64_t queued;		/* of those, samples that waited for a file's unwind
+					 * table (the worker was still making it) */
+	uint64_t queued_max;		/* the most that waited at once */
 	double seconds;			/* time spent sampling */
 	int nr_cpus;			/* CPUs sampled */
 	int cmd_status;			/* wait status of the command, -1 when none */

@@ -38,6 +38,7 @@ struct map;
 struct profile;
 struct builder;
 struct pstates;
+struct queued;
 
 struct session {
 	struct session_opts opts;
@@ -47,6 +48,9 @@ struct session {
 	struct bpf_link **links;
 	struct perf_buffer *mmap_pb;
 	struct ring_buffer *events;
+	int epfd;			/* the loop waits here: the ring buffer's epoll, the
+					 * symbolizer's worker (ep_sock) */
+	int ep_sock;
 	struct procmaps *maps;
 	struct dsos *dsos;		/* every file mapped: shared by sym and unw */
 	struct symbolizer *sym;
@@ -64,6 +68,14 @@ struct session {
 		uint32_t n;		/* unwinds in this window */
 	} hints[HINT_SLOTS];
 	struct pstates *procstate;	/* the processes described to BPF (procstate.c) */
+	struct {			/* DWARF samples waiting for a file's table (samples.c) */
+		struct queued **v;	/* samples.c */
+		size_t nr, cap;
+		uint64_t bytes;
+		uint64_t answered;	/* symbolizer__tables_answered when last tried */
+	} queue;
+	bool tables_wait;		/* the unwinder's tables are waited for (the end of a
+					 * period or run), not queued for */
 	uint64_t sideband_records;	/* fork, exec and mmap records read so far */
 	int go_fd;			/* write end: releases the held command */
 	int exec_err_fd;		/* read end: why the command could not run, EOF when it
@@ -98,6 +110,20 @@ int session__fail(struct session *s, enum session_err_kind kind, int err, const 
 /* pids.c: opts.pids made S->pids: a thread's id replaced by its process's (with a note on
  * stderr), each process once. Returns 0 or -ENOMEM with the error set. */
 int session__resolve_pids(struct session *s);
+
+/* samples.c: the queued samples tried again when a table came since the last call (with
+ * ALL, every one, tables waited for: a period or the run ends). Returns 0 or -ENOMEM. */
+int session__retry_queued(struct session *s, bool all);
+void session__free_queue(struct session *s);
+
+/* samples.c: wait up to MS milliseconds for DWARF samples in the ring buffer (those that ask
+ * for a wakeup: see bpf/) or a word from the symbolizer's worker. Returns 0 or -errno
+ * (-EINTR: a signal). */
+int session__wait(struct session *s, int ms);
+
+/* procstate.c: the spans of mappings whose table was still being made, made again (a table
+ * came). */
+void session__respan(struct session *s);
 
 /* signals.c: the signal (SIGINT, SIGTERM, SIGHUP) that ended sampling; 0 while none came. */
 extern volatile sig_atomic_t session_stop_signal;

@@ -188,6 +188,7 @@ static void tables__lost(struct symbolizer *s)
 			src->tlen = src->ttotal = 0;
 			/* Asked again of the next worker, unless this one failed on it. */
 			src->tstate = TAB_NONE;
+			s->tables_answered++;
 		}
 	}
 }
@@ -211,8 +212,10 @@ static void resolve__fail(struct symbolizer *s, struct sym_src *src, int err)
 	tables__lost(s);
 	if (blamed) {
 		blamed->bad = true;
-		if (!blamed->is_map)
+		if (!blamed->is_map && blamed->tstate != TAB_DONE) {
 			blamed->tstate = TAB_DONE;	/* no table: its frames cannot be unwound */
+			s->tables_answered++;
+		}
 	}
 }
 
@@ -231,8 +234,10 @@ int resolve__ask_table(struct symbolizer *s, struct sym_src *src)
 		sb_buf__start(&s->out, SB_TABLE, 0, src->id);
 		err = sb_client__send(&s->c, &s->out, NULL, 0, true);
 	}
-	if (!err)
+	if (!err) {
 		src->tstate = TAB_ASKED;
+		src->tasked = sb_client__now();
+	}
 	else if (err != -EAGAIN)
 		resolve__fail(s, src, err);
 	return err == -EAGAIN ? err : 0;
@@ -287,6 +292,9 @@ static int resolve__utab(struct symbolizer *s, const struct sb_msg *m)
 	src->tbuf = NULL;
 	src->tlen = src->ttotal = 0;
 	src->tstate = TAB_DONE;
+	s->tables_answered++;
+	pr_debug("symbolizer: unwind table of %s: %u bytes, %.1f ms after it was asked for",
+		 src->name, m->total, (sb_client__now() - src->tasked) * 1e3);
 	return err;
 }
 

@@ -215,25 +215,52 @@ static struct sym_src *symbolizer__map(struct symbolizer *s, pid_t pid)
 	return src;
 }
 
+/* The worker's priority: idle while sampling (symbolizer__prepare) unless a table is asked
+ * for; normal once sampling is over. */
+static void symbolizer__set_priority(struct symbolizer *s)
+{
+	bool asked = false;
+
+	for (uint32_t i = 0; i < s->cap_files && !asked; i++)
+		asked = s->files[i] && s->files[i]->tstate == TAB_ASKED;
+	sb_client__set_idle(&s->c, s->want_idle && !s->over && !asked);
+}
+
+int symbolizer__fd(const struct symbolizer *s)
+{
+	return s->c.sock;
+}
+
+uint64_t symbolizer__tables_answered(const struct symbolizer *s)
+{
+	return s->tables_answered;
+}
+
+bool symbolizer__table_pending(const struct symbolizer *s, uint32_t id)
+{
+	return id < s->cap_files && s->files[id] && s->files[id]->tstate == TAB_ASKED;
+}
+
 const struct utab *symbolizer__table(struct symbolizer *s, pid_t pid, const struct map *m,
 				     bool wait, bool *ready)
 {
 	struct sym_src *src = symbolizer__file(s, pid, m);
 
-	*ready = false;
+	*ready = !src;
 	if (!src)
 		return NULL;
 	if (src->tstate == TAB_NONE && resolve__ask_table(s, src))
 		return NULL;		/* the socket is full: asked again at the next call */
-	if (src->tstate == TAB_ASKED)
+	/* (While sampling the loop's symbolizer__poll reads the answers, not each unwind.) */
+	if (src->tstate == TAB_ASKED && wait)
 		resolve__poll(s);
-	if (src->tstate == TAB_ASKED && wait) {
-		/* Waited for: at normal priority, whatever it had while sampling. */
-		bool idle = s->c.idle;
-
+	/* Waited for, now or by samples queued: at normal priority, whatever it had while
+	 * sampling. */
+	if (src->tstate == TAB_ASKED && s->c.idle)
 		sb_client__set_idle(&s->c, false);
+	if (src->tstate == TAB_ASKED && wait) {
 		resolve__await_table(s, src);
-		sb_client__set_idle(&s->c, idle);
+		symbolizer__set_priority(s);
 	}
 	*ready = src->tstate == TAB_DONE;
 	/* A file opened here for its descriptor only: its build id as the worker read it. */
@@ -464,6 +491,9 @@ int symbolizer__file_info(struct symbolizer *s, pid_t pid, const struct map *m,
 void symbolizer__poll(struct symbolizer *s)
 {
 	resolve__poll(s);
+	/* Raised for a table: back to idle once none is asked for. */
+	if (s->want_idle && !s->c.idle)
+		symbolizer__set_priority(s);
 }
 
 /* --- the kernel --------------------------------------------------------------------------- */
@@ -509,8 +539,9 @@ void symbolizer__prepare(struct symbolizer *s, bool kernel)
 	if (s->preparing)
 		return;
 	s->preparing = true;
-	if (!s->over)	/* from now on only CPU the profiled programs leave */
-		sb_client__set_idle(&s->c, true);
+	/* From now on only CPU the profiled programs leave, but for the tables asked. */
+	s->want_idle = true;
+	symbolizer__set_priority(s);
 	if (kernel && !s->ksyms_tried)
 		s->kthread = pthread_create(&s->ktid, NULL, ksyms_thread, s) == 0;
 	resolve__poll(s);

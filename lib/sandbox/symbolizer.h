@@ -59,6 +59,18 @@ void symbolizer__prepare(struct symbolizer *s, bool kernel);
  */
 void symbolizer__poll(struct symbolizer *s);
 
+/* The descriptor that becomes readable when the worker has something to say (a table's
+ * parts, a debug file asked for), -1 while none runs: the sampling loop waits on it beside
+ * the ring buffer, so that a table comes as fast as the worker makes it. */
+int symbolizer__fd(const struct symbolizer *s);
+
+/* How many tables have been answered (made, or given up on) so far: what waits for one
+ * looks again when this moves. */
+uint64_t symbolizer__tables_answered(const struct symbolizer *s);
+
+/* Whether the table of the file with dso id ID is asked for and not answered yet. */
+bool symbolizer__table_pending(const struct symbolizer *s, uint32_t id);
+
 /* Note user address ADDR of PID (a return address when IS_RETURN) to be named by the next
  * symbolizer__resolve. */
 void symbolizer__want(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return);
@@ -88,8 +100,9 @@ struct utab;
  * The unwind table (unwind/utab.h) of the file of mapping M of PID, built by the worker from
  * the descriptor it is handed and checked as it comes: asked for at the first call, without
  * waiting; with WAIT, waited for (at most the worker's deadline). *READY says whether the
- * answer came: then NULL means the file has no table (no CFI, unreadable, or a worker
- * failed on it). Owned by S, kept while S lives.
+ * answer came: then NULL means the file has no table (no CFI, unreadable, no such file, or a
+ * worker failed on it). Owned by S, kept while S lives. While a table is asked for and not
+ * yet made, the worker runs at normal priority, whatever symbolizer__prepare said.
  */
 const struct utab *symbolizer__table(struct symbolizer *s, pid_t pid, const struct map *m,
 				     bool wait, bool *ready);

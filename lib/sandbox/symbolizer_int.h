@@ -52,6 +52,7 @@ struct sym_src {
 	unsigned char *tbuf;	/* the parts so far: tlen bytes of ttotal */
 	uint32_t tlen, ttotal;
 	struct utab *tab;	/* decoded, once done (NULL: the file has none) */
+	double tasked;		/* when it was asked for (sb_client__now) */
 };
 
 enum tab_state { TAB_NONE = 0, TAB_ASKED, TAB_DONE };
@@ -72,6 +73,8 @@ struct symbolizer {
 	uint32_t handed;		/* files handed for preparing: dso ids below this */
 	bool preparing;			/* symbolizer__prepare was called */
 	bool over;			/* sampling is over: the worker at normal priority */
+	bool want_idle;			/* the worker at idle priority when no table is asked */
+	uint64_t tables_answered;	/* tables made or given up on (TAB_ASKED ended) */
 	struct sb_buf out;
 	uint32_t seq;
 	/* kallsyms, read by a thread of ours at idle priority while sampling */

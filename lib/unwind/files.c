@@ -63,6 +63,22 @@ int ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out)
 	return f->tab ? utab__rule(f->tab, vaddr, out) : -ENOENT;
 }
 
+/* F's table from the unwinder's table source, unless it is still being made (F->later). */
+static void ufile__take_table(struct unwinder *u, struct ufile *f, pid_t pid,
+			      const struct map *m)
+{
+	bool later = false;
+
+	f->tab = (struct utab *)u->table_fn(u->table_ctx, pid, m, &later);
+	f->tab_borrowed = true;
+	f->later = !f->tab && later;
+	if (f->tab) {
+		f->min_vaddr = f->tab->min_vaddr;
+		f->max_vaddr = f->tab->max_vaddr;
+	}
+	f->ok = f->tab && f->tab->has_cfi && f->tab->nr_segs;
+}
+
 struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
 {
 	uint32_t id;
@@ -84,8 +100,12 @@ struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
 		u->files = files;
 		u->cap_files = cap;
 	}
-	if (u->files[id])
-		return u->files[id];
+	if (u->files[id]) {
+		f = u->files[id];
+		if (f->later)
+			ufile__take_table(u, f, pid, m);
+		return f;
+	}
 	f = u->files[id] = calloc(1, sizeof(*f));
 	if (f)
 		f->id = id;
@@ -93,18 +113,16 @@ struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
 		f->dso = dso;
 		if (u->table_fn) {
 			/* Read by the worker; here only what libunwind's check reads. */
-			f->tab = (struct utab *)u->table_fn(u->table_ctx, pid, m);
-			f->tab_borrowed = true;
 			if (u->check)
 				ufile__load(f, dso);
-		} else {
-			ufile__load(f, dso);
-			if (f->ok)
-				f->tab = utab__build(dso, u->bottoms, u->nr_bottoms);
-			if (f->ok && !f->tab)
-				pr_debug("unwind: no unwind table of %s (out of memory)",
-					 dso__path(dso));
+			ufile__take_table(u, f, pid, m);
+			return f;
 		}
+		ufile__load(f, dso);
+		if (f->ok)
+			f->tab = utab__build(dso, u->bottoms, u->nr_bottoms);
+		if (f->ok && !f->tab)
+			pr_debug("unwind: no unwind table of %s (out of memory)", dso__path(dso));
 		if (f->tab) {
 			f->min_vaddr = f->tab->min_vaddr;
 			f->max_vaddr = f->tab->max_vaddr;
@@ -122,6 +140,11 @@ int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m, size
 	uint64_t at = m->start;
 
 	*out = (struct frame_spans){ 0 };
+	if (f && f->later) {
+		int err = frames__paint(out, m->start, m->end, FRAME_NOREC);
+
+		return err ? err : 1;
+	}
 	if (!fs)
 		return frames__paint(out, m->start, m->end, FRAME_TRUSTED);
 	if (frames__reserve(out, 2 * fs->nr + 1))
@@ -232,6 +255,10 @@ struct loaded *uproc__loaded_for_ip(struct uctx *c, uint64_t ip)
 	if (!m || !map__is_dso(m))
 		return NULL;
 	f = unwinder__file(c->u, p->pid, m);
+	if (f && f->later && !c->u->met_later) {
+		c->u->met_later = true;
+		c->u->later_id = f->id;
+	}
 	if (!f || !f->tab || utab__bias(f->tab, m, ip, &bias))
 		return NULL;
 	if (p->nr_loaded == p->cap_loaded) {

@@ -152,6 +152,10 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 			return n;
 		}
 		l = uproc__loaded_for_ip(c, pc);
+		/* A file whose table is still being made: cut here (no guess from rbp), for
+		 * the caller to unwind again once it came. */
+		if (!l && c->u->met_later)
+			return fast_fail(c, n, UNWIND_STOP_NO_INFO);
 		err = l ? ufile__rule(l->f, pc - l->bias, &tmp) : -ENOENT;
 		r = err ? NULL : &tmp;
 		if (!r && l && uctx__at_entry(c, pc)) {
@@ -262,7 +266,12 @@ static void check_fast(struct unwinder *u, const struct unwind_sample *s, const 
 	c->p = unwinder__proc(u, s->pid);
 	theirs[0] = s->ip;
 	m = c->p ? unwind_libunwind(c, theirs, max, &their_stop) : 0;
-	if (m == n && their_stop == stop && !memcmp(ips, theirs, n * sizeof(*ips)))
+	if (m == n && !memcmp(ips, theirs, n * sizeof(*ips)) &&
+	    (their_stop == stop ||
+	     /* The same frames, the last a stack bottom by name (Go's mstart, reached from
+	      * assembly without FDEs through its frame record) that libunwind has no unwind
+	      * info for: the same stack. */
+	     (stop == UNWIND_STOP_END && their_stop == UNWIND_STOP_NO_INFO)))
 		return;
 	if (u->counts.mismatches++ < 10) {
 		pr_warn("unwind check: pid %d ip %#llx: fast path %d frames (%s), libunwind %d (%s)",
@@ -283,6 +292,7 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
 
 	ips[0] = s->ip;
 	*stop = UNWIND_STOP_NO_MEMORY;
+	u->met_later = false;
 	c = uctx__begin(u, s);
 	if (!c)
 		return 1;
@@ -300,8 +310,9 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
 		}
 		return n;
 	}
-	if (u->table_fn && !u->check) {
-		/* No libunwind where the files are not read: the stack is cut there. */
+	if ((u->table_fn && !u->check) || u->met_later) {
+		/* No libunwind where the files are not read: the stack is cut there (or where a
+		 * table is still coming, for the caller to unwind it again then). */
 		*stop = c->fail_stop;
 		return c->fail_n;
 	}
@@ -310,6 +321,13 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
 	c = uctx__begin(u, s);		/* what the fast path read does not count */
 	c->p = p;
 	return unwind_libunwind(c, ips, max, stop);
+}
+
+bool unwinder__met_later(const struct unwinder *u, uint32_t *id)
+{
+	if (u->met_later && id)
+		*id = u->later_id;
+	return u->met_later;
 }
 
 const struct unwind_counts *unwinder__counts(const struct unwinder *u)

@@ -90,16 +90,24 @@ struct map;
 struct frame_spans;
 
 /*
- * Where the files' unwind tables come from: FN(CTX, PID, M) gives the table of the file of
- * mapping M of PID (unwind/utab.h; owned by the source, kept while U lives), or NULL when it
- * has none. Without a source the unwinder builds them itself from the dsos. With one, no
- * file is parsed here (the sandboxed worker does it) and stacks the tables cannot unwind are
- * cut there (truncated) instead of going to libunwind, which reads the files itself; with
- * PROFILE_UNWIND_CHECK, libunwind still runs, to check. Call before the first unwind.
+ * Where the files' unwind tables come from: FN(CTX, PID, M, &LATER) gives the table of the
+ * file of mapping M of PID (unwind/utab.h; owned by the source, kept while U lives), or NULL
+ * when it has none; or NULL with LATER set when it is still being made (the source is asked
+ * again at the file's next use). Without a source the unwinder builds them itself from the
+ * dsos. With one, no file is parsed here (the sandboxed worker does it) and stacks the tables
+ * cannot unwind are cut there (truncated) instead of going to libunwind, which reads the
+ * files itself; with PROFILE_UNWIND_CHECK, libunwind still runs, to check. Call before the
+ * first unwind.
  */
 struct utab;
-typedef const struct utab *(*unwind_table_fn)(void *ctx, pid_t pid, const struct map *m);
+typedef const struct utab *(*unwind_table_fn)(void *ctx, pid_t pid, const struct map *m,
+					      bool *later);
 void unwinder__set_table_source(struct unwinder *u, unwind_table_fn fn, void *ctx);
+
+/* Whether the last unwinder__unwind met a file whose table was still being made (its stack
+ * is then cut there: unwind it again once the table came); *ID (when not NULL) gets the
+ * file's dso id. */
+bool unwinder__met_later(const struct unwinder *u, uint32_t *id);
 
 /* The functions NAMES (N of them; not copied: they must outlive U) begin a thread's stack:
  * FRAME_BOTTOM in the spans of files that can be run. Call before the first unwind. */
@@ -113,7 +121,9 @@ void unwinder__set_bottoms(struct unwinder *u, const char *const *names, size_t 
  * point). Code the CFI does not cover is FRAME_NOREC, so is all but the bottoms of a file
  * built without frame pointers (frames__fp_built), and a mapping without CFI to judge by
  * (anonymous code, a file without unwind tables or that cannot be read) is FRAME_TRUSTED.
- * OUT is the caller's (frames__free). Returns 0 or -ENOMEM.
+ * A mapping whose table is still being made (unwinder__set_table_source) is all FRAME_NOREC
+ * until it comes: returns 1 then. OUT is the caller's (frames__free). Returns 0, 1 or
+ * -ENOMEM.
  */
 int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m, size_t max,
 			struct frame_spans *out);

@@ -43,6 +43,7 @@ struct ufile {
 	struct utab *tab;		/* the file's rules, spans and Go's windows (utab.h),
 					 * NULL when it has no CFI */
 	bool tab_borrowed;		/* from the table source, not ours to free */
+	bool later;			/* the source is still making it: ask again */
 	bool loaded;			/* ufile__load ran: the dso's FDEs for libunwind */
 };
 
@@ -88,6 +89,8 @@ struct unwinder {
 	const char *const *bottoms;	/* functions that begin a thread's stack */
 	size_t nr_bottoms;
 	unwind_table_fn table_fn;	/* where tables come from; NULL: built here */
+	bool met_later;			/* the last unwind met a file whose table is coming */
+	uint32_t later_id;		/* ... the first such file's dso id */
 	void *table_ctx;
 	struct unwind_counts counts;
 };
