@@ -353,10 +353,13 @@ int session__run(struct session *s)
 	int err;
 
 	s->tables_wait = false;
-	if (!s->running)
+	if (!s->running) {
 		err = session__begin(s);
-	else
+	} else {
+		/* The next period: the worker back to idle priority. */
+		symbolizer__sampling_again(s->sym);
 		err = 0;
+	}
 	if (!err)
 		err = session__loop(s);
 	if (err == SESSION_PERIOD_END)

@@ -231,6 +231,12 @@ int symbolizer__fd(const struct symbolizer *s)
 	return s->c.sock;
 }
 
+void symbolizer__sampling_again(struct symbolizer *s)
+{
+	s->over = false;
+	symbolizer__set_priority(s);
+}
+
 uint64_t symbolizer__tables_answered(const struct symbolizer *s)
 {
 	return s->tables_answered;

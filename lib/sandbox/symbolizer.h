@@ -59,6 +59,10 @@ void symbolizer__prepare(struct symbolizer *s, bool kernel);
  */
 void symbolizer__poll(struct symbolizer *s);
 
+/* Continuous mode: a period's names were made (symbolizer__resolve raised the worker to
+ * normal priority), sampling goes on: the worker back to what symbolizer__prepare set. */
+void symbolizer__sampling_again(struct symbolizer *s);
+
 /* The descriptor that becomes readable when the worker has something to say (a table's
  * parts, a debug file asked for), -1 while none runs: the sampling loop waits on it beside
  * the ring buffer, so that a table comes as fast as the worker makes it. */

@@ -1999,6 +1999,45 @@ def socket_closed_port():
 
 
 @test
+def every_worker_idle_between_periods():
+    # Continuous mode: the worker is raised to normal priority to name a period's addresses,
+    # and goes back to SCHED_IDLE while the next period is sampled (only CPU the profiled
+    # programs leave).
+    d = tempfile.mkdtemp(prefix="idle-", dir=os.path.join(BUILD, "tests"))
+    proc = subprocess.Popen([workload("chain_nofp"), "8"])
+    try:
+        time.sleep(0.2)
+        p = subprocess.Popen([profile_bin(), "-p", str(proc.pid), "--every", "1", "-d", "5",
+                              "-o", os.path.join(d, "i-%s.folded")],
+                             stderr=subprocess.PIPE, text=True)
+        worker, seen = None, []
+        t = time.monotonic()
+        while time.monotonic() - t < 4.5 and p.poll() is None:
+            time.sleep(0.1)
+            if worker is None:
+                kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True,
+                                      text=True).stdout.split()
+                worker = int(kids[0]) if kids else None
+            if worker and time.monotonic() - t > 1.6:
+                try:
+                    seen.append(os.sched_getscheduler(worker))
+                except OSError:
+                    pass
+        _, err = p.communicate(timeout=30)
+        expect(p.returncode == 0, f"exit {p.returncode}: {err[-300:]!r}")
+        expect(len(period_files(d)) >= 4, f"{len(period_files(d))} files")
+        expect(len(seen) >= 10, f"the worker's policy read {len(seen)} times")
+        idle = sum(1 for x in seen if x == os.SCHED_IDLE)
+        expect(idle >= 0.6 * len(seen),
+               f"the worker SCHED_IDLE in {idle} of {len(seen)} readings after the first period")
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    return f"worker SCHED_IDLE in {idle} of {len(seen)} readings from 1.6 s on"
+
+
+@test
 def sighup_ends_a_period_at_once():
     # --every 30: SIGHUP after 2 s has the period written at once (long before its 30 s),
     # and sampling goes on: SIGINT 2 s later writes the partial last period and exits 0.
