@@ -19,6 +19,9 @@
  *						perf_event_paranoid <= 1)
  *	the warm-up thread out of SCHED_IDLE	CAP_SYS_NICE (RLIMIT_NICE is 0)
  *	SIGTERM/SIGKILL to the command		CAP_KILL once our uid is not its own
+ *	a symbolizer worker started again	CAP_SETUID and CAP_SETGID while we stay
+ *	(one failed) that confines itself	root (continuous mode writing files,
+ *	to uid 65534				opts.keep_uid; else we are 65534 already)
  *
  * A process that keeps CAP_SYS_PTRACE but not all of another's permitted capabilities may
  * still read it: the kernel asks for a subset or CAP_SYS_PTRACE, not both.
@@ -229,6 +232,10 @@ static uint64_t kept_caps(const struct session_opts *o)
 		keep |= BIT(CAP_SYSLOG);
 	if (o->argv)
 		keep |= BIT(CAP_KILL);
+	/* Staying root: a worker started after a failed one must become 65534 (the exec gives
+	 * it what our bounding set holds). */
+	if (o->keep_uid)
+		keep |= BIT(CAP_SETUID) | BIT(CAP_SETGID);
 	return keep;
 }
 

@@ -2038,6 +2038,35 @@ def every_worker_idle_between_periods():
 
 
 @test
+def every_worker_replaced_after_a_crash():
+    # Continuous mode writing files stays root after attach (the files are the user's): a
+    # worker killed by its filter (PROFILE_SANDBOX_TEST=open, on the program) is replaced
+    # by one that confines itself to uid 65534 all the same, and the library's frames are
+    # named in every period (before, no other could start: everything FILE+0xOFFSET).
+    d = tempfile.mkdtemp(prefix="crash-", dir=os.path.join(BUILD, "tests"))
+    try:
+        p = subprocess.run([profile_bin(), "-v", "--every", "1", "-d", "3", "-o",
+                            os.path.join(d, "c-%s.folded"), "--", workload("chain_nofp"), "3"],
+                           capture_output=True, text=True, timeout=60, errors="replace",
+                           env=dict(os.environ, PROFILE_SANDBOX_TEST="open"))
+        expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-300:]!r}")
+        confined = re.findall(r"symbolizer worker: pid (\d+), uid 65534, gid 65534, "
+                              r"no capabilities", p.stderr)
+        expect(len(set(confined)) >= 2, f"{len(set(confined))} confined workers: "
+               f"{p.stderr[-400:]!r}")
+        files = period_files(d)
+        expect(len(files) >= 2, f"{len(files)} files")
+        for name, stacks in files:
+            n = total(stacks, "chain_nofp")
+            lib = share(stacks, lambda f: has_chain(f, ["chain_c", "chain_hot_loop"]),
+                        "chain_nofp")
+            expect(n > 0 and lib >= 0.9, f"{name}: chain_c;chain_hot_loop in {lib:.1%} of {n}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return f"{len(set(confined))} confined workers, {len(files)} periods named"
+
+
+@test
 def sighup_ends_a_period_at_once():
     # --every 30: SIGHUP after 2 s has the period written at once (long before its 30 s),
     # and sampling goes on: SIGINT 2 s later writes the partial last period and exits 0.
