@@ -157,7 +157,7 @@ int sb_client__start(struct sb_client *c)
 		return 0;
 	if (c->dead)
 		return -ECHILD;
-	if (c->spawns >= SB_SPAWNS_MAX || c->waited * 1000 >= SB_TOTAL_MS) {
+	if (c->spawns - c->recycled >= SB_SPAWNS_MAX || c->waited * 1000 >= SB_TOTAL_MS) {
 		pr_warn("symbolizer worker: none started again after %u (%.0f s waited): the frames "
 			"of the files left are FILE+0xOFFSET", c->spawns, c->waited);
 		c->dead = true;
@@ -283,6 +283,40 @@ void sb_client__fail(struct sb_client *c, int err, const char *what)
 		pr_warn("symbolizer worker: no other started: frames in files are FILE+0xOFFSET");
 		c->dead = true;
 	}
+}
+
+void sb_client__recycle(struct sb_client *c)
+{
+	pid_t pid = c->pid;
+
+	if (c->sock < 0)
+		return;
+	sb_client__end(c);
+	c->recycled++;
+	pr_debug("symbolizer worker: pid %d ended for its memory; the next starts afresh",
+		 (int)pid);
+}
+
+uint64_t sb_client__anon_kib(const struct sb_client *c)
+{
+	char path[40], buf[2048];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	if (c->sock < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)c->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strstr(buf, "\nRssAnon:");
+	return p ? strtoull(p + 9, NULL, 10) : 0;
 }
 
 void sb_client__set_idle(struct sb_client *c, bool idle)

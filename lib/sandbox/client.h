@@ -24,6 +24,7 @@ struct sb_client {
 	pid_t pid;
 	unsigned int gen;		/* the worker's generation: 1, 2, ... (0: none yet) */
 	unsigned int spawns;
+	unsigned int recycled;		/* of those, ended for their memory, not failed */
 	bool dead;			/* no more workers: every start fails */
 	uid_t uid;
 	gid_t gid;
@@ -73,6 +74,14 @@ int sb_client__recv(struct sb_client *c, struct sb_msg *m, double deadline);
  * killed it, a stall, a bad message) and that WHAT's frames stay unnamed.
  */
 void sb_client__fail(struct sb_client *c, int err, const char *what);
+
+/* End the worker while it works well (for its memory: sb_client__anon_kib); the next request
+ * starts another, which does not count against SB_SPAWNS_MAX. */
+void sb_client__recycle(struct sb_client *c);
+
+/* The worker's resident anonymous memory in KiB (its caches: symbols, BFD's DWARF), 0 when
+ * none runs or it cannot be read. */
+uint64_t sb_client__anon_kib(const struct sb_client *c);
 
 /* Workers at SCHED_IDLE when IDLE (while sampling: only CPU time no one else wants), else
  * at normal priority (the end of a profile waits for them): set from outside, the worker

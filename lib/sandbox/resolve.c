@@ -193,6 +193,12 @@ static void tables__lost(struct symbolizer *s)
 	}
 }
 
+void resolve__recycle(struct symbolizer *s)
+{
+	tables__lost(s);
+	sb_client__recycle(&s->c);
+}
+
 /* The worker failed with ERR while S waited on SRC (NULL: nothing): the source it said it
  * worked on (else SRC) gets no more names from workers. */
 static void resolve__fail(struct symbolizer *s, struct sym_src *src, int err)

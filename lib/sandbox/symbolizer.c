@@ -231,9 +231,27 @@ int symbolizer__fd(const struct symbolizer *s)
 	return s->c.sock;
 }
 
+/* A worker whose caches grew past twice what they held after its first period, and by more
+ * than this, is replaced by a fresh one: what it keeps per file (symbols, FDE tables, BFD's
+ * DWARF) grows with every program run beside a long profile, and a file no process maps
+ * any more is never asked about again. */
+#define RECYCLE_GROWTH_KIB	(32u << 10)
+
 void symbolizer__sampling_again(struct symbolizer *s)
 {
+	uint64_t kib = sb_client__anon_kib(&s->c);
+	bool test = s->c.test && !strcmp(s->c.test, "recycle");
+
 	s->over = false;
+	if (kib && s->base_gen != s->c.gen) {
+		s->base_gen = s->c.gen;
+		s->base_kib = kib;
+	} else if (kib && (test || (kib > 2 * s->base_kib &&
+				    kib - s->base_kib > RECYCLE_GROWTH_KIB))) {
+		pr_info("symbolizer worker: %.1f MiB after its first period, %.1f MiB now: "
+			"replaced by a fresh one", s->base_kib / 1024.0, kib / 1024.0);
+		resolve__recycle(s);
+	}
 	symbolizer__set_priority(s);
 }
 

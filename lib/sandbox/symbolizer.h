@@ -60,7 +60,10 @@ void symbolizer__prepare(struct symbolizer *s, bool kernel);
 void symbolizer__poll(struct symbolizer *s);
 
 /* Continuous mode: a period's names were made (symbolizer__resolve raised the worker to
- * normal priority), sampling goes on: the worker back to what symbolizer__prepare set. */
+ * normal priority), sampling goes on: the worker back to what symbolizer__prepare set; a
+ * worker whose memory more than doubled since its first period (by 32 MiB or more) is
+ * replaced by a fresh one, started when a file is next asked about, which reads only those
+ * (PROFILE_SANDBOX_TEST=recycle: at every other period). */
 void symbolizer__sampling_again(struct symbolizer *s);
 
 /* The descriptor that becomes readable when the worker has something to say (a table's

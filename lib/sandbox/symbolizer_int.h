@@ -74,6 +74,8 @@ struct symbolizer {
 	bool preparing;			/* symbolizer__prepare was called */
 	bool over;			/* sampling is over: the worker at normal priority */
 	bool want_idle;			/* the worker at idle priority when no table is asked */
+	unsigned int base_gen;		/* the worker whose memory base_kib is */
+	uint64_t base_kib;		/* its RssAnon after its first period's names */
 	uint64_t tables_answered;	/* tables made or given up on (TAB_ASKED ended) */
 	struct sb_buf out;
 	uint32_t seq;
@@ -101,6 +103,10 @@ struct sym_src *sym_src__file_at(struct symbolizer *s, uint32_t id, struct dso *
 
 /* resolve.c: the answers to what the worker asked, and files to hand it, without waiting. */
 void resolve__poll(struct symbolizer *s);
+
+/* End a worker that works well, for its memory (sb_client__recycle): the tables it was
+ * asked for are asked of the next. */
+void resolve__recycle(struct symbolizer *s);
 
 /* resolve.c: ask the worker for SRC's unwind table, without waiting. Returns 0 or a negative
  * errno (-EAGAIN: the socket is full, ask again later). */

@@ -2067,6 +2067,41 @@ def every_worker_replaced_after_a_crash():
 
 
 @test
+def every_worker_replaced_names_alike():
+    # A worker whose memory grew is replaced between periods by a fresh one
+    # (PROFILE_SANDBOX_TEST=recycle: at every other period), started when an address needs
+    # naming: here those of a second program run after the first. Every period names its
+    # stacks down to main, with no warning and no FILE+0xOFFSET frame.
+    d = tempfile.mkdtemp(prefix="recycle-", dir=os.path.join(BUILD, "tests"))
+    try:
+        p = subprocess.run([profile_bin(), "-v", "--every", "1", "-o",
+                            os.path.join(d, "r-%s.folded"), "--", "sh", "-c",
+                            f"{workload('chain_nofp')} 3; {workload('inline')} 3"],
+                           capture_output=True, text=True, timeout=60, errors="replace",
+                           env=dict(os.environ, PROFILE_SANDBOX_TEST="recycle"))
+        expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-300:]!r}")
+        workers = set(re.findall(r"symbolizer worker: pid (\d+), uid 65534", p.stderr))
+        replaced = p.stderr.count("replaced by a fresh one")
+        expect(replaced >= 1 and len(workers) >= 2,
+               f"{replaced} workers replaced, {len(workers)} confined worker pids")
+        expect("FILE+0xOFFSET" not in p.stderr, f"a worker failed: {p.stderr[-300:]!r}")
+        files = period_files(d)
+        expect(len(files) >= 5, f"{len(files)} files")
+        for name, stacks in files:
+            mine = [(f, c) for f, c in stacks if f[0] in ("chain_nofp", "inline")]
+            n = sum(c for _, c in mine)
+            named = sum(c for f, c in mine
+                        if "main" in f and not any("+0x" in x for x in f))
+            expect(n == 0 or named >= 0.9 * n,
+                   f"{name}: {named} of {n} samples named down to main")
+        inline = sum(total(s, "inline") for _, s in files)
+        expect(inline > 100, f"only {inline} samples of the second program")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return f"{replaced} workers replaced ({len(workers)} pids), {len(files)} periods named"
+
+
+@test
 def sighup_ends_a_period_at_once():
     # --every 30: SIGHUP after 2 s has the period written at once (long before its 30 s),
     # and sampling goes on: SIGINT 2 s later writes the partial last period and exits 0.
