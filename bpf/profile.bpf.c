@@ -547,6 +547,8 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 	e->nr_frames = st->nr;
 	e->holes = 0;
 	e->why = why;
+	e->below_ok = !bpf_probe_read_user(e->below, sizeof(e->below),
+					   (void *)(r->sp - sizeof(e->below)));
 	e->gen = ck->gen;
 	/* Only a main thread's sp lies this close under its stack top. */
 	if (stack_top <= r->sp || stack_top - r->sp > MAIN_STACK_SPAN)

@@ -7,6 +7,7 @@
 #define PROFILE_COMM_LEN	16
 #define PROFILE_PAGE_SIZE	4096
 #define PROFILE_NR_REGS		16	/* general registers sent with a DWARF sample */
+#define PROFILE_RED_ZONE	128	/* bytes below sp a leaf may keep words in (x86-64 ABI) */
 #define PROFILE_MAX_STACK_COPY	24576	/* bytes of user stack an event can carry */
 #define PROFILE_STACK_COPY	16384	/* ... by default (--stack-copy) */
 #define PROFILE_MAX_SPANS	64	/* spans of code kinds per process (a power of two) */
@@ -141,6 +142,11 @@ struct sample_event {
 	__u32 why;		/* enum profile_send: why it was sent */
 	__u32 period;		/* count_key.period: which maps kstack_id is in */
 	__u64 gen;		/* count_key.gen */
+	__u32 below_ok;		/* below[] was readable */
+	__u32 pad;
+	__u64 below[PROFILE_RED_ZONE / 8];	/* the words below sp, the leaf's red zone: a
+						 * register an epilogue popped, that its CFI
+						 * still says is saved there */
 	__u64 frames[PROFILE_MAX_DEPTH];
 	__u8 stack[PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE];
 };

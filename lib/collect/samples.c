@@ -24,6 +24,7 @@
 /* A sample whose user stack BPF could not complete: unwind it with DWARF now, while the
  * process still runs (older frames past the copy are read from it). */
 _Static_assert(PROFILE_NR_REGS == UNWIND_NR_REGS, "sample_event.regs is unwind_sample.regs");
+_Static_assert(PROFILE_RED_ZONE == UNWIND_RED_ZONE, "sample_event.below is unwind_sample.below");
 
 /*
  * A thread's stack begins where the process's spans say so (SPAN_BOTTOM: CFI's outermost
@@ -70,7 +71,7 @@ static int unwind_event(struct session *s, const struct sample_event *e, const v
 	us = (struct unwind_sample){
 		.pid = e->pid, .ip = e->ip, .sp = e->sp, .bp = e->bp, .regs = (const uint64_t *)e->regs,
 		.stack = stack, .stack_len = stack_len,
-		.holes = e->holes,
+		.holes = e->holes, .below = e->below_ok ? (const uint64_t *)e->below : NULL,
 	};
 	t0 = clock_mono_ns();
 	n = unwinder__unwind(s->unw, &us, ips, USER_MAX_DEPTH, &stop);

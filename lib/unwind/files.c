@@ -350,6 +350,14 @@ int read_stack(struct uctx *c, uint64_t addr, uint64_t *val)
 			c->stack_used = addr - s->sp + sizeof(*val);
 		return 0;
 	}
+	/* Below sp, in the red zone (a register an epilogue popped while its CFI still says
+	 * it is saved there): as it was at the sample, not as the process has it since. */
+	if (s->below && addr < s->sp && addr >= s->sp - UNWIND_RED_ZONE &&
+	    addr + sizeof(*val) <= s->sp) {
+		memcpy(val, (const char *)s->below + (addr - (s->sp - UNWIND_RED_ZONE)),
+		       sizeof(*val));
+		return 0;
+	}
 	if (c->copy_only || read_live(c, addr, val))
 		return -1;
 	if (addr >= s->sp && addr - s->sp < STACK_SPAN &&

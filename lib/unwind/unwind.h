@@ -35,7 +35,11 @@ struct unwind_sample {
 	size_t stack_len;
 	uint32_t holes;		/* bit i: page i of the copy (page 0 from sp to its page's end)
 				 * was not readable and holds zeros, not the stack's words */
+	const uint64_t *below;	/* UNWIND_RED_ZONE bytes below sp, as copied, or NULL */
 };
+
+/* Bytes below sp a leaf may still keep words in: below copies that many. */
+#define UNWIND_RED_ZONE	128
 
 /* Why an unwind stopped before the stack's first frame. */
 enum unwind_stop {

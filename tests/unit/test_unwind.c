@@ -128,6 +128,68 @@ static void test_leaf_return_at_entry(void)
 }
 
 /*
+ * An epilogue that popped rbp while its CFI still says rbp is saved at CFA-16 (as GCC
+ * leaves V8's ieee754::sin): that word is below sp, in the red zone. It is read as it was at
+ * the sample (unwind_sample.below), not from the process, which has moved on or exited.
+ */
+__asm__(".text\n"
+	".type rz_leaf, @function\n"
+	"rz_leaf:\n"
+	".cfi_startproc\n"
+	"push %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbp, -16\n"
+	"pop %rbp\n"
+	".cfi_def_cfa_offset 8\n"
+	"rz_after_pop:\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size rz_leaf, .-rz_leaf\n"
+	".type rz_caller, @function\n"
+	"rz_caller:\n"
+	".cfi_startproc\n"
+	"push %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbp, -16\n"
+	"mov %rsp, %rbp\n"
+	".cfi_def_cfa_register %rbp\n"
+	"call rz_leaf\n"
+	"rz_caller_ret:\n"
+	"pop %rbp\n"
+	".cfi_def_cfa %rsp, 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size rz_caller, .-rz_caller\n");
+extern const char rz_after_pop[], rz_caller_ret[];
+
+static void test_red_zone_from_the_sample(void)
+{
+	/* sp is no address of this process: only the copy and the words below it hold. */
+	const uint64_t sp = 0x100000, rbp = sp + 0x20;
+	uint64_t words[8] = { (uint64_t)(uintptr_t)rz_caller_ret }, below[16] = { 0 };
+	struct unwind_sample s = {
+		.pid = getpid(), .ip = (uint64_t)(uintptr_t)rz_after_pop, .sp = sp, .bp = 0x5,
+		.stack = words, .stack_len = sizeof(words), .below = below,
+	};
+	uint64_t ips[8];
+	enum unwind_stop stop;
+	int n;
+
+	words[(rbp - sp) / 8 + 1] = 0;	/* rz_caller's return address: the outermost frame */
+	below[15] = rbp;		/* the word at sp - 8: rbp as the epilogue popped it */
+	n = unwinder__unwind(unw, &s, ips, 8, &stop);
+	CU_ASSERT_EQUAL(n, 2);
+	CU_ASSERT_EQUAL(ips[1], (uint64_t)(uintptr_t)rz_caller_ret);
+	CU_ASSERT_EQUAL(stop, UNWIND_STOP_END);
+	/* Without the words below sp (not readable here): cut where rbp is needed, truncated,
+	 * not guessed. */
+	s.below = NULL;
+	n = unwinder__unwind(unw, &s, ips, 8, &stop);
+	CU_ASSERT(n <= 2);
+	CU_ASSERT_EQUAL(stop, UNWIND_STOP_NO_MEMORY);
+}
+
+/*
  * Stacks of this process go through the cached CFI rules, and libunwind, asked again for
  * each (PROFILE_UNWIND_CHECK), finds the same frames.
  */
@@ -163,6 +225,8 @@ int register_unwind_suite(void)
 	if (!s || !CU_add_test(s, "unwind this process from a stack copy", test_unwind_self) ||
 	    !CU_add_test(s, "an address without unwind info", test_unwind_unknown_ip) ||
 	    !CU_add_test(s, "leaf return address at function entry", test_leaf_return_at_entry) ||
+	    !CU_add_test(s, "a popped register read from the red zone as sampled",
+			 test_red_zone_from_the_sample) ||
 	    !CU_add_test(s, "cached CFI rules agree with libunwind",
 			 test_fast_path_agrees_with_libunwind))
 		return -1;
