@@ -466,8 +466,11 @@ void session__learn_copy_size(struct session *s, pid_t pid, size_t used, enum un
 	need = stop == UNWIND_STOP_NO_MEMORY ? max : (uint32_t)((used + HINT_MARGIN + 1023) & ~1023ul);
 	if (need > max)
 		need = max;
+	/* A process's samples carry the whole copy (copy_hint 0) until a window of unwinds
+	 * says how much less they need: its first unwinds may be shallow ones, its start-up or
+	 * stacks cut where a table was still coming. */
 	if (h->pid != pid)
-		*h = (__typeof__(*h)){ .pid = pid };
+		*h = (__typeof__(*h)){ .pid = pid, .bytes = max };
 	if (need > h->peak)
 		h->peak = need;
 	want = h->bytes;
