@@ -507,8 +507,11 @@ def go_assembly_stacks_whole_or_marked():
     expect(got, f"no DWARF share in the summary: {err!r}")
     dwarf = float(got.group(1)) / 100
     rest = (dwarf * total_n - n) / (total_n - n)
-    expect(rest <= 0.10, f"{dwarf:.1%} of stacks DWARF-unwound, the assembly {n / total_n:.1%}: "
-           f"{rest:.1%} of the others")
+    # Until gosha's table comes from the worker all of its samples go to DWARF (the spans
+    # say "no record" meanwhile): how soon it comes is CPU the worker gets (0.1-0.4 s
+    # sanitized, beside gosha's two busy threads; now and then 1 s, 60% of the others).
+    expect_rate(rest <= 0.10, f"{dwarf:.1%} of stacks DWARF-unwound, the assembly "
+                f"{n / total_n:.1%}: {rest:.1%} of the others")
     return (f"{n} samples in the assembly: {(in_main + in_worker) / n:.1%} whole "
             f"({in_main} main goroutine, {in_worker} second), {marked / n:.1%} marked; "
             f"{m} in Go code: {go_whole / m:.1%} whole; DWARF {dwarf:.1%} of all, "
@@ -871,7 +874,9 @@ def big_binary_starts_under_load_losing_nothing():
            f"no sample waited for a table: {err[-400:]!r}")
     n = total(stacks, "node")
     markers = ("__libc_start_call_main", "start_thread", "_dl_start", "do_exit")
-    whole = share(stacks, lambda f: any(m in x for x in f for m in markers), "node")
+    # (_start: the outermost frame, through __libc_start_main into static constructors.)
+    whole = share(stacks, lambda f: f[1] == "_start" or
+                  any(m in x for x in f for m in markers), "node")
     expect_rate(n > 300, f"only {n} samples of node")
     expect(whole >= 0.95, f"node: {whole:.1%} of {n} samples whole")
     return f"{waited.group(1)} samples waited, none lost; node {whole:.1%} of {n} whole"
