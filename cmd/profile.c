@@ -515,6 +515,9 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 		pr_info("DWARF unwinding: %llu samples waited for the worker's unwind tables (at "
 			"most %llu at once)", (unsigned long long)st->queued,
 			(unsigned long long)st->queued_max);
+	if (st->files_forgotten)
+		pr_info("%llu files forgotten between periods once no process mapped them",
+			(unsigned long long)st->files_forgotten);
 	if (getenv("PROFILE_UNWIND_CHECK"))
 		pr_info("unwind check: %llu of %llu fast-path stacks differ from libunwind's",
 			(unsigned long long)st->unwind_mismatches,

@@ -15,7 +15,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/clock.h"
+#include "base/grow.h"
 #include "base/log.h"
+#include "dso/dsos.h"
 #include "collect/fixup.h"
 #include "collect/session_int.h"
 #include "collect/ucounts.h"
@@ -279,14 +281,76 @@ static bool id_gone(__u32 id)
 	return kill((pid_t)id, 0) && errno == ESRCH;
 }
 
+/* Period ends in a row at which no process mapped a file before it is forgotten: a program
+ * run now and then (a shell script's, cron's) is not read again each time. */
+#define FORGET_AFTER	2
+
+/*
+ * The files no process maps any more (the processes forgotten: the NP of PIDS) at the last
+ * FORGET_AFTER period ends, forgotten by all that keep something per file (the unwinder, the
+ * symbolizer and its worker, the dsos: descriptors closed), their ids for files opened later;
+ * the perf maps of PIDS, and the names of addresses not sampled lately. Else a week-long run
+ * keeps every file every program that ran in it mapped (a deleted one's disk space too) and
+ * the names of every address.
+ */
+static void forget_files(struct session *s, const pid_t *pids, size_t np)
+{
+	uint32_t nr = dsos__count(s->dsos), *ids;
+	uint8_t *used = calloc(nr ? nr : 1, 1);
+	size_t n = 0, nl;
+	pid_t *live;
+
+	ids = malloc((nr ? nr : 1) * sizeof(*ids));
+	live = procmaps__pids(s->maps, &nl);
+	if (!used || !ids || (nl && !live) ||
+	    (nr && array_grow(&s->unmapped, &s->cap_unmapped, sizeof(*s->unmapped), nr - 1))) {
+		free(used);
+		free(ids);
+		free(live);
+		return;		/* out of memory: all kept, as before */
+	}
+	for (size_t i = 0; i < nl; i++) {
+		size_t nm;
+		const struct map *m = procmaps__maps(s->maps, live[i], &nm);
+
+		for (size_t j = 0; j < nm; j++) {
+			uint32_t id = dsos__find(s->dsos, &m[j]);
+
+			if (id < nr)
+				used[id] = 1;
+		}
+	}
+	for (uint32_t id = 0; id < nr; id++) {
+		if (used[id] || !dsos__known(s->dsos, id)) {
+			s->unmapped[id] = 0;
+			continue;
+		}
+		if (s->unmapped[id] < FORGET_AFTER)
+			s->unmapped[id]++;
+		if (s->unmapped[id] >= FORGET_AFTER && !symbolizer__file_busy(s->sym, id)) {
+			s->unmapped[id] = 0;	/* for the file its id goes to */
+			ids[n++] = id;
+		}
+	}
+	unwinder__forget_files(s->unw, ids, n);
+	symbolizer__forget(s->sym, ids, n, pids, np);
+	dsos__forget(s->dsos, ids, n);
+	s->stats.files_forgotten += n;
+	if (n)
+		pr_debug("%zu files no process maps forgotten (%u known before)", n, nr);
+	free(used);
+	free(ids);
+	free(live);
+}
+
 /*
  * The processes found gone at the last period's end, gone still (their pid not taken again),
- * forgotten: their mappings, what the unwinder and BPF knew of them; those gone now are
- * forgotten at the next period's end, once its samples are named.
+ * forgotten: their mappings, what the unwinder and BPF knew of them, and the files only they
+ * mapped; those gone now are forgotten at the next period's end, once its samples are named.
  */
 static void forget_gone(struct session *s)
 {
-	size_t n, k = 0;
+	size_t n, k = 0, np = 0;
 	pid_t *now;
 
 	for (size_t i = 0; i < s->nr_gone; i++) {
@@ -295,7 +359,9 @@ static void forget_gone(struct session *s)
 		procmaps__forget(s->maps, s->gone[i]);
 		unwinder__forget(s->unw, s->gone[i]);
 		session__forget_proc(s, s->gone[i]);
+		s->gone[np++] = s->gone[i];
 	}
+	forget_files(s, s->gone, np);
 	free(s->gone);
 	s->gone = NULL;
 	s->nr_gone = 0;

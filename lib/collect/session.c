@@ -447,6 +447,7 @@ void session__free(struct session *s)
 	free(s->pfds);
 	free(s->pids);
 	free(s->gone);
+	free(s->unmapped);
 	free(s->err);
 	free(s);
 }

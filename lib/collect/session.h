@@ -68,6 +68,8 @@ struct session_stats {
 	uint64_t queued;		/* of those, samples that waited for a file's unwind
 					 * table (the worker was still making it) */
 	uint64_t queued_max;		/* the most that waited at once */
+	uint64_t files_forgotten;	/* continuous mode: files forgotten once no process
+					 * mapped them (their ids taken by files opened later) */
 	double seconds;			/* time spent sampling */
 	int nr_cpus;			/* CPUs sampled */
 	int cmd_status;			/* wait status of the command, -1 when none */

@@ -96,6 +96,9 @@ struct session {
 					 * forgotten at the next one's (their last samples may
 					 * be in the period after the one they exited in) */
 	size_t nr_gone;
+	uint8_t *unmapped;		/* by dso id: period ends in a row no process mapped
+					 * the file at (forgotten at FORGET_AFTER) */
+	uint32_t cap_unmapped;
 	struct timespec taken_real;	/* the period taken last: began */
 	double taken_seconds;		/* ... lasted */
 	char *err;

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "base/grow.h"
 #include "base/htab.h"
 #include "base/log.h"
 #include "dso/dso.h"
@@ -19,7 +20,7 @@
 
 struct dsos_ent {
 	uint64_t dev, ino;
-	char *path;		/* as the process saw it */
+	char *path;		/* as the process saw it; NULL: forgotten, the id free */
 	struct dso *dso;	/* NULL when it could not be read */
 };
 
@@ -33,6 +34,12 @@ struct dsos {
 	struct dsos_ent *ents;
 	uint32_t nr, cap;
 	struct htab index;
+	uint32_t stale;			/* forgotten ids INDEX still holds */
+	uint32_t *free_ids;		/* forgotten, for files added later (a stack) */
+	uint32_t nr_free, cap_free;
+	uint32_t *added;		/* ids in the order added, from the added_base'th */
+	uint32_t nr_added, cap_added;
+	uint64_t added_base;
 	struct dsos_root *roots;	/* few: one per container */
 	uint32_t nr_roots;
 	bool closed;			/* files opened for their descriptors only */
@@ -68,6 +75,8 @@ void dsos__free(struct dsos *ds)
 		free(ds->ents[i].path);
 	}
 	free(ds->ents);
+	free(ds->free_ids);
+	free(ds->added);
 	htab__free(&ds->index);
 	for (uint32_t i = 0; i < ds->nr_roots; i++)
 		close(ds->roots[i].fd);
@@ -163,27 +172,38 @@ static struct dso *mapped__open(pid_t pid, const struct map *m, int root, bool c
 	return d;
 }
 
+/* Note that file ID was added, for dsos__added's reader. Returns 0 or -ENOMEM. */
+static int dsos__log_added(struct dsos *ds, uint32_t id)
+{
+	if (array_grow(&ds->added, &ds->cap_added, sizeof(*ds->added), ds->nr_added))
+		return -ENOMEM;
+	ds->added[ds->nr_added++] = id;
+	return 0;
+}
+
 /* A new entry for M's file, opened now. Returns its id or UINT32_MAX (ENOMEM). */
 static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint64_t h)
 {
+	uint32_t id = ds->nr_free ? ds->free_ids[ds->nr_free - 1] : ds->nr;
 	struct dsos_ent *e;
 	int root;
 
-	if (ds->nr == ds->cap) {
-		uint32_t cap = ds->cap ? 2 * ds->cap : 64;
-
-		e = realloc(ds->ents, cap * sizeof(*e));
-		if (!e)
-			return UINT32_MAX;
-		ds->ents = e;
-		ds->cap = cap;
-	}
-	e = &ds->ents[ds->nr];
+	if (array_grow(&ds->ents, &ds->cap, sizeof(*ds->ents), id))
+		return UINT32_MAX;
+	if (dsos__log_added(ds, id))
+		return UINT32_MAX;
+	e = &ds->ents[id];
 	*e = (struct dsos_ent){ .dev = m->dev, .ino = m->ino, .path = strdup(m->path) };
-	if (!e->path || htab__insert(&ds->index, h, ds->nr)) {
+	if (!e->path || htab__insert(&ds->index, h, id)) {
 		free(e->path);
+		e->path = NULL;
+		ds->nr_added--;
 		return UINT32_MAX;
 	}
+	if (id == ds->nr)
+		ds->nr++;
+	else
+		ds->nr_free--;
 	if (map__is_vdso(m)) {
 		e->dso = vdso__open(pid, m, ds->closed);
 	} else {
@@ -194,26 +214,37 @@ static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint6
 	}
 	if (!e->dso)
 		pr_debug("cannot read %s mapped by pid %d", m->path, pid);
-	return ds->nr++;
+	return id;
+}
+
+/* The id of the entry for (DEV, INO, PATH) of hash H, or HTAB_NONE. */
+static uint32_t dsos__lookup(const struct dsos *ds, uint64_t dev, uint64_t ino,
+			     const char *path, uint64_t h)
+{
+	uint32_t pos, i;
+
+	for (i = htab__first(&ds->index, h, &pos); i != HTAB_NONE;
+	     i = htab__next(&ds->index, h, &pos)) {
+		const struct dsos_ent *e = &ds->ents[i];
+
+		/* (A forgotten id, or one given to another file, the index may still hold.) */
+		if (e->path && e->dev == dev && e->ino == ino && !strcmp(e->path, path))
+			return i;
+	}
+	return HTAB_NONE;
 }
 
 struct dso *dsos__get(struct dsos *ds, pid_t pid, const struct map *m, uint32_t *id)
 {
 	uint64_t h;
-	uint32_t pos, i;
+	uint32_t i;
 
 	if (id)
 		*id = UINT32_MAX;
 	if (!map__is_dso(m))
 		return NULL;
 	h = ent_hash(m->dev, m->ino, m->path);
-	for (i = htab__first(&ds->index, h, &pos); i != HTAB_NONE;
-	     i = htab__next(&ds->index, h, &pos)) {
-		const struct dsos_ent *e = &ds->ents[i];
-
-		if (e->dev == m->dev && e->ino == m->ino && !strcmp(e->path, m->path))
-			break;
-	}
+	i = dsos__lookup(ds, m->dev, m->ino, m->path, h);
 	if (i == HTAB_NONE && (i = dsos__add(ds, pid, m, h)) == UINT32_MAX)
 		return NULL;
 	if (id)
@@ -229,4 +260,72 @@ uint32_t dsos__count(const struct dsos *ds)
 struct dso *dsos__at(const struct dsos *ds, uint32_t id)
 {
 	return id < ds->nr ? ds->ents[id].dso : NULL;
+}
+
+uint32_t dsos__find(const struct dsos *ds, const struct map *m)
+{
+	uint32_t i;
+
+	if (!map__is_dso(m))
+		return UINT32_MAX;
+	i = dsos__lookup(ds, m->dev, m->ino, m->path, ent_hash(m->dev, m->ino, m->path));
+	return i == HTAB_NONE ? UINT32_MAX : i;
+}
+
+bool dsos__known(const struct dsos *ds, uint32_t id)
+{
+	return id < ds->nr && ds->ents[id].path;
+}
+
+/* The index made again from the files known, without the forgotten ids it held. */
+static void dsos__reindex(struct dsos *ds)
+{
+	struct htab index = { 0 };
+
+	for (uint32_t i = 0; i < ds->nr; i++) {
+		const struct dsos_ent *e = &ds->ents[i];
+
+		if (e->path && htab__insert(&index, ent_hash(e->dev, e->ino, e->path), i)) {
+			htab__free(&index);
+			return;		/* out of memory: the old one still finds them all */
+		}
+	}
+	htab__free(&ds->index);
+	ds->index = index;
+	ds->stale = 0;
+}
+
+void dsos__forget(struct dsos *ds, const uint32_t *ids, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		struct dsos_ent *e = ids[k] < ds->nr ? &ds->ents[ids[k]] : NULL;
+
+		if (!e || !e->path)
+			continue;
+		/* Room for the id on the free stack first: else it is left unused. */
+		if (array_grow(&ds->free_ids, &ds->cap_free, sizeof(*ds->free_ids), ds->nr_free))
+			continue;
+		dso__free(e->dso);
+		free(e->path);
+		*e = (struct dsos_ent){ 0 };
+		ds->free_ids[ds->nr_free++] = ids[k];
+		ds->stale++;
+	}
+	/* Lookups skip the forgotten ids; the index is made again once they are many. */
+	if (ds->stale > 64 && ds->stale > htab__count(&ds->index) / 4)
+		dsos__reindex(ds);
+}
+
+uint32_t dsos__added(struct dsos *ds, uint64_t seen)
+{
+	uint64_t done = seen > ds->added_base ? seen - ds->added_base : 0;
+
+	/* What the reader took is dropped once it is half the log. */
+	if (done > 64 && done >= ds->nr_added / 2) {
+		memmove(ds->added, ds->added + done, (ds->nr_added - done) * sizeof(*ds->added));
+		ds->nr_added -= (uint32_t)done;
+		ds->added_base += done;
+		done = 0;
+	}
+	return seen >= ds->added_base && done < ds->nr_added ? ds->added[done] : UINT32_MAX;
 }

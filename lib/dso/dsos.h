@@ -35,8 +35,30 @@ void dsos__set_closed(struct dsos *ds, bool closed);
  */
 struct dso *dsos__get(struct dsos *ds, pid_t pid, const struct map *m, uint32_t *id);
 
-/* Number of files known (ids are below it), and the dso of file ID (NULL if unreadable). */
+/* Number of files known (ids are below it), and the dso of file ID (NULL if unreadable or
+ * forgotten). */
 uint32_t dsos__count(const struct dsos *ds);
 struct dso *dsos__at(const struct dsos *ds, uint32_t id);
+
+/* The id of the file mapping M maps, when it is known (nothing is opened): else UINT32_MAX. */
+uint32_t dsos__find(const struct dsos *ds, const struct map *m);
+
+/* Whether file ID is known now (added, not forgotten). */
+bool dsos__known(const struct dsos *ds, uint32_t id);
+
+/*
+ * Forget the N files IDS (no process maps them any more; every other user of their ids has
+ * forgotten them): their dsos freed, descriptors closed. Their ids are given to files added
+ * later, the most recently forgotten first.
+ */
+void dsos__forget(struct dsos *ds, const uint32_t *ids, size_t n);
+
+/*
+ * The files added, in order, for one reader (the symbolizer, which hands them to its
+ * worker): the id of the (*SEEN)th file added, UINT32_MAX when no more were; the reader adds
+ * one to *SEEN once it took it. A forgotten id may come, and an id again when it was given
+ * to another file.
+ */
+uint32_t dsos__added(struct dsos *ds, uint64_t seen);
 
 #endif

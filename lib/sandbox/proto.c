@@ -173,6 +173,10 @@ static void rd__request(struct rd *r, struct sb_msg *m)
 		if (m->arg)
 			r->bad = true;
 		break;
+	case SB_FORGET:
+		if (m->arg > 1)
+			r->bad = true;
+		break;
 	default:
 		r->bad = true;
 	}

@@ -16,6 +16,7 @@
  *   SB_PERFMAP  id map                                                   + 1 descriptor
  *   SB_JIT      id map, u32 seq, u32 n, n x u64 address
  *   SB_TABLE    id file                                                  its unwind table
+ *   SB_FORGET   id file or map, arg is_map                               no process maps it
  *
  *   worker -> client
  *   SB_HELLO      id pid, u32 uid, u32 gid                  confined, ready
@@ -48,6 +49,7 @@ enum sb_type {
 	SB_PERFMAP,
 	SB_JIT,
 	SB_TABLE,
+	SB_FORGET,
 	SB_HELLO = 64,
 	SB_BUSY,
 	SB_WANT_DEBUG,

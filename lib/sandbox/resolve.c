@@ -125,8 +125,12 @@ static int resolve__debug(struct symbolizer *s, const struct sb_msg *m)
 	const char *path[SB_FDS_MAX];
 	bool by_id[SB_FDS_MAX];
 
-	if (!src || !src->dso || src->sent != s->c.gen || fstat(dso__fd(src->dso), &own))
-		return -EBADMSG;
+	/* A file forgotten since the worker began reading it (continuous mode: SB_FORGET on its
+	 * way), or one never handed over: no candidates. */
+	if (!src || !src->dso || src->sent != s->c.gen || fstat(dso__fd(src->dso), &own)) {
+		sb_buf__start(&s->out, SB_DEBUG, 0, m->id);
+		return sb_client__send(&s->c, &s->out, NULL, 0, false);
+	}
 	if (m->arg == SB_WANT_ALT)
 		nc = alt_paths(src->name, m->link, m->build_id, cand);
 	else
@@ -429,11 +433,11 @@ int resolve__src(struct symbolizer *s, struct sym_src *src)
  * socket: the rest at the next call). Returns 0 or a negative errno (-EAGAIN is not one). */
 static int resolve__hand_new(struct symbolizer *s)
 {
-	uint32_t n = dsos__count(s->dsos);
+	uint32_t id;
 
-	for (; s->handed < n; s->handed++) {
-		struct dso *dso = dsos__at(s->dsos, s->handed);
-		struct sym_src *src = dso ? sym_src__file_at(s, s->handed, dso, dso__path(dso)) : NULL;
+	for (; (id = dsos__added(s->dsos, s->handed)) != UINT32_MAX; s->handed++) {
+		struct dso *dso = dsos__at(s->dsos, id);
+		struct sym_src *src = dso ? sym_src__file_at(s, id, dso, dso__path(dso)) : NULL;
 		int err;
 
 		if (!src || src->bad)

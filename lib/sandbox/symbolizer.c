@@ -190,7 +190,7 @@ static struct sym_src *symbolizer__map(struct symbolizer *s, pid_t pid)
 
 	for (id = htab__first(&s->map_index, h, &pos); id != HTAB_NONE;
 	     id = htab__next(&s->map_index, h, &pos))
-		if (s->maps[id]->pid == pid)
+		if (s->maps[id] && s->maps[id]->pid == pid)	/* (NULL: forgotten) */
 			return s->maps[id];
 	if (s->nr_maps == s->cap_maps) {
 		uint32_t cap = s->cap_maps ? 2 * s->cap_maps : 16;
@@ -255,6 +255,93 @@ void symbolizer__sampling_again(struct symbolizer *s)
 	symbolizer__set_priority(s);
 }
 
+static uint64_t ent_hash(uint32_t src, uint64_t off, bool is_return);
+
+/* Tell the worker that source SRC is forgotten, when it was handed to this one (a full socket:
+ * it keeps it until the id is handed again, for another file). */
+static void symbolizer__tell_forget(struct symbolizer *s, const struct sym_src *src)
+{
+	if (s->c.sock < 0 || src->sent != s->c.gen)
+		return;
+	sb_buf__start(&s->out, SB_FORGET, src->is_map, src->id);
+	sb_client__send(&s->c, &s->out, NULL, 0, true);
+}
+
+/*
+ * The entries of sources forgotten, and those neither this epoch nor the one before asked
+ * for, freed; the rest renumbered (their ids in the wait lists too) and indexed again.
+ */
+static void forget_names(struct symbolizer *s)
+{
+	uint32_t *renum = malloc((s->nr_ents ? s->nr_ents : 1) * sizeof(*renum));
+	struct htab index = { 0 };
+	uint32_t kept = 0;
+
+	if (!renum)
+		return;		/* out of memory: they stay, no harm */
+	for (uint32_t i = 0; i < s->nr_ents; i++) {
+		struct sym_ent *e = s->ents[i];
+		bool known = (e->src & SRC_MAP) ? s->maps[e->src & ~SRC_MAP] != NULL :
+			     e->src < s->cap_files && s->files[e->src] != NULL;
+
+		renum[i] = UINT32_MAX;
+		/* (A waiting entry, nr 0, was asked for this epoch.) */
+		if (known && (!e->nr || e->used + 1 >= s->epoch) &&
+		    !htab__insert(&index, ent_hash(e->src, e->off, e->is_return), kept)) {
+			renum[i] = kept;
+			s->ents[kept++] = e;
+			continue;
+		}
+		free(e->blob);
+		free(e);
+	}
+	for (uint32_t i = 0; i < s->cap_files + s->nr_maps; i++) {
+		struct sym_src *src = i < s->cap_files ? s->files[i] : s->maps[i - s->cap_files];
+		uint32_t n = 0;
+
+		for (uint32_t k = 0; src && k < src->nr_wait; k++)
+			if (renum[src->wait[k]] != UINT32_MAX)
+				src->wait[n++] = renum[src->wait[k]];
+		if (src)
+			src->nr_wait = n;
+	}
+	free(renum);
+	htab__free(&s->ent_index);
+	s->ent_index = index;
+	s->nr_ents = kept;
+	s->epoch++;
+}
+
+void symbolizer__forget(struct symbolizer *s, const uint32_t *ids, size_t n, const pid_t *pids,
+			size_t np)
+{
+	for (size_t k = 0; k < n; k++) {
+		struct sym_src *src = ids[k] < s->cap_files ? s->files[ids[k]] : NULL;
+
+		if (!src || symbolizer__file_busy(s, ids[k]))
+			continue;	/* (the caller asked first) */
+		symbolizer__tell_forget(s, src);
+		sym_src__free(src);
+		s->files[ids[k]] = NULL;
+	}
+	for (size_t k = 0; k < np; k++) {
+		uint64_t h = hash_u64(HASH_SEED, (uint64_t)pids[k]);
+		uint32_t pos, id;
+
+		for (id = htab__first(&s->map_index, h, &pos); id != HTAB_NONE;
+		     id = htab__next(&s->map_index, h, &pos)) {
+			struct sym_src *src = s->maps[id];
+
+			if (!src || src->pid != pids[k] || src->nr_wait)
+				continue;
+			symbolizer__tell_forget(s, src);
+			sym_src__free(src);
+			s->maps[id] = NULL;
+		}
+	}
+	forget_names(s);
+}
+
 uint64_t symbolizer__tables_answered(const struct symbolizer *s)
 {
 	return s->tables_answered;
@@ -263,6 +350,12 @@ uint64_t symbolizer__tables_answered(const struct symbolizer *s)
 bool symbolizer__table_pending(const struct symbolizer *s, uint32_t id)
 {
 	return id < s->cap_files && s->files[id] && s->files[id]->tstate == TAB_ASKED;
+}
+
+bool symbolizer__file_busy(const struct symbolizer *s, uint32_t id)
+{
+	return symbolizer__table_pending(s, id) || (id < s->cap_files && s->files[id] &&
+						     s->files[id]->nr_wait);
 }
 
 const struct utab *symbolizer__table(struct symbolizer *s, pid_t pid, const struct map *m,
@@ -362,8 +455,10 @@ static int64_t symbolizer__entry(struct symbolizer *s, struct sym_src *src, uint
 	for (id = htab__first(&s->ent_index, h, &pos); id != HTAB_NONE;
 	     id = htab__next(&s->ent_index, h, &pos)) {
 		e = s->ents[id];
-		if (e->src == key && e->off == off && e->is_return == is_return)
+		if (e->src == key && e->off == off && e->is_return == is_return) {
+			e->used = s->epoch;
 			return id;
+		}
 	}
 	if (s->nr_ents == s->cap_ents) {
 		uint32_t cap = s->cap_ents ? 2 * s->cap_ents : 1024;
@@ -386,7 +481,7 @@ static int64_t symbolizer__entry(struct symbolizer *s, struct sym_src *src, uint
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	*e = (struct sym_ent){ .src = key, .off = off, .is_return = is_return };
+	*e = (struct sym_ent){ .src = key, .off = off, .is_return = is_return, .used = s->epoch };
 	id = s->nr_ents;
 	if (htab__insert(&s->ent_index, h, id)) {
 		free(e);

@@ -78,6 +78,20 @@ uint64_t symbolizer__tables_answered(const struct symbolizer *s);
 /* Whether the table of the file with dso id ID is asked for and not answered yet. */
 bool symbolizer__table_pending(const struct symbolizer *s, uint32_t id);
 
+/* Whether file ID cannot be forgotten now: its table is being made, or names of it awaited. */
+bool symbolizer__file_busy(const struct symbolizer *s, uint32_t id);
+
+/*
+ * Continuous mode, after a period's names were made: forget the N files IDS (dso ids no
+ * process maps any more, none symbolizer__file_busy) and the perf maps
+ * of the NP processes PIDS (gone): their names, tables and descriptors, here and in the
+ * worker; and the names of the addresses neither this period nor the one before sampled
+ * (asked again when they are). Before the dsos forget the files: their ids may come again,
+ * for other files.
+ */
+void symbolizer__forget(struct symbolizer *s, const uint32_t *ids, size_t n, const pid_t *pids,
+			size_t np);
+
 /* Note user address ADDR of PID (a return address when IS_RETURN) to be named by the next
  * symbolizer__resolve. */
 void symbolizer__want(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return);

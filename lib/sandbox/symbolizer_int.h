@@ -25,6 +25,7 @@ struct sym_ent {
 	bool is_return;
 	uint64_t off;		/* file offset (one byte back for a return address), or the
 				 * address in a perf map */
+	uint32_t used;		/* the symbolizer's epoch when last asked for */
 	int nr;			/* frames; 0 while waiting */
 	const char **names;	/* root first, in BLOB */
 	char *blob;
@@ -70,7 +71,9 @@ struct symbolizer {
 	struct sym_ent **ents;
 	uint32_t nr_ents, cap_ents;
 	struct htab ent_index;		/* (src, off, is_return) -> ents */
-	uint32_t handed;		/* files handed for preparing: dso ids below this */
+	uint32_t epoch;			/* periods whose names were forgotten (ents' used) */
+	uint64_t handed;		/* files handed for preparing: the first this many added
+					 * (dsos__added) */
 	bool preparing;			/* symbolizer__prepare was called */
 	bool over;			/* sampling is over: the worker at normal priority */
 	bool want_idle;			/* the worker at idle priority when no table is asked */

@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 #include <libelf.h>
+#include "base/grow.h"
 #include "base/htab.h"
 #include "base/limits.h"
 #include "base/log.h"
@@ -26,25 +27,6 @@
 #include "unwind/utab.h"
 
 /* --- shared with wfiles.c ------------------------------------------------------------ */
-
-int worker__grow(void *p, uint32_t *cap, size_t size, size_t n)
-{
-	void **arr = p;
-	size_t want = *cap ? *cap : 16;
-	void *a;
-
-	if (n < *cap)
-		return 0;
-	while (want <= n)
-		want *= 2;
-	a = realloc(*arr, want * size);
-	if (!a)
-		return -ENOMEM;
-	memset((char *)a + *cap * size, 0, (want - *cap) * size);
-	*arr = a;
-	*cap = (uint32_t)want;
-	return 0;
-}
 
 void worker__close_fds(int *fds, unsigned int n)
 {
@@ -79,7 +61,7 @@ static int worker__file(struct worker *w, const struct sb_msg *m, int fd)
 {
 	struct wfile *f;
 
-	if (worker__grow(&w->files, &w->cap_files, sizeof(*w->files), m->id))
+	if (array_grow(&w->files, &w->cap_files, sizeof(*w->files), m->id))
 		return -ENOMEM;
 	f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(m->path))) {
@@ -153,7 +135,7 @@ static int64_t names__intern(struct worker *w, const char *name)
 	     id = htab__next(&w->str_index, h, &pos))
 		if (w->str[id].len == len && !memcmp(w->strs.p + w->str[id].off + 4, name, len))
 			return id;
-	if (worker__grow(&w->str, &w->cap_str, sizeof(*w->str), w->nstr))
+	if (array_grow(&w->str, &w->cap_str, sizeof(*w->str), w->nstr))
 		return -ENOMEM;
 	id = w->nstr;
 	w->str[id].off = (uint32_t)w->strs.len;
@@ -331,12 +313,26 @@ static int worker__table(struct worker *w, const struct sb_msg *m)
 /* SB_PERFMAP: a perf map by its descriptor FD (taken), read now. */
 static int worker__perfmap(struct worker *w, const struct sb_msg *m, int fd)
 {
-	if (worker__grow(&w->maps, &w->cap_maps, sizeof(*w->maps), m->id)) {
+	if (array_grow(&w->maps, &w->cap_maps, sizeof(*w->maps), m->id)) {
 		close(fd);
 		return -ENOMEM;
 	}
 	perfmap__free(w->maps[m->id]);
 	w->maps[m->id] = perfmap__read_fd(fd);
+	return 0;
+}
+
+/* SB_FORGET: file or perf map M->id (M->arg) is mapped by no process any more; its id may
+ * come again for another. */
+static int worker__forget(struct worker *w, const struct sb_msg *m)
+{
+	if (m->arg && m->id < w->cap_maps) {
+		perfmap__free(w->maps[m->id]);
+		w->maps[m->id] = NULL;
+	} else if (!m->arg && m->id < w->cap_files) {
+		wfile__free(w->files[m->id]);
+		w->files[m->id] = NULL;
+	}
 	return 0;
 }
 
@@ -360,7 +356,7 @@ static int worker__handle(struct worker *w, const unsigned char *buf, long len, 
 			close(fds[0]);
 		return err;
 	case SB_PREPARE:
-		if (worker__grow(&w->prep, &w->cap_prep, sizeof(*w->prep), w->nr_prep))
+		if (array_grow(&w->prep, &w->cap_prep, sizeof(*w->prep), w->nr_prep))
 			return -ENOMEM;
 		w->prep[w->nr_prep++] = m.id;
 		return 0;
@@ -371,6 +367,8 @@ static int worker__handle(struct worker *w, const unsigned char *buf, long len, 
 		return worker__perfmap(w, &m, fds[0]);
 	case SB_TABLE:
 		return worker__table(w, &m);
+	case SB_FORGET:
+		return worker__forget(w, &m);
 	default:
 		return worker__lookup(w, &m);
 	}

@@ -52,9 +52,6 @@ struct worker {
 	uint64_t limits_sent[LIMIT__MAX];	/* base/limits' counts last sent (SB_LIMITS) */
 };
 
-/* Grow the array *P of *CAP elements of SIZE bytes to hold index N. Returns 0 or -ENOMEM. */
-int worker__grow(void *p, uint32_t *cap, size_t size, size_t n);
-
 /* Close the N descriptors FDS that are not -1. */
 void worker__close_fds(int *fds, unsigned int n);
 

@@ -84,6 +84,49 @@ void unwinder__forget(struct unwinder *u, pid_t pid)
 	}
 }
 
+static void ufile__free(struct ufile *f)
+{
+	if (f && !f->tab_borrowed)
+		utab__free(f->tab);
+	free(f);
+}
+
+void unwinder__forget_files(struct unwinder *u, const uint32_t *ids, size_t n)
+{
+	size_t gone = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		struct ufile *f = ids[k] < u->cap_files ? u->files[ids[k]] : NULL;
+
+		if (f) {
+			f->forgotten = true;
+			gone++;
+		}
+	}
+	if (!gone)
+		return;
+	/* A process that mapped them is forgotten already; any left keeps none of them, and
+	 * libunwind's caches of it (fake addresses by file id) start again. */
+	for (int b = 0; b < PROC_BUCKETS; b++) {
+		for (struct uproc *p = u->procs[b]; p; p = p->next) {
+			size_t kept = 0;
+
+			for (size_t i = 0; i < p->nr_loaded; i++)
+				if (!p->loaded[i].f->forgotten)
+					p->loaded[kept++] = p->loaded[i];
+			if (kept != p->nr_loaded)
+				unw_flush_cache(p->as, 0, 0);
+			p->nr_loaded = kept;
+		}
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (ids[k] < u->cap_files && u->files[ids[k]]) {
+			ufile__free(u->files[ids[k]]);
+			u->files[ids[k]] = NULL;
+		}
+	}
+}
+
 void unwinder__free(struct unwinder *u)
 {
 	if (!u)
@@ -96,13 +139,8 @@ void unwinder__free(struct unwinder *u)
 			uproc__free(p);
 		}
 	}
-	for (uint32_t i = 0; i < u->cap_files; i++) {
-		if (u->files[i]) {
-			if (!u->files[i]->tab_borrowed)
-				utab__free(u->files[i]->tab);
-			free(u->files[i]);
-		}
-	}
+	for (uint32_t i = 0; i < u->cap_files; i++)
+		ufile__free(u->files[i]);
 	free(u->files);
 	free(u->ctx);
 	free(u);

@@ -149,4 +149,8 @@ int unwinder__fp_window(struct unwinder *u, pid_t pid, uint64_t *ips, int nr);
 /* Forget what is cached about PID (it exec'd or exited). */
 void unwinder__forget(struct unwinder *u, pid_t pid);
 
+/* Forget the N files IDS (dso ids no process maps any more): their rules, and where any
+ * process was still said to load them. Before their tables' source and the dsos forget them. */
+void unwinder__forget_files(struct unwinder *u, const uint32_t *ids, size_t n);
+
 #endif

@@ -45,6 +45,7 @@ struct ufile {
 	bool tab_borrowed;		/* from the table source, not ours to free */
 	bool later;			/* the source is still making it: ask again */
 	bool loaded;			/* ufile__load ran: the dso's FDEs for libunwind */
+	bool forgotten;			/* unwinder__forget_files: being freed */
 };
 
 /*

@@ -2106,6 +2106,97 @@ def every_worker_replaced_names_alike():
     return f"{replaced} workers replaced ({len(workers)} pids), {len(files)} periods named"
 
 
+def children(pid):
+    """The pids of PID's children."""
+    out = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    out += [int(x) for x in f.read().split()]
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return out
+
+
+def deleted_fds(pid, under):
+    """How many descriptors of process PID are of deleted files whose path was under UNDER."""
+    n = 0
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            n += target.startswith(under) and target.endswith(" (deleted)")
+    except OSError:
+        pass
+    return n
+
+
+@test
+def every_period_forgets_files_gone():
+    # Continuous mode beside programs that come and go, each a new file (a copy of chain_nofp
+    # (static) or of inline, run, then deleted: builds, deploys, test binaries): a file no
+    # process mapped at two period ends in a row is forgotten (its descriptor closed, so a deleted one's disk space goes
+    # back; its names, tables and the worker's caches freed) and its id given to a later
+    # file, whose frames are still its own: every copy of inline names hash_loop, every copy
+    # of chain_static chain_hot_loop, never the other's.
+    d = tempfile.mkdtemp(prefix="forget-", dir=os.path.abspath(os.path.join(BUILD, "tests")))
+    bins = os.path.join(d, "bin")
+    os.mkdir(bins)
+    rounds = 20
+    script = (f"for i in $(seq 1 {rounds}); do "
+              f"cp {workload('chain_static')} {bins}/fa_$i && {bins}/fa_$i 0.15; rm {bins}/fa_$i; "
+              f"cp {workload('inline')} {bins}/fb_$i && {bins}/fb_$i 0.15; rm {bins}/fb_$i; done")
+    try:
+        p = subprocess.Popen([profile_bin(), "-v", "-F", "299", "--every", "1", "-o",
+                              os.path.join(d, "f-%s.folded"), "--", "sh", "-c", script],
+                             stderr=subprocess.PIPE, text=True, errors="replace")
+        held = []  # in profile and its symbolizer worker
+        while p.poll() is None:
+            time.sleep(0.25)
+            held.append(sum(deleted_fds(x, bins) for x in [p.pid] + children(p.pid)))
+        err = p.stderr.read()
+        expect(p.returncode == 0, f"exit {p.returncode}: {err[-300:]!r}")
+        m = re.search(r"(\d+) files forgotten between periods", err)
+        expect(m and int(m.group(1)) >= rounds,
+               f"files forgotten: {m and m.group(1)} (expected >= {rounds} of {2 * rounds})")
+        # A file is forgotten at the second period end in a row no process mapped it at (its
+        # process forgotten a period after it exited): the copies of the last 3 s or so are
+        # held (in profile and in the worker), a number that stops growing, where all 40
+        # were held before.
+        third = len(held) // 3
+        mid, late = held[third:2 * third], held[2 * third:-1]
+        expect(mid and late and max(late) <= max(mid) + 8,
+               f"descriptors of deleted copies held, growing: {held}")
+        files = period_files(d)
+        fa = fb = 0
+        for name, stacks in files:
+            for f, c in stacks:
+                if f[0].startswith("fa_"):
+                    fa += c
+                    expect(not any("hash_loop" in x for x in f), f"{name}: {';'.join(f)}")
+                elif f[0].startswith("fb_"):
+                    fb += c
+                    expect(not any(x.startswith("chain_") for x in f), f"{name}: {';'.join(f)}")
+        named_a = sum(c for _, st in files for f, c in st
+                      if f[0].startswith("fa_") and "chain_hot_loop" in f)
+        named_b = sum(c for _, st in files for f, c in st
+                      if f[0].startswith("fb_") and "hash_loop" in f)
+        expect_rate(fa > 300 and fb > 300, f"only {fa} + {fb} samples of the copies")
+        expect(named_a >= 0.9 * fa, f"chain_hot_loop in {named_a} of {fa} samples of fa_*")
+        expect(named_b >= 0.9 * fb, f"hash_loop in {named_b} of {fb} samples of fb_*")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return (f"{m.group(1)} files forgotten; descriptors of deleted copies held: at most "
+            f"{max(mid)} in the middle third, {max(late)} in the last; named: "
+            f"{named_a / fa:.1%} of {fa}, "
+            f"{named_b / fb:.1%} of {fb}")
+
+
 @test
 def sighup_ends_a_period_at_once():
     # --every 30: SIGHUP after 2 s has the period written at once (long before its 30 s),

@@ -219,6 +219,72 @@ static void test_mapped_file_identity(void)
 	dsos__free(ds);
 }
 
+/* The map of fixture NAME at START, its device and inode the file's, into *M and PATH. */
+static void fixture_map(const char *name, uint64_t start, struct map *m, char *path)
+{
+	struct stat st;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(fx(name), path));
+	CU_ASSERT_EQUAL_FATAL(stat(path, &st), 0);
+	*m = (struct map){ .start = start, .end = start + 0x1000, .dev = st.st_dev,
+			   .ino = st.st_ino, .path = path };
+}
+
+/* A file forgotten: gone from the table, its id given to the next file added, which is
+ * itself (not the forgotten file's dso); the reader of the files added sees each. */
+static void test_forgotten_file_id_reused(void)
+{
+	struct dsos *ds = dsos__new();
+	char pa[PATH_MAX], pb[PATH_MAX], pc[PATH_MAX];
+	struct map a, b, c;
+	uint32_t ia, ib, ic, again;
+	struct dso *dc;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ds);
+	fixture_map("prog", 0x1000, &a, pa);
+	fixture_map("other", 0x3000, &b, pb);
+	fixture_map("static", 0x5000, &c, pc);
+	CU_ASSERT_PTR_NOT_NULL(dsos__get(ds, NO_PID, &a, &ia));
+	CU_ASSERT_PTR_NOT_NULL(dsos__get(ds, NO_PID, &b, &ib));
+	CU_ASSERT(ia == 0 && ib == 1);
+	CU_ASSERT_EQUAL(dsos__find(ds, &a), ia);
+	dsos__forget(ds, &ia, 1);
+	CU_ASSERT(!dsos__known(ds, ia));
+	CU_ASSERT_PTR_NULL(dsos__at(ds, ia));
+	CU_ASSERT_EQUAL(dsos__find(ds, &a), UINT32_MAX);
+	CU_ASSERT_EQUAL(dsos__find(ds, &b), ib);
+	dc = dsos__get(ds, NO_PID, &c, &ic);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dc);
+	CU_ASSERT_EQUAL(ic, ia);			/* the forgotten id, now the third file's */
+	CU_ASSERT_STRING_EQUAL(dso__path(dc), pc);
+	CU_ASSERT_EQUAL(dsos__find(ds, &c), ic);
+	CU_ASSERT_EQUAL(dsos__count(ds), 2);
+	/* The first file again: a new id, its own dso. */
+	CU_ASSERT_PTR_NOT_NULL(dsos__get(ds, NO_PID, &a, &again));
+	CU_ASSERT_EQUAL(again, 2);
+	CU_ASSERT_STRING_EQUAL(dso__path(dsos__at(ds, again)), pa);
+	/* Added, in order: 0 (a), 1 (b), 0 (c), 2 (a); then none. */
+	CU_ASSERT_EQUAL(dsos__added(ds, 0), 0);
+	CU_ASSERT_EQUAL(dsos__added(ds, 1), 1);
+	CU_ASSERT_EQUAL(dsos__added(ds, 2), 0);
+	CU_ASSERT_EQUAL(dsos__added(ds, 3), 2);
+	CU_ASSERT_EQUAL(dsos__added(ds, 4), UINT32_MAX);
+	/* Many forgotten and added: lookups stay right as the index is made again. */
+	for (int round = 0; round < 200; round++) {
+		uint32_t id;
+
+		dsos__forget(ds, &ic, 1);
+		CU_ASSERT_EQUAL(dsos__find(ds, &c), UINT32_MAX);
+		CU_ASSERT_PTR_NOT_NULL(dsos__get(ds, NO_PID, &c, &id));
+		CU_ASSERT_EQUAL(id, ic);
+		CU_ASSERT_EQUAL(dsos__find(ds, &b), ib);
+	}
+	CU_ASSERT_EQUAL(dsos__added(ds, 203), ic);
+	CU_ASSERT_EQUAL(dsos__added(ds, 204), UINT32_MAX);
+	CU_ASSERT_EQUAL(dsos__added(ds, 2), UINT32_MAX);	/* taken long ago: dropped */
+	dsos__free(ds);
+}
+
 /* At most LIMIT_MAPS_MAX mappings a process, half of them without a file; a mapping that
  * replaces others is always taken. */
 static void test_mappings_bounded(void)
@@ -267,6 +333,7 @@ int register_hostile_suite(void)
 	    !CU_add_test(s, "DWARF sizes claimed", test_dwarf_sizes) ||
 	    !CU_add_test(s, "a .gnu_debugaltlink BFD would follow out", test_dwarf_altlink) ||
 	    !CU_add_test(s, "only the file mapped", test_mapped_file_identity) ||
+	    !CU_add_test(s, "a forgotten file's id reused", test_forgotten_file_id_reused) ||
 	    !CU_add_test(s, "mappings per process", test_mappings_bounded))
 		return -1;
 	return 0;

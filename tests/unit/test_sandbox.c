@@ -200,6 +200,13 @@ static void test_tables(void)
 	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);	/* not the worker's to send */
 	sb_buf__start(&b, SB_TABLE, 1, 5);
 	CU_ASSERT_EQUAL(decode(true, 0, &m), -EBADMSG);
+	/* SB_FORGET: a file (arg 0) or a perf map (arg 1), the client's to send */
+	for (uint8_t arg = 0; arg < 3; arg++) {
+		sb_buf__start(&b, SB_FORGET, arg, 7);
+		CU_ASSERT_EQUAL(decode(true, 0, &m), arg < 2 ? 0 : -EBADMSG);
+		CU_ASSERT(arg == 2 || (m.type == SB_FORGET && m.id == 7 && m.arg == arg));
+		CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+	}
 	utab_part(false, 100, 0, 64);
 	CU_ASSERT_EQUAL_FATAL(decode(false, 0, &m), 0);
 	CU_ASSERT(m.total == 100 && m.offset == 0 && m.data_len == 64 && !m.arg);

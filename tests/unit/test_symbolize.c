@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "dso/dso.h"
 #include "dso/dsos.h"
 #include "proc/procmaps.h"
