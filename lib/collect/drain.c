@@ -408,14 +408,22 @@ static void clear_period(struct session *s, uint32_t par, struct keys *counts)
 		}
 		keys__delete(&k32, kfd[m]);
 	}
+	/* The names of ids found gone at the last period's end, gone still: a process that
+	 * exits just after a period ended has its last samples in the next one, named after
+	 * this one's profile is made. Those gone now leave at the next period's end. */
+	for (size_t i = 0; i < s->nr_comms_gone; i++)
+		if (id_gone(s->comms_gone[i]) && keys__add(&k32, &s->comms_gone[i]))
+			break;
+	keys__delete(&k32, cfd);
 	prev32 = NULL;
 	while (bpf_map_get_next_key(cfd, prev32, &id) == 0) {
 		prev32 = &id;
 		if (id_gone(id) && keys__add(&k32, &id))
 			break;
 	}
-	keys__delete(&k32, cfd);
-	free(k32.v);
+	free(s->comms_gone);
+	s->comms_gone = k32.v;
+	s->nr_comms_gone = k32.nr;
 	free(k64.v);
 	forget_gone(s);
 }

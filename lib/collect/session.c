@@ -448,6 +448,7 @@ void session__free(struct session *s)
 	free(s->pids);
 	free(s->gone);
 	free(s->unmapped);
+	free(s->comms_gone);
 	free(s->err);
 	free(s);
 }

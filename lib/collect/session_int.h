@@ -96,6 +96,8 @@ struct session {
 					 * forgotten at the next one's (their last samples may
 					 * be in the period after the one they exited in) */
 	size_t nr_gone;
+	__u32 *comms_gone;		/* ids of `comms` found gone at the last period's end */
+	size_t nr_comms_gone;
 	uint8_t *unmapped;		/* by dso id: period ends in a row no process mapped
 					 * the file at (forgotten at FORGET_AFTER) */
 	uint32_t cap_unmapped;

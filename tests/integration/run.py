@@ -2187,8 +2187,12 @@ def every_period_forgets_files_gone():
         named_b = sum(c for _, st in files for f, c in st
                       if f[0].startswith("fb_") and "hash_loop" in f)
         expect_rate(fa > 300 and fb > 300, f"only {fa} + {fb} samples of the copies")
-        expect(named_a >= 0.9 * fa, f"chain_hot_loop in {named_a} of {fa} samples of fa_*")
-        expect(named_b >= 0.9 * fb, f"hash_loop in {named_b} of {fb} samples of fb_*")
+        # A program that exits just after a period ended has its last samples in the next
+        # period: still under its own name (its name left `comms` a period too early).
+        nameless = sum(c for _, st in files for f, c in st if f[0] == "[unknown]")
+        expect(nameless == 0, f"{nameless} samples of a process named [unknown]")
+        expect(named_a >= 0.85 * fa, f"chain_hot_loop in {named_a} of {fa} samples of fa_*")
+        expect(named_b >= 0.85 * fb, f"hash_loop in {named_b} of {fb} samples of fb_*")
     finally:
         shutil.rmtree(d, ignore_errors=True)
     return (f"{m.group(1)} files forgotten; descriptors of deleted copies held: at most "
