@@ -336,8 +336,14 @@ static void forget_files(struct session *s, const pid_t *pids, size_t np)
 	symbolizer__forget(s->sym, ids, n, pids, np);
 	dsos__forget(s->dsos, ids, n);
 	s->stats.files_forgotten += n;
-	if (n)
-		pr_debug("%zu files no process maps forgotten (%u known before)", n, nr);
+	{
+		uint32_t names, maps;
+
+		symbolizer__sizes(s->sym, &names, &maps);
+		pr_debug("period end: %zu files no process maps forgotten of %u ids; %zu "
+			 "processes' mappings kept, %u names, %u perf map slots", n, nr, nl,
+			 names, maps);
+	}
 	free(used);
 	free(ids);
 	free(live);

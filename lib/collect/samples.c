@@ -291,18 +291,23 @@ int session__wait(struct session *s, int ms)
 {
 	struct epoll_event ev[4];
 	int fd = symbolizer__fd(s->sym), n;
+	unsigned int gen = symbolizer__worker_gen(s->sym);
 
-	/* The worker's socket: another when a worker was replaced (the old one left the set
-	 * when it was closed; the new one may have the same number). */
-	if (fd != s->ep_sock && s->ep_sock >= 0)
-		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->ep_sock, NULL);
-	if (fd >= 0) {
-		struct epoll_event want = { .events = EPOLLIN, .data.u32 = 1 };
+	/* The worker's socket, registered once per worker: another when a worker was replaced
+	 * (the old one left the set when it was closed; the new one may have the same
+	 * number). */
+	if (fd != s->ep_sock || gen != s->ep_gen) {
+		if (s->ep_sock >= 0)
+			epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->ep_sock, NULL);
+		if (fd >= 0) {
+			struct epoll_event want = { .events = EPOLLIN, .data.u32 = 1 };
 
-		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &want) && errno != EEXIST)
-			fd = -1;
+			if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &want) && errno != EEXIST)
+				fd = -1;
+		}
+		s->ep_sock = fd;
+		s->ep_gen = gen;
 	}
-	s->ep_sock = fd;
 	n = epoll_wait(s->epfd, ev, 4, ms);
 	return n < 0 ? -errno : 0;
 }

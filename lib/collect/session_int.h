@@ -51,6 +51,7 @@ struct session {
 	int epfd;			/* the loop waits here: the ring buffer's epoll, the
 					 * symbolizer's worker (ep_sock) */
 	int ep_sock;
+	unsigned int ep_gen;		/* the worker ep_sock is of */
 	struct procmaps *maps;
 	struct dsos *dsos;		/* every file mapped: shared by sym and unw */
 	struct symbolizer *sym;

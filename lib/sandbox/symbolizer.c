@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "base/grow.h"
 #include "base/limits.h"
 #include "base/log.h"
 #include "dso/dso.h"
@@ -99,6 +100,7 @@ void symbolizer__free(struct symbolizer *s)
 	for (uint32_t i = 0; i < s->nr_maps; i++)
 		sym_src__free(s->maps[i]);
 	free(s->maps);
+	free(s->free_maps);
 	htab__free(&s->map_index);
 	for (uint32_t i = 0; i < s->nr_ents; i++) {
 		free(s->ents[i]->blob);
@@ -192,18 +194,13 @@ static struct sym_src *symbolizer__map(struct symbolizer *s, pid_t pid)
 	     id = htab__next(&s->map_index, h, &pos))
 		if (s->maps[id] && s->maps[id]->pid == pid)	/* (NULL: forgotten) */
 			return s->maps[id];
-	if (s->nr_maps == s->cap_maps) {
-		uint32_t cap = s->cap_maps ? 2 * s->cap_maps : 16;
-		struct sym_src **maps = realloc(s->maps, cap * sizeof(*maps));
-
-		if (!maps)
-			return NULL;
-		s->maps = maps;
-		s->cap_maps = cap;
-	}
+	/* A forgotten process's id first (symbolizer__forget). */
+	id = s->nr_free_maps ? s->free_maps[s->nr_free_maps - 1] : s->nr_maps;
+	if (array_grow(&s->maps, &s->cap_maps, sizeof(*s->maps), id))
+		return NULL;
 	snprintf(name, sizeof(name), "/tmp/perf-%d.map", (int)pid);
-	src = sym_src__new(name, s->nr_maps, true);
-	if (!src || htab__insert(&s->map_index, h, s->nr_maps)) {
+	src = sym_src__new(name, id, true);
+	if (!src || htab__insert(&s->map_index, h, id)) {
 		sym_src__free(src);
 		return NULL;
 	}
@@ -211,8 +208,29 @@ static struct sym_src *symbolizer__map(struct symbolizer *s, pid_t pid)
 	src->map_fd = perfmap__open(pid);
 	if (src->map_fd < 0)
 		src->map_fd = -1;
-	s->maps[s->nr_maps++] = src;
+	s->maps[id] = src;
+	if (id == s->nr_maps)
+		s->nr_maps++;
+	else
+		s->nr_free_maps--;
 	return src;
+}
+
+/* The index of perf maps made again from the live ones (the forgotten ids it held left). */
+static void symbolizer__reindex_maps(struct symbolizer *s)
+{
+	struct htab index = { 0 };
+
+	for (uint32_t id = 0; id < s->nr_maps; id++) {
+		if (s->maps[id] &&
+		    htab__insert(&index, hash_u64(HASH_SEED, (uint64_t)s->maps[id]->pid), id)) {
+			htab__free(&index);
+			return;		/* out of memory: the old one still finds them all */
+		}
+	}
+	htab__free(&s->map_index);
+	s->map_index = index;
+	s->maps_stale = 0;
 }
 
 /* The worker's priority: idle while sampling (symbolizer__prepare) unless a table is asked
@@ -229,6 +247,11 @@ static void symbolizer__set_priority(struct symbolizer *s)
 int symbolizer__fd(const struct symbolizer *s)
 {
 	return s->c.sock;
+}
+
+unsigned int symbolizer__worker_gen(const struct symbolizer *s)
+{
+	return s->c.gen;
 }
 
 /* A worker whose caches grew past twice what they held after its first period, and by more
@@ -332,14 +355,21 @@ void symbolizer__forget(struct symbolizer *s, const uint32_t *ids, size_t n, con
 		     id = htab__next(&s->map_index, h, &pos)) {
 			struct sym_src *src = s->maps[id];
 
-			if (!src || src->pid != pids[k] || src->nr_wait)
+			if (!src || src->pid != pids[k] || src->nr_wait ||
+			    array_grow(&s->free_maps, &s->cap_free_maps, sizeof(*s->free_maps),
+				       s->nr_free_maps))
 				continue;
 			symbolizer__tell_forget(s, src);
 			sym_src__free(src);
 			s->maps[id] = NULL;
+			s->free_maps[s->nr_free_maps++] = id;
+			s->maps_stale++;
 		}
 	}
+	/* Names first: their perf map ids are given to processes that come later. */
 	forget_names(s);
+	if (s->maps_stale > 64 && s->maps_stale > htab__count(&s->map_index) / 4)
+		symbolizer__reindex_maps(s);
 }
 
 uint64_t symbolizer__tables_answered(const struct symbolizer *s)
@@ -350,6 +380,12 @@ uint64_t symbolizer__tables_answered(const struct symbolizer *s)
 bool symbolizer__table_pending(const struct symbolizer *s, uint32_t id)
 {
 	return id < s->cap_files && s->files[id] && s->files[id]->tstate == TAB_ASKED;
+}
+
+void symbolizer__sizes(const struct symbolizer *s, uint32_t *names, uint32_t *maps)
+{
+	*names = s->nr_ents;
+	*maps = s->nr_maps;
 }
 
 bool symbolizer__file_busy(const struct symbolizer *s, uint32_t id)

@@ -71,12 +71,20 @@ void symbolizer__sampling_again(struct symbolizer *s);
  * the ring buffer, so that a table comes as fast as the worker makes it. */
 int symbolizer__fd(const struct symbolizer *s);
 
+/* Which worker that descriptor is of: another number when a worker was replaced (its
+ * descriptor may have the same number as the last one's). */
+unsigned int symbolizer__worker_gen(const struct symbolizer *s);
+
 /* How many tables have been answered (made, or given up on) so far: what waits for one
  * looks again when this moves. */
 uint64_t symbolizer__tables_answered(const struct symbolizer *s);
 
 /* Whether the table of the file with dso id ID is asked for and not answered yet. */
 bool symbolizer__table_pending(const struct symbolizer *s, uint32_t id);
+
+/* What the symbolizer holds (for -v): names of addresses, perf map sources (with the
+ * forgotten ones' slots). */
+void symbolizer__sizes(const struct symbolizer *s, uint32_t *names, uint32_t *maps);
 
 /* Whether file ID cannot be forgotten now: its table is being made, or names of it awaited. */
 bool symbolizer__file_busy(const struct symbolizer *s, uint32_t id);

@@ -2150,7 +2150,9 @@ def every_period_forgets_files_gone():
     rounds = 20
     script = (f"for i in $(seq 1 {rounds}); do "
               f"cp {workload('chain_static')} {bins}/fa_$i && {bins}/fa_$i 0.15; rm {bins}/fa_$i; "
-              f"cp {workload('inline')} {bins}/fb_$i && {bins}/fb_$i 0.15; rm {bins}/fb_$i; done")
+              f"cp {workload('inline')} {bins}/fb_$i && {bins}/fb_$i 0.15; rm {bins}/fb_$i; "
+              f"{workload('jitmap')} 0.1; done")
+    before = set(glob.glob("/tmp/perf-*.map"))
     try:
         p = subprocess.Popen([profile_bin(), "-v", "-F", "299", "--every", "1", "-o",
                               os.path.join(d, "f-%s.folded"), "--", "sh", "-c", script],
@@ -2191,14 +2193,23 @@ def every_period_forgets_files_gone():
         # period: still under its own name (its name left `comms` a period too early).
         nameless = sum(c for _, st in files for f, c in st if f[0] == "[unknown]")
         expect(nameless == 0, f"{nameless} samples of a process named [unknown]")
+        # JIT code named from each process's own perf map (the maps of processes gone are
+        # forgotten, their ids given to later ones).
+        jit = sum(c for _, st in files for f, c in st if f[0] == "jitmap")
+        jit_named = sum(c for _, st in files for f, c in st
+                        if f[0] == "jitmap" and "jit_hot_loop_[j]" in f)
+        expect_rate(jit > 100, f"only {jit} samples of jitmap")
+        expect(jit_named >= 0.85 * jit, f"jit_hot_loop_[j] in {jit_named} of {jit} samples")
         expect(named_a >= 0.85 * fa, f"chain_hot_loop in {named_a} of {fa} samples of fa_*")
         expect(named_b >= 0.85 * fb, f"hash_loop in {named_b} of {fb} samples of fb_*")
     finally:
         shutil.rmtree(d, ignore_errors=True)
+        for path in set(glob.glob("/tmp/perf-*.map")) - before:
+            os.unlink(path)
     return (f"{m.group(1)} files forgotten; descriptors of deleted copies held: at most "
             f"{max(mid)} in the middle third, {max(late)} in the last; named: "
             f"{named_a / fa:.1%} of {fa}, "
-            f"{named_b / fb:.1%} of {fb}")
+            f"{named_b / fb:.1%} of {fb}; JIT frames named in {jit_named / jit:.1%} of {jit}")
 
 
 @test
