@@ -2107,18 +2107,9 @@ def every_worker_replaced_names_alike():
 
 
 def children(pid):
-    """The pids of PID's children."""
-    out = []
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{task}/children") as f:
-                    out += [int(x) for x in f.read().split()]
-            except OSError:
-                pass
-    except OSError:
-        pass
-    return out
+    """The pids of PID's children (pgrep -P)."""
+    p = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+    return [int(x) for x in p.stdout.split()]
 
 
 def deleted_fds(pid, under):
