@@ -57,6 +57,7 @@ static int unwind_event(struct session *s, const struct sample_event *e, const v
 	struct unwind_sample us;
 	enum unwind_stop stop;
 	uint64_t t0;
+	pid_t as;
 	int n;
 
 	/* mmap records of a process that just started may still wait in their buffer. */
@@ -68,8 +69,12 @@ static int unwind_event(struct session *s, const struct sample_event *e, const v
 	/* BPF knew nothing of the process's code: from now on it checks its walks. */
 	if (!session__described(s, e->pid))
 		session__describe(s, e->pid);
+	/* The mappings of the program sampled: an earlier one of the pid when it exec'd since
+	 * (a fork's child sampled before its exec: bash's code, not the new program's), kept
+	 * apart under a pid of their own. */
+	as = procmaps__incarnation(s->maps, (pid_t)e->pid, e->gen);
 	us = (struct unwind_sample){
-		.pid = e->pid, .ip = e->ip, .sp = e->sp, .bp = e->bp, .regs = (const uint64_t *)e->regs,
+		.pid = as, .ip = e->ip, .sp = e->sp, .bp = e->bp, .regs = (const uint64_t *)e->regs,
 		.stack = stack, .stack_len = stack_len,
 		.holes = e->holes, .below = e->below_ok ? (const uint64_t *)e->below : NULL,
 	};
@@ -90,10 +95,15 @@ static int unwind_event(struct session *s, const struct sample_event *e, const v
 		}
 	}
 	s->stats.unwind_ns += clock_mono_ns() - t0;
+	/* (What the unwinder keeps of a program that is gone is rebuilt if it is needed.) */
+	if (as != (pid_t)e->pid)
+		unwinder__forget(s->unw, as);
 	/* Cut where a table is still being made: again when it came. */
 	if (may_wait && unwinder__met_later(s->unw, NULL))
 		return 1;
-	n = end_at_bottom(s, e->pid, ips, n, &stop);
+	/* (The spans are the current program's.) */
+	if (as == (pid_t)e->pid)
+		n = end_at_bottom(s, e->pid, ips, n, &stop);
 	s->stats.unwind_frames += n;
 	s->stats.copy_bytes += e->stack_len;
 	s->stats.dwarf++;

@@ -2283,6 +2283,22 @@ def short_command_under_long_duration():
 
 
 @test
+def fork_child_before_exec_unwound():
+    # A shell forking a program 400 times, every stack to DWARF: a child's samples before
+    # its exec (bash's code, in the fork's copy of bash) are unwound once the exec is known,
+    # so with the mappings of the program sampled, kept apart, not the new program's (where
+    # their addresses are in no mapping: cut at the leaf, 30% of all the samples before).
+    stacks, err, _ = run_profile(["-v", "-F", "999", "--unwind", "dwarf", "--", "bash", "-c",
+                                  "for i in $(seq 400); do /bin/true; done"])
+    n = total(stacks, "bash")
+    cut = share(stacks, lambda f: "[truncated]" in f, "bash")
+    expect_rate(n > 300, f"only {n} samples of bash")
+    expect(cut <= 0.05, f"{cut:.1%} of bash's {n} samples truncated: "
+           f"{[';'.join(f[:4]) for f, _ in stacks if f[0] == 'bash' and '[truncated]' in f][:3]}")
+    return f"{n} samples of bash, {cut:.1%} truncated"
+
+
+@test
 def short_lived_children_named():
     cmd = f"for i in $(seq 50); do {workload('short_lived')}; done"
     stacks, _, _ = run_profile(["-F", "999", "--", "sh", "-c", cmd])
