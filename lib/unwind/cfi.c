@@ -318,10 +318,13 @@ static int run(struct prog *pg, struct rd *r, const struct row *init)
 		case CFA_same_value:
 			set_reg(row, rd_uleb(r), CFI_SAME, 0);
 			break;
-		case CFA_register:		/* saved in another register: not sampled */
+		case CFA_register:		/* kept in another register */
 			reg = rd_uleb(r);
-			rd_uleb(r);
-			set_reg(row, reg, UNSUP, 0);
+			u = rd_uleb(r);
+			/* The return address or rbp, in a register the sample has (or the
+			 * unwind restored); others are not followed. */
+			set_reg(row, reg, (reg == CFI_REG_RA || reg == CFI_REG_RBP) && u < 16 &&
+				u != CFI_REG_RSP ? CFI_IN_REG : UNSUP, (int64_t)u);
 			break;
 		case CFA_val_offset:		/* the value is an address: not for rbp or rip */
 			reg = rd_uleb(r);
@@ -413,7 +416,8 @@ static int row_to_rule(const struct row *row, struct cfi_rule *out)
 	for (int i = 0; i < CFI_NR_CS; i++) {
 		const struct reg *g = &row->cs[i];
 
-		if (g->where == UNSUP || g->off < INT32_MIN || g->off > INT32_MAX) {
+		if (g->where == UNSUP || g->where == CFI_IN_REG || g->off < INT32_MIN ||
+		    g->off > INT32_MAX) {
 			out->cs[i] = CFI_UNDEFINED;	/* its value is lost to us */
 		} else {
 			out->cs[i] = g->where;

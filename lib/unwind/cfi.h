@@ -12,8 +12,9 @@
  * CFA = *(reg + off), the CFA of a .plt stub (rsp + off, 8 more past the push of each
  * 16-byte entry) and a signal frame's registers saved at rsp + off (glibc's __restore_rt:
  * its CFA, rbp and return address are the interrupted code's, from the ucontext on the
- * stack). Anything else (other expressions, registers saved in other registers) is
- * -ENOTSUP, and the unwinder leaves that stack to libunwind.
+ * stack); and a return address or rbp kept in another register (__vfork's). Anything else
+ * (other expressions, other registers kept in registers) is -ENOTSUP, and the unwinder
+ * leaves that stack to libunwind.
  */
 #ifndef CFI_H
 #define CFI_H
@@ -35,6 +36,9 @@ enum cfi_where {
 	CFI_AT_CFA,		/* saved in memory at CFA + off */
 	CFI_AT_SP,		/* saved in memory at this frame's rsp + off (a signal frame's
 				 * ucontext: DW_CFA_expression DW_OP_breg7 off) */
+	CFI_IN_REG,		/* in this frame's register off (DW_CFA_register; for the
+				 * return address and rbp only, off below 16 and not rsp:
+				 * glibc's __vfork pops its return address into rdi) */
 };
 
 /* How the CFA is computed from cfa_reg and cfa_off. */

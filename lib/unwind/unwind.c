@@ -146,6 +146,21 @@ void unwinder__free(struct unwinder *u)
 	free(u);
 }
 
+/* Register REG (DWARF number, not rsp) of a frame whose general registers are GR (VALID:
+ * which are known) and rbp BP (BP_OK), into *OUT. Returns whether it is known. */
+static bool reg_value(int32_t reg, const uint64_t *gr, uint32_t valid, uint64_t bp, bool bp_ok,
+		      uint64_t *out)
+{
+	if (reg == CFI_REG_RBP) {
+		*out = bp;
+		return bp_ok;
+	}
+	if (reg < 0 || reg >= UNWIND_NR_REGS || reg == CFI_REG_RSP || !(valid >> reg & 1))
+		return false;
+	*out = gr[reg];
+	return true;
+}
+
 /* The fast path gives up after N frames, for STOP: 0 (libunwind's turn, where it has one). */
 static int fast_fail(struct uctx *c, int n, enum unwind_stop stop)
 {
@@ -231,11 +246,24 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 			*stop = UNWIND_STOP_END;	/* the outermost frame (_start, clone) */
 			return n;
 		}
-		if (read_stack(c, (r->ra == CFI_AT_SP ? sp : cfa) + (int64_t)r->ra_off, &ra))
+		if (r->ra == CFI_IN_REG) {
+			/* Kept in a register (__vfork's rdi): this frame's value of it. */
+			if (!reg_value(r->ra_off, gr, valid, bp, bp_ok, &ra))
+				return fast_fail(c, n, UNWIND_STOP_BAD_FRAME);
+		} else if (read_stack(c, (r->ra == CFI_AT_SP ? sp : cfa) + (int64_t)r->ra_off,
+				      &ra)) {
 			return fast_fail(c, n, UNWIND_STOP_NO_MEMORY);
-		if ((r->bp == CFI_AT_CFA || r->bp == CFI_AT_SP) &&
-		    read_stack(c, (r->bp == CFI_AT_SP ? sp : cfa) + (int64_t)r->bp_off, &bp))
+		}
+		if (r->bp == CFI_IN_REG) {
+			uint64_t v;
+
+			if (!reg_value(r->bp_off, gr, valid, bp, bp_ok, &v))
+				return fast_fail(c, n, UNWIND_STOP_BAD_FRAME);
+			bp = v;
+		} else if ((r->bp == CFI_AT_CFA || r->bp == CFI_AT_SP) &&
+			   read_stack(c, (r->bp == CFI_AT_SP ? sp : cfa) + (int64_t)r->bp_off, &bp)) {
 			return fast_fail(c, n, UNWIND_STOP_NO_MEMORY);
+		}
 		if (r->bp == CFI_UNDEFINED)
 			bp_ok = false;
 		else if (r->bp != CFI_SAME)
@@ -299,11 +327,18 @@ static void check_fast(struct unwinder *u, const struct unwind_sample *s, const 
 	enum unwind_stop their_stop;
 	int m;
 
-	if (!c || max > 1024)
+	/* An earlier program of a pid (kept apart under a pid of its own): libunwind reads
+	 * what it needs of the code from the process, which runs another program now. */
+	if (!c || max > 1024 || s->pid >= PROCMAPS_ARCHIVED_PID)
 		return;
 	c->p = unwinder__proc(u, s->pid);
 	theirs[0] = s->ip;
 	m = c->p ? unwind_libunwind(c, theirs, max, &their_stop) : 0;
+	/* libunwind found no unwind info where the fast path went on (Go's runtime assembly,
+	 * through its frame record): the same frames as far as libunwind can tell. */
+	if (their_stop == UNWIND_STOP_NO_INFO && m > 0 && m < n &&
+	    !memcmp(ips, theirs, m * sizeof(*ips)))
+		return;
 	if (m == n && !memcmp(ips, theirs, n * sizeof(*ips)) &&
 	    (their_stop == stop ||
 	     /* The same frames, the last a stack bottom by name (Go's mstart, reached from

@@ -843,8 +843,14 @@ static bool rule_valid(const struct cfi_rule *r)
 		if (r->cs[i] > CFI_AT_SP || (r->cs[i] != CFI_AT_CFA && r->cs[i] != CFI_AT_SP &&
 					     r->cs_off[i]))
 			return false;
-	return r->cfa_reg < CFI_REG_RA && r->cfa_deref <= CFI_CFA_PLT && r->ra <= CFI_AT_SP &&
-	       r->bp <= CFI_AT_SP && r->plt_cut < 16 && r->signal <= 1 && !r->pad &&
+	/* (A register's number for CFI_IN_REG: below 16, not rsp.) */
+	if ((r->ra == CFI_IN_REG && (r->ra_off < 0 || r->ra_off >= 16 ||
+				     r->ra_off == CFI_REG_RSP)) ||
+	    (r->bp == CFI_IN_REG && (r->bp_off < 0 || r->bp_off >= 16 ||
+				     r->bp_off == CFI_REG_RSP)))
+		return false;
+	return r->cfa_reg < CFI_REG_RA && r->cfa_deref <= CFI_CFA_PLT && r->ra <= CFI_IN_REG &&
+	       r->bp <= CFI_IN_REG && r->plt_cut < 16 && r->signal <= 1 && !r->pad &&
 	       !r->pad2[0] && !r->pad2[1] && !r->pad2[2];
 }
 

@@ -190,6 +190,53 @@ static void test_red_zone_from_the_sample(void)
 }
 
 /*
+ * glibc's __vfork pops its return address into rdi around the system call: its CFI says so
+ * (DW_CFA_register), and the sample's registers have it.
+ */
+__asm__(".text\n"
+	".type vf_leaf, @function\n"
+	"vf_leaf:\n"
+	".cfi_startproc\n"
+	"pop %rdi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	".cfi_register %rip, %rdi\n"
+	"vf_in:\n"
+	"push %rdi\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size vf_leaf, .-vf_leaf\n");
+extern const char vf_in[];
+
+static void test_return_address_in_a_register(void)
+{
+	const uint64_t sp = 0x100000, rbp = sp + 0x20;
+	uint64_t words[8] = { 0 }, regs[UNWIND_NR_REGS] = { 0 };
+	struct unwind_sample s = {
+		.pid = getpid(), .ip = (uint64_t)(uintptr_t)vf_in, .sp = sp, .bp = rbp,
+		.stack = words, .stack_len = sizeof(words),
+	};
+	uint64_t ips[8], fast;
+	enum unwind_stop stop;
+	int n;
+
+	regs[5] = (uint64_t)(uintptr_t)rz_caller_ret;	/* rdi */
+	regs[6] = rbp;
+	regs[7] = sp;
+	words[(rbp - sp) / 8 + 1] = 0;	/* rz_caller's return address: the outermost frame */
+	s.regs = regs;
+	fast = unwinder__counts(unw)->fast;
+	n = unwinder__unwind(unw, &s, ips, 8, &stop);
+	CU_ASSERT_EQUAL(n, 2);
+	CU_ASSERT_EQUAL(ips[1], (uint64_t)(uintptr_t)rz_caller_ret);
+	CU_ASSERT_EQUAL(stop, UNWIND_STOP_END);
+	CU_ASSERT_EQUAL(unwinder__counts(unw)->fast, fast + 1);	/* by the cached rules */
+	/* Without the registers: rdi unknown, so is the caller (libunwind too). */
+	s.regs = NULL;
+	n = unwinder__unwind(unw, &s, ips, 8, &stop);
+	CU_ASSERT_NOT_EQUAL(stop, UNWIND_STOP_END);
+}
+
+/*
  * Stacks of this process go through the cached CFI rules, and libunwind, asked again for
  * each (PROFILE_UNWIND_CHECK), finds the same frames.
  */
@@ -227,6 +274,8 @@ int register_unwind_suite(void)
 	    !CU_add_test(s, "leaf return address at function entry", test_leaf_return_at_entry) ||
 	    !CU_add_test(s, "a popped register read from the red zone as sampled",
 			 test_red_zone_from_the_sample) ||
+	    !CU_add_test(s, "a return address kept in a register (__vfork)",
+			 test_return_address_in_a_register) ||
 	    !CU_add_test(s, "cached CFI rules agree with libunwind",
 			 test_fast_path_agrees_with_libunwind))
 		return -1;
