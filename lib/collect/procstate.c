@@ -17,6 +17,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "base/grow.h"
 #include "base/htab.h"
 #include "base/log.h"
 #include "collect/fixup.h"
@@ -54,7 +55,7 @@ struct pstates {
 	struct pstate *v;
 	size_t nr, cap;
 	uint32_t *dirty;	/* indices in v[] of the dirty ones */
-	size_t nr_dirty, cap_dirty;
+	uint32_t nr_dirty, cap_dirty;
 	size_t nr_later;	/* mappings whose spans wait for their file's table */
 };
 
@@ -218,15 +219,8 @@ static int pstate__dirty(struct pstates *ps, struct pstate *p)
 {
 	if (p->dirty)
 		return 0;
-	if (ps->nr_dirty == ps->cap_dirty) {
-		size_t cap = ps->cap_dirty ? 2 * ps->cap_dirty : 64;
-		uint32_t *d = realloc(ps->dirty, cap * sizeof(*d));
-
-		if (!d)
-			return -ENOMEM;
-		ps->dirty = d;
-		ps->cap_dirty = cap;
-	}
+	if (array_grow(&ps->dirty, &ps->cap_dirty, sizeof(*ps->dirty), ps->nr_dirty))
+		return -ENOMEM;
 	ps->dirty[ps->nr_dirty++] = (uint32_t)(p - ps->v);
 	p->dirty = true;
 	return 0;

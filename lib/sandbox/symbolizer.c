@@ -496,24 +496,9 @@ static int64_t symbolizer__entry(struct symbolizer *s, struct sym_src *src, uint
 			return id;
 		}
 	}
-	if (s->nr_ents == s->cap_ents) {
-		uint32_t cap = s->cap_ents ? 2 * s->cap_ents : 1024;
-		struct sym_ent **ents = realloc(s->ents, cap * sizeof(*ents));
-
-		if (!ents)
-			return -ENOMEM;
-		s->ents = ents;
-		s->cap_ents = cap;
-	}
-	if (src->nr_wait == src->cap_wait) {
-		uint32_t cap = src->cap_wait ? 2 * src->cap_wait : 64;
-		uint32_t *wait = realloc(src->wait, cap * sizeof(*wait));
-
-		if (!wait)
-			return -ENOMEM;
-		src->wait = wait;
-		src->cap_wait = cap;
-	}
+	if (array_grow(&s->ents, &s->cap_ents, sizeof(*s->ents), s->nr_ents) ||
+	    array_grow(&src->wait, &src->cap_wait, sizeof(*src->wait), src->nr_wait))
+		return -ENOMEM;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;

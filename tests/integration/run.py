@@ -2045,32 +2045,37 @@ def every_worker_idle_between_periods():
     return f"worker SCHED_IDLE in {idle} of {len(seen)} readings from 1.6 s on"
 
 
+def every_second(args, hook):
+    """profile -v --every 1 -o DIR/p-%s.folded ARGS, with PROFILE_SANDBOX_TEST=HOOK, in a
+    directory of its own (removed after): (its stderr, the period files). It must exit 0."""
+    d = tempfile.mkdtemp(prefix="every-", dir=os.path.join(BUILD, "tests"))
+    try:
+        p = subprocess.run([profile_bin(), "-v", "--every", "1", "-o",
+                            os.path.join(d, "p-%s.folded")] + args,
+                           capture_output=True, text=True, timeout=60, errors="replace",
+                           env=dict(os.environ, PROFILE_SANDBOX_TEST=hook))
+        expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-300:]!r}")
+        return p.stderr, period_files(d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 @test
 def every_worker_replaced_after_a_crash():
     # Continuous mode writing files stays root after attach (the files are the user's): a
     # worker killed by its filter (PROFILE_SANDBOX_TEST=open, on the program) is replaced
     # by one that confines itself to uid 65534 all the same, and the library's frames are
     # named in every period (before, no other could start: everything FILE+0xOFFSET).
-    d = tempfile.mkdtemp(prefix="crash-", dir=os.path.join(BUILD, "tests"))
-    try:
-        p = subprocess.run([profile_bin(), "-v", "--every", "1", "-d", "3", "-o",
-                            os.path.join(d, "c-%s.folded"), "--", workload("chain_nofp"), "3"],
-                           capture_output=True, text=True, timeout=60, errors="replace",
-                           env=dict(os.environ, PROFILE_SANDBOX_TEST="open"))
-        expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-300:]!r}")
-        confined = re.findall(r"symbolizer worker: pid (\d+), uid 65534, gid 65534, "
-                              r"no capabilities", p.stderr)
-        expect(len(set(confined)) >= 2, f"{len(set(confined))} confined workers: "
-               f"{p.stderr[-400:]!r}")
-        files = period_files(d)
-        expect(len(files) >= 2, f"{len(files)} files")
-        for name, stacks in files:
-            n = total(stacks, "chain_nofp")
-            lib = share(stacks, lambda f: has_chain(f, ["chain_c", "chain_hot_loop"]),
-                        "chain_nofp")
-            expect(n > 0 and lib >= 0.9, f"{name}: chain_c;chain_hot_loop in {lib:.1%} of {n}")
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+    err, files = every_second(["-d", "3", "--", workload("chain_nofp"), "3"], "open")
+    confined = re.findall(r"symbolizer worker: pid (\d+), uid 65534, gid 65534, "
+                          r"no capabilities", err)
+    expect(len(set(confined)) >= 2, f"{len(set(confined))} confined workers: {err[-400:]!r}")
+    expect(len(files) >= 2, f"{len(files)} files")
+    for name, stacks in files:
+        n = total(stacks, "chain_nofp")
+        lib = share(stacks, lambda f: has_chain(f, ["chain_c", "chain_hot_loop"]),
+                    "chain_nofp")
+        expect(n > 0 and lib >= 0.9, f"{name}: chain_c;chain_hot_loop in {lib:.1%} of {n}")
     return f"{len(set(confined))} confined workers, {len(files)} periods named"
 
 
@@ -2080,32 +2085,24 @@ def every_worker_replaced_names_alike():
     # (PROFILE_SANDBOX_TEST=recycle: at every other period), started when an address needs
     # naming: here those of a second program run after the first. Every period names its
     # stacks down to main, with no warning and no FILE+0xOFFSET frame.
-    d = tempfile.mkdtemp(prefix="recycle-", dir=os.path.join(BUILD, "tests"))
-    try:
-        p = subprocess.run([profile_bin(), "-v", "--every", "1", "-o",
-                            os.path.join(d, "r-%s.folded"), "--", "sh", "-c",
-                            f"{workload('chain_nofp')} 3; {workload('inline')} 3"],
-                           capture_output=True, text=True, timeout=60, errors="replace",
-                           env=dict(os.environ, PROFILE_SANDBOX_TEST="recycle"))
-        expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-300:]!r}")
-        workers = set(re.findall(r"symbolizer worker: pid (\d+), uid 65534", p.stderr))
-        replaced = p.stderr.count("replaced by a fresh one")
-        expect(replaced >= 1 and len(workers) >= 2,
-               f"{replaced} workers replaced, {len(workers)} confined worker pids")
-        expect("FILE+0xOFFSET" not in p.stderr, f"a worker failed: {p.stderr[-300:]!r}")
-        files = period_files(d)
-        expect(len(files) >= 5, f"{len(files)} files")
-        for name, stacks in files:
-            mine = [(f, c) for f, c in stacks if f[0] in ("chain_nofp", "inline")]
-            n = sum(c for _, c in mine)
-            named = sum(c for f, c in mine
-                        if "main" in f and not any("+0x" in x for x in f))
-            expect(n == 0 or named >= 0.9 * n,
-                   f"{name}: {named} of {n} samples named down to main")
-        inline = sum(total(s, "inline") for _, s in files)
-        expect(inline > 100, f"only {inline} samples of the second program")
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+    err, files = every_second(["--", "sh", "-c",
+                               f"{workload('chain_nofp')} 3; {workload('inline')} 3"],
+                              "recycle")
+    workers = set(re.findall(r"symbolizer worker: pid (\d+), uid 65534", err))
+    replaced = err.count("replaced by a fresh one")
+    expect(replaced >= 1 and len(workers) >= 2,
+           f"{replaced} workers replaced, {len(workers)} confined worker pids")
+    expect("FILE+0xOFFSET" not in err, f"a worker failed: {err[-300:]!r}")
+    expect(len(files) >= 5, f"{len(files)} files")
+    for name, stacks in files:
+        mine = [(f, c) for f, c in stacks if f[0] in ("chain_nofp", "inline")]
+        n = sum(c for _, c in mine)
+        named = sum(c for f, c in mine
+                    if "main" in f and not any("+0x" in x for x in f))
+        expect(n == 0 or named >= 0.9 * n,
+               f"{name}: {named} of {n} samples named down to main")
+    inline = sum(total(s, "inline") for _, s in files)
+    expect(inline > 100, f"only {inline} samples of the second program")
     return f"{replaced} workers replaced ({len(workers)} pids), {len(files)} periods named"
 
 
