@@ -72,3 +72,28 @@ int htab__insert(struct htab *t, uint64_t hash, uint32_t id)
 	t->used++;
 	return 0;
 }
+
+void htab__remove(struct htab *t, uint64_t hash, uint32_t id)
+{
+	uint32_t h = (uint32_t)hash, i, j;
+
+	if (!t->slots)
+		return;
+	for (i = h & t->mask; t->slots[i].id1; i = (i + 1) & t->mask)
+		if (t->slots[i].hash == h && t->slots[i].id1 == id + 1)
+			break;
+	if (!t->slots[i].id1)
+		return;
+	/* Backward shift: a later slot of the run moves into the hole unless its home lies
+	 * (cyclically) after the hole, up to it. */
+	for (j = (i + 1) & t->mask; t->slots[j].id1; j = (j + 1) & t->mask) {
+		uint32_t home = t->slots[j].hash & t->mask;
+
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		t->slots[i] = t->slots[j];
+		i = j;
+	}
+	t->slots[i] = (struct htab_slot){ 0 };
+	t->used--;
+}

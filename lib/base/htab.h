@@ -49,6 +49,10 @@ void htab__free(struct htab *t);
  */
 int htab__insert(struct htab *t, uint64_t hash, uint32_t id);
 
+/* Forget that entry ID has hash HASH (nothing when it is not recorded). The entries after it
+ * in its probe run move back: no tombstones, lookups stay as short. */
+void htab__remove(struct htab *t, uint64_t hash, uint32_t id);
+
 /* Number of entries recorded. */
 static inline uint32_t htab__count(const struct htab *t)
 {

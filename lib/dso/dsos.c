@@ -34,7 +34,6 @@ struct dsos {
 	struct dsos_ent *ents;
 	uint32_t nr, cap;
 	struct htab index;
-	uint32_t stale;			/* forgotten ids INDEX still holds */
 	uint32_t *free_ids;		/* forgotten, for files added later (a stack) */
 	uint32_t nr_free, cap_free;
 	uint32_t *added;		/* ids in the order added, from the added_base'th */
@@ -227,8 +226,7 @@ static uint32_t dsos__lookup(const struct dsos *ds, uint64_t dev, uint64_t ino,
 	     i = htab__next(&ds->index, h, &pos)) {
 		const struct dsos_ent *e = &ds->ents[i];
 
-		/* (A forgotten id, or one given to another file, the index may still hold.) */
-		if (e->path && e->dev == dev && e->ino == ino && !strcmp(e->path, path))
+		if (e->dev == dev && e->ino == ino && !strcmp(e->path, path))
 			return i;
 	}
 	return HTAB_NONE;
@@ -277,24 +275,6 @@ bool dsos__known(const struct dsos *ds, uint32_t id)
 	return id < ds->nr && ds->ents[id].path;
 }
 
-/* The index made again from the files known, without the forgotten ids it held. */
-static void dsos__reindex(struct dsos *ds)
-{
-	struct htab index = { 0 };
-
-	for (uint32_t i = 0; i < ds->nr; i++) {
-		const struct dsos_ent *e = &ds->ents[i];
-
-		if (e->path && htab__insert(&index, ent_hash(e->dev, e->ino, e->path), i)) {
-			htab__free(&index);
-			return;		/* out of memory: the old one still finds them all */
-		}
-	}
-	htab__free(&ds->index);
-	ds->index = index;
-	ds->stale = 0;
-}
-
 void dsos__forget(struct dsos *ds, const uint32_t *ids, size_t n)
 {
 	for (size_t k = 0; k < n; k++) {
@@ -305,15 +285,12 @@ void dsos__forget(struct dsos *ds, const uint32_t *ids, size_t n)
 		/* Room for the id on the free stack first: else it is left unused. */
 		if (array_grow(&ds->free_ids, &ds->cap_free, sizeof(*ds->free_ids), ds->nr_free))
 			continue;
+		htab__remove(&ds->index, ent_hash(e->dev, e->ino, e->path), ids[k]);
 		dso__free(e->dso);
 		free(e->path);
 		*e = (struct dsos_ent){ 0 };
 		ds->free_ids[ds->nr_free++] = ids[k];
-		ds->stale++;
 	}
-	/* Lookups skip the forgotten ids; the index is made again once they are many. */
-	if (ds->stale > 64 && ds->stale > htab__count(&ds->index) / 4)
-		dsos__reindex(ds);
 }
 
 uint32_t dsos__added(struct dsos *ds, uint64_t seen)

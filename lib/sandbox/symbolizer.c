@@ -192,7 +192,7 @@ static struct sym_src *symbolizer__map(struct symbolizer *s, pid_t pid)
 
 	for (id = htab__first(&s->map_index, h, &pos); id != HTAB_NONE;
 	     id = htab__next(&s->map_index, h, &pos))
-		if (s->maps[id] && s->maps[id]->pid == pid)	/* (NULL: forgotten) */
+		if (s->maps[id]->pid == pid)
 			return s->maps[id];
 	/* A forgotten process's id first (symbolizer__forget). */
 	id = s->nr_free_maps ? s->free_maps[s->nr_free_maps - 1] : s->nr_maps;
@@ -214,23 +214,6 @@ static struct sym_src *symbolizer__map(struct symbolizer *s, pid_t pid)
 	else
 		s->nr_free_maps--;
 	return src;
-}
-
-/* The index of perf maps made again from the live ones (the forgotten ids it held left). */
-static void symbolizer__reindex_maps(struct symbolizer *s)
-{
-	struct htab index = { 0 };
-
-	for (uint32_t id = 0; id < s->nr_maps; id++) {
-		if (s->maps[id] &&
-		    htab__insert(&index, hash_u64(HASH_SEED, (uint64_t)s->maps[id]->pid), id)) {
-			htab__free(&index);
-			return;		/* out of memory: the old one still finds them all */
-		}
-	}
-	htab__free(&s->map_index);
-	s->map_index = index;
-	s->maps_stale = 0;
 }
 
 /* The worker's priority: idle while sampling (symbolizer__prepare) unless a table is asked
@@ -355,7 +338,7 @@ void symbolizer__forget(struct symbolizer *s, const uint32_t *ids, size_t n, con
 		     id = htab__next(&s->map_index, h, &pos)) {
 			struct sym_src *src = s->maps[id];
 
-			if (!src || src->pid != pids[k] || src->nr_wait ||
+			if (src->pid != pids[k] || src->nr_wait ||
 			    array_grow(&s->free_maps, &s->cap_free_maps, sizeof(*s->free_maps),
 				       s->nr_free_maps))
 				continue;
@@ -363,13 +346,11 @@ void symbolizer__forget(struct symbolizer *s, const uint32_t *ids, size_t n, con
 			sym_src__free(src);
 			s->maps[id] = NULL;
 			s->free_maps[s->nr_free_maps++] = id;
-			s->maps_stale++;
+			htab__remove(&s->map_index, h, id);
+			break;		/* (pos is the removed slot's, moved entries past it) */
 		}
 	}
-	/* Names first: their perf map ids are given to processes that come later. */
 	forget_names(s);
-	if (s->maps_stale > 64 && s->maps_stale > htab__count(&s->map_index) / 4)
-		symbolizer__reindex_maps(s);
 }
 
 uint64_t symbolizer__tables_answered(const struct symbolizer *s)

@@ -67,10 +67,9 @@ struct symbolizer {
 	uint32_t cap_files;
 	struct sym_src **maps;		/* by map id */
 	uint32_t nr_maps, cap_maps;
-	struct htab map_index;		/* pid -> map id (and ids since forgotten) */
+	struct htab map_index;		/* pid -> map id */
 	uint32_t *free_maps;		/* map ids forgotten, for later ones (a stack) */
 	uint32_t nr_free_maps, cap_free_maps;
-	uint32_t maps_stale;		/* forgotten ids MAP_INDEX still holds */
 	struct sym_ent **ents;
 	uint32_t nr_ents, cap_ents;
 	struct htab ent_index;		/* (src, off, is_return) -> ents */

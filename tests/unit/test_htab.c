@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* htab: ids found by hash, candidates with equal low bits, growth, an empty table. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include "base/htab.h"
 #include "suites.h"
@@ -52,6 +53,55 @@ static void test_insert_find(void)
 	free(keys);
 }
 
+/* Removing ids in clustered runs (a small table, colliding homes, runs that wrap around
+ * its end) leaves every other one found, and the removed ones not. */
+static void test_remove(void)
+{
+	enum { M = 5000 };
+	uint32_t *keys = calloc(M, sizeof(*keys));
+	struct htab t = { 0 };
+	uint32_t missing = 0, wrong = 0, found_removed = 0;
+
+	CU_ASSERT_FATAL(keys != NULL);
+	htab__remove(&t, 1, 0);					/* empty: nothing */
+	for (uint32_t i = 0; i < M; i++) {
+		keys[i] = i * 7 + 3;
+		CU_ASSERT_EQUAL_FATAL(htab__insert(&t, key_hash(keys[i]), i), 0);
+	}
+	for (uint32_t round = 0; round < 3; round++) {
+		for (uint32_t i = round; i < M; i += 3)
+			htab__remove(&t, key_hash(keys[i]), i);
+		uint32_t left = 0;
+
+		for (uint32_t i = 0; i < M; i++)
+			left += i % 3 > round;
+		CU_ASSERT_EQUAL(htab__count(&t), left);
+		for (uint32_t i = 0; i < M; i++) {
+			uint32_t id = find(&t, keys, keys[i]);
+			bool gone = i % 3 <= round;
+
+			if (gone)
+				found_removed += id != HTAB_NONE;
+			else {
+				missing += id == HTAB_NONE;
+				wrong += id != HTAB_NONE && id != i;
+			}
+		}
+	}
+	CU_ASSERT_EQUAL(missing, 0);
+	CU_ASSERT_EQUAL(wrong, 0);
+	CU_ASSERT_EQUAL(found_removed, 0);
+	CU_ASSERT_EQUAL(htab__count(&t), 0);
+	htab__remove(&t, key_hash(keys[0]), 0);			/* not there: nothing */
+	CU_ASSERT_EQUAL(htab__count(&t), 0);
+	/* Emptied, it takes them again. */
+	for (uint32_t i = 0; i < M; i++)
+		CU_ASSERT_EQUAL_FATAL(htab__insert(&t, key_hash(keys[i]), i), 0);
+	CU_ASSERT_EQUAL(find(&t, keys, keys[M - 1]), M - 1);
+	htab__free(&t);
+	free(keys);
+}
+
 static void test_init_sized(void)
 {
 	struct htab t;
@@ -81,6 +131,7 @@ int register_htab_suite(void)
 
 	if (!s || !CU_add_test(s, "100k ids with colliding low bits", test_insert_find) ||
 	    !CU_add_test(s, "sized at init, no growth", test_init_sized) ||
+	    !CU_add_test(s, "ids removed from clustered runs", test_remove) ||
 	    !CU_add_test(s, "hash functions", test_hashes))
 		return -1;
 	return 0;
