@@ -946,13 +946,32 @@ def short_programs_start_up_whole():
 @test
 def plt_stubs_named():
     # Samples in a PLT stub are named after its function (labs@plt), not after the unsized
-    # symbol before the PLT (_init), and sit under their caller.
-    stacks, _, _ = run_profile(["-F", "999", "--", workload("plt_loop"), "2"])
-    frames = {f for s, _ in stacks if s[0] == "plt_loop" for f in s}
-    expect("_init" not in frames, "a sample in the PLT named _init")
-    s = share(stacks, lambda f: has_chain(f, ["main", "plt_caller", "labs@plt"]), "plt_loop")
-    expect(s > 0.002, f"main;plt_caller;labs@plt in {s:.1%} of samples, expected some")
-    return f"labs@plt in {s:.1%} of samples"
+    # symbol before the PLT (_init, as perf names them), and sit under their caller. How
+    # often the timer's interrupts land on the stub's one jump follows the CPU and the run
+    # (here 0.1% of a run's samples or 7%; none of 2000 on a CI machine, twice), and a second
+    # timer on the same task (perf beside us) moves them off it: up to three runs of ours,
+    # and where none lands there, perf alone on the same workload says whether any should.
+    cmd = [workload("plt_loop"), "2"]
+    runs = []
+    for _ in range(3):
+        stacks, _, _ = run_profile(["-F", "999", "--"] + cmd)
+        frames = {f for s, _ in stacks if s[0] == "plt_loop" for f in s}
+        expect("_init" not in frames, "a sample in the PLT named _init")
+        s = share(stacks, lambda f: has_chain(f, ["main", "plt_caller", "labs@plt"]),
+                  "plt_loop")
+        stub = share(stacks, lambda f: "labs@plt" in f, "plt_loop")
+        expect(abs(stub - s) < 1e-9, f"labs@plt not under main;plt_caller in {stub - s:.1%}")
+        runs.append(f"{s:.1%}")
+        if s > 0.002:
+            return f"main;plt_caller;labs@plt in {', '.join(runs)} of samples"
+    ref = perf_stacks(cmd, freq=999, call_graph="fp")
+    mine = [f for f, _ in ref if f[0] == "plt_loop"]
+    perf_share = sum(1 for f in mine if f[-1] == "_init" or f[-1].endswith("@plt")) / \
+        max(1, len(mine))
+    figures = (f"main;plt_caller;labs@plt in {', '.join(runs)} of samples; perf: "
+               f"{perf_share:.1%} of {len(mine)} in the PLT")
+    expect(perf_share <= 0.005, figures)
+    return figures + " (this CPU's interrupts do not land there)"
 
 
 @test
