@@ -23,6 +23,7 @@ const volatile bool kernel_stacks = true;
 const volatile bool follow_children = false;	/* add new processes forked by profiled ones */
 const volatile __u32 unwind_mode = UNWIND_AUTO;
 const volatile __u32 stack_copy = PROFILE_STACK_COPY;	/* bytes, at most PROFILE_MAX_STACK_COPY */
+const volatile __u64 min_block_ns = 0;	/* --off-cpu/--wall: shorter blocks are not counted */
 
 /* Set by userspace after load, before attaching: the profiled processes checked without a
  * map lookup (0-terminated), and whether `pids` may hold others (more pids than slots, or
@@ -41,6 +42,8 @@ __u64 procs_gen;
  * bit, `kstacks`/`kstacks2` or `kstacks_b`/`kstacks2_b`): userspace reads the other parity's
  * and clears them while this one fills. Always 0 otherwise. */
 __u32 period;
+/* --off-cpu/--wall: the last off_pending.seq given. */
+__u64 off_seq;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -55,6 +58,23 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, PROFILE_MAX_DEPTH * sizeof(__u64));
 } kstacks SEC(".maps");
+
+/* --off-cpu/--wall: each profiled task off the CPU (by its kernel tid): when it left and the
+ * stacks it left with (sized by userspace; LRU: a task that exits off the CPU never comes
+ * back). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_pending);
+} offpend SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_pending);
+} off_scratch SEC(".maps");
 
 /* Where a kernel stack goes when its bucket in `kstacks` holds another (sized otherwise, so
  * the same stack falls in another bucket). */
@@ -275,9 +295,9 @@ struct uregs {
 	__u64 ip, sp, bp;
 };
 
-/* The user-mode registers of the current task: the sampled ones when the sample hit user
- * mode, else those the task saved on entering the kernel. Returns 0 when there are none
- * (kernel threads). */
+/* The user-mode registers of the current task: the sampled ones when the sample (CTX, NULL
+ * for an off-CPU one) hit user mode, else those the task saved on entering the kernel.
+ * Returns 0 when there are none (kernel threads). */
 static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
 				     struct uregs *r)
 {
@@ -285,12 +305,14 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct tas
 	__u64 cs;
 
 	/* ctx loads must be 8 bytes wide, and direct: the verifier rewrites them. */
-	cs = *(volatile __u64 *)&ctx->regs.cs;
-	if ((cs & 3) == 3) {
-		r->ip = ctx->regs.ip;
-		r->sp = ctx->regs.sp;
-		r->bp = ctx->regs.bp;
-		return 1;
+	if (ctx) {
+		cs = *(volatile __u64 *)&ctx->regs.cs;
+		if ((cs & 3) == 3) {
+			r->ip = ctx->regs.ip;
+			r->sp = ctx->regs.sp;
+			r->bp = ctx->regs.bp;
+			return 1;
+		}
 	}
 	if (!BPF_CORE_READ(task, mm))
 		return 0;
@@ -304,14 +326,14 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct tas
 /*
  * All general user registers into G, in DWARF's numbering: assembly's CFI may define the
  * frame through any of them (OpenSSL's AES-GCM keeps it in rbx or r11), and the unwinder
- * restores the callee-saved ones frame by frame.
+ * restores the callee-saved ones frame by frame. CTX as for user_regs.
  */
 static __always_inline void user_gprs(struct bpf_perf_event_data *ctx, struct task_struct *task,
 				      __u64 *g)
 {
 	struct pt_regs *regs;
 
-	if ((*(volatile __u64 *)&ctx->regs.cs & 3) == 3) {
+	if (ctx && (*(volatile __u64 *)&ctx->regs.cs & 3) == 3) {
 		g[0] = ctx->regs.ax;
 		g[1] = ctx->regs.dx;
 		g[2] = ctx->regs.cx;
@@ -508,7 +530,9 @@ static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp
 }
 
 /*
- * Send the sample to userspace for DWARF unwinding, WHY (enum profile_send) it was sent:
+ * Send the sample to userspace for DWARF unwinding, WHY (enum profile_send) it was sent (OFF_SEQ
+ * not 0: the stacks of a task leaving the CPU, whose time off it comes later in a struct
+ * off_weight of that seq; CTX NULL then):
  * registers, the frames found, and the user stack from sp, copied a page at a time (bpf_probe_read_user is all or nothing) up to
  * `stack_copy` bytes or the first unreadable page, the end of the stack. A page that is not
  * there (never written: a frame just made, or the unused part of a large frame, as in the
@@ -520,7 +544,8 @@ static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp
 static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct task_struct *task,
 				       const struct uregs *r, const struct ustack *st,
 				       const struct proc_ranges *pr, __u32 tgid, __u32 tid,
-				       const struct count_key *ck, __u64 stack_top, __u32 why)
+				       const struct count_key *ck, __u64 stack_top, __u32 why,
+				       __u64 off_seq)
 {
 	struct sample_event *e;
 	__u64 off = 0, n, want = stack_copy, flags = BPF_RB_NO_WAKEUP;
@@ -550,6 +575,8 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 	e->below_ok = !bpf_probe_read_user(e->below, sizeof(e->below),
 					   (void *)(r->sp - sizeof(e->below)));
 	e->gen = ck->gen;
+	e->weight = 0;
+	e->off_seq = off_seq;
 	/* Only a main thread's sp lies this close under its stack top. */
 	if (stack_top <= r->sp || stack_top - r->sp > MAIN_STACK_SPAN)
 		stack_top = 0;
@@ -728,12 +755,17 @@ static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
 	return &cp->pr;
 }
 
-SEC("perf_event")
-int do_sample(struct bpf_perf_event_data *ctx)
+/*
+ * The stacks of the current task: an on-CPU sample, counted (PCTX the perf event's context,
+ * OP NULL); or those it leaves the CPU with (PCTX NULL, CTX the switch's tracepoint's), into
+ * *OP: the count key when the frame-pointer walk made the user stack, else the seq of the
+ * event sent for DWARF unwinding. TGID and TID in the profiler's namespace.
+ */
+static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pctx,
+				       struct task_struct *task, __u32 tgid, __u32 tid,
+				       struct off_pending *op)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 id;
-	__u32 tgid, tid, zero = 0;
+	__u32 zero = 0;
 	struct count_key key = {};
 	struct count_slot *slot;
 	struct uregs regs;
@@ -743,17 +775,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct stack_window *win;
 	int complete, end;
 
-	if (!pidns_ino)
-		id = bpf_get_current_pid_tgid();
-	else if (!current_ns_ids(task, &id))
-		return 0;
-	tgid = id >> 32;
-	tid = (__u32)id;
-	if (tid == 0 && !include_idle)
-		return 0;
-	if (filter_pids && !profiled(tgid))
-		return 0;
-	stat_inc(STAT_SAMPLES);
+	if (!op)
+		stat_inc(STAT_SAMPLES);
 	key.period = period & 1;
 	pr = current_proc(tgid, task, &key.gen);
 	/* Thread names can change any time (pthread_setname_np). */
@@ -763,13 +786,17 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	key.pid = tgid;
 	key.tid = per_thread ? tid : 0;
 	key.kstack_id = -1;
+	if (op)
+		key.flags |= COUNT_F_OFF_CPU;
 	/* A sample in user mode has no kernel stack: skip the helper (about half a microsecond). */
-	if (kernel_stacks && (*(volatile __u64 *)&ctx->regs.cs & 3) != 3) {
-		key.kstack_id = key.period ? bpf_get_stackid(ctx, &kstacks_b, 0) :
-					     bpf_get_stackid(ctx, &kstacks, 0);
+	if (kernel_stacks && (!pctx || (*(volatile __u64 *)&pctx->regs.cs & 3) != 3)) {
+		__u64 skip = pctx ? 0 : 2;	/* the tracepoint's caller and our program */
+
+		key.kstack_id = key.period ? bpf_get_stackid(ctx, &kstacks_b, skip) :
+					     bpf_get_stackid(ctx, &kstacks, skip);
 		if (key.kstack_id == -17 /* EEXIST: the bucket holds another stack */) {
-			key.kstack_id = key.period ? bpf_get_stackid(ctx, &kstacks2_b, 0) :
-						     bpf_get_stackid(ctx, &kstacks2, 0);
+			key.kstack_id = key.period ? bpf_get_stackid(ctx, &kstacks2_b, skip) :
+						     bpf_get_stackid(ctx, &kstacks2, skip);
 			if (key.kstack_id >= 0)
 				key.kstack_id |= KSTACK_SECOND;
 			else if (key.kstack_id == -17)
@@ -786,7 +813,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 
 	if (user_stacks) {
 		st = bpf_map_lookup_elem(&scratch, &zero);
-		if (!st || !user_regs(ctx, task, &regs)) {
+		if (!st || !user_regs(pctx, task, &regs)) {
 			stat_inc(STAT_NO_USER);
 			st = NULL;
 		} else {
@@ -796,18 +823,22 @@ int do_sample(struct bpf_perf_event_data *ctx)
 			 * samples to reach userspace has the process described. */
 			if (!pr && unwind_mode == UNWIND_AUTO) {
 				complete = 0;
-				stat_inc(STAT_NO_PROC);
+				if (!op)
+					stat_inc(STAT_NO_PROC);
 			} else {
-				stat_inc(end == WALK_WHOLE ? STAT_FP_COMPLETE :
-					 end == WALK_NOREC ? STAT_FP_NOREC : STAT_FP_TRUNCATED);
+				if (!op)
+					stat_inc(end == WALK_WHOLE ? STAT_FP_COMPLETE :
+						 end == WALK_NOREC ? STAT_FP_NOREC :
+						 STAT_FP_TRUNCATED);
 			}
 			if (unwind_mode == UNWIND_DWARF ||
 			    (unwind_mode == UNWIND_AUTO && !complete)) {
-				send_event(ctx, task, &regs, st, pr, tgid, tid, &key,
+				send_event(pctx, task, &regs, st, pr, tgid, tid, &key,
 					   BPF_CORE_READ(task, mm, start_stack),
 					   unwind_mode == UNWIND_DWARF ? SEND_DWARF :
 					   !pr ? SEND_NO_PROC :
-					   end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN);
+					   end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN,
+					   op ? op->seq : 0);
 				return 0;
 			}
 			if (!complete)
@@ -821,6 +852,16 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 
+	/* Off the CPU: counted when the task is back, with the time it was off. */
+	if (op) {
+		if (st && key.ustack_hash && !store_ustack(st, key.ustack_hash)) {
+			key.ustack_hash = 0;
+			key.ucheck = 0;
+		}
+		op->key = key;
+		op->seq = 0;
+		return 0;
+	}
 	if (count_cached(&key, &slot))
 		return 0;
 	/* New to this CPU's table: make sure its user stack is stored. A stack that cannot be
@@ -830,6 +871,77 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		key.ucheck = 0;
 	}
 	count_new(slot, &key);
+	return 0;
+}
+
+SEC("perf_event")
+int do_sample(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id;
+
+	if (!pidns_ino)
+		id = bpf_get_current_pid_tgid();
+	else if (!current_ns_ids(task, &id))
+		return 0;
+	if ((__u32)id == 0 && !include_idle)
+		return 0;
+	if (filter_pids && !profiled(id >> 32))
+		return 0;
+	return take_sample(ctx, ctx, task, id >> 32, (__u32)id, 0);
+}
+
+/*
+ * --off-cpu/--wall, at every switch of a CPU from PREV (the current task) to NEXT: NEXT's time
+ * off the CPU is over, counted on the stacks it left with when at least min_block_ns (or,
+ * when those went to userspace for DWARF unwinding, sent there as a struct off_weight); a
+ * profiled PREV leaves with its stacks, taken now (its user memory is readable: it is
+ * current), and the time.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 ntid = BPF_CORE_READ(next, pid), ptid = BPF_CORE_READ(prev, pid);
+	__u64 now = bpf_ktime_get_ns(), id;
+	struct task_struct *task;
+	struct off_pending *op;
+
+	op = ntid ? bpf_map_lookup_elem(&offpend, &ntid) : NULL;
+	if (op) {
+		__u64 ns = now > op->start ? now - op->start : 0;
+
+		if (ns && ns >= min_block_ns) {
+			stat_inc(STAT_OFF_CPU);
+			if (op->seq) {
+				struct off_weight w = { .tid = op->tid, .seq = op->seq, .ns = ns };
+
+				if (bpf_ringbuf_output(&events, &w, sizeof(w), 0))
+					stat_inc(STAT_EVENTS_LOST);
+			} else {
+				count_add(&op->key, ns);
+			}
+		}
+		bpf_map_delete_elem(&offpend, &ntid);
+	}
+	/* Kernel threads, and tasks that exit: they never come back. */
+	if (!ptid || (BPF_CORE_READ(prev, flags) & (0x00200000 /* PF_KTHREAD */ |
+						     0x00000004 /* PF_EXITING */)))
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (!pidns_ino)
+		id = bpf_get_current_pid_tgid();
+	else if (!current_ns_ids(task, &id))
+		return 0;
+	if (filter_pids && !profiled(id >> 32))
+		return 0;
+	op = bpf_map_lookup_elem(&off_scratch, &(__u32){ 0 });
+	if (!op)
+		return 0;
+	op->start = now;
+	op->tid = (__u32)id;
+	op->seq = __sync_fetch_and_add(&off_seq, 1) + 1;
+	take_sample(ctx, NULL, task, id >> 32, (__u32)id, op);
+	bpf_map_update_elem(&offpend, &ptid, op, BPF_ANY);
 	return 0;
 }
 

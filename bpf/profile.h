@@ -36,6 +36,7 @@ enum profile_stat {
 	STAT_FP_NOREC,		/* walk reached a function that keeps no frame record there: sent
 				 * to DWARF (with --unwind fp: truncated) */
 	STAT_NO_PROC,		/* no spans known for the process yet: sent to DWARF */
+	STAT_OFF_CPU,		/* --off-cpu/--wall: blocks counted (times off the CPU) */
 	STAT__MAX,
 };
 
@@ -100,6 +101,8 @@ struct count_slots {
 #define COUNT_F_STOP_MASK	(7u << COUNT_F_STOP_SHIFT)
 #define COUNT_F_SEND_SHIFT	5
 #define COUNT_F_SEND_MASK	(7u << COUNT_F_SEND_SHIFT)
+/* The count is nanoseconds off the CPU (--off-cpu, --wall), not samples. */
+#define COUNT_F_OFF_CPU		(1u << 8)
 
 /* Why a sample was sent to userspace for DWARF unwinding (sample_event.why). */
 enum profile_send {
@@ -144,11 +147,34 @@ struct sample_event {
 	__u64 gen;		/* count_key.gen */
 	__u32 below_ok;		/* below[] was readable */
 	__u32 pad;
+	__u64 off_seq;		/* not 0: the stacks of a task leaving the CPU (--off-cpu,
+				 * --wall), whose time off it comes in an off_weight of this seq */
+	__u64 weight;		/* set by userspace: 0 an on-CPU sample, else ns off the CPU */
 	__u64 below[PROFILE_RED_ZONE / 8];	/* the words below sp, the leaf's red zone: a
 						 * register an epilogue popped, that its CFI
 						 * still says is saved there */
 	__u64 frames[PROFILE_MAX_DEPTH];
 	__u8 stack[PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE];
+};
+
+/* --off-cpu/--wall: a task off the CPU (the `offpend` map, by kernel tid): since when, and
+ * its stacks: the count key, or (seq not 0) the seq of the sample_event that took them to
+ * userspace for DWARF unwinding. */
+struct off_pending {
+	__u64 start;		/* bpf_ktime_get_ns at the switch */
+	__u64 seq;
+	__u32 tid;		/* in the profiler's namespace */
+	__u32 pad;
+	struct count_key key;
+};
+
+/* Sent through `events` when a task whose stacks went there comes back to a CPU: its time off
+ * it (told apart from a sample_event by its size). */
+struct off_weight {
+	__u32 tid;
+	__u32 pad;
+	__u64 seq;
+	__u64 ns;
 };
 
 /*

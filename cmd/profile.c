@@ -80,7 +80,8 @@ static const char usage_text[] =
 "       profile [OPTIONS] [--] COMMAND [ARGS...]\n"
 "       profile flamegraph [OPTIONS] [FILE...]   (see profile flamegraph --help)\n"
 "\n"
-"Sample on-CPU stacks with BPF and write them as folded stacks or a flame graph.\n"
+"Sample on-CPU stacks with BPF (or time off the CPU, by stack) and write them as folded\n"
+"stacks, a flame graph or pprof.\n"
 "\n"
 "Targets:\n"
 "  -p, --pid PID[,PID...]   profile these running processes and all their threads\n"
@@ -114,6 +115,13 @@ static const char usage_text[] =
 "                           stacks (symbols, CFI, DWARF, perf maps, stacks); past it new\n"
 "                           files are not parsed (default: 1/8 of RAM, at most 1G)\n"
 "\n"
+"Off-CPU time (where threads wait: locks, I/O, sleeps, the run queue):\n"
+"      --off-cpu            time off the CPU by the stack it left with, in microseconds\n"
+"                           (the kernel frames say why: futex_wait, do_nanosleep, pipe_read)\n"
+"      --wall               on-CPU samples (as 1/HZ s each) and off-CPU time in one profile;\n"
+"                           off-CPU stacks end in a frame [off-cpu]\n"
+"      --min-block US       with either: leave out times off the CPU under US microseconds\n"
+"\n"
 "Continuous mode:\n"
 "      --every SECONDS      one profile per period of SECONDS, written to each -o FILE, which\n"
 "                           is a strftime(3) pattern expanded at the period's start\n"
@@ -135,6 +143,11 @@ static const char usage_text[] =
 "  profile -p 1234 -d 10 -o app.svg            an interactive flame graph\n"
 "  profile -o make.svg --title 'make -j2' -- make -j2\n"
 "  profile flamegraph app.folded > app.svg     a flame graph of any folded file\n"
+"  profile --off-cpu -p 1234 -d 10 -o blocked.svg\n"
+"                                              where a process waits, for 10 seconds\n"
+"  profile --wall -o server.svg -- ./server --once\n"
+"                                              on- and off-CPU time of a command\n"
+"  profile --off-cpu --min-block 1000 -a -d 5  waits of 1 ms or more, whole system\n"
 "  profile -a --every 60 -o 'host-%%Y%%m%%d-%%H%%M%%S.pb.gz'\n"
 "                                              the whole system, one pprof file a minute\n"
 "  profile -a --every 10 --push http://pyroscope:4040 --app-name 'web.cpu{env=prod}'\n"
@@ -230,7 +243,7 @@ static int parse_duration(const char *arg, double *out)
 enum {
 	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
 	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY, OPT_LINES, OPT_EVERY, OPT_PUSH,
-	OPT_APP_NAME,
+	OPT_APP_NAME, OPT_OFF_CPU, OPT_WALL, OPT_MIN_BLOCK,
 };
 
 #define MIN_MEMORY	(16u << 20)
@@ -307,6 +320,9 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		{ "every", required_argument, NULL, OPT_EVERY },
 		{ "push", required_argument, NULL, OPT_PUSH },
 		{ "app-name", required_argument, NULL, OPT_APP_NAME },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "wall", no_argument, NULL, OPT_WALL },
+		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -318,6 +334,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 	size_t nopts = 0;
 	char fgerr[256];
 	int c, err, targets;
+	bool min_block = false;
 
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 		longopts[nopts++] = own[i];
@@ -363,6 +380,12 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		case OPT_EVERY: err = parse_every(optarg, &o->every); break;
 		case OPT_PUSH: st->push_url = optarg; break;
 		case OPT_APP_NAME: st->app_name = optarg; break;
+		case OPT_OFF_CPU: o->off_cpu = true; break;
+		case OPT_WALL: o->wall = true; break;
+		case OPT_MIN_BLOCK:
+			err = parse_uint(optarg, "minimum block", 0, 3600000000ul, &o->min_block_us);
+			min_block = true;
+			break;
 		case 'q': st->quiet = true; break;
 		case 'v': log_level++; break;
 		case 'h': printf(usage_text, FG_OPTIONS_HELP); exit(EXIT_OK);
@@ -399,6 +422,11 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		return usage_error("unknown format '%s': expected folded, svg or pprof", st->format);
 	if (st->push_url && !o->every)
 		return usage_error("%s", "--push goes with --every: it sends one profile per period");
+	if (o->off_cpu && o->wall)
+		return usage_error("%s", "--off-cpu and --wall exclude each other: --wall has the "
+				   "off-CPU time too");
+	if (min_block && !o->off_cpu && !o->wall)
+		return usage_error("%s", "--min-block goes with --off-cpu or --wall");
 	if (st->app_name && !st->push_url)
 		return usage_error("%s", "--app-name goes with --push: it names what is pushed");
 	if (o->every && !st->nr_out && !st->push_url)
@@ -418,6 +446,14 @@ static int parse_args(int argc, char **argv, struct settings *st)
 	}
 	if (st->lines)
 		o->lines = true;
+	/* Time, not samples: the flame graph says so, as flamegraph.pl's off-CPU graphs do
+	 * (--countname=us), unless told otherwise. */
+	if ((o->off_cpu || o->wall) && !strcmp(st->fg.countname, "samples"))
+		st->fg.countname = "us";
+	if (o->off_cpu && !st->fg.title)
+		st->fg.title = "Off-CPU Time Flame Graph";
+	if (o->wall && !st->fg.title)
+		st->fg.title = "Wall-Clock Time Flame Graph";
 	return 0;
 }
 
@@ -466,6 +502,32 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 	uint64_t lost_stacks = st->bpf[STAT_KSTACK_COLLIDE] + st->bpf[STAT_KSTACK_FULL] +
 			       st->bpf[STAT_USTACK_COLLIDE] + st->bpf[STAT_USTACK_FULL];
 
+	if (set->session.off_cpu || set->session.wall) {
+		char min[64] = "";
+
+		if (set->session.min_block_us)
+			snprintf(min, sizeof(min), " of %u us or more", set->session.min_block_us);
+		fprintf(stderr, "profile: %.3f s off the CPU in %llu waits%s, %.1f%% of it on "
+			"truncated stacks\n", st->off_ns / 1e9,
+			(unsigned long long)st->bpf[STAT_OFF_CPU], min,
+			pct(st->off_truncated_ns, st->off_ns));
+	}
+	if (set->session.off_cpu) {
+		if (set->session.every)
+			fprintf(stderr, "profile: off-CPU time over %.1f s, %u periods, written to "
+				"%s\n", st->seconds, set->periods, where);
+		else
+			fprintf(stderr, "profile: off-CPU time over %.1f s, %zu distinct stacks, "
+				"written to %s\n", st->seconds, nr_stacks, where);
+		if (lost_samples || lost_events || lost_stacks || st->mmap_lost)
+			fprintf(stderr, "profile: lost %llu waits (count map full), %llu "
+				"(ring buffer full), %llu stacks (map full or collision), %llu "
+				"mmap records\n", (unsigned long long)lost_samples,
+				(unsigned long long)lost_events, (unsigned long long)lost_stacks,
+				(unsigned long long)st->mmap_lost);
+		limits__report(stderr, "profile");
+		return;
+	}
 	if (set->session.every)
 		fprintf(stderr, "profile: %llu samples in %.1f s on %d CPUs, %u periods, "
 			"written to %s\n", (unsigned long long)st->samples, st->seconds,

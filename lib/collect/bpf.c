@@ -21,6 +21,7 @@
 #define MAP_SIZE_MAX	65536	/* derived sizes stop here; --map-size may go further */
 #define RING_MIN	(1u << 20)	/* DWARF sample ring buffer: see ring_size */
 #define RING_MAX	(256u << 20)
+#define OFFPEND_MAX	65536	/* tasks off the CPU at once (--off-cpu, --wall) */
 #define PROC_USER_INIT_INO	0xEFFFFFFDu	/* the initial user namespace's inode (proc_ns.h) */
 
 int session__libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -154,6 +155,13 @@ int session__load_bpf(struct session *s)
 	bpf_map__set_max_entries(skel->maps.counts, size);
 	bpf_map__set_max_entries(skel->maps.comms, size);
 	bpf_map__set_max_entries(skel->maps.pids, 65536);
+	/* Off-CPU time: its two programs only with --off-cpu or --wall. */
+	if (o->off_cpu || o->wall) {
+		skel->rodata->min_block_ns = (__u64)o->min_block_us * 1000;
+		bpf_map__set_max_entries(skel->maps.offpend, OFFPEND_MAX);
+	} else {
+		bpf_program__set_autoload(skel->progs.on_switch, false);
+	}
 	bpf_map__set_max_entries(skel->maps.procs, 65536);
 	bpf_map__set_max_entries(skel->maps.events,
 				 ring_size(o, s->nr_cpus, skel->rodata->stack_copy));
@@ -217,6 +225,11 @@ int session__attach(struct session *s)
 		s->pfds[cpu] = -1;
 	if (!s->pfds || !s->links)
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	/* --off-cpu: the switch tracepoint only (the skeleton attaches it). */
+	if (s->opts.off_cpu) {
+		s->stats.nr_cpus = s->nr_cpus;
+		return 0;
+	}
 	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
@@ -254,6 +267,11 @@ int session__attach(struct session *s)
 
 void session__detach(struct session *s)
 {
+	if (s->skel && s->skel->links.on_switch) {
+		bpf_link__destroy(s->skel->links.on_switch);
+		s->skel->links.on_switch = NULL;
+	}
+
 	for (int cpu = 0; s->links && cpu < s->nr_cpus; cpu++) {
 		bpf_link__destroy(s->links[cpu]);
 		s->links[cpu] = NULL;

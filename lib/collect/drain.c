@@ -434,7 +434,8 @@ static void clear_period(struct session *s, uint32_t par, struct keys *counts)
 	forget_gone(s);
 }
 
-/* What the samples of the model are: on-CPU samples, one every 1/freq s of CPU time. */
+/* What the samples of the model are: on-CPU samples, one every 1/freq s of CPU time; or
+ * nanoseconds off the CPU (--off-cpu); or both as nanoseconds (--wall). */
 static int set_meta(struct session *s, struct profile *p)
 {
 	struct profile_meta m = {
@@ -442,6 +443,14 @@ static int set_meta(struct session *s, struct profile *p)
 		.period_type = "cpu", .period_unit = "nanoseconds",
 		.period = 1000000000ull / s->opts.freq, .frequency = s->opts.freq,
 	};
+
+	if (s->opts.off_cpu || s->opts.wall) {
+		m = (struct profile_meta){
+			.weight_type = s->opts.wall ? "wall" : "off_cpu",
+			.weight_unit = "nanoseconds",
+			.frequency = s->opts.wall ? s->opts.freq : 0,
+		};
+	}
 
 	if (profile__set_meta(p, &m))
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");

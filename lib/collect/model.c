@@ -469,7 +469,9 @@ int builder__add(struct builder *b, const struct count_key *key, const uint64_t 
 	struct session *s = b->s;
 	struct profile_labels labels;
 	pid_t pid = key_pid(b, key);
-	bool in_exec = false;
+	bool in_exec = false, off = key->flags & COUNT_F_OFF_CPU;
+	/* --wall: an on-CPU sample weighs its period. */
+	uint64_t weight = off || !s->opts.wall ? count : count * (1000000000ull / s->opts.freq);
 	const char *outer;
 	int nk, n, err;
 
@@ -491,20 +493,27 @@ int builder__add(struct builder *b, const struct count_key *key, const uint64_t 
 	labels.truncated = fixup__truncated(key->flags & COUNT_F_USER_TRUNCATED, outer);
 	if (in_exec && !nu)
 		labels.truncated = false;
+	labels.off_cpu = off;
 	if (s->explain) {
-		err = builder__explain(b, key, pid, ips, nu, count, labels.truncated);
+		err = builder__explain(b, key, pid, ips, nu, weight, labels.truncated);
 		if (err)
 			goto fail;
 	}
 	memmove(b->locs + nk, b->locs + PROFILE_MAX_DEPTH, n * sizeof(*b->locs));
 	err = profile__add_stack(b->p, b->locs, nk + n);
 	if (err >= 0)
-		err = profile__add_sample(b->p, err, count, &labels);
+		err = profile__add_sample(b->p, err, weight, &labels);
 	if (err < 0)
 		goto fail;
-	s->stats.samples += count;
-	if (labels.truncated)
-		s->stats.truncated += count;
+	if (off) {
+		s->stats.off_ns += count;
+		if (labels.truncated)
+			s->stats.off_truncated_ns += count;
+	} else {
+		s->stats.samples += count;
+		if (labels.truncated)
+			s->stats.truncated += count;
+	}
 	return 0;
 fail:
 	return session__fail(s, SESSION_ERR_RUNTIME, err, "out of memory");

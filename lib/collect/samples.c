@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/uio.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/clock.h"
 #include "base/limits.h"
@@ -44,6 +45,9 @@ static int end_at_bottom(struct session *s, pid_t pid, const uint64_t *ips, int 
 	return n;
 }
 
+static int park_unwound(struct session *s, const struct sample_event *e,
+			const struct count_key *key, const uint64_t *ips, uint32_t nr);
+
 /*
  * Unwind sample E (its header: from the ring buffer or the queue) with STACK_LEN bytes of
  * STACK from sp, and count it; or, when MAY_WAIT and its unwind met a file whose table the
@@ -77,6 +81,8 @@ static int unwind_event(struct session *s, const struct sample_event *e, const v
 		.pid = as, .ip = e->ip, .sp = e->sp, .bp = e->bp, .regs = (const uint64_t *)e->regs,
 		.stack = stack, .stack_len = stack_len,
 		.holes = e->holes, .below = e->below_ok ? (const uint64_t *)e->below : NULL,
+		/* An off-CPU event unwound once its time came: the task has run since. */
+		.copy_only = e->off_seq && e->weight,
 	};
 	t0 = clock_mono_ns();
 	n = unwinder__unwind(s->unw, &us, ips, USER_MAX_DEPTH, &stop);
@@ -106,7 +112,8 @@ static int unwind_event(struct session *s, const struct sample_event *e, const v
 		n = end_at_bottom(s, e->pid, ips, n, &stop);
 	s->stats.unwind_frames += n;
 	s->stats.copy_bytes += e->stack_len;
-	s->stats.dwarf++;
+	if (!e->off_seq)
+		s->stats.dwarf++;
 	s->stats.unwind_stop[stop]++;
 	/* A stack not readable at sp (a process between programs in an execve) says nothing of
 	 * the copy it needs. */
@@ -135,7 +142,12 @@ static int unwind_event(struct session *s, const struct sample_event *e, const v
 	key.flags |= e->why << COUNT_F_SEND_SHIFT & COUNT_F_SEND_MASK;
 	if (e->why == SEND_NOREC && e->nr_frames)
 		key.walk_end = e->frames[e->nr_frames - 1];
-	if (ucounts__add(s->unwound, &key, ips, n))
+	if (e->off_seq)
+		key.flags |= COUNT_F_OFF_CPU;
+	/* Off-CPU stacks whose time is still to come: parked until it does. */
+	if (e->off_seq && !e->weight)
+		return park_unwound(s, e, &key, ips, (uint32_t)n);
+	if (ucounts__add(s->unwound, &key, ips, n, e->off_seq ? e->weight : 1))
 		return -ENOMEM;
 	return 0;
 }
@@ -157,54 +169,302 @@ struct queued {
 	unsigned char stack[];
 };
 
-/* Keep sample E until the table its unwind met comes (unwinder__met_later). Returns 0, or
- * -ENOSPC when the queue is full. */
-static int queue_sample(struct session *s, const struct sample_event *e)
+/* A copy of event E's header and the STACK_LEN bytes of its STACK, with (READ_MORE) up to
+ * QUEUE_STACK_MORE bytes more of the live stack past them; NULL when over the limits. */
+static struct queued *keep_event(const struct sample_event *e, const void *stack,
+				 uint32_t stack_len, bool read_more)
 {
-	size_t need = sizeof(struct queued) + e->stack_len + QUEUE_STACK_MORE;
+	size_t need = sizeof(struct queued) + stack_len + (read_more ? QUEUE_STACK_MORE : 0);
 	struct iovec local, remote;
 	struct queued *q, *fit;
-	ssize_t more;
+	ssize_t more = 0;
 
-	if (s->queue.bytes + need > LIMIT_TABLE_QUEUE_MAX || !limits__reserve(need))
-		return -ENOSPC;
-	if (s->queue.nr == s->queue.cap) {
-		size_t cap = s->queue.cap ? 2 * s->queue.cap : 64;
-		struct queued **v = realloc(s->queue.v, cap * sizeof(*v));
-
-		if (!v) {
-			limits__release(need);
-			return -ENOSPC;
-		}
-		s->queue.v = v;
-		s->queue.cap = cap;
-	}
+	if (!limits__reserve(need))
+		return NULL;
 	q = malloc(need);
 	if (!q) {
 		limits__release(need);
-		return -ENOSPC;
+		return NULL;
 	}
 	memcpy(q->event, e, EVENT_HDR);
-	memcpy(q->stack, e->stack, e->stack_len);
-	local = (struct iovec){ q->stack + e->stack_len, QUEUE_STACK_MORE };
-	remote = (struct iovec){ (void *)(uintptr_t)(e->sp + e->stack_len), QUEUE_STACK_MORE };
-	more = e->stack_len ? process_vm_readv((pid_t)e->pid, &local, 1, &remote, 1, 0) : 0;
+	memcpy(q->stack, stack, stack_len);
+	local = (struct iovec){ q->stack + stack_len, QUEUE_STACK_MORE };
+	remote = (struct iovec){ (void *)(uintptr_t)(e->sp + stack_len), QUEUE_STACK_MORE };
+	if (read_more && stack_len)
+		more = process_vm_readv((pid_t)e->pid, &local, 1, &remote, 1, 0);
 	if (more < 0)
 		more = 0;
-	q->stack_len = e->stack_len + (uint32_t)more;
+	q->stack_len = stack_len + (uint32_t)more;
 	q->bytes = sizeof(*q) + q->stack_len;
-	unwinder__met_later(s->unw, &q->file);
+	q->file = 0;
 	fit = realloc(q, q->bytes);
 	if (fit)
 		q = fit;
 	else
 		q->bytes = need;
 	limits__release(need - q->bytes);
+	return q;
+}
+
+/* Put Q (from keep_event) in the queue until the table its unwind met comes. Returns 0, or
+ * -ENOSPC when the queue is full (Q is not taken then). */
+static int queue_kept(struct session *s, struct queued *q)
+{
+	if (s->queue.bytes + q->bytes > LIMIT_TABLE_QUEUE_MAX)
+		return -ENOSPC;
+	if (s->queue.nr == s->queue.cap) {
+		size_t cap = s->queue.cap ? 2 * s->queue.cap : 64;
+		struct queued **v = realloc(s->queue.v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOSPC;
+		s->queue.v = v;
+		s->queue.cap = cap;
+	}
+	unwinder__met_later(s->unw, &q->file);
 	s->queue.v[s->queue.nr++] = q;
 	s->queue.bytes += q->bytes;
 	if (s->queue.nr > s->stats.queued_max)
 		s->stats.queued_max = s->queue.nr;
+	s->stats.queued++;
 	return 0;
+}
+
+/* Keep sample E until the table its unwind met comes (unwinder__met_later). Returns 0, or
+ * -ENOSPC when the queue is full. */
+static int queue_sample(struct session *s, const struct sample_event *e)
+{
+	struct queued *q;
+
+	if (s->queue.bytes + sizeof(*q) + e->stack_len > LIMIT_TABLE_QUEUE_MAX)
+		return -ENOSPC;
+	q = keep_event(e, e->stack, e->stack_len, true);
+	if (!q)
+		return -ENOSPC;
+	if (queue_kept(s, q)) {
+		limits__release(q->bytes);
+		free(q);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* --- off-CPU stacks that wait for their time ------------------------------------------- */
+
+/*
+ * The stacks a task left the CPU with, sent for DWARF unwinding (sample_event.off_seq), kept
+ * until its time off the CPU comes in an off_weight of the same seq: unwound at once (the
+ * task is off the CPU: its stack is as it left it, older frames read live), or, when the
+ * unwind waits for a file's table, the event itself with 64 KiB of the live stack read
+ * past the copy, unwound from those bytes only once the time comes (the task has run
+ * since). A task has one at a time: an older one whose time never came (shorter than
+ * --min-block) is dropped.
+ */
+struct parked {
+	uint32_t tid;
+	uint64_t seq;
+	struct queued *raw;	/* the event, or NULL: unwound into key and ips */
+	struct count_key key;
+	uint32_t nr;
+	uint64_t ips[];
+};
+
+static uint64_t tid_hash(uint32_t tid)
+{
+	return hash_u64(HASH_SEED, tid);
+}
+
+static void kept_free(struct queued *q)
+{
+	limits__release(q->bytes);
+	free(q);
+}
+
+static void parked_free(struct parked *p)
+{
+	if (!p)
+		return;
+	if (p->raw)
+		kept_free(p->raw);
+	limits__release(sizeof(*p) + p->nr * sizeof(p->ips[0]));
+	free(p);
+}
+
+/* Task TID's parked stacks, taken out of the table; NULL when none. */
+static struct parked *parked_take(struct session *s, uint32_t tid)
+{
+	uint32_t pos, id, last = (uint32_t)s->parked.nr - 1;
+	struct parked *p;
+
+	for (id = htab__first(&s->parked.index, tid_hash(tid), &pos); id != HTAB_NONE;
+	     id = htab__next(&s->parked.index, tid_hash(tid), &pos))
+		if (s->parked.v[id]->tid == tid)
+			break;
+	if (id == HTAB_NONE)
+		return NULL;
+	p = s->parked.v[id];
+	htab__remove(&s->parked.index, tid_hash(tid), id);
+	if (id != last) {
+		struct parked *l = s->parked.v[last];
+
+		htab__remove(&s->parked.index, tid_hash(l->tid), last);
+		s->parked.v[id] = l;
+		htab__insert(&s->parked.index, tid_hash(l->tid), id);
+	}
+	s->parked.nr--;
+	return p;
+}
+
+/* Park P (made by the caller), in place of its task's older one. Returns 0 or -ENOMEM (P is
+ * freed then). */
+static int parked_put(struct session *s, struct parked *p)
+{
+	parked_free(parked_take(s, p->tid));
+	if (s->parked.nr == s->parked.cap) {
+		size_t cap = s->parked.cap ? 2 * s->parked.cap : 64;
+		struct parked **v = realloc(s->parked.v, cap * sizeof(*v));
+
+		if (!v) {
+			parked_free(p);
+			return -ENOMEM;
+		}
+		s->parked.v = v;
+		s->parked.cap = cap;
+	}
+	if (htab__insert(&s->parked.index, tid_hash(p->tid), (uint32_t)s->parked.nr)) {
+		parked_free(p);
+		return -ENOMEM;
+	}
+	s->parked.v[s->parked.nr++] = p;
+	return 0;
+}
+
+/* A parked entry for E's task, with room for NR frames; NULL past the memory budget. */
+static struct parked *parked_new(const struct sample_event *e, uint32_t nr)
+{
+	size_t size = sizeof(struct parked) + nr * sizeof(uint64_t);
+	struct parked *p;
+
+	if (!limits__reserve(size))
+		return NULL;
+	p = calloc(1, size);
+	if (!p) {
+		limits__release(size);
+		return NULL;
+	}
+	p->tid = e->tid;
+	p->seq = e->off_seq;
+	p->nr = nr;
+	return p;
+}
+
+/* The unwound stacks of off-CPU event E (its time to come): parked. */
+static int park_unwound(struct session *s, const struct sample_event *e,
+			const struct count_key *key, const uint64_t *ips, uint32_t nr)
+{
+	struct parked *p = parked_new(e, nr);
+
+	if (!p) {
+		limits__hit(LIMIT_TABLE_QUEUE, 1);
+		return 0;
+	}
+	p->key = *key;
+	memcpy(p->ips, ips, nr * sizeof(*ips));
+	return parked_put(s, p);
+}
+
+/* Off-CPU event E from the ring: unwound now and parked, or parked as it is (see struct
+ * parked). */
+static int park(struct session *s, const struct sample_event *e)
+{
+	struct parked *p;
+	int r = unwind_event(s, e, e->stack, e->stack_len, !s->tables_wait);
+
+	if (r != 1)
+		return r;
+	p = parked_new(e, 0);
+	if (p)
+		p->raw = keep_event(e, e->stack, e->stack_len, true);
+	if (!p || !p->raw) {
+		parked_free(p);
+		limits__hit(LIMIT_TABLE_QUEUE, 1);
+		return 0;
+	}
+	return parked_put(s, p);
+}
+
+/* Task TID's time off the CPU, NS, for the stacks it left with as event SEQ: counted. */
+static int on_weight(struct session *s, uint32_t tid, uint64_t seq, uint64_t ns)
+{
+	struct parked *p = parked_take(s, tid);
+	struct sample_event *e;
+	struct queued *q;
+	int err = 0;
+
+	if (!p || p->seq != seq) {
+		/* Not this one's: it stays for its own time. */
+		if (p && parked_put(s, p))
+			return -ENOMEM;
+		return 0;
+	}
+	if (!p->raw) {
+		err = ucounts__add(s->unwound, &p->key, p->ips, p->nr, ns);
+		parked_free(p);
+		return err;
+	}
+	q = p->raw;
+	p->raw = NULL;
+	parked_free(p);
+	e = (struct sample_event *)q->event;
+	e->weight = ns;
+	err = unwind_event(s, e, q->stack, q->stack_len, !s->tables_wait);
+	if (err == 1) {
+		if (!queue_kept(s, q))
+			return 0;
+		limits__hit(LIMIT_TABLE_QUEUE, 1);
+		err = unwind_event(s, e, q->stack, q->stack_len, false);
+	}
+	kept_free(q);
+	return err < 0 ? err : 0;
+}
+
+int session__end_off_cpu(struct session *s, uint64_t end_ns)
+{
+	int fd = bpf_map__fd(s->skel->maps.offpend), cfd = bpf_map__fd(s->skel->maps.counts);
+	__u32 key, *prev = NULL;
+	struct off_pending op;
+	int err = 0;
+
+	while (!err && bpf_map_get_next_key(fd, prev, &key) == 0) {
+		uint64_t ns, count;
+
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &op) || end_ns <= op.start)
+			continue;
+		ns = end_ns - op.start;
+		if (ns < (uint64_t)s->opts.min_block_us * 1000)
+			continue;
+		s->stats.bpf[STAT_OFF_CPU]++;
+		if (op.seq) {
+			err = on_weight(s, op.tid, op.seq, ns);
+			continue;
+		}
+		if (!bpf_map_lookup_elem(cfd, &op.key, &count))
+			ns += count;
+		bpf_map_update_elem(cfd, &op.key, &ns, BPF_ANY);
+	}
+	session__free_parked(s);
+	return err;
+}
+
+void session__free_parked(struct session *s)
+{
+	for (size_t i = 0; i < s->parked.nr; i++)
+		parked_free(s->parked.v[i]);
+	free(s->parked.v);
+	s->parked.v = NULL;
+	s->parked.nr = s->parked.cap = 0;
+	htab__free(&s->parked.index);
 }
 
 static int on_sample_event(void *ctx, void *data, size_t size)
@@ -213,15 +473,20 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	const struct sample_event *e = data;
 	int err;
 
+	if (size == sizeof(struct off_weight)) {
+		const struct off_weight *w = data;
+
+		return on_weight(s, w->tid, w->seq, w->ns) < 0 ? -ENOMEM : 0;
+	}
 	if (size < EVENT_HDR || e->stack_len > size - EVENT_HDR ||
 	    e->nr_frames > PROFILE_MAX_DEPTH)
 		return 0;
+	if (e->off_seq)
+		return park(s, e);
 	err = unwind_event(s, e, e->stack, e->stack_len, !s->tables_wait);
 	if (err == 1) {
-		if (!queue_sample(s, e)) {
-			s->stats.queued++;
+		if (!queue_sample(s, e))
 			return 0;
-		}
 		/* No room to wait: counted as it is, cut and truncated. */
 		limits__hit(LIMIT_TABLE_QUEUE, 1);
 		err = unwind_event(s, e, e->stack, e->stack_len, false);

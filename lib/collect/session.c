@@ -350,6 +350,7 @@ static int session__begin(struct session *s)
 
 int session__run(struct session *s)
 {
+	uint64_t end_ns;
 	int err;
 
 	s->tables_wait = false;
@@ -377,6 +378,7 @@ out:
 	s->taken_seconds = s->period_mono ? clock_mono_seconds() - s->period_mono : 0;
 	s->running = false;
 	session__finishing();
+	end_ns = clock_mono_ns();
 	session__detach(s);
 	if (s->mmap_pb)
 		perf_buffer__consume(s->mmap_pb);
@@ -384,6 +386,9 @@ out:
 	s->tables_wait = true;
 	if (s->events)
 		ring_buffer__consume(s->events);
+	/* Tasks still off the CPU: their time up to the end. */
+	if ((s->opts.off_cpu || s->opts.wall) && session__end_off_cpu(s, end_ns) && !err)
+		err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	if (session__retry_queued(s, true) && !err)
 		err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	/* The profile is over (duration or signal): so is the command it started. */
@@ -436,6 +441,7 @@ void session__free(struct session *s)
 		close(s->epfd);
 	profile_bpf__destroy(s->skel);
 	session__free_queue(s);
+	session__free_parked(s);
 	session__free_procstate(s);
 	unwinder__free(s->unw);
 	symbolizer__free(s->sym);

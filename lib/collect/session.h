@@ -38,6 +38,9 @@ struct session_opts {
 	bool explain;		/* gather where stacks were cut or left unnamed (--explain) */
 	double every;		/* continuous mode (--every): seconds per period; 0: one
 				 * profile of the whole run */
+	bool off_cpu;		/* --off-cpu: time off the CPU by stack, not on-CPU samples */
+	bool wall;		/* --wall: both, in one profile, as time */
+	unsigned int min_block_us;	/* --min-block: shorter times off the CPU not counted */
 	bool keep_uid;		/* after attach, stay the user we are (capabilities dropped
 				 * all the same) rather than uid 65534: files are written as
 				 * the run goes (continuous mode) */
@@ -56,6 +59,8 @@ struct session_stats {
 	uint64_t mmap_lost;		/* mmap records the kernel dropped (buffer full) */
 	uint64_t samples;		/* samples in the profile */
 	uint64_t truncated;		/* of those, samples whose user stack is truncated */
+	uint64_t off_ns;		/* --off-cpu, --wall: time off the CPU in the profile */
+	uint64_t off_truncated_ns;	/* of it, time on stacks whose user part is truncated */
 	uint64_t dwarf;			/* samples unwound with DWARF in userspace */
 	uint64_t unwind_stop[8];	/* of those, by enum unwind_stop */
 	uint64_t unwind_frames;		/* frames those unwinds produced */

@@ -27,6 +27,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include <bpf/libbpf.h>
+#include "base/htab.h"
 #include "collect/session.h"
 #include "proc/ns.h"
 #include "unwind/unwind.h"
@@ -39,6 +40,7 @@ struct profile;
 struct builder;
 struct pstates;
 struct queued;
+struct parked;
 
 struct session {
 	struct session_opts opts;
@@ -75,6 +77,11 @@ struct session {
 		uint64_t bytes;
 		uint64_t answered;	/* symbolizer__tables_answered when last tried */
 	} queue;
+	struct {
+		struct parked **v;	/* samples.c: off-CPU stacks waiting for their time */
+		size_t nr, cap;
+		struct htab index;	/* by tid */
+	} parked;
 	bool tables_wait;		/* the unwinder's tables are waited for (the end of a
 					 * period or run), not queued for */
 	uint64_t sideband_records;	/* fork, exec and mmap records read so far */
@@ -121,6 +128,10 @@ int session__resolve_pids(struct session *s);
  * ALL, every one, tables waited for: a period or the run ends). Returns 0 or -ENOMEM. */
 int session__retry_queued(struct session *s, bool all);
 void session__free_queue(struct session *s);
+/* --off-cpu/--wall, at the end (END_NS on BPF's clock): the tasks still off the CPU are
+ * counted up to then; what waits for its time is dropped. Returns 0 or -ENOMEM. */
+int session__end_off_cpu(struct session *s, uint64_t end_ns);
+void session__free_parked(struct session *s);
 
 /* samples.c: wait up to MS milliseconds for DWARF samples in the ring buffer (those that ask
  * for a wakeup: see bpf/) or a word from the symbolizer's worker. Returns 0 or -errno

@@ -57,7 +57,7 @@ void ucounts__free(struct ucounts *st)
 }
 
 int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t *ips,
-		uint32_t nr)
+		uint32_t nr, uint64_t n)
 {
 	uint64_t h = hash_entry(key, ips, nr);
 	struct ucount *e;
@@ -66,7 +66,7 @@ int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t
 	for (id = htab__first(&st->index, h, &pos); id != HTAB_NONE;
 	     id = htab__next(&st->index, h, &pos)) {
 		if (same(st->ents[id], key, ips, nr)) {
-			st->ents[id]->count++;
+			st->ents[id]->count += n;
 			return 0;
 		}
 	}
@@ -96,7 +96,7 @@ int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t
 	e->key = *key;
 	e->key.ucheck = 0;
 	e->nr = nr;
-	e->count = 1;
+	e->count = n;
 	memcpy(e->ips, ips, nr * sizeof(*ips));
 	if (htab__insert(&st->index, h, (uint32_t)st->nr)) {
 		free(e);

@@ -25,11 +25,11 @@ struct ucount {
 struct ucounts *ucounts__new(void);
 void ucounts__free(struct ucounts *st);
 
-/* Count one more sample of (KEY, IPS[0..NR)). A sample of a new stack past LIMIT_STACKS_MAX
- * distinct stacks or the memory budget (base/limits.h) is dropped and counted there.
- * Returns 0 or -ENOMEM. */
+/* Add N to the count of (KEY, IPS[0..NR)): samples, or ns off the CPU (COUNT_F_OFF_CPU in
+ * KEY). A sample of a new stack past LIMIT_STACKS_MAX distinct stacks or the memory budget
+ * (base/limits.h) is dropped and counted there. Returns 0 or -ENOMEM. */
 int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t *ips,
-		uint32_t nr);
+		uint32_t nr, uint64_t n);
 
 /* Iterate: pass *POS = 0 first; returns the next entry or NULL at the end. */
 const struct ucount *ucounts__next(const struct ucounts *st, size_t *pos);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,8 @@ int folded__push_frame(char **buf, size_t *len, size_t *cap, const char *name,
 
 /* --- from the profile model ------------------------------------------------------------- */
 
+#define FOLD_MARK_OFF_CPU	(1u << 16)	/* a leaf frame [off-cpu] on off-CPU samples */
+
 static const char *const frame_suffix[] = {
 	[PROFILE_FRAME_USER] = NULL,
 	[PROFILE_FRAME_KERNEL] = "_[k]",
@@ -214,21 +217,31 @@ static int fold_sample(const struct profile *p, const struct profile_sample *s,
 			err = fold_frame(p, &loc.frames[j], flags, buf, len, cap);
 		}
 	}
+	if (!err && l->off_cpu && (flags & FOLD_MARK_OFF_CPU))
+		err = folded__push_frame(buf, len, cap, "[off-cpu]", NULL);
 	return err;
 }
 
 int folded__add_profile(struct folded *f, const struct profile *p, unsigned int flags)
 {
+	const struct profile_meta *m = profile__meta(p);
+	bool ns = m->weight_unit && !strcmp(m->weight_unit, "nanoseconds");
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
 	int err = 0;
 
+	/* On- and off-CPU time in one profile: the off-CPU stacks end in a frame of their own. */
+	if (m->weight_type && !strcmp(m->weight_type, "wall"))
+		flags |= FOLD_MARK_OFF_CPU;
 	for (uint32_t i = 0; i < profile__nr_samples(p) && !err; i++) {
 		const struct profile_sample *s = profile__sample(p, i);
+		uint64_t w = ns ? (s->weight + 500) / 1000 : s->weight;
 
+		if (!w)
+			continue;
 		err = fold_sample(p, s, flags, &buf, &len, &cap);
 		if (!err)
-			err = folded__add(f, buf, s->weight);
+			err = folded__add(f, buf, w);
 	}
 	free(buf);
 	return err;

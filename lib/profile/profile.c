@@ -396,7 +396,7 @@ size_t profile__nr_stacks(const struct profile *p)
 
 static uint64_t sample_hash(uint32_t stack, const struct profile_labels *l)
 {
-	uint64_t h = hash_u64(HASH_SEED, (uint64_t)stack << 32 | l->truncated);
+	uint64_t h = hash_u64(HASH_SEED, (uint64_t)stack << 32 | l->truncated | l->off_cpu << 1);
 
 	h = hash_u64(h, (uint64_t)l->pid << 32 | l->tid);
 	return hash_u64(h, (uint64_t)l->comm << 32 | l->thread_comm);
@@ -409,7 +409,8 @@ static bool sample_equal(const struct profile *p, uint32_t id, const void *key)
 	return a->stack == b->stack && a->labels.pid == b->labels.pid &&
 	       a->labels.tid == b->labels.tid && a->labels.comm == b->labels.comm &&
 	       a->labels.thread_comm == b->labels.thread_comm &&
-	       a->labels.truncated == b->labels.truncated;
+	       a->labels.truncated == b->labels.truncated &&
+	       a->labels.off_cpu == b->labels.off_cpu;
 }
 
 int profile__add_sample(struct profile *p, uint32_t stack, uint64_t weight,

@@ -2,7 +2,8 @@
 /*
  * profile: the model of a profile, a pure data structure between collecting and writing.
  *
- *	sample    weight + labels (pid, tid, process and thread names, truncated)  -> a stack
+ *	sample    weight + labels (pid, tid, process and thread names, truncated, off-CPU)
+ *	          -> a stack
  *	stack     location ids, LEAF FIRST (stack[0] the innermost frame: kernel locations
  *	          before user ones when a sample has both)
  *	location  kind, mapping, runtime address, file offset -> frames
@@ -72,6 +73,8 @@ struct profile_labels {
 	uint32_t comm;		/* string id of the process name; PROFILE_NONE: unknown */
 	uint32_t thread_comm;	/* string id of the thread name; PROFILE_NONE: unknown */
 	bool truncated;		/* the user part of the stack misses its outermost frames */
+	bool off_cpu;		/* the weight is time off the CPU (weight_type "wall": the
+				 * profile has on-CPU samples too, shown apart) */
 };
 
 struct profile_sample {
@@ -82,8 +85,9 @@ struct profile_sample {
 
 /* What the weights are and how they were taken; strings are owned by the profile. */
 struct profile_meta {
-	const char *weight_type;	/* "samples" unless set */
-	const char *weight_unit;	/* "count" unless set */
+	const char *weight_type;	/* "samples" unless set; "off_cpu" (time off the CPU),
+					 * "wall" (on-CPU samples as time, and time off it) */
+	const char *weight_unit;	/* "count" unless set; "nanoseconds" */
 	const char *period_type;	/* "cpu", or NULL when not set */
 	const char *period_unit;	/* "nanoseconds", or NULL */
 	uint64_t period;		/* between two samples, in period_unit; 0: unknown */

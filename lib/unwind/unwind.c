@@ -34,7 +34,8 @@ struct uctx *uctx__begin(struct unwinder *u, const struct unwind_sample *s)
 	c->u = u;
 	c->s = s;
 	c->p = NULL;
-	c->no_info = c->copy_only = c->mem_fault = false;
+	c->no_info = c->mem_fault = false;
+	c->copy_only = s->copy_only;
 	c->fail_n = 1;
 	c->fail_stop = UNWIND_STOP_NO_INFO;
 	c->stack_used = 0;

@@ -36,6 +36,8 @@ struct unwind_sample {
 	uint32_t holes;		/* bit i: page i of the copy (page 0 from sp to its page's end)
 				 * was not readable and holds zeros, not the stack's words */
 	const uint64_t *below;	/* UNWIND_RED_ZONE bytes below sp, as copied, or NULL */
+	bool copy_only;		/* the thread has run since the copy: its live stack is not
+				 * read past it (an off-CPU stack unwound late) */
 };
 
 /* Bytes below sp a leaf may still keep words in: below copies that many. */

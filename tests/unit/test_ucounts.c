@@ -48,17 +48,17 @@ static void test_merge(void)
 	tid.tid = 11;
 	trunc.flags = COUNT_F_USER_TRUNCATED;
 	kst.kstack_id = 3;
-	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 3), 0);
-	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 3), 0);
-	CU_ASSERT_EQUAL(ucounts__add(uc, &k2, ips, 3), 0);
-	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 2), 0);	/* fewer frames */
-	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 2), 0);
-	CU_ASSERT_EQUAL(ucounts__add(uc, &tid, ips, 3), 0);
-	CU_ASSERT_EQUAL(ucounts__add(uc, &trunc, ips, 3), 0);
-	CU_ASSERT_EQUAL(ucounts__add(uc, &kst, ips, 3), 0);
-	CU_ASSERT_EQUAL(ucounts__add(uc, &norec, ips, 3), 0);
-	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 0), 0);	/* no user frames */
-	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 0), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 3, 1), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 3, 1), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k2, ips, 3, 1), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 2, 1), 0);	/* fewer frames */
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 2, 1), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &tid, ips, 3, 1), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &trunc, ips, 3, 1), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &kst, ips, 3, 1), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &norec, ips, 3, 1), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 0, 1), 0);	/* no user frames */
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 0, 1), 0);
 	CU_ASSERT_EQUAL(nr_entries(uc), 8);
 
 	e = lookup(uc, &k, ips, 3);
@@ -95,7 +95,7 @@ static void test_growth_and_iteration(void)
 		uint64_t ips[2] = { 0x400000 + i, 0x500000 };
 
 		for (uint64_t j = 0; j <= i % 4; j++)
-			bad += ucounts__add(uc, &k, ips, 2) != 0;
+			bad += ucounts__add(uc, &k, ips, 2, 1) != 0;
 	}
 	CU_ASSERT_EQUAL(bad, 0);
 	while ((e = ucounts__next(uc, &pos))) {
@@ -125,14 +125,14 @@ static void test_budget(void)
 	limits__set_budget(64 << 10);
 	for (uint64_t i = 0; i < 1000; i++) {
 		ips[0] = 0x401000 + i;
-		CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 64), 0);
+		CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 64, 1), 0);
 	}
 	kept = nr_entries(uc);
 	CU_ASSERT(kept > 10 && kept < 1000);
 	CU_ASSERT_EQUAL(limits__count(LIMIT_MEMORY_STACKS), 1000 - kept);
 	CU_ASSERT(limits__used() <= (64 << 10));
 	ips[0] = 0x401000;
-	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 64), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 64, 1), 0);
 	CU_ASSERT_EQUAL(lookup(uc, &k, ips, 64)->count, 2);
 	ucounts__free(uc);
 	CU_ASSERT_EQUAL(limits__used(), 0);

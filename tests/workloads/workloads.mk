@@ -13,7 +13,8 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/plt_loop $(WL)/sighandler $(WL)/sighandler_fp $(WL)/cxx_callbacks $(WL)/chain_lld $(WL)/libchain_lld.so \
 		   $(WL)/mixed $(WL)/jitmap $(WL)/chain_static $(WL)/chain_static_fp $(WL)/chain_spie \
 		   $(WL)/chain_spie_fp $(WL)/hostile $(WL)/libhostile.so \
-		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug
+		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug $(WL)/offcpu $(WL)/offcpu_fp \
+		   $(WL)/wallhalf
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -147,6 +148,24 @@ $(WL)/chain_musl_static: $(WL_STATIC_SRCS) tests/workloads/spin.h
 	$(Q)$(MUSL_GCC) $(WL_NOFP) -static $(WL_STATIC_SRCS) -o $@
 
 $(WL)/recurse: tests/workloads/recurse.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $@
+
+# Waits of known lengths (sleep, pipe, mutex), for off-CPU time: as Debian builds, and with
+# frame pointers (clang).
+$(WL)/offcpu: tests/workloads/offcpu.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -pthread $< -o $@
+
+$(WL)/offcpu_fp: tests/workloads/offcpu.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) $(WL_FP) -pthread $< -o $@
+
+# Half on the CPU, half off it: --wall.
+$(WL)/wallhalf: tests/workloads/wallhalf.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) $< -o $@
