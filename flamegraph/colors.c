@@ -80,6 +80,9 @@ struct rgb colors__frame(const struct fg_opts *o, const char *name, size_t len,
 
 	if ((len == 1 && name[0] == '-') || (len == 2 && !memcmp(name, "--", 2)))
 		return (struct rgb){ 160, 160, 160 };	/* separators, as flamegraph.pl */
+	/* Time off the CPU (--wall): blue, as flamegraph.pl's off-CPU graphs (--colors=io). */
+	if (len == 9 && !memcmp(name, "[off-cpu]", 9))
+		p = FG_IO;
 	if (p == FG_HOT) {
 		if (hint == HINT_KERNEL)
 			p = FG_ORANGE;

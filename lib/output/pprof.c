@@ -105,11 +105,11 @@ enum {
  * ones, then the meta's types and units. */
 enum extra_str {
 	S_PID, S_TID, S_PROCESS, S_THREAD, S_TRUNCATED, S_TRUE, S_TRUNCATED_FRAME, S_KERNEL,
-	S_WEIGHT_TYPE, S_WEIGHT_UNIT, S_PERIOD_TYPE, S_PERIOD_UNIT, S__MAX,
+	S_OFF_CPU, S_OFF_CPU_FRAME, S_WEIGHT_TYPE, S_WEIGHT_UNIT, S_PERIOD_TYPE, S_PERIOD_UNIT, S__MAX,
 };
 static const char *const fixed_strs[S_WEIGHT_TYPE] = {
 	"pid", "tid", "process", "thread", "truncated", "true", "[truncated]",
-	"[kernel.kallsyms]",
+	"[kernel.kallsyms]", "off_cpu", "[off-cpu]",
 };
 
 struct writer {
@@ -123,6 +123,8 @@ struct writer {
 	uint32_t nr_funcs;
 	uint32_t kernel_mapping;	/* pprof id, 0 when there are no kernel locations */
 	uint32_t truncated_loc;		/* pprof id of the "[truncated]" location */
+	uint32_t off_cpu_loc;		/* ... of "[off-cpu]", the leaf of off-CPU samples in a
+					 * profile of both (weight_type "wall"); 0: none */
 };
 
 static uint64_t str_model(uint32_t id)
@@ -301,6 +303,15 @@ static void write_locations(struct writer *w)
 	pb_uint(&w->sub2, 1, w->nr_funcs);
 	pb_uint(&w->sub2, 2, str_extra(w, S_TRUNCATED_FRAME));
 	pb_sub(&w->out, PROFILE_FUNCTION, &w->sub2);
+	if (!w->off_cpu_loc)
+		return;
+	w->off_cpu_loc = (uint32_t)n + 2;
+	pb_uint(&w->sub, 1, w->off_cpu_loc);
+	location_line(w, ++w->nr_funcs, 0);
+	pb_sub(&w->out, PROFILE_LOCATION, &w->sub);
+	pb_uint(&w->sub2, 1, w->nr_funcs);
+	pb_uint(&w->sub2, 2, str_extra(w, S_OFF_CPU_FRAME));
+	pb_sub(&w->out, PROFILE_FUNCTION, &w->sub2);
 }
 
 /* A label {key, str or num} as a field of the sample being built in w->sub. */
@@ -323,6 +334,8 @@ static void write_samples(struct writer *w, uint64_t period)
 		uint32_t nl;
 
 		locs = profile__stack(w->p, s->stack, &nl);
+		if (s->labels.off_cpu && w->off_cpu_loc)
+			pb_varint(&packed, w->off_cpu_loc);
 		for (uint32_t l = 0; l < nl; l++)
 			pb_varint(&packed, (uint64_t)locs[l] + 1);
 		if (s->labels.truncated)
@@ -341,6 +354,8 @@ static void write_samples(struct writer *w, uint64_t period)
 			sample_label(w, S_THREAD, str_model(s->labels.thread_comm), 0);
 		if (s->labels.truncated)
 			sample_label(w, S_TRUNCATED, str_extra(w, S_TRUE), 0);
+		if (s->labels.off_cpu)
+			sample_label(w, S_OFF_CPU, str_extra(w, S_TRUE), 0);
 		pb_sub(&w->out, PROFILE_SAMPLE, &w->sub);
 	}
 	free(packed.p);
@@ -380,6 +395,8 @@ int pprof__encode(const struct profile *p, const struct pprof_opts *o, unsigned 
 		}
 	}
 	memcpy(w.extra, fixed_strs, sizeof(fixed_strs));
+	/* Any non-zero: write_locations gives it its id. */
+	w.off_cpu_loc = m->weight_type && !strcmp(m->weight_type, "wall");
 	w.extra[S_WEIGHT_TYPE] = m->weight_type ? m->weight_type : "samples";
 	w.extra[S_WEIGHT_UNIT] = m->weight_unit ? m->weight_unit : "count";
 	w.extra[S_PERIOD_TYPE] = period ? m->period_type : "";

@@ -1743,6 +1743,120 @@ def pidns_cannot_work_one_sentence():
     return f"{len(cases)} cases"
 
 
+# --- off-CPU time: --off-cpu, --wall ---------------------------------------------------------
+
+def run_measured(args, cmd):
+    """profile ARGS -o FILE -- CMD; returns (folded stacks, stderr, CMD's standard output)."""
+    d = tempfile.mkdtemp(prefix="offcpu-", dir=os.path.join(BUILD, "tests"))
+    out = os.path.join(d, "p.folded")
+    p = subprocess.run([os.path.abspath(profile_bin())] + args + ["-o", out, "--"] + cmd,
+                       capture_output=True, text=True, timeout=120, errors="replace")
+    expect(p.returncode == 0, f"profile {' '.join(args)} exited {p.returncode}: {p.stderr}")
+    with open(out) as f:
+        return parse_folded(f.read()), p.stderr, p.stdout
+
+
+OFFCPU_WAITS = {
+    # function: (its thread's main function, a kernel frame that says why)
+    "offcpu_sleep": ("sleeper_main", "do_nanosleep"),
+    "offcpu_pipe_read": ("reader_main", "pipe_read"),
+    "offcpu_mutex_wait": ("waiter_main", "futex_wait"),
+}
+
+
+@test
+def off_cpu_waits_carry_their_time():
+    # Threads sleep 200 ms, read a pipe written 300 ms later, wait 100 ms for a mutex, ten
+    # times each, as Debian builds (no frame pointers: libc's wrappers are DWARF's) and with
+    # frame pointers: each wait's stack carries the time the workload measured around it
+    # within 5%, whole from start_thread through the thread's function to the kernel's
+    # reason, never marked truncated.
+    figures = []
+    for name in ("offcpu", "offcpu_fp"):
+        stacks, err, out = run_measured(["--off-cpu"], [workload(name)])
+        truth = {k: float(v) for k, v in (x.split() for x in out.splitlines())}
+        for fn, (main, why) in OFFCPU_WAITS.items():
+            mine = [(f, c) for f, c in stacks if f[0] == name and fn in f]
+            t = sum(c for _, c in mine) / 1e6
+            expect(abs(t - truth[fn]) <= 0.05 * truth[fn],
+                   f"{name}: {fn} carries {t:.3f} s, the workload waited {truth[fn]:.3f} s")
+            whole = sum(c for f, c in mine
+                        if has_chain(f, [name, "start_thread", main, fn])
+                        and any(why in x and x.endswith("_[k]") for x in f)) / 1e6
+            expect(whole >= 0.99 * t, f"{name}: {fn}: {whole:.3f} of {t:.3f} s whole from "
+                   f"start_thread to {why}: {[f for f, _ in mine][:2]}")
+            expect(not any("[truncated]" in f for f, _ in mine), f"{name}: {fn} truncated")
+        expect("s off the CPU in" in err, f"no off-CPU summary: {err}")
+        figures.append(f"{name}: " + ", ".join(
+            f"{fn} {sum(c for f, c in stacks if fn in f) / 1e6:.3f}/{truth[fn]:.3f} s"
+            for fn in OFFCPU_WAITS))
+    return "; ".join(figures)
+
+
+@test
+def off_cpu_min_block_and_user_only():
+    # --min-block 150000 (150 ms): the 200 ms sleeps and 300 ms reads stay, the 100 ms mutex
+    # waits and the helpers' 20 ms naps go; -U: no kernel frames.
+    stacks, _, out = run_measured(["--off-cpu", "--min-block", "150000", "-U"],
+                                  [workload("offcpu"), "3"])
+    truth = {k: float(v) for k, v in (x.split() for x in out.splitlines())}
+    t = {fn: sum(c for f, c in stacks if fn in f) / 1e6 for fn in OFFCPU_WAITS}
+    expect(abs(t["offcpu_sleep"] - truth["offcpu_sleep"]) <= 0.05 * truth["offcpu_sleep"],
+           f"offcpu_sleep {t['offcpu_sleep']:.3f} s of {truth['offcpu_sleep']:.3f}")
+    expect(abs(t["offcpu_pipe_read"] - truth["offcpu_pipe_read"]) <=
+           0.05 * truth["offcpu_pipe_read"], f"offcpu_pipe_read {t['offcpu_pipe_read']:.3f} s")
+    expect(t["offcpu_mutex_wait"] == 0, f"100 ms waits counted: {t['offcpu_mutex_wait']:.3f} s")
+    expect(not any(x.endswith("_[k]") for f, _ in stacks for x in f), "kernel frames with -U")
+    return ", ".join(f"{fn} {v:.3f} s" for fn, v in t.items())
+
+
+@test
+def wall_half_on_half_off():
+    # --wall on a program that computes 1 s, then sleeps 1 s: on-CPU samples (1 ms each at
+    # 999 Hz) and time off the CPU in one profile: about half each, the sleep all [off-cpu],
+    # the on-CPU time what the program's CPU clock says; go tool pprof reads it as wall time
+    # with an [off-cpu] leaf.
+    d = tempfile.mkdtemp(prefix="wall-", dir=os.path.join(BUILD, "tests"))
+    pb = os.path.join(d, "w.pb.gz")
+    stacks, _, out = run_measured(["--wall", "-F", "999", "-o", pb], [workload("wallhalf")])
+    cpu = float(out.split()[1])
+    mine = [(f, c) for f, c in stacks if f[0] == "wallhalf"]
+    total = sum(c for _, c in mine) / 1e6
+    on = sum(c for f, c in mine if f[-1] != "[off-cpu]") / 1e6
+    sleep = sum(c for f, c in mine if "wall_sleep" in f) / 1e6
+    expect(all(f[-1] == "[off-cpu]" for f, _ in mine if "wall_sleep" in f),
+           "wall_sleep stacks without [off-cpu]")
+    expect(abs(sleep - 1.0) <= 0.05, f"wall_sleep carries {sleep:.3f} s of 1 s")
+    expect(abs(total - 2.0) <= 0.1, f"{total:.3f} s in all, the program ran 2 s")
+    expect_rate(abs(on - cpu) <= 0.1 * cpu, f"on-CPU {on:.3f} s, the CPU clock says {cpu:.3f}")
+    if cpu >= 0.9:
+        expect_rate(abs(on / total - 0.5) <= 0.07, f"on-CPU {on / total:.1%} of the time")
+    go = go_tool()
+    if go:
+        top = subprocess.run([go, "tool", "pprof", "-top", pb], capture_output=True, text=True,
+                             timeout=60).stdout
+        expect(re.search(r"^Type: wall$", top, re.M) and "[off-cpu]" in top,
+               f"go tool pprof: {top[:300]}")
+    return f"on-CPU {on:.3f} s (CPU clock {cpu:.3f}), off {total - on:.3f} s, sleep {sleep:.3f}"
+
+
+@test
+def off_cpu_of_a_running_process():
+    # -p of a process already running: a thread asleep when the profile ends carries its
+    # time up to the end; the sleeper is off the CPU almost all of the 2 s.
+    w = subprocess.Popen([workload("offcpu"), "20"], stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)
+        stacks, err, _ = run_profile(["--off-cpu", "-p", str(w.pid), "-d", "2"])
+    finally:
+        w.kill()
+        w.wait()
+    t = sum(c for f, c in stacks if "offcpu_sleep" in f) / 1e6
+    # The wait going on when the profile began is not seen (no stack was taken for it).
+    expect(1.75 <= t <= 2.05, f"offcpu_sleep {t:.3f} s of a 2 s profile")
+    return f"offcpu_sleep {t:.3f} s of 2 s"
+
+
 # --- a tool to trust: signals, children ---------------------------------------------------
 
 def profile_until_signal(args, sig, after=2.0, out=None):
@@ -2388,6 +2502,9 @@ def installed_binary_and_man_page():
 
 
 BAD_INPUTS = [
+    (["--off-cpu", "--wall", "-a"], 2, "exclude each other"),
+    (["--min-block", "10", "-a"], 2, "--min-block goes with"),
+    (["--off-cpu", "--min-block", "x", "-a"], 2, "invalid minimum block"),
     (["-p", "999999999"], 3, "no process with pid"),
     (["-p", "abc"], 2, "invalid pid"),
     (["-F", "0", "-a"], 2, "invalid frequency"),
