@@ -126,6 +126,10 @@ struct tables {
 	size_t nr_lines, cap_lines;
 	uint64_t kernel_str;		/* string index of "[kernel.kallsyms]", or 0 */
 	uint64_t process_str;		/* ... of "process", or 0 */
+	uint64_t unit;			/* ... of the first sample type's unit, or 0 */
+	bool have_unit;
+	bool ns;			/* that unit is nanoseconds: values are written in
+					 * microseconds, as profile's folded output has them */
 	bool nomem;
 };
 
@@ -228,6 +232,14 @@ static bool read_tables(struct tables *t, struct rd r)
 		if (f.wire != 2)
 			continue;
 		switch (f.num) {
+		case 1:					/* sample_type: unit */
+			if (!read_pair(f.sub, 2, &x))
+				return false;
+			if (!t->have_unit) {
+				t->unit = x.a;
+				t->have_unit = true;
+			}
+			break;
 		case 3:					/* mapping: filename */
 			if (!read_pair(f.sub, 5, &x))
 				return false;
@@ -264,6 +276,7 @@ static bool read_tables(struct tables *t, struct rd r)
 		if (str_is(t, i, "process"))
 			t->process_str = i;
 	}
+	t->ns = t->have_unit && str_is(t, t->unit, "nanoseconds");
 	return true;
 }
 
@@ -337,8 +350,8 @@ static int add_sample(const struct tables *t, const struct sample *s, struct fol
 				       buf, &len, cap);
 		}
 	}
-	if (!err && *buf)
-		err = folded__add(f, *buf, s->value);
+	if (!err && *buf && (!t->ns || (s->value + 500) / 1000))
+		err = folded__add(f, *buf, t->ns ? (s->value + 500) / 1000 : s->value);
 	return err;
 }
 

@@ -206,6 +206,20 @@ static void test_hints_and_colors(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
 	CU_ASSERT_NSTRING_EQUAL(strstr(a, "fill="), strstr(b, "fill="), 14);
 	free(svg);
+
+	/* Time off the CPU (--wall's [off-cpu] leaves): blue, in the hot palette. */
+	svg = render("p;main;[off-cpu] 1\np;main 1\n", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(svg);
+	a = strstr(svg, "<title>[off-cpu] (1 samples");
+	a = a ? strstr(a, "fill=\"#") : NULL;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	{
+		unsigned int r, g, bl;
+
+		CU_ASSERT_EQUAL(sscanf(a, "fill=\"#%2x%2x%2x", &r, &g, &bl), 3);
+		CU_ASSERT(bl >= 190 && bl > r && bl > g);
+	}
+	free(svg);
 }
 
 static void test_differential(void)

@@ -268,6 +268,55 @@ static void test_from_empty_profile(void)
 	profile__free(p);
 }
 
+/* Weights in nanoseconds (off-CPU time) are written in microseconds, rounded, under half a
+ * microsecond left out; in a "wall" profile the off-CPU samples end in [off-cpu] and fold
+ * apart from the on-CPU ones of the same stack; in an "off_cpu" one they are not marked. */
+static void test_off_cpu(void)
+{
+	static const char *const names[][1] = { { "main" }, { "do_nanosleep" } };
+	static const enum profile_frame_kind user = PROFILE_FRAME_USER,
+					     kernel = PROFILE_FRAME_KERNEL;
+	const char *types[] = { "wall", "off_cpu" };
+
+	for (int t = 0; t < 2; t++) {
+		struct profile *p = profile__new();
+		struct folded *f = folded__new();
+		struct profile_meta m = { .weight_type = types[t], .weight_unit = "nanoseconds" };
+		struct profile_labels l;
+		uint32_t u_main, k_sleep;
+		char *text;
+
+		CU_ASSERT_FATAL(p != NULL && f != NULL);
+		CU_ASSERT_FATAL(profile__set_meta(p, &m) == 0);
+		u_main = loc(p, PROFILE_LOC_USER, 0x1000, names[0], &user, 1);
+		k_sleep = loc(p, PROFILE_LOC_KERNEL, 0xffffffff81000000, names[1], &kernel, 1);
+		l = (struct profile_labels){ .pid = 1, .comm = str(p, "app"),
+					     .thread_comm = PROFILE_NONE };
+		add(p, &u_main, 1, 1000000, &l);		/* on the CPU: 1 ms */
+		l.off_cpu = true;
+		add(p, &u_main, 1, 2499, &l);			/* 2.499 us: 2 */
+		add(p, (uint32_t[]){ k_sleep, u_main }, 2, 200000500, &l);	/* 200000.5 */
+		l.pid = 2;
+		add(p, &u_main, 1, 499, &l);			/* under half a us: out */
+		CU_ASSERT_EQUAL(folded__add_profile(f, p, 0), 0);
+		text = write_to_string(f);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+		if (t == 0) {
+			CU_ASSERT_STRING_EQUAL(text,
+				"app;main 1000\n"
+				"app;main;[off-cpu] 2\n"
+				"app;main;do_nanosleep_[k];[off-cpu] 200001\n");
+		} else {
+			CU_ASSERT_STRING_EQUAL(text,
+				"app;main 1002\n"
+				"app;main;do_nanosleep_[k] 200001\n");
+		}
+		free(text);
+		folded__free(f);
+		profile__free(p);
+	}
+}
+
 int register_folded_suite(void)
 {
 	CU_pSuite s = CU_add_suite("folded", NULL, NULL);
@@ -278,7 +327,9 @@ int register_folded_suite(void)
 	    !CU_add_test(s, "many stacks", test_many_stacks_grow) ||
 	    !CU_add_test(s, "a profile model folded", test_from_profile) ||
 	    !CU_add_test(s, "an empty profile model", test_from_empty_profile) ||
-	    !CU_add_test(s, "source lines (--lines)", test_lines))
+	    !CU_add_test(s, "source lines (--lines)", test_lines) ||
+	    !CU_add_test(s, "off-CPU time in microseconds, [off-cpu] in wall profiles",
+			 test_off_cpu))
 		return -1;
 	return 0;
 }

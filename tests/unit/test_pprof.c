@@ -289,12 +289,57 @@ static void test_read_back(void)
 	profile__free(p);
 }
 
+/* A wall profile (nanoseconds, off-CPU samples marked): encoded, the off-CPU samples lead
+ * with an [off-cpu] location and carry off_cpu=true; read back, folded alike: microseconds,
+ * [off-cpu] their leaf. */
+static void test_wall(void)
+{
+	struct profile *p = profile__new();
+	struct profile_frame fr = { .kind = PROFILE_FRAME_USER };
+	struct profile_location loc = { .kind = PROFILE_LOC_USER, .mapping = PROFILE_NONE,
+					.frames = &fr, .nr_frames = 1, .address = 0x10 };
+	struct profile_labels lab = { .pid = 1, .thread_comm = PROFILE_NONE };
+	struct profile_meta m = { .weight_type = "wall", .weight_unit = "nanoseconds" };
+	struct pprof_opts o = { 0 };
+	struct folded *direct = folded__new(), *back = folded__new();
+	unsigned char *buf;
+	size_t len;
+	char err[128], *a, *b;
+	int st;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_FATAL(profile__set_meta(p, &m) == 0);
+	lab.comm = profile__intern(p, "app", 3);
+	fr.name = profile__intern(p, "main", 4);
+	st = profile__add_stack(p, (uint32_t[]){ (uint32_t)profile__add_location(p, &loc) }, 1);
+	CU_ASSERT(profile__add_sample(p, st, 3000000, &lab) >= 0);
+	lab.off_cpu = true;
+	CU_ASSERT(profile__add_sample(p, st, 5000000, &lab) >= 0);
+	CU_ASSERT_EQUAL_FATAL(folded__add_profile(direct, p, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(pprof__encode(p, &o, &buf, &len), 0);
+	CU_ASSERT_PTR_NOT_NULL(memmem(buf, len, "[off-cpu]", 9));
+	CU_ASSERT_PTR_NOT_NULL(memmem(buf, len, "off_cpu", 7));
+	CU_ASSERT_PTR_NOT_NULL(memmem(buf, len, "nanoseconds", 11));
+	CU_ASSERT_EQUAL(pprof__read(buf, len, back, err, sizeof(err)), 0);
+	a = folded_text(direct);
+	b = folded_text(back);
+	CU_ASSERT_STRING_EQUAL(a, "app;main 3000\napp;main;[off-cpu] 5000\n");
+	CU_ASSERT_STRING_EQUAL(a, b);
+	free(a);
+	free(b);
+	free(buf);
+	folded__free(direct);
+	folded__free(back);
+	profile__free(p);
+}
+
 int register_pprof_suite(void)
 {
 	CU_pSuite s = CU_add_suite("pprof", NULL, NULL);
 
 	if (!s || !CU_add_test(s, "a model encoded and read back", test_encode_model) ||
-	    !CU_add_test(s, "folded alike through pprof", test_read_back))
+	    !CU_add_test(s, "folded alike through pprof", test_read_back) ||
+	    !CU_add_test(s, "a wall profile: [off-cpu], microseconds read back", test_wall))
 		return -1;
 	return 0;
 }
