@@ -586,6 +586,19 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 			(unsigned long long)st->unwind_fast);
 }
 
+/* What --explain's shares are of: samples, or with --off-cpu/--wall nanoseconds (the
+ * model's weights). */
+static uint64_t explain_total(struct session *s, const struct settings *st)
+{
+	const struct session_stats *ss = session__stats(s);
+
+	if (st->session.off_cpu)
+		return ss->off_ns;
+	if (st->session.wall)
+		return ss->off_ns + ss->samples * (1000000000ull / st->session.freq);
+	return ss->samples;
+}
+
 /* Open every -o file for writing (standard output otherwise). Returns 0 or EXIT_RUNTIME
  * after one sentence. */
 static int open_outputs(struct settings *st)
@@ -942,7 +955,8 @@ int main(int argc, char **argv)
 			print_summary(session__stats(s), 0, &st);
 		/* --explain: over the whole run. */
 		if (session__explain(s) && (st.explain || !st.quiet) &&
-		    explain__write(session__explain(s), stderr, session__stats(s)->samples,
+		    explain__write(session__explain(s), stderr, explain_total(s, &st),
+				   st.session.off_cpu || st.session.wall,
 				   st.explain ? EXPLAIN_LINES : EXPLAIN_LINES_VERBOSE)) {
 			fprintf(stderr, "profile: out of memory\n");
 			ret = EXIT_RUNTIME;
@@ -977,7 +991,8 @@ int main(int argc, char **argv)
 	if (!st.quiet)
 		print_summary(session__stats(s), folded__nr_stacks(folded), &st);
 	if (session__explain(s) && (st.explain || !st.quiet) &&
-	    explain__write(session__explain(s), stderr, session__stats(s)->samples,
+	    explain__write(session__explain(s), stderr, explain_total(s, &st),
+			   st.session.off_cpu || st.session.wall,
 			   st.explain ? EXPLAIN_LINES : EXPLAIN_LINES_VERBOSE)) {
 		fprintf(stderr, "profile: out of memory\n");
 		ret = EXIT_RUNTIME;

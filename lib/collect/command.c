@@ -91,7 +91,7 @@ int session__start_command(struct session *s)
 	}
 	close(go[0]);
 	close(report[1]);
-	s->child = pid;
+	s->child = s->command_pid = pid;
 	session__signals_command(pid);
 	s->go_fd = go[1];
 	s->exec_err_fd = report[0];

@@ -191,28 +191,32 @@ int explain__format(const struct explain_line *l, uint64_t samples, char *buf, s
 			line_text(l));
 }
 
-int explain__write(const struct explain *ex, FILE *f, uint64_t samples, size_t max)
+int explain__write(const struct explain *ex, FILE *f, uint64_t samples, bool ns, size_t max)
 {
 	struct explain_line *lines;
 	int n = explain__lines(ex, &lines);
-	char buf[2048];
+	char buf[2048], of[64];
 
 	if (n < 0)
 		return n;
+	if (ns)
+		snprintf(of, sizeof(of), "%.3f s", samples / 1e9);
+	else
+		snprintf(of, sizeof(of), "%llu samples", (unsigned long long)samples);
 	if (!n) {
 		fprintf(f, "profile: no stack was cut, untrusted or left unnamed (--explain), of "
-			"%llu samples\n", (unsigned long long)samples);
+			"%s\n", of);
 		return 0;
 	}
-	fprintf(f, "profile: where stacks were cut, untrusted or left unnamed (--explain), of %llu "
-		"samples:\n", (unsigned long long)samples);
+	fprintf(f, "profile: where stacks were cut, untrusted or left unnamed (--explain), of "
+		"%s:\n", of);
 	for (int i = 0; i < n && (size_t)i < max; i++) {
 		explain__format(&lines[i], samples, buf, sizeof(buf));
 		fprintf(f, "  %s\n", buf);
 	}
 	if ((size_t)n > max)
-		fprintf(f, "  and %zu more, each %.1f%% of the samples or less\n", n - max,
-			share(lines[max].count, samples));
+		fprintf(f, "  and %zu more, each %.1f%% of the %s or less\n", n - max,
+			share(lines[max].count, samples), ns ? "time" : "samples");
 	free(lines);
 	return 0;
 }

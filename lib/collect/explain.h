@@ -78,9 +78,10 @@ int explain__lines(const struct explain *ex, struct explain_line **out);
  * length it needed (snprintf's). */
 int explain__format(const struct explain_line *l, uint64_t samples, char *buf, size_t len);
 
-/* The report on F: a header naming SAMPLES, then at most MAX lines largest first, then how
- * many more there were. Returns 0 or -ENOMEM. */
-int explain__write(const struct explain *ex, FILE *f, uint64_t samples, size_t max);
+/* The report on F: a header naming SAMPLES (NS: nanoseconds, the weights of off-CPU or
+ * wall-clock time), then at most MAX lines largest first, then how many more there were.
+ * Returns 0 or -ENOMEM. */
+int explain__write(const struct explain *ex, FILE *f, uint64_t samples, bool ns, size_t max);
 
 /* Whether NAME, the outermost function of a user address as the symbolizer names it, says
  * that no symbol named it: "[unknown]", "[FILE]", "FILE+0xSTART". NULL is unnamed. */

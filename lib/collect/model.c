@@ -475,6 +475,10 @@ int builder__add(struct builder *b, const struct count_key *key, const uint64_t 
 	const char *outer;
 	int nk, n, err;
 
+	/* The command's waits before its exec (gen 0: forked before the profile began) are
+	 * profile's own, held until sampling began. */
+	if (off && key->gen == 0 && s->command_pid && key->pid == (uint32_t)s->command_pid)
+		return 0;
 	nk = kernel_locations(b, key->kstack_id, key->period, b->locs, &in_exec);
 	if (nk < 0) {
 		err = nk;

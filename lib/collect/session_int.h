@@ -63,6 +63,7 @@ struct session {
 	struct pidns pidns;		/* ours: every pid of the session is numbered in it */
 	pid_t *pids;			/* opts.pids points here: -p, threads made processes */
 	pid_t child;			/* the command, 0 when none */
+	pid_t command_pid;		/* the command's pid, kept after it is reaped */
 	int nr_fast_pids;		/* of the BPF program's fast_pids[] */
 	struct {			/* copy_hint set, by pid */
 		pid_t pid;

@@ -142,7 +142,7 @@ static char *report(const struct explain *ex, uint64_t samples, size_t max)
 	FILE *f = open_memstream(&text, &len);
 
 	CU_ASSERT_FATAL(f != NULL);
-	CU_ASSERT_EQUAL(explain__write(ex, f, samples, max), 0);
+	CU_ASSERT_EQUAL(explain__write(ex, f, samples, false, max), 0);
 	fclose(f);
 	return text;
 }
