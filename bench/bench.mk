@@ -12,7 +12,19 @@ BENCH_NOFP	:= -O2 -g -fomit-frame-pointer
 BENCH_TARGETS	:= $(BENCH)/fixedwork_nofp $(BENCH)/libfixedwork_nofp.so \
 		   $(BENCH)/fixedwork_fp $(BENCH)/libfixedwork_fp.so $(BENCH)/sortwork_fp
 
-$(BENCH)/fixedwork: $(BENCH_TARGETS) $(BENCH)/spin $(BENCH)/gaps_fp $(BENCH)/gaps_nofp
+$(BENCH)/fixedwork: $(BENCH_TARGETS) $(BENCH)/spin $(BENCH)/gaps_fp $(BENCH)/gaps_nofp \
+		   $(BENCH)/switchwork_fp $(BENCH)/switchwork_nofp
+
+# Context switches by the hundred thousand, for off-CPU time (bench/offcpu.py).
+$(BENCH)/switchwork_fp: bench/switchwork.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BENCH_FP_CC) $(BENCH_FP) -pthread $< -o $@
+
+$(BENCH)/switchwork_nofp: bench/switchwork.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BENCH_NOFP) -pthread $< -o $@
 
 # What a profiler takes from its target, seen from inside it (bench/intrusion.py).
 $(BENCH)/gaps_fp: bench/gaps.c

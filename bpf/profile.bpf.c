@@ -76,6 +76,19 @@ struct {
 	__type(value, struct off_pending);
 } off_scratch SEC(".maps");
 
+/* --off-cpu/--wall: per task (kernel tid), what the last stacks it left the CPU with that
+ * went to userspace were: a hash of the registers and the stack bytes copied, and their
+ * seq. The next time it leaves with the same (a thread that waits at the same place over and
+ * over), nothing is sent: userspace unwinds nothing, it counts the time on those stacks
+ * (off_weight.same_as). An unwind reads nothing but the registers, the bytes copied (words
+ * past them are read live: the copy size grows then) and the process's files. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_sig);
+} offsig SEC(".maps");
+
 /* Where a kernel stack goes when its bucket in `kstacks` holds another (sized otherwise, so
  * the same stack falls in another bucket). */
 struct {
@@ -529,6 +542,89 @@ static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp
 		st->sp_words[1] = w[1];
 }
 
+struct hash_ctx {
+	const struct sample_event *e;
+	__u64 h;
+	__u64 base;		/* hash_tail_word: the word its first call hashes */
+};
+
+/* Whether W may be an address in the process (code, stack, data), as opposed to a small
+ * number: only such a word can take an unwind anywhere (a return address, a saved frame
+ * pointer, a register that holds the CFA). */
+static __always_inline bool may_be_address(__u64 w)
+{
+	return w >= 0x10000 && w < 0x800000000000ULL;
+}
+
+/* W, word or register I, into hash H when it may be an address: the words an unwind can
+ * follow, not a loop's counter that changes at every wait in the same place. */
+static __always_inline __u64 hash_mix(__u64 h, __u64 w, __u64 i)
+{
+	if (!may_be_address(w))
+		return h;
+	return (h ^ w ^ i << 48) * 0x100000001b3ULL;
+}
+
+/* bpf_loop's callback: words 8I to 8I + 7 of the stack copy into the hash (the verifier
+ * checks it once, not per word). */
+static long hash_word(__u64 i, void *arg)
+{
+	struct hash_ctx *c = arg;
+	const __u64 *w;
+
+	if (i >= PROFILE_MAX_STACK_COPY / 64)
+		return 1;
+	w = (const __u64 *)&c->e->stack[i * 64];
+	for (int k = 0; k < 8; k++)
+		c->h = hash_mix(c->h, w[k], i * 8 + k + 64);
+	return 0;
+}
+
+/*
+ * Whether E, the stacks of a task leaving the CPU (OP), unwind as those it left with last
+ * time, sent then as OP's off_sig.seq: the same ip, sp, and words that may be addresses, in
+ * the registers, the red zone and the copy, at the same places (OP->same_as says so). Else
+ * they are noted as its last.
+ */
+/* bpf_loop's callback: word BASE + I, one of the copy's last (short of 8). */
+static long hash_tail_word(__u64 i, void *arg)
+{
+	struct hash_ctx *c = arg;
+	__u64 k = c->base + i;
+
+	if (k >= PROFILE_MAX_STACK_COPY / 8)
+		return 1;
+	c->h = hash_mix(c->h, *(const __u64 *)&c->e->stack[k * 8], k + 64);
+	return 0;
+}
+
+static __always_inline bool same_stacks(const struct sample_event *e, struct off_pending *op)
+{
+	struct hash_ctx c = { .e = e, .h = 0x84222325cbf29ce4ULL ^ e->ip };
+	__u32 par = period & 1;
+	struct off_sig *old, sig;
+
+	for (int i = 0; i < PROFILE_NR_REGS; i++)
+		c.h = hash_mix(c.h, e->regs[i], i);
+	for (int i = 0; i < PROFILE_RED_ZONE / 8; i++)
+		c.h = hash_mix(c.h, e->below[i], i + PROFILE_NR_REGS);
+	c.h = (c.h ^ e->sp) * 0x100000001b3ULL;
+	c.base = 0;
+	bpf_loop(e->stack_len / 64, hash_word, &c, 0);
+	c.base = e->stack_len / 64 * 8;
+	bpf_loop(e->stack_len / 8 - c.base, hash_tail_word, &c, 0);
+	c.h ^= (__u64)e->holes << 32 | e->stack_len;
+	c.h = (c.h ^ e->gen) * 0x100000001b3ULL;
+	old = bpf_map_lookup_elem(&offsig, &op->ktid);
+	if (old && old->sig == c.h && old->period == par && e->below_ok) {
+		op->same_as = old->seq;
+		return true;
+	}
+	sig = (struct off_sig){ .sig = c.h, .seq = op->seq, .period = par };
+	bpf_map_update_elem(&offsig, &op->ktid, &sig, BPF_ANY);
+	return false;
+}
+
 /*
  * Send the sample to userspace for DWARF unwinding, WHY (enum profile_send) it was sent (OFF_SEQ
  * not 0: the stacks of a task leaving the CPU, whose time off it comes later in a struct
@@ -545,7 +641,7 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 				       const struct uregs *r, const struct ustack *st,
 				       const struct proc_ranges *pr, __u32 tgid, __u32 tid,
 				       const struct count_key *ck, __u64 stack_top, __u32 why,
-				       __u64 off_seq)
+				       struct off_pending *op)
 {
 	struct sample_event *e;
 	__u64 off = 0, n, want = stack_copy, flags = BPF_RB_NO_WAKEUP;
@@ -576,7 +672,7 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 					   (void *)(r->sp - sizeof(e->below)));
 	e->gen = ck->gen;
 	e->weight = 0;
-	e->off_seq = off_seq;
+	e->off_seq = op ? op->seq : 0;
 	/* Only a main thread's sp lies this close under its stack top. */
 	if (stack_top <= r->sp || stack_top - r->sp > MAIN_STACK_SPAN)
 		stack_top = 0;
@@ -619,6 +715,8 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 		flags = BPF_RB_FORCE_WAKEUP;
 	}
 	if (off > PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE)
+		return;
+	if (op && same_stacks(e, op))
 		return;
 	if (bpf_ringbuf_output(&events, e, offsetof(struct sample_event, stack) + off, flags))
 		stat_inc(STAT_EVENTS_LOST);
@@ -833,12 +931,14 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 			}
 			if (unwind_mode == UNWIND_DWARF ||
 			    (unwind_mode == UNWIND_AUTO && !complete)) {
+				/* The kernel stack and period of stacks off the CPU. */
+				if (op)
+					op->key = key;
 				send_event(pctx, task, &regs, st, pr, tgid, tid, &key,
 					   BPF_CORE_READ(task, mm, start_stack),
 					   unwind_mode == UNWIND_DWARF ? SEND_DWARF :
 					   !pr ? SEND_NO_PROC :
-					   end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN,
-					   op ? op->seq : 0);
+					   end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN, op);
 				return 0;
 			}
 			if (!complete)
@@ -913,7 +1013,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		if (ns && ns >= min_block_ns) {
 			stat_inc(STAT_OFF_CPU);
 			if (op->seq) {
-				struct off_weight w = { .tid = op->tid, .seq = op->seq, .ns = ns };
+				struct off_weight w = {
+					.tid = op->tid, .kstack_id = op->key.kstack_id,
+					.seq = op->seq, .same_as = op->same_as, .ns = ns,
+				};
 
 				if (bpf_ringbuf_output(&events, &w, sizeof(w), 0))
 					stat_inc(STAT_EVENTS_LOST);
@@ -939,6 +1042,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	op->start = now;
 	op->tid = (__u32)id;
+	op->ktid = ptid;
+	op->same_as = 0;
 	op->seq = __sync_fetch_and_add(&off_seq, 1) + 1;
 	take_sample(ctx, NULL, task, id >> 32, (__u32)id, op);
 	bpf_map_update_elem(&offpend, &ptid, op, BPF_ANY);

@@ -163,17 +163,28 @@ struct sample_event {
 struct off_pending {
 	__u64 start;		/* bpf_ktime_get_ns at the switch */
 	__u64 seq;
+	__u64 same_as;		/* not 0: the stacks are those sent as this seq (offsig) */
 	__u32 tid;		/* in the profiler's namespace */
+	__u32 ktid;		/* the kernel's */
+	struct count_key key;	/* with seq: its kernel stack id and period only */
+};
+
+/* `offsig` values: see there. */
+struct off_sig {
+	__u64 sig;
+	__u64 seq;
+	__u32 period;		/* the parity of the kernel stack maps when sent */
 	__u32 pad;
-	struct count_key key;
 };
 
 /* Sent through `events` when a task whose stacks went there comes back to a CPU: its time off
  * it (told apart from a sample_event by its size). */
 struct off_weight {
 	__u32 tid;
-	__u32 pad;
+	__s32 kstack_id;	/* the kernel stack it left with this time */
 	__u64 seq;
+	__u64 same_as;		/* not 0: its stacks are those of this earlier seq (no event
+				 * was sent for seq) */
 	__u64 ns;
 };
 

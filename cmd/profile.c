@@ -511,6 +511,10 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 			"truncated stacks\n", st->off_ns / 1e9,
 			(unsigned long long)st->bpf[STAT_OFF_CPU], min,
 			pct(st->off_truncated_ns, st->off_ns));
+		if (st->off_unmatched)
+			fprintf(stderr, "profile: lost %llu waits whose stacks were lost (ring "
+				"buffer full, or past --max-memory)\n",
+				(unsigned long long)st->off_unmatched);
 	}
 	if (set->session.off_cpu) {
 		if (set->session.every)

@@ -159,6 +159,7 @@ int session__load_bpf(struct session *s)
 	if (o->off_cpu || o->wall) {
 		skel->rodata->min_block_ns = (__u64)o->min_block_us * 1000;
 		bpf_map__set_max_entries(skel->maps.offpend, OFFPEND_MAX);
+		bpf_map__set_max_entries(skel->maps.offsig, OFFPEND_MAX);
 	} else {
 		bpf_program__set_autoload(skel->progs.on_switch, false);
 	}

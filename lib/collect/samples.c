@@ -46,7 +46,8 @@ static int end_at_bottom(struct session *s, pid_t pid, const uint64_t *ips, int 
 }
 
 static int park_unwound(struct session *s, const struct sample_event *e,
-			const struct count_key *key, const uint64_t *ips, uint32_t nr);
+			const struct count_key *key, const uint64_t *ips, uint32_t nr,
+			size_t used, enum unwind_stop stop);
 
 /*
  * Unwind sample E (its header: from the ring buffer or the queue) with STACK_LEN bytes of
@@ -144,9 +145,15 @@ static int unwind_event(struct session *s, const struct sample_event *e, const v
 		key.walk_end = e->frames[e->nr_frames - 1];
 	if (e->off_seq)
 		key.flags |= COUNT_F_OFF_CPU;
-	/* Off-CPU stacks whose time is still to come: parked until it does. */
-	if (e->off_seq && !e->weight)
-		return park_unwound(s, e, &key, ips, (uint32_t)n);
+	/* Off-CPU stacks: their task's entry, for the times of this wait (still to come, when
+	 * E has no weight) and of later ones at the same place. */
+	if (e->off_seq) {
+		int r = park_unwound(s, e, &key, ips, (uint32_t)n,
+				     (us.holes & 1) ? 0 : unwinder__stack_used(s->unw), stop);
+
+		if (r || !e->weight)
+			return r;
+	}
 	if (ucounts__add(s->unwound, &key, ips, n, e->off_seq ? e->weight : 1))
 		return -ENOMEM;
 	return 0;
@@ -252,18 +259,23 @@ static int queue_sample(struct session *s, const struct sample_event *e)
 /* --- off-CPU stacks that wait for their time ------------------------------------------- */
 
 /*
- * The stacks a task left the CPU with, sent for DWARF unwinding (sample_event.off_seq), kept
- * until its time off the CPU comes in an off_weight of the same seq: unwound at once (the
- * task is off the CPU: its stack is as it left it, older frames read live), or, when the
- * unwind waits for a file's table, the event itself with 64 KiB of the live stack read
- * past the copy, unwound from those bytes only once the time comes (the task has run
- * since). A task has one at a time: an older one whose time never came (shorter than
- * --min-block) is dropped.
+ * The stacks a task last left the CPU with that came for DWARF unwinding
+ * (sample_event.off_seq), one entry per task: unwound at once (the task is off the CPU: its
+ * stack is as it left it, older frames read live), or, when the unwind waits for a file's
+ * table, the event itself with 64 KiB of the live stack read past the copy (raw), unwound
+ * from those bytes only once its time comes (the task has run since). Its time comes in an
+ * off_weight of its seq; so do the times of the task's later waits with the same registers
+ * and stack bytes, which BPF sends no event for (off_weight.same_as): the entry stays until
+ * the task sends other stacks.
  */
 struct parked {
 	uint32_t tid;
 	uint64_t seq;
 	struct queued *raw;	/* the event, or NULL: unwound into key and ips */
+	bool queued;		/* the raw event waits in the queue: not here any more */
+	pid_t pid;
+	size_t used;		/* stack bytes its unwind read (0: none to learn from) */
+	enum unwind_stop stop;
 	struct count_key key;
 	uint32_t nr;
 	uint64_t ips[];
@@ -290,36 +302,29 @@ static void parked_free(struct parked *p)
 	free(p);
 }
 
-/* Task TID's parked stacks, taken out of the table; NULL when none. */
-static struct parked *parked_take(struct session *s, uint32_t tid)
+/* The index of task TID's entry in s->parked.v, or HTAB_NONE. */
+static uint32_t parked_find(const struct session *s, uint32_t tid)
 {
-	uint32_t pos, id, last = (uint32_t)s->parked.nr - 1;
-	struct parked *p;
+	uint32_t pos, id;
 
 	for (id = htab__first(&s->parked.index, tid_hash(tid), &pos); id != HTAB_NONE;
 	     id = htab__next(&s->parked.index, tid_hash(tid), &pos))
 		if (s->parked.v[id]->tid == tid)
 			break;
-	if (id == HTAB_NONE)
-		return NULL;
-	p = s->parked.v[id];
-	htab__remove(&s->parked.index, tid_hash(tid), id);
-	if (id != last) {
-		struct parked *l = s->parked.v[last];
-
-		htab__remove(&s->parked.index, tid_hash(l->tid), last);
-		s->parked.v[id] = l;
-		htab__insert(&s->parked.index, tid_hash(l->tid), id);
-	}
-	s->parked.nr--;
-	return p;
+	return id;
 }
 
-/* Park P (made by the caller), in place of its task's older one. Returns 0 or -ENOMEM (P is
- * freed then). */
+/* Make P (made by the caller) its task's entry, in place of the one it had. Returns 0 or
+ * -ENOMEM (P is freed then). */
 static int parked_put(struct session *s, struct parked *p)
 {
-	parked_free(parked_take(s, p->tid));
+	uint32_t id = parked_find(s, p->tid);
+
+	if (id != HTAB_NONE) {
+		parked_free(s->parked.v[id]);
+		s->parked.v[id] = p;
+		return 0;
+	}
 	if (s->parked.nr == s->parked.cap) {
 		size_t cap = s->parked.cap ? 2 * s->parked.cap : 64;
 		struct parked **v = realloc(s->parked.v, cap * sizeof(*v));
@@ -339,7 +344,7 @@ static int parked_put(struct session *s, struct parked *p)
 	return 0;
 }
 
-/* A parked entry for E's task, with room for NR frames; NULL past the memory budget. */
+/* An entry for E's task, with room for NR frames; NULL past the memory budget. */
 static struct parked *parked_new(const struct sample_event *e, uint32_t nr)
 {
 	size_t size = sizeof(struct parked) + nr * sizeof(uint64_t);
@@ -358,17 +363,26 @@ static struct parked *parked_new(const struct sample_event *e, uint32_t nr)
 	return p;
 }
 
-/* The unwound stacks of off-CPU event E (its time to come): parked. */
+/* The unwound stacks of off-CPU event E (its unwind read USED bytes of stack, and stopped
+ * as STOP): its task's entry, unless that holds a later one. */
 static int park_unwound(struct session *s, const struct sample_event *e,
-			const struct count_key *key, const uint64_t *ips, uint32_t nr)
+			const struct count_key *key, const uint64_t *ips, uint32_t nr,
+			size_t used, enum unwind_stop stop)
 {
-	struct parked *p = parked_new(e, nr);
+	uint32_t id = parked_find(s, e->tid);
+	struct parked *p;
 
+	if (id != HTAB_NONE && s->parked.v[id]->seq > e->off_seq)
+		return 0;
+	p = parked_new(e, nr);
 	if (!p) {
 		limits__hit(LIMIT_TABLE_QUEUE, 1);
 		return 0;
 	}
 	p->key = *key;
+	p->pid = (pid_t)e->pid;
+	p->used = used;
+	p->stop = stop;
 	memcpy(p->ips, ips, nr * sizeof(*ips));
 	return parked_put(s, p);
 }
@@ -393,30 +407,38 @@ static int park(struct session *s, const struct sample_event *e)
 	return parked_put(s, p);
 }
 
-/* Task TID's time off the CPU, NS, for the stacks it left with as event SEQ: counted. */
-static int on_weight(struct session *s, uint32_t tid, uint64_t seq, uint64_t ns)
+/* Task TID's time off the CPU, NS, on the stacks of event SEQ (W->same_as, or W->seq),
+ * with kernel stack W->kstack_id: counted. */
+static int on_weight(struct session *s, const struct off_weight *w, uint64_t ns)
 {
-	struct parked *p = parked_take(s, tid);
+	uint64_t seq = w->same_as ? w->same_as : w->seq;
+	uint32_t id = parked_find(s, w->tid);
+	struct parked *p = id == HTAB_NONE ? NULL : s->parked.v[id];
 	struct sample_event *e;
+	struct count_key key;
 	struct queued *q;
 	int err = 0;
 
-	if (!p || p->seq != seq) {
-		/* Not this one's: it stays for its own time. */
-		if (p && parked_put(s, p))
-			return -ENOMEM;
+	if (!p || p->seq != seq || p->queued) {
+		s->stats.off_unmatched++;
 		return 0;
 	}
 	if (!p->raw) {
-		err = ucounts__add(s->unwound, &p->key, p->ips, p->nr, ns);
-		parked_free(p);
-		return err;
+		key = p->key;
+		key.kstack_id = w->kstack_id;
+		/* A wait at the same place as the one unwound: the copy it needed, again (the
+		 * process's copies shrink to what its unwinds need after 256 of them). */
+		if (w->same_as && p->used)
+			session__learn_copy_size(s, p->pid, p->used, p->stop);
+		return ucounts__add(s->unwound, &key, p->ips, p->nr, ns);
 	}
+	/* Unwound now, counted, and the task's entry made of it (or queued for a table). */
 	q = p->raw;
 	p->raw = NULL;
-	parked_free(p);
+	p->queued = true;
 	e = (struct sample_event *)q->event;
 	e->weight = ns;
+	e->kstack_id = w->kstack_id;
 	err = unwind_event(s, e, q->stack, q->stack_len, !s->tables_wait);
 	if (err == 1) {
 		if (!queue_kept(s, q))
@@ -446,7 +468,12 @@ int session__end_off_cpu(struct session *s, uint64_t end_ns)
 			continue;
 		s->stats.bpf[STAT_OFF_CPU]++;
 		if (op.seq) {
-			err = on_weight(s, op.tid, op.seq, ns);
+			struct off_weight w = {
+				.tid = op.tid, .kstack_id = op.key.kstack_id, .seq = op.seq,
+				.same_as = op.same_as,
+			};
+
+			err = on_weight(s, &w, ns);
 			continue;
 		}
 		if (!bpf_map_lookup_elem(cfd, &op.key, &count))
@@ -476,7 +503,7 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 	if (size == sizeof(struct off_weight)) {
 		const struct off_weight *w = data;
 
-		return on_weight(s, w->tid, w->seq, w->ns) < 0 ? -ENOMEM : 0;
+		return on_weight(s, w, w->ns) < 0 ? -ENOMEM : 0;
 	}
 	if (size < EVENT_HDR || e->stack_len > size - EVENT_HDR ||
 	    e->nr_frames > PROFILE_MAX_DEPTH)

@@ -61,6 +61,8 @@ struct session_stats {
 	uint64_t truncated;		/* of those, samples whose user stack is truncated */
 	uint64_t off_ns;		/* --off-cpu, --wall: time off the CPU in the profile */
 	uint64_t off_truncated_ns;	/* of it, time on stacks whose user part is truncated */
+	uint64_t off_unmatched;		/* waits whose stacks userspace did not have (lost with
+					 * their event, or over --max-memory) */
 	uint64_t dwarf;			/* samples unwound with DWARF in userspace */
 	uint64_t unwind_stop[8];	/* of those, by enum unwind_stop */
 	uint64_t unwind_frames;		/* frames those unwinds produced */

@@ -1823,10 +1823,11 @@ def wall_half_on_half_off():
     mine = [(f, c) for f, c in stacks if f[0] == "wallhalf"]
     total = sum(c for _, c in mine) / 1e6
     on = sum(c for f, c in mine if f[-1] != "[off-cpu]") / 1e6
-    sleep = sum(c for f, c in mine if "wall_sleep" in f) / 1e6
-    expect(all(f[-1] == "[off-cpu]" for f, _ in mine if "wall_sleep" in f),
-           "wall_sleep stacks without [off-cpu]")
-    expect(abs(sleep - 1.0) <= 0.05, f"wall_sleep carries {sleep:.3f} s of 1 s")
+    sleep = sum(c for f, c in mine if "wall_sleep" in f and f[-1] == "[off-cpu]") / 1e6
+    sleep_on = sum(c for f, c in mine if "wall_sleep" in f and f[-1] != "[off-cpu]") / 1e6
+    # (A few samples on the CPU in nanosleep's system call are real.)
+    expect(sleep_on <= 0.02, f"wall_sleep on the CPU {sleep_on:.3f} s")
+    expect(abs(sleep - 1.0) <= 0.05, f"wall_sleep carries {sleep:.3f} s of 1 s off the CPU")
     expect(abs(total - 2.0) <= 0.1, f"{total:.3f} s in all, the program ran 2 s")
     expect_rate(abs(on - cpu) <= 0.1 * cpu, f"on-CPU {on:.3f} s, the CPU clock says {cpu:.3f}")
     if cpu >= 0.9:
