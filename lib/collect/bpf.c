@@ -21,6 +21,9 @@
 #define MAP_SIZE_MAX	65536	/* derived sizes stop here; --map-size may go further */
 #define RING_MIN	(1u << 20)	/* DWARF sample ring buffer: see ring_size */
 #define RING_MAX	(256u << 20)
+/* With --off-cpu/--wall, at least: stacks come at every switch of a waiting task (until a
+ * task waits at the same place again), not at a rate of the frequency. */
+#define RING_OFF_CPU	(16u << 20)
 #define OFFPEND_MAX	65536	/* tasks off the CPU at once (--off-cpu, --wall) */
 #define PROC_USER_INIT_INO	0xEFFFFFFDu	/* the initial user namespace's inode (proc_ns.h) */
 
@@ -114,7 +117,7 @@ static unsigned int derived_map_size(const struct session_opts *o, int nr_cpus)
 static uint32_t ring_size(const struct session_opts *o, int nr_cpus, uint32_t copy)
 {
 	double need = (o->all ? 0.2 : 0.05) * o->freq * nr_cpus * (copy + 256.0);
-	uint32_t size = RING_MIN;
+	uint32_t size = o->off_cpu || o->wall ? RING_OFF_CPU : RING_MIN;
 
 	while (size < RING_MAX && size < need)
 		size <<= 1;

@@ -272,7 +272,9 @@ struct parked {
 	uint32_t tid;
 	uint64_t seq;
 	struct queued *raw;	/* the event, or NULL: unwound into key and ips */
-	bool queued;		/* the raw event waits in the queue: not here any more */
+	uint64_t pending_ns;	/* raw: time off the CPU on it not counted yet (its table is
+				 * still being made) */
+	int32_t pending_kstack;	/* ... and the kernel stack of the last of those waits */
 	pid_t pid;
 	size_t used;		/* stack bytes its unwind read (0: none to learn from) */
 	enum unwind_stop stop;
@@ -407,6 +409,28 @@ static int park(struct session *s, const struct sample_event *e)
 	return parked_put(s, p);
 }
 
+/* Entry P, raw with time to count: unwound now, unless its table is still being made (then
+ * it waits: 1); counted, and its task's entry made of the stacks (P is freed then: 0).
+ * Returns -ENOMEM on failure. */
+static int flush_raw(struct session *s, struct parked *p)
+{
+	struct queued *q = p->raw;
+	struct sample_event *e = (struct sample_event *)q->event;
+	int r;
+
+	p->raw = NULL;
+	e->weight = p->pending_ns;
+	e->kstack_id = p->pending_kstack;
+	r = unwind_event(s, e, q->stack, q->stack_len, !s->tables_wait);
+	if (r == 1) {
+		e->weight = 0;
+		p->raw = q;
+		return 1;
+	}
+	kept_free(q);
+	return r < 0 ? r : 0;
+}
+
 /* Task TID's time off the CPU, NS, on the stacks of event SEQ (W->same_as, or W->seq),
  * with kernel stack W->kstack_id: counted. */
 static int on_weight(struct session *s, const struct off_weight *w, uint64_t ns)
@@ -414,12 +438,10 @@ static int on_weight(struct session *s, const struct off_weight *w, uint64_t ns)
 	uint64_t seq = w->same_as ? w->same_as : w->seq;
 	uint32_t id = parked_find(s, w->tid);
 	struct parked *p = id == HTAB_NONE ? NULL : s->parked.v[id];
-	struct sample_event *e;
 	struct count_key key;
-	struct queued *q;
-	int err = 0;
+	int r;
 
-	if (!p || p->seq != seq || p->queued) {
+	if (!p || p->seq != seq) {
 		s->stats.off_unmatched++;
 		return 0;
 	}
@@ -432,22 +454,26 @@ static int on_weight(struct session *s, const struct off_weight *w, uint64_t ns)
 			session__learn_copy_size(s, p->pid, p->used, p->stop);
 		return ucounts__add(s->unwound, &key, p->ips, p->nr, ns);
 	}
-	/* Unwound now, counted, and the task's entry made of it (or queued for a table). */
-	q = p->raw;
-	p->raw = NULL;
-	p->queued = true;
-	e = (struct sample_event *)q->event;
-	e->weight = ns;
-	e->kstack_id = w->kstack_id;
-	err = unwind_event(s, e, q->stack, q->stack_len, !s->tables_wait);
-	if (err == 1) {
-		if (!queue_kept(s, q))
-			return 0;
-		limits__hit(LIMIT_TABLE_QUEUE, 1);
-		err = unwind_event(s, e, q->stack, q->stack_len, false);
+	p->pending_ns += ns;
+	p->pending_kstack = w->kstack_id;
+	r = flush_raw(s, p);
+	return r < 0 ? r : 0;
+}
+
+/* Raw entries with time to count, tried again (a table came, or the end: S->tables_wait). */
+static int retry_parked(struct session *s)
+{
+	for (size_t i = 0; i < s->parked.nr; i++) {
+		struct parked *p = s->parked.v[i];
+		int r;
+
+		if (!p->raw || !p->pending_ns)
+			continue;
+		r = flush_raw(s, p);
+		if (r < 0)
+			return r;
 	}
-	kept_free(q);
-	return err < 0 ? err : 0;
+	return 0;
 }
 
 int session__end_off_cpu(struct session *s, uint64_t end_ns)
@@ -480,6 +506,8 @@ int session__end_off_cpu(struct session *s, uint64_t end_ns)
 			ns += count;
 		bpf_map_update_elem(cfd, &op.key, &ns, BPF_ANY);
 	}
+	if (!err)
+		err = retry_parked(s);
 	session__free_parked(s);
 	return err;
 }
@@ -535,7 +563,7 @@ int session__retry_queued(struct session *s, bool all)
 	size_t kept = 0;
 	int err = 0;
 
-	if (!s->queue.nr || (!all && answered == s->queue.answered))
+	if ((!s->queue.nr && !s->parked.nr) || (!all && answered == s->queue.answered))
 		return 0;
 	s->queue.answered = answered;
 	/* The spans first: a stack ends at the first stack bottom they hold. */
@@ -561,6 +589,9 @@ int session__retry_queued(struct session *s, bool all)
 		queued__free(s, q);
 	}
 	s->queue.nr = kept;
+	/* Off-CPU stacks whose time waited for a table too. */
+	if (!err)
+		err = retry_parked(s);
 	return err;
 }
 

@@ -1885,7 +1885,7 @@ def svg_frames(path):
 def sigint_and_sigterm_write_everything():
     notes = []
     for args, sig in ((["-a"], signal.SIGINT), (["-a"], signal.SIGTERM)):
-        proc = subprocess.Popen([workload("chain_fp"), "12"])
+        proc = subprocess.Popen([workload("chain_fp"), "60"])
         try:
             time.sleep(0.2)
             for targs in (args, ["-p", str(proc.pid)]):
