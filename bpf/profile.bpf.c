@@ -1050,6 +1050,66 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	return 0;
 }
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_task);
+} off_task_buf SEC(".maps");
+
+/*
+ * --off-cpu/--wall, run once by userspace when sampling begins: every profiled task that is
+ * off the CPU then (not a kernel thread, not exiting, not running), with its user registers
+ * and kernel stack, as struct off_task records. Userspace takes its user stack (the task is
+ * off the CPU: it stays as it is) and gives it an `offpend` entry from then on.
+ */
+SEC("iter/task")
+int off_tasks(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct seq_file *seq = ctx->meta->seq;
+	struct off_task *r;
+	struct pt_regs *regs;
+	__u32 zero = 0, tgid, tid;
+	long n;
+
+	if (!task || (task->flags & (0x00200000 /* PF_KTHREAD */ | 0x00000004 /* PF_EXITING */)) ||
+	    task->on_cpu || !task->mm || !task->pid)
+		return 0;
+	tgid = task_tgid(task);
+	tid = pidns_ino ? pid_nr_ns(task->thread_pid) : task->pid;
+	if (!tgid || !tid || (filter_pids && !profiled(tgid)))
+		return 0;
+	r = bpf_map_lookup_elem(&off_task_buf, &zero);
+	if (!r)
+		return 0;
+	r->pid = tgid;
+	r->tid = tid;
+	r->ktid = task->pid;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	r->ip = BPF_CORE_READ(regs, ip);
+	r->regs[0] = BPF_CORE_READ(regs, ax);
+	r->regs[1] = BPF_CORE_READ(regs, dx);
+	r->regs[2] = BPF_CORE_READ(regs, cx);
+	r->regs[3] = BPF_CORE_READ(regs, bx);
+	r->regs[4] = BPF_CORE_READ(regs, si);
+	r->regs[5] = BPF_CORE_READ(regs, di);
+	r->regs[6] = BPF_CORE_READ(regs, bp);
+	r->regs[7] = BPF_CORE_READ(regs, sp);
+	r->regs[8] = BPF_CORE_READ(regs, r8);
+	r->regs[9] = BPF_CORE_READ(regs, r9);
+	r->regs[10] = BPF_CORE_READ(regs, r10);
+	r->regs[11] = BPF_CORE_READ(regs, r11);
+	r->regs[12] = BPF_CORE_READ(regs, r12);
+	r->regs[13] = BPF_CORE_READ(regs, r13);
+	r->regs[14] = BPF_CORE_READ(regs, r14);
+	r->regs[15] = BPF_CORE_READ(regs, r15);
+	n = bpf_get_task_stack(task, r->kframes, sizeof(r->kframes), 0);
+	r->nr_kframes = n > 0 ? (__u32)((__u64)n >> 3) : 0;
+	bpf_seq_write(seq, r, sizeof(*r));
+	return 0;
+}
+
 /*
  * exec changes the process name: keep the newest one for profiled processes. The kinds of
  * code were the old program's: none are known until userspace reads the new mappings (every

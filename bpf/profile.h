@@ -177,6 +177,21 @@ struct off_sig {
 	__u32 pad;
 };
 
+/* Kernel stack ids with this bit are stacks userspace got from off_tasks (not in a stack
+ * map): of tasks already off the CPU when the profile began. */
+#define KSTACK_EXTRA	(1 << 29)
+
+/* A record of the off_tasks iterator: a profiled task off the CPU when the profile began,
+ * with its registers and kernel stack. */
+struct off_task {
+	__u32 pid, tid;		/* in the profiler's namespace */
+	__u32 ktid;		/* the kernel's */
+	__u32 nr_kframes;
+	__u64 ip;
+	__u64 regs[PROFILE_NR_REGS];	/* as sample_event.regs */
+	__u64 kframes[PROFILE_MAX_DEPTH];
+};
+
 /* Sent through `events` when a task whose stacks went there comes back to a CPU: its time off
  * it (told apart from a sample_event by its size). */
 struct off_weight {

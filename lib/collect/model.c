@@ -309,8 +309,12 @@ static int kernel_locations(struct builder *b, __s32 kstack_id, uint32_t period,
 		kstack_id &= ~KSTACK_SECOND;
 		map = period ? skel->maps.kstacks2_b : skel->maps.kstacks2;
 	}
-	if (bpf_map_lookup_elem(bpf_map__fd(map), &kstack_id, kips))
+	if (kstack_id & KSTACK_EXTRA) {
+		if (session__extra_kstack(b->s, kstack_id, kips))
+			return lost_kernel_location(b, locs);
+	} else if (bpf_map_lookup_elem(bpf_map__fd(map), &kstack_id, kips)) {
 		return lost_kernel_location(b, locs);
+	}
 	n = fixup__kernel_depth(kips, PROFILE_MAX_DEPTH);
 	for (int i = 0; i < n; i++) {
 		id = builder__addr(b, 0, kips[i], true, i > 0);

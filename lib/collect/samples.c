@@ -10,10 +10,12 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/clock.h"
 #include "base/limits.h"
+#include "base/log.h"
 #include "collect/fixup.h"
 #include "collect/session_int.h"
 #include "collect/ucounts.h"
@@ -510,6 +512,117 @@ int session__end_off_cpu(struct session *s, uint64_t end_ns)
 		err = retry_parked(s);
 	session__free_parked(s);
 	return err;
+}
+
+int session__extra_kstack(const struct session *s, int32_t id, uint64_t *kips)
+{
+	size_t i = (uint32_t)id & ~(uint32_t)KSTACK_EXTRA;
+
+	if (!(id & KSTACK_EXTRA) || i >= s->xk.nr)
+		return -ENOENT;
+	memcpy(kips, s->xk.v + i * PROFILE_MAX_DEPTH, PROFILE_MAX_DEPTH * sizeof(*kips));
+	return 0;
+}
+
+/* Task R, off the CPU as sampling begins (since SINCE): its stacks taken (the user stack
+ * read now, from its registers), parked as any off-CPU event's, and an `offpend` entry
+ * made for it, unless it has one (it came back and left again already). E: room for an
+ * event. Returns 0 or -ENOMEM. */
+static int off_task_begin(struct session *s, const struct off_task *r, uint64_t since,
+			  struct sample_event *e)
+{
+	uint32_t n = r->nr_kframes < PROFILE_MAX_DEPTH ? r->nr_kframes : PROFILE_MAX_DEPTH;
+	uint64_t sp = r->regs[7];
+	struct iovec local, remote;
+	struct off_pending op;
+	ssize_t got;
+	int err;
+
+	if (s->xk.nr == s->xk.cap) {
+		size_t cap = s->xk.cap ? 2 * s->xk.cap : 64;
+		uint64_t *v = realloc(s->xk.v, cap * PROFILE_MAX_DEPTH * sizeof(*v));
+
+		if (!v || cap > KSTACK_EXTRA)
+			return v ? 0 : -ENOMEM;
+		s->xk.v = v;
+		s->xk.cap = cap;
+	}
+	memset(s->xk.v + s->xk.nr * PROFILE_MAX_DEPTH, 0, PROFILE_MAX_DEPTH * sizeof(uint64_t));
+	memcpy(s->xk.v + s->xk.nr * PROFILE_MAX_DEPTH, r->kframes, n * sizeof(uint64_t));
+	memset(e, 0, offsetof(struct sample_event, stack));
+	e->pid = r->pid;
+	e->tid = r->tid;
+	e->kstack_id = n ? (int32_t)(KSTACK_EXTRA | s->xk.nr++) : -1;
+	e->ip = r->ip;
+	e->sp = sp;
+	e->bp = r->regs[6];
+	memcpy(e->regs, r->regs, sizeof(e->regs));
+	e->why = SEND_DWARF;
+	e->period = s->period & 1;
+	/* From BPF's own count (its .bss is mapped here): later seqs are later stacks. */
+	e->off_seq = __atomic_add_fetch(&s->skel->bss->off_seq, 1, __ATOMIC_SEQ_CST);
+	local = (struct iovec){ e->below, sizeof(e->below) };
+	remote = (struct iovec){ (void *)(uintptr_t)(sp - sizeof(e->below)), sizeof(e->below) };
+	e->below_ok = process_vm_readv((pid_t)r->pid, &local, 1, &remote, 1, 0) ==
+		      (ssize_t)sizeof(e->below);
+	local = (struct iovec){ e->stack, session__stack_copy_max(&s->opts) };
+	remote = (struct iovec){ (void *)(uintptr_t)sp, local.iov_len };
+	got = process_vm_readv((pid_t)r->pid, &local, 1, &remote, 1, 0);
+	e->stack_len = got > 0 ? (uint32_t)got : 0;
+	err = park(s, e);
+	if (err)
+		return err;
+	op = (struct off_pending){
+		.start = since, .seq = e->off_seq, .tid = r->tid, .ktid = r->ktid,
+		.key = { .pid = r->pid, .kstack_id = e->kstack_id, .flags = COUNT_F_OFF_CPU,
+			 .period = e->period },
+	};
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.offpend), &r->ktid, &op, BPF_NOEXIST);
+	return 0;
+}
+
+void session__off_cpu_begin(struct session *s)
+{
+	struct bpf_link *link = bpf_program__attach_iter(s->skel->progs.off_tasks, NULL);
+	uint64_t since = clock_mono_ns();
+	size_t len = 0, cap = 0, nr = 0;
+	struct sample_event *e;
+	char *buf = NULL;
+	ssize_t got = 0;
+	int fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
+
+	while (fd >= 0) {
+		if (len == cap) {
+			char *b = realloc(buf, cap ? 2 * cap : 65536);
+
+			if (!b)
+				break;
+			buf = b;
+			cap = cap ? 2 * cap : 65536;
+		}
+		got = read(fd, buf + len, cap - len);
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+	}
+	e = malloc(sizeof(*e));
+	if (fd < 0 || got < 0 || !e)
+		pr_warn("waits that began before the profile are not counted: the kernel did not "
+			"list the tasks off the CPU (%s)", strerror(errno));
+	for (size_t off = 0; e && off + sizeof(struct off_task) <= len;
+	     off += sizeof(struct off_task), nr++) {
+		struct off_task r;
+
+		memcpy(&r, buf + off, sizeof(r));
+		if (off_task_begin(s, &r, since, e))
+			break;
+	}
+	pr_debug("%zu tasks off the CPU as the profile began", nr);
+	free(e);
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(link);
 }
 
 void session__free_parked(struct session *s)

@@ -327,6 +327,8 @@ static int session__begin(struct session *s)
 	err = session__attach(s);
 	if (!err)
 		err = profile_bpf__attach(s->skel);
+	if (!err && (s->opts.off_cpu || s->opts.wall))
+		session__off_cpu_begin(s);
 	if (!err)
 		err = session__drop_privs(s);
 	if (err) {
@@ -442,6 +444,7 @@ void session__free(struct session *s)
 	profile_bpf__destroy(s->skel);
 	session__free_queue(s);
 	session__free_parked(s);
+	free(s->xk.v);
 	session__free_procstate(s);
 	unwinder__free(s->unw);
 	symbolizer__free(s->sym);

@@ -79,6 +79,12 @@ struct session {
 		uint64_t answered;	/* symbolizer__tables_answered when last tried */
 	} queue;
 	struct {
+		uint64_t *v;		/* samples.c: kernel stacks of tasks off the CPU when
+					 * the profile began, PROFILE_MAX_DEPTH frames each,
+					 * 0-padded (ids KSTACK_EXTRA | index) */
+		size_t nr, cap;
+	} xk;
+	struct {
 		struct parked **v;	/* samples.c: off-CPU stacks waiting for their time */
 		size_t nr, cap;
 		struct htab index;	/* by tid */
@@ -132,6 +138,13 @@ void session__free_queue(struct session *s);
 /* --off-cpu/--wall, at the end (END_NS on BPF's clock): the tasks still off the CPU are
  * counted up to then; what waits for its time is dropped. Returns 0 or -ENOMEM. */
 int session__end_off_cpu(struct session *s, uint64_t end_ns);
+/* --off-cpu/--wall, as sampling begins (while profile may still read any process): the
+ * profiled tasks off the CPU already are counted from now, on the stacks they have now.
+ * Warns and goes on when the kernel will not say which they are. */
+void session__off_cpu_begin(struct session *s);
+/* Kernel stack ID (KSTACK_EXTRA) into KIPS (PROFILE_MAX_DEPTH frames, 0-padded); -ENOENT
+ * when there is none. */
+int session__extra_kstack(const struct session *s, int32_t id, uint64_t *kips);
 void session__free_parked(struct session *s);
 
 /* samples.c: wait up to MS milliseconds for DWARF samples in the ring buffer (those that ask

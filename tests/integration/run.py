@@ -1843,8 +1843,11 @@ def wall_half_on_half_off():
 
 @test
 def off_cpu_of_a_running_process():
-    # -p of a process already running: a thread asleep when the profile ends carries its
-    # time up to the end; the sleeper is off the CPU almost all of the 2 s.
+    # -p of a process already running: its threads off the CPU when the profile begins count
+    # from then, on the stacks they wait with (taken as it begins: a task iterator and the
+    # task's stack read then), and those still off it at the end count up to the end: the
+    # main thread, in pthread_join all along, carries the whole 2 s, from main down to the
+    # kernel's futex wait; the sleeper, asleep but for moments, as much.
     w = subprocess.Popen([workload("offcpu"), "20"], stdout=subprocess.DEVNULL)
     try:
         time.sleep(0.5)
@@ -1852,10 +1855,14 @@ def off_cpu_of_a_running_process():
     finally:
         w.kill()
         w.wait()
-    t = sum(c for f, c in stacks if "offcpu_sleep" in f) / 1e6
-    # The wait going on when the profile began is not seen (no stack was taken for it).
-    expect(1.75 <= t <= 2.05, f"offcpu_sleep {t:.3f} s of a 2 s profile")
-    return f"offcpu_sleep {t:.3f} s of 2 s"
+    sleep = sum(c for f, c in stacks if "offcpu_sleep" in f) / 1e6
+    join = sum(c for f, c in stacks if has_chain(f, ["offcpu", "__libc_start_call_main", "main"])
+               and any(x.startswith("__pthread_clockjoin") for x in f)
+               and any("futex_wait" in x and x.endswith("_[k]") for x in f)) / 1e6
+    expect(1.95 <= join <= 2.05, f"main in pthread_join {join:.3f} s of a 2 s profile")
+    expect(1.9 <= sleep <= 2.05, f"offcpu_sleep {sleep:.3f} s of a 2 s profile")
+    expect("lost" not in err, f"waits lost: {err}")
+    return f"pthread_join {join:.3f} s, offcpu_sleep {sleep:.3f} s of 2 s"
 
 
 # --- a tool to trust: signals, children ---------------------------------------------------
