@@ -1083,6 +1083,9 @@ int off_tasks(struct bpf_iter__task *ctx)
 	r = bpf_map_lookup_elem(&off_task_buf, &zero);
 	if (!r)
 		return 0;
+	remember_comm(tgid, BPF_CORE_READ(task, group_leader));
+	if (per_thread && tid != tgid)
+		remember_comm(tid, task);
 	r->pid = tgid;
 	r->tid = tid;
 	r->ktid = task->pid;

@@ -318,11 +318,32 @@ static uint32_t parked_find(const struct session *s, uint32_t tid)
 	return id;
 }
 
-/* Make P (made by the caller) its task's entry, in place of the one it had. Returns 0 or
- * -ENOMEM (P is freed then). */
+/* Make P (made by the caller) its task's entry, in place of the one it had (whose time is
+ * counted first). Returns 0 or -ENOMEM (P is freed then). */
 static int parked_put(struct session *s, struct parked *p)
 {
 	uint32_t id = parked_find(s, p->tid);
+
+	if (id != HTAB_NONE && s->parked.v[id]->raw && s->parked.v[id]->pending_ns) {
+		/* Its time waits in the queue, with the other samples that wait for a table. */
+		struct parked *old = s->parked.v[id];
+		struct queued *q = old->raw;
+		struct sample_event *e = (struct sample_event *)q->event;
+
+		old->raw = NULL;
+		e->weight = old->pending_ns;
+		e->kstack_id = old->pending_kstack;
+		if (queue_kept(s, q)) {
+			limits__hit(LIMIT_TABLE_QUEUE, 1);
+			if (unwind_event(s, e, q->stack, q->stack_len, false) < 0) {
+				kept_free(q);
+				parked_free(p);
+				return -ENOMEM;
+			}
+			kept_free(q);
+		}
+		id = parked_find(s, p->tid);
+	}
 
 	if (id != HTAB_NONE) {
 		parked_free(s->parked.v[id]);
@@ -411,10 +432,10 @@ static int park(struct session *s, const struct sample_event *e)
 	return parked_put(s, p);
 }
 
-/* Entry P, raw with time to count: unwound now, unless its table is still being made (then
- * it waits: 1); counted, and its task's entry made of the stacks (P is freed then: 0).
- * Returns -ENOMEM on failure. */
-static int flush_raw(struct session *s, struct parked *p)
+/* Entry P, raw with time to count: unwound now, unless its table is still being made and
+ * MAY_WAIT (then it waits: 1); counted, and its task's entry made of the stacks (P is freed
+ * then: 0). Returns -ENOMEM on failure. */
+static int flush_raw(struct session *s, struct parked *p, bool may_wait)
 {
 	struct queued *q = p->raw;
 	struct sample_event *e = (struct sample_event *)q->event;
@@ -423,7 +444,7 @@ static int flush_raw(struct session *s, struct parked *p)
 	p->raw = NULL;
 	e->weight = p->pending_ns;
 	e->kstack_id = p->pending_kstack;
-	r = unwind_event(s, e, q->stack, q->stack_len, !s->tables_wait);
+	r = unwind_event(s, e, q->stack, q->stack_len, may_wait && !s->tables_wait);
 	if (r == 1) {
 		e->weight = 0;
 		p->raw = q;
@@ -458,7 +479,7 @@ static int on_weight(struct session *s, const struct off_weight *w, uint64_t ns)
 	}
 	p->pending_ns += ns;
 	p->pending_kstack = w->kstack_id;
-	r = flush_raw(s, p);
+	r = flush_raw(s, p, true);
 	return r < 0 ? r : 0;
 }
 
@@ -471,7 +492,7 @@ static int retry_parked(struct session *s)
 
 		if (!p->raw || !p->pending_ns)
 			continue;
-		r = flush_raw(s, p);
+		r = flush_raw(s, p, true);
 		if (r < 0)
 			return r;
 	}

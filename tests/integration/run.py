@@ -1569,6 +1569,28 @@ def pidns_command_inside():
     return check_chain_profile(parse_folded(p.stdout), command_cpu(p.stderr), 99)
 
 
+@test
+def pidns_off_cpu_command_inside():
+    # --off-cpu in a pid namespace: the switches' tasks are numbered as the namespace numbers
+    # them, and the waits carry the time the workload measured, within 5%.
+    d = tempfile.mkdtemp(prefix="pidns-off-", dir=os.path.join(BUILD, "tests"))
+    out = os.path.join(d, "o.folded")
+    p = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", profile_bin(),
+                        "--off-cpu", "-o", out, "--", workload("offcpu"), "3"],
+                       capture_output=True, text=True, timeout=60)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    truth = {k: float(v) for k, v in (x.split() for x in p.stdout.splitlines())}
+    with open(out) as f:
+        stacks = parse_folded(f.read())
+    figures = []
+    for fn in OFFCPU_WAITS:
+        t = sum(c for f, c in stacks if f[0] == "offcpu" and fn in f and "start_thread" in f)
+        t /= 1e6
+        expect(abs(t - truth[fn]) <= 0.05 * truth[fn], f"{fn} {t:.3f} s of {truth[fn]:.3f}")
+        figures.append(f"{fn} {t:.3f}/{truth[fn]:.3f} s")
+    return ", ".join(figures)
+
+
 def profile_inside(cmd, args):
     """In a new pid namespace with its own /proc: start CMD (a list), then profile ARGS
     ("{pid}" replaced by CMD's pid there). Returns (stacks, the pid, CMD's CPU seconds while
