@@ -235,6 +235,7 @@ static int end_period(struct session *s, struct ucounts **mine)
 	int outer = bpf_map__fd(s->skel->maps.period_sync);
 	int inner = bpf_map__fd(s->skel->maps.sync_inner);
 	struct ucounts *next = ucounts__new();
+	uint64_t end_ns;
 	double now;
 	__u32 zero = 0;
 
@@ -242,7 +243,8 @@ static int end_period(struct session *s, struct ucounts **mine)
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	s->period++;
 	__atomic_store_n(&s->skel->bss->period, s->period, __ATOMIC_SEQ_CST);
-	now = clock_mono_seconds();
+	end_ns = clock_mono_ns();
+	now = end_ns / 1e9;
 	/* The update of a map of maps returns after an RCU grace period: every program that
 	 * may have read the old period has returned. */
 	if (bpf_map_update_elem(outer, &zero, &inner, BPF_ANY)) {
@@ -255,6 +257,10 @@ static int end_period(struct session *s, struct ucounts **mine)
 	ring_buffer__consume(s->events);
 	/* ... and those that waited for a file's table: waited for now. */
 	if (session__retry_queued(s, true))
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	/* Waits going on: the time so far is this period's. */
+	if ((s->opts.off_cpu || s->opts.wall) &&
+	    session__split_off_cpu(s, end_ns, (s->period - 1) & 1))
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	*mine = s->unwound;
 	s->unwound = next;

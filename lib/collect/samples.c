@@ -602,6 +602,103 @@ static int off_task_begin(struct session *s, const struct off_task *r, uint64_t 
 	return 0;
 }
 
+/* Kernel stack ID of the maps of parity PAR into the session's own (KSTACK_EXTRA), for use
+ * past the period's end; its new id, or ID itself when it has none to copy. */
+static int32_t keep_kstack(struct session *s, int32_t id, uint32_t par)
+{
+	struct bpf_map *map = par ? s->skel->maps.kstacks_b : s->skel->maps.kstacks;
+	uint64_t *kips;
+
+	if (id < 0 || (id & KSTACK_EXTRA))
+		return id;
+	if (id & KSTACK_SECOND) {
+		map = par ? s->skel->maps.kstacks2_b : s->skel->maps.kstacks2;
+		id &= ~KSTACK_SECOND;
+	}
+	if (s->xk.nr == s->xk.cap) {
+		size_t cap = s->xk.cap ? 2 * s->xk.cap : 64;
+		uint64_t *v = realloc(s->xk.v, cap * PROFILE_MAX_DEPTH * sizeof(*v));
+
+		if (!v || cap > KSTACK_EXTRA)
+			return KSTACK_LOST;
+		s->xk.v = v;
+		s->xk.cap = cap;
+	}
+	kips = s->xk.v + s->xk.nr * PROFILE_MAX_DEPTH;
+	if (bpf_map_lookup_elem(bpf_map__fd(map), &id, kips))
+		return KSTACK_LOST;
+	return (int32_t)(KSTACK_EXTRA | s->xk.nr++);
+}
+
+int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
+{
+	int fd = bpf_map__fd(s->skel->maps.offpend), cfd = bpf_map__fd(s->skel->maps.counts);
+	int ufd = bpf_map__fd(s->skel->maps.ustacks);
+	__u32 key, *prev = NULL;
+	struct off_pending op, nop;
+	struct ustack *us = malloc(sizeof(*us));
+	int err = 0;
+
+	while (us && !err && bpf_map_get_next_key(fd, prev, &key) == 0) {
+		struct sample_event e = { 0 };
+		struct count_key k;
+		const uint64_t *ips = NULL;
+		uint32_t nr = 0, id = HTAB_NONE;
+		uint64_t ns, count;
+
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &op) || op.key.period != par || end_ns <= op.start)
+			continue;
+		ns = end_ns - op.start;
+		/* The stacks, for the rest of the wait: the user frames in a parked entry of a
+		 * new seq, the kernel's copied out of the maps about to be cleared. */
+		k = op.key;
+		if (op.seq) {
+			id = parked_find(s, op.tid);
+			if (id == HTAB_NONE || s->parked.v[id]->raw ||
+			    s->parked.v[id]->seq != (op.same_as ? op.same_as : op.seq))
+				continue;
+			k = s->parked.v[id]->key;
+			k.kstack_id = op.key.kstack_id;
+			ips = s->parked.v[id]->ips;
+			nr = s->parked.v[id]->nr;
+		} else if (op.key.ustack_hash) {
+			if (bpf_map_lookup_elem(ufd, &op.key.ustack_hash, us))
+				continue;
+			ips = (const uint64_t *)us->ips;
+			nr = us->nr < PROFILE_MAX_DEPTH ? us->nr : PROFILE_MAX_DEPTH;
+			k.walk_end = 0;
+			k.ucheck = 0;
+		}
+		nop = op;
+		nop.start = end_ns;
+		nop.same_as = 0;
+		nop.seq = __atomic_add_fetch(&s->skel->bss->off_seq, 1, __ATOMIC_SEQ_CST);
+		nop.key.kstack_id = keep_kstack(s, op.key.kstack_id, par);
+		nop.key.period = !par;
+		if (bpf_map_update_elem(fd, &key, &nop, BPF_EXIST))
+			continue;	/* back on a CPU meanwhile: counted whole */
+		/* The wait so far: this period's. */
+		if (op.seq) {
+			err = ucounts__add(s->unwound, &k, ips, nr, ns);
+		} else {
+			if (!bpf_map_lookup_elem(cfd, &op.key, &count))
+				ns += count;
+			bpf_map_update_elem(cfd, &op.key, &ns, BPF_ANY);
+		}
+		/* The rest: the next period's, on these stacks. */
+		e.pid = op.key.pid;
+		e.tid = op.tid;
+		e.off_seq = nop.seq;
+		k.kstack_id = nop.key.kstack_id;
+		k.period = nop.key.period;
+		if (!err)
+			err = park_unwound(s, &e, &k, ips, nr, 0, UNWIND_STOP_END);
+	}
+	free(us);
+	return err;
+}
+
 void session__off_cpu_begin(struct session *s)
 {
 	struct bpf_link *link = bpf_program__attach_iter(s->skel->progs.off_tasks, NULL);

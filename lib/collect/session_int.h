@@ -142,6 +142,11 @@ int session__end_off_cpu(struct session *s, uint64_t end_ns);
  * profiled tasks off the CPU already are counted from now, on the stacks they have now.
  * Warns and goes on when the kernel will not say which they are. */
 void session__off_cpu_begin(struct session *s);
+/* --off-cpu/--wall in continuous mode, at a period's end (END_NS; PAR the parity of the
+ * period that ended, BPF already on the next): each wait still going on is split, the time
+ * so far counted in the period that ended, the rest to come on stacks that outlive its
+ * maps. Returns 0 or -ENOMEM. */
+int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par);
 /* Kernel stack ID (KSTACK_EXTRA) into KIPS (PROFILE_MAX_DEPTH frames, 0-padded); -ENOENT
  * when there is none. */
 int session__extra_kstack(const struct session *s, int32_t id, uint64_t *kips);

@@ -1570,6 +1570,33 @@ def pidns_command_inside():
 
 
 @test
+def off_cpu_every_periods_add_up():
+    # --off-cpu --every 1 over the 3 s workload: the waits that go on across a period's end
+    # are split at it (each period has the time it saw), and the periods' files add up to
+    # the time the workload measured, within 5%, no kernel stack lost on the way.
+    d = tempfile.mkdtemp(prefix="off-every-", dir=os.path.join(BUILD, "tests"))
+    p = subprocess.run([profile_bin(), "--off-cpu", "--every", "1", "-o",
+                        os.path.join(d, "p-%s.folded"), "--", workload("offcpu")],
+                       capture_output=True, text=True, timeout=60)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    truth = {k: float(v) for k, v in (x.split() for x in p.stdout.splitlines())}
+    files = period_files(d)
+    expect(len(files) >= 3, f"{len(files)} periods")
+    stacks = [x for _, st in files for x in st]
+    expect(not any("[kernel stack lost]_[k]" in f for f, _ in stacks), "kernel stacks lost")
+    figures = []
+    for fn in OFFCPU_WAITS:
+        t = sum(c for f, c in stacks if fn in f) / 1e6
+        expect(abs(t - truth[fn]) <= 0.05 * truth[fn], f"{fn} {t:.3f} s of {truth[fn]:.3f}")
+        figures.append(f"{fn} {t:.3f}/{truth[fn]:.3f} s")
+    # The reader waits on its pipe but for moments, all 3 s: each whole period has nearly a
+    # second of it.
+    whole = [sum(c for f, c in st if "offcpu_pipe_read" in f) / 1e6 for _, st in files[1:-1]]
+    expect(whole and all(w >= 0.8 for w in whole), f"the reader's time per period: {whole}")
+    return f"{len(files)} periods; " + ", ".join(figures)
+
+
+@test
 def pidns_off_cpu_command_inside():
     # --off-cpu in a pid namespace: the switches' tasks are numbered as the namespace numbers
     # them, and the waits carry the time the workload measured, within 5%.
