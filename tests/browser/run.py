@@ -251,6 +251,32 @@ def stdin_and_options_reach_the_svg():
     expect(len(rects) == 9, f"{len(rects)} frames of height 19 (--height 20)")
 
 
+@test
+def wall_clock_graph_from_the_profiler():
+    # profile --wall writes the SVG itself: a program that computes, then sleeps; the graph
+    # is titled as wall-clock time, counts microseconds, and its [off-cpu] frame is blue.
+    wl = os.path.join(ARGS.build, "tests", "workloads", "wallhalf")
+    expect(os.access(wl, os.X_OK), f"{wl} is missing (make test builds it)")
+    svg = os.path.join(ARGS.workdir, "wall.svg")
+    p = subprocess.run([ARGS.profile, "--wall", "-F", "499", "-o", svg, "--", wl, "0.3"],
+                       capture_output=True, text=True, timeout=60)
+    expect(p.returncode == 0, f"profile --wall exited {p.returncode}: {p.stderr}")
+    b = open_svg(svg)
+    title = b.eval("document.getElementById('title').textContent")
+    expect(title == "Wall-Clock Time Flame Graph", f"title {title!r}")
+    off = frame(b, "[off-cpu] (")
+    m = re.fullmatch(r"#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})", off["fill"] or "")
+    rgb = [int(x, 16) for x in m.groups()] if m else None
+    expect(rgb and rgb[2] >= 190 and rgb[2] > max(rgb[0], rgb[1]),
+           f"[off-cpu] drawn {off['fill']!r}, not blue")
+    b.hover(off["cx"], off["cy"])
+    d = text_of(b, "details")
+    expect(re.fullmatch(r"Function: \[off-cpu\] \([\d,]+ us, [\d.]+%\)", d),
+           f"details line on hover: {d!r}")
+    sleep = frame(b, "wall_sleep (")
+    expect(sleep["w"] > 200, f"wall_sleep, half of the time, is {sleep['w']} px wide")
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
