@@ -480,6 +480,21 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
+/* What was lost, when something was: WHAT ("samples", "waits") the maps or the ring buffer
+ * had no room for, stacks, mmap records. */
+static void print_lost(const struct session_stats *st, const char *what)
+{
+	uint64_t samples = st->bpf[STAT_COUNTS_FULL], events = st->bpf[STAT_EVENTS_LOST];
+	uint64_t stacks = st->bpf[STAT_KSTACK_COLLIDE] + st->bpf[STAT_KSTACK_FULL] +
+			  st->bpf[STAT_USTACK_COLLIDE] + st->bpf[STAT_USTACK_FULL];
+
+	if (samples || events || stacks || st->mmap_lost)
+		fprintf(stderr, "profile: lost %llu %s (count map full), %llu %s (ring buffer "
+			"full), %llu stacks (map full or collision), %llu mmap records\n",
+			(unsigned long long)samples, what, (unsigned long long)events, what,
+			(unsigned long long)stacks, (unsigned long long)st->mmap_lost);
+}
+
 /* The end-of-run summary on stderr: what was sampled, how stacks were unwound, what was
  * lost (only when something was). */
 static void print_summary(const struct session_stats *st, size_t nr_stacks,
@@ -498,9 +513,6 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 
 		snprintf(where + n, sizeof(where) - n, "%s%s", n ? ", " : "", set->push_url);
 	}
-	uint64_t lost_samples = st->bpf[STAT_COUNTS_FULL], lost_events = st->bpf[STAT_EVENTS_LOST];
-	uint64_t lost_stacks = st->bpf[STAT_KSTACK_COLLIDE] + st->bpf[STAT_KSTACK_FULL] +
-			       st->bpf[STAT_USTACK_COLLIDE] + st->bpf[STAT_USTACK_FULL];
 
 	if (set->session.off_cpu || set->session.wall) {
 		char min[64] = "";
@@ -523,12 +535,7 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 		else
 			fprintf(stderr, "profile: off-CPU time over %.1f s, %zu distinct stacks, "
 				"written to %s\n", st->seconds, nr_stacks, where);
-		if (lost_samples || lost_events || lost_stacks || st->mmap_lost)
-			fprintf(stderr, "profile: lost %llu waits (count map full), %llu "
-				"(ring buffer full), %llu stacks (map full or collision), %llu "
-				"mmap records\n", (unsigned long long)lost_samples,
-				(unsigned long long)lost_events, (unsigned long long)lost_stacks,
-				(unsigned long long)st->mmap_lost);
+		print_lost(st, "waits");
 		limits__report(stderr, "profile");
 		return;
 	}
@@ -560,12 +567,7 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 			break;
 		}
 	fputc('\n', stderr);
-	if (lost_samples || lost_events || lost_stacks || st->mmap_lost)
-		fprintf(stderr, "profile: lost %llu samples (count map full), %llu samples "
-			"(ring buffer full), %llu stacks (map full or collision), %llu mmap "
-			"records\n", (unsigned long long)lost_samples,
-			(unsigned long long)lost_events, (unsigned long long)lost_stacks,
-			(unsigned long long)st->mmap_lost);
+	print_lost(st, "samples");
 	/* What the profiled programs' files and stacks made us leave out. */
 	limits__report(stderr, "profile");
 	pr_info("memory for what grows with the input: at most %.1f MiB of %.1f MiB "

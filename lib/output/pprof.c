@@ -270,6 +270,17 @@ static void location_line(struct writer *w, uint64_t func, uint32_t line_no)
 	free(line.p);
 }
 
+/* Location ID of no mapping, one line: a function of its own named NAME ("[truncated]"). */
+static void pseudo_location(struct writer *w, uint32_t id, enum extra_str name)
+{
+	pb_uint(&w->sub, 1, id);
+	location_line(w, ++w->nr_funcs, 0);
+	pb_sub(&w->out, PROFILE_LOCATION, &w->sub);
+	pb_uint(&w->sub2, 1, w->nr_funcs);
+	pb_uint(&w->sub2, 2, str_extra(w, name));
+	pb_sub(&w->out, PROFILE_FUNCTION, &w->sub2);
+}
+
 static void write_locations(struct writer *w)
 {
 	size_t n = profile__nr_locations(w->p);
@@ -297,21 +308,11 @@ static void write_locations(struct writer *w)
 		pb_sub(&w->out, PROFILE_LOCATION, &w->sub);
 	}
 	w->truncated_loc = (uint32_t)n + 1;
-	pb_uint(&w->sub, 1, w->truncated_loc);
-	location_line(w, ++w->nr_funcs, 0);
-	pb_sub(&w->out, PROFILE_LOCATION, &w->sub);
-	pb_uint(&w->sub2, 1, w->nr_funcs);
-	pb_uint(&w->sub2, 2, str_extra(w, S_TRUNCATED_FRAME));
-	pb_sub(&w->out, PROFILE_FUNCTION, &w->sub2);
+	pseudo_location(w, w->truncated_loc, S_TRUNCATED_FRAME);
 	if (!w->off_cpu_loc)
 		return;
 	w->off_cpu_loc = (uint32_t)n + 2;
-	pb_uint(&w->sub, 1, w->off_cpu_loc);
-	location_line(w, ++w->nr_funcs, 0);
-	pb_sub(&w->out, PROFILE_LOCATION, &w->sub);
-	pb_uint(&w->sub2, 1, w->nr_funcs);
-	pb_uint(&w->sub2, 2, str_extra(w, S_OFF_CPU_FRAME));
-	pb_sub(&w->out, PROFILE_FUNCTION, &w->sub2);
+	pseudo_location(w, w->off_cpu_loc, S_OFF_CPU_FRAME);
 }
 
 /* A label {key, str or num} as a field of the sample being built in w->sub. */
