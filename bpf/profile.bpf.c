@@ -24,6 +24,11 @@ const volatile bool follow_children = false;	/* add new processes forked by prof
 const volatile __u32 unwind_mode = UNWIND_AUTO;
 const volatile __u32 stack_copy = PROFILE_STACK_COPY;	/* bytes, at most PROFILE_MAX_STACK_COPY */
 const volatile __u64 min_block_ns = 0;	/* --off-cpu/--wall: shorter blocks are not counted */
+/* --cgroup: only tasks in these cgroups (v2 ids) or below them; 0 of them: any task. */
+const volatile __u32 nr_cgroups = 0;
+const volatile __u64 cgroup_ids[PROFILE_MAX_CGROUPS];
+/* --group-by cgroup: each process's cgroup in `cgroup_of`. */
+const volatile bool group_cgroup = false;
 
 /* Set by userspace after load, before attaching: the profiled processes checked without a
  * map lookup (0-terminated), and whether `pids` may hold others (more pids than slots, or
@@ -58,6 +63,15 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, PROFILE_MAX_DEPTH * sizeof(__u64));
 } kstacks SEC(".maps");
+
+/* --group-by cgroup: the cgroup (v2 id) of each process sampled, noted when a CPU first
+ * samples it (sized by userspace). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cgroup_of SEC(".maps");
 
 /* --off-cpu/--wall: each profiled task off the CPU (by its kernel tid): when it left and the
  * stacks it left with (sized by userspace; LRU: a task that exits off the CPU never comes
@@ -302,6 +316,35 @@ static __always_inline bool profiled(__u32 tgid)
 			return true;
 	}
 	return pids_spill && bpf_map_lookup_elem(&pids, &tgid);
+}
+
+/* TASK's cgroup (v2) id. */
+static __always_inline __u64 task_cgroup(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+}
+
+/* Whether TASK is in one of the --cgroup cgroups or below one (true without --cgroup). */
+static __always_inline bool in_cgroups(struct task_struct *task)
+{
+	struct cgroup *cg;
+
+	if (!nr_cgroups)
+		return true;
+	cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+	for (int l = 0; l < 64 && cg; l++) {
+		__u64 id = BPF_CORE_READ(cg, kn, id);
+
+		for (int i = 0; i < PROFILE_MAX_CGROUPS; i++) {
+			if (i >= nr_cgroups)
+				break;
+			if (cgroup_ids[i] == id)
+				return true;
+		}
+		/* The cgroup's own css is its first member: its parent's is its parent. */
+		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
+	}
+	return false;
 }
 
 struct uregs {
@@ -839,8 +882,14 @@ static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
 		*since = cp->since & ~INCARN_FLAGS;
 		return cp->has_ranges ? &cp->pr : NULL;
 	}
-	if (cp->tgid_1 != tgid + 1)
+	if (cp->tgid_1 != tgid + 1) {
 		remember_comm(tgid, BPF_CORE_READ(task, group_leader));
+		if (group_cgroup) {
+			__u64 cg = task_cgroup(task);
+
+			bpf_map_update_elem(&cgroup_of, &tgid, &cg, BPF_ANY);
+		}
+	}
 	cp->tgid_1 = tgid + 1;
 	cp->gen = gen;
 	cp->since = note_sampled(tgid, bpf_map_lookup_elem(&incarns, &tgid));
@@ -988,6 +1037,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	if (filter_pids && !profiled(id >> 32))
 		return 0;
+	if (!in_cgroups(task))
+		return 0;
 	return take_sample(ctx, ctx, task, id >> 32, (__u32)id, 0);
 }
 
@@ -1035,7 +1086,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		id = bpf_get_current_pid_tgid();
 	else if (!current_ns_ids(task, &id))
 		return 0;
-	if (filter_pids && !profiled(id >> 32))
+	if ((filter_pids && !profiled(id >> 32)) || !in_cgroups(task))
 		return 0;
 	op = bpf_map_lookup_elem(&off_scratch, &(__u32){ 0 });
 	if (!op)
@@ -1078,7 +1129,7 @@ int off_tasks(struct bpf_iter__task *ctx)
 		return 0;
 	tgid = task_tgid(task);
 	tid = pidns_ino ? pid_nr_ns(task->thread_pid) : task->pid;
-	if (!tgid || !tid || (filter_pids && !profiled(tgid)))
+	if (!tgid || !tid || (filter_pids && !profiled(tgid)) || !in_cgroups(task))
 		return 0;
 	r = bpf_map_lookup_elem(&off_task_buf, &zero);
 	if (!r)
@@ -1086,6 +1137,11 @@ int off_tasks(struct bpf_iter__task *ctx)
 	remember_comm(tgid, BPF_CORE_READ(task, group_leader));
 	if (per_thread && tid != tgid)
 		remember_comm(tid, task);
+	if (group_cgroup) {
+		__u64 cg = task_cgroup(task);
+
+		bpf_map_update_elem(&cgroup_of, &tgid, &cg, BPF_ANY);
+	}
 	r->pid = tgid;
 	r->tid = tid;
 	r->ktid = task->pid;

@@ -79,6 +79,9 @@ _Static_assert(sizeof(struct count_key) == 40, "count_key is five 64-bit words")
 /* Slots of the per-CPU `cached` table in front of `counts`, in pairs (a power of two; the
  * table must stay under the kernel's 32 KiB per-CPU allocation limit). */
 #define PROFILE_CACHE_SLOTS	512
+/* --cgroup: at most this many cgroups (v2) whose tasks, and their descendants', are
+ * profiled. */
+#define PROFILE_MAX_CGROUPS	8
 /* pids the sampling program checks without a map lookup (the rest are in `pids` only). */
 #define PROFILE_FAST_PIDS	8
 

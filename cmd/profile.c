@@ -51,6 +51,7 @@ struct output {
 struct settings {
 	struct session_opts session;
 	pid_t pids[MAX_PIDS];
+	const char *cgroups[PROFILE_MAX_CGROUPS];
 	struct output out[MAX_OUTPUTS];
 	int nr_out;
 	const char *format;
@@ -86,6 +87,8 @@ static const char usage_text[] =
 "Targets:\n"
 "  -p, --pid PID[,PID...]   profile these running processes and all their threads\n"
 "  -a, --all                profile the whole system\n"
+"      --cgroup PATH        only tasks in this cgroup (v2: a path under /sys/fs/cgroup or\n"
+"                           relative to it) or below it; several allowed; alone: -a\n"
 "  COMMAND [ARGS...]        start COMMAND held, attach, then run it; profile it until it exits\n"
 "      --user USER[:GROUP]  run COMMAND as USER (a name or uid) with USER's groups, or GROUP;\n"
 "                           without it, COMMAND runs as profile does: as root under sudo\n"
@@ -102,6 +105,7 @@ static const char usage_text[] =
 "  -K, --kernel-only        kernel frames only\n"
 "      --idle               with -a, keep the idle task's samples\n"
 "      --threads            a frame NAME/TID per thread under the process name\n"
+"      --group-by cgroup    the process's cgroup path as the root frame (pprof: a label)\n"
 "      --map-size N         entries of the BPF stack and count maps (default: derived)\n"
 "      --unwind MODE        auto (default: frame pointers, DWARF where they break), fp, dwarf\n"
 "      --stack-copy BYTES   user stack copied per DWARF sample (default 16384, at most 24576)\n"
@@ -148,6 +152,10 @@ static const char usage_text[] =
 "  profile --wall -o server.svg -- ./server --once\n"
 "                                              on- and off-CPU time of a command\n"
 "  profile --off-cpu --min-block 1000 -a -d 5  waits of 1 ms or more, whole system\n"
+"  profile --cgroup system.slice/nginx.service -d 10 -o nginx.svg\n"
+"                                              a systemd service (or a container's cgroup)\n"
+"  profile -a --group-by cgroup -d 10 -o host.svg\n"
+"                                              the whole system, by cgroup\n"
 "  profile -a --every 60 -o 'host-%%Y%%m%%d-%%H%%M%%S.pb.gz'\n"
 "                                              the whole system, one pprof file a minute\n"
 "  profile -a --every 10 --push http://pyroscope:4040 --app-name 'web.cpu{env=prod}'\n"
@@ -243,7 +251,7 @@ static int parse_duration(const char *arg, double *out)
 enum {
 	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
 	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY, OPT_LINES, OPT_EVERY, OPT_PUSH,
-	OPT_APP_NAME, OPT_OFF_CPU, OPT_WALL, OPT_MIN_BLOCK,
+	OPT_APP_NAME, OPT_OFF_CPU, OPT_WALL, OPT_MIN_BLOCK, OPT_CGROUP, OPT_GROUP_BY,
 };
 
 #define MIN_MEMORY	(16u << 20)
@@ -323,6 +331,8 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 		{ "wall", no_argument, NULL, OPT_WALL },
 		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -381,6 +391,16 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		case OPT_PUSH: st->push_url = optarg; break;
 		case OPT_APP_NAME: st->app_name = optarg; break;
 		case OPT_OFF_CPU: o->off_cpu = true; break;
+		case OPT_CGROUP:
+			if (o->nr_cgroups == PROFILE_MAX_CGROUPS)
+				return usage_error("at most %s cgroups (--cgroup)", "8");
+			st->cgroups[o->nr_cgroups++] = optarg;
+			break;
+		case OPT_GROUP_BY:
+			if (strcmp(optarg, "cgroup"))
+				return usage_error("unknown --group-by '%s': expected cgroup", optarg);
+			o->group_cgroup = true;
+			break;
 		case OPT_WALL: o->wall = true; break;
 		case OPT_MIN_BLOCK:
 			err = parse_uint(optarg, "minimum block", 0, 3600000000ul, &o->min_block_us);
@@ -406,9 +426,16 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		o->argv = &argv[optind];
 	/* -v shows the report's first lines after the summary. */
 	o->explain = st->explain || (log_level >= LOG_INFO && !st->quiet);
+	o->cgroups = st->cgroups;
 	targets = (o->nr_pids > 0) + o->all + (o->argv != NULL);
+	/* --cgroup alone: the whole system, those cgroups of it. */
+	if (targets == 0 && o->nr_cgroups) {
+		o->all = true;
+		targets = 1;
+	}
 	if (targets == 0)
-		return usage_error("%s", "nothing to profile: give -p PID, -a, or a command");
+		return usage_error("%s", "nothing to profile: give -p PID, -a, --cgroup PATH, or a "
+				   "command");
 	if (targets > 1)
 		return usage_error("%s", "give only one of -p PID, -a, or a command");
 	if (o->user_only && o->kernel_only)

@@ -144,6 +144,10 @@ int session__load_bpf(struct session *s)
 	skel->rodata->follow_children = o->argv != NULL;
 	skel->rodata->unwind_mode = o->unwind_mode;
 	skel->rodata->stack_copy = session__stack_copy_max(o);
+	skel->rodata->nr_cgroups = (__u32)o->nr_cgroups;
+	for (size_t i = 0; i < o->nr_cgroups && i < PROFILE_MAX_CGROUPS; i++)
+		skel->rodata->cgroup_ids[i] = s->cgroup_ids[i];
+	skel->rodata->group_cgroup = o->group_cgroup;
 	if (!s->pidns.initial) {
 		skel->rodata->pidns_dev = s->pidns.dev;
 		skel->rodata->pidns_ino = s->pidns.ino;
@@ -157,6 +161,7 @@ int session__load_bpf(struct session *s)
 	bpf_map__set_max_entries(skel->maps.ustacks, size);
 	bpf_map__set_max_entries(skel->maps.counts, size);
 	bpf_map__set_max_entries(skel->maps.comms, size);
+	bpf_map__set_max_entries(skel->maps.cgroup_of, o->group_cgroup ? size : 1);
 	bpf_map__set_max_entries(skel->maps.pids, 65536);
 	/* Off-CPU time: its two programs only with --off-cpu or --wall. */
 	if (o->off_cpu || o->wall) {

@@ -19,6 +19,7 @@
 #include "dso/dso.h"
 #include "dso/dsos.h"
 #include "profile/profile.h"
+#include "proc/cgroup.h"
 #include "proc/procmaps.h"
 #include "sandbox/symbolizer.h"
 #include "profile.skel.h"
@@ -50,6 +51,7 @@ struct builder {
 	uint32_t locs[PROFILE_MAX_DEPTH + USER_MAX_DEPTH];
 	uint32_t ustack[USER_MAX_DEPTH];	/* the entries of the stack's user addresses */
 	int nr_ustack;
+	bool cgnames_fresh;	/* the session's cgroup names were read for this profile */
 };
 
 struct builder *builder__new(struct session *s, struct profile *p)
@@ -438,6 +440,35 @@ static int comm_of(struct builder *b, __u32 id)
 	return profile__intern(b->p, "[unknown]", 9);
 }
 
+/* --group-by cgroup: the path of process PID's cgroup (as BPF noted it when it was first
+ * sampled) into L; "[unknown cgroup]" when it was not noted, or is gone. Returns 0 or
+ * -ENOMEM. */
+static int cgroup_label(struct builder *b, uint32_t pid, struct profile_labels *l)
+{
+	struct session *s = b->s;
+	const char *path = NULL;
+	__u64 id;
+	int sid;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.cgroup_of), &pid, &id)) {
+		path = cgroup_names__find(s->cgnames, id);
+		/* A cgroup made since they were read: read them again (once per profile). */
+		if (!path && !b->cgnames_fresh) {
+			cgroup_names__free(s->cgnames);
+			s->cgnames = cgroup_names__read(s->cgroot);
+			b->cgnames_fresh = true;
+			path = cgroup_names__find(s->cgnames, id);
+		}
+	}
+	if (!path)
+		path = "[unknown cgroup]";
+	sid = profile__intern(b->p, path, strlen(path));
+	if (sid < 0)
+		return sid;
+	l->cgroup = (uint32_t)sid + 1;
+	return 0;
+}
+
 static int builder__labels(struct builder *b, const struct count_key *key, pid_t as,
 			   struct profile_labels *l)
 {
@@ -446,6 +477,8 @@ static int builder__labels(struct builder *b, const struct count_key *key, pid_t
 	int id = comm ? profile__intern(b->p, comm, strlen(comm)) : comm_of(b, key->pid);
 
 	*l = (struct profile_labels){ .pid = key->pid, .comm = id, .thread_comm = PROFILE_NONE };
+	if (id >= 0 && b->s->opts.group_cgroup)
+		id = cgroup_label(b, key->pid, l);
 	if (id >= 0 && b->s->opts.threads && key->tid) {
 		l->tid = key->tid;
 		id = comm_of(b, key->tid);

@@ -22,6 +22,7 @@
 #include "collect/fixup.h"
 #include "collect/session_int.h"
 #include "collect/ucounts.h"
+#include "proc/cgroup.h"
 #include "proc/procmaps.h"
 #include "sandbox/symbolizer.h"
 #include "unwind/unwind.h"
@@ -107,6 +108,27 @@ static bool targets_alive(struct session *s)
 /* --- open ------------------------------------------------------------------------------- */
 
 
+/* --cgroup's paths to ids, and where cgroup v2 is for them and --group-by cgroup. */
+static int resolve_cgroups(struct session *s)
+{
+	const struct session_opts *o = &s->opts;
+
+	if (!o->nr_cgroups && !o->group_cgroup)
+		return 0;
+	if (cgroup__root(s->cgroot, sizeof(s->cgroot)))
+		return session__fail(s, SESSION_ERR_ENV, -ENOENT, "cgroup v2 is not mounted "
+				     "(not at /sys/fs/cgroup, nor /sys/fs/cgroup/unified)");
+	for (size_t i = 0; i < o->nr_cgroups && i < PROFILE_MAX_CGROUPS; i++) {
+		int err = cgroup__id(s->cgroot, o->cgroups[i], &s->cgroup_ids[i]);
+
+		if (err)
+			return session__fail(s, SESSION_ERR_TARGET, err, "no cgroup '%s' (cgroup "
+					     "v2: a path under %s, or relative to it)",
+					     o->cgroups[i], s->cgroot);
+	}
+	return 0;
+}
+
 /* The unwind table of the file of mapping M of PID, from the symbolizer's worker: while
  * sampling asked for and not waited for (*LATER: the samples that need it wait in a queue),
  * waited for when a period or the run ends. */
@@ -160,6 +182,8 @@ static int session__start(struct session *s)
 	    (opts->explain && !s->explain))
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	err = session__check_pidns(s);
+	if (!err)
+		err = resolve_cgroups(s);
 	if (!err)
 		err = session__resolve_pids(s);
 	if (!err)
@@ -445,6 +469,7 @@ void session__free(struct session *s)
 	session__free_queue(s);
 	session__free_parked(s);
 	free(s->xk.v);
+	cgroup_names__free(s->cgnames);
 	session__free_procstate(s);
 	unwinder__free(s->unw);
 	symbolizer__free(s->sym);

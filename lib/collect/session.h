@@ -38,6 +38,9 @@ struct session_opts {
 	bool explain;		/* gather where stacks were cut or left unnamed (--explain) */
 	double every;		/* continuous mode (--every): seconds per period; 0: one
 				 * profile of the whole run */
+	const char *const *cgroups;	/* --cgroup: only tasks in these (v2) or below them */
+	size_t nr_cgroups;		/* at most PROFILE_MAX_CGROUPS */
+	bool group_cgroup;	/* --group-by cgroup: the process's cgroup as the root frame */
 	bool off_cpu;		/* --off-cpu: time off the CPU by stack, not on-CPU samples */
 	bool wall;		/* --wall: both, in one profile, as time */
 	unsigned int min_block_us;	/* --min-block: shorter times off the CPU not counted */

@@ -40,6 +40,7 @@ struct profile;
 struct builder;
 struct pstates;
 struct queued;
+struct cgroup_names;
 struct parked;
 
 struct session {
@@ -61,6 +62,9 @@ struct session {
 	struct ucounts *unwound;	/* samples unwound here */
 	struct explain *explain;	/* with opts.explain: filled by model.c */
 	struct pidns pidns;		/* ours: every pid of the session is numbered in it */
+	char cgroot[256];		/* where cgroup v2 is (--cgroup, --group-by cgroup) */
+	uint64_t cgroup_ids[PROFILE_MAX_CGROUPS];	/* --cgroup's */
+	struct cgroup_names *cgnames;	/* --group-by cgroup: paths by id, read when needed */
 	pid_t *pids;			/* opts.pids points here: -p, threads made processes */
 	pid_t child;			/* the command, 0 when none */
 	pid_t command_pid;		/* the command's pid, kept after it is reaped */

@@ -32,8 +32,9 @@ int folded__add(struct folded *f, const char *stack, uint64_t count);
  * Add every sample of the profile model P to F as a folded stack, its weight the count
  * (weights in nanoseconds, off-CPU or wall-clock time: microseconds, rounded; a sample of
  * less than half a microsecond is left out):
- * "COMM;[THREAD/TID;][[truncated];]USER...;KERNEL...[;[off-cpu]]" with the frames root
- * first, [off-cpu] the leaf of off-CPU samples in a profile of weight_type "wall", each
+ * "[CGROUP;]COMM;[THREAD/TID;][[truncated];]USER...;KERNEL...[;[off-cpu]]" with the frames
+ * root first, CGROUP the path of a sample's cgroup label, [off-cpu] the leaf of off-CPU
+ * samples in a profile of weight_type "wall", each
  * location's frames outermost function first, inlined frames suffixed _[i], JIT frames
  * _[j], kernel frames _[k]; COMM "[unknown]" when P has none (likewise THREAD), the thread
  * frame only for samples with a tid. Samples that fold alike merge. With FOLDED_LINES in

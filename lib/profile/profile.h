@@ -2,7 +2,8 @@
 /*
  * profile: the model of a profile, a pure data structure between collecting and writing.
  *
- *	sample    weight + labels (pid, tid, process and thread names, truncated, off-CPU)
+ *	sample    weight + labels (pid, tid, process and thread names, truncated, off-CPU,
+ *	          cgroup)
  *	          -> a stack
  *	stack     location ids, LEAF FIRST (stack[0] the innermost frame: kernel locations
  *	          before user ones when a sample has both)
@@ -75,6 +76,8 @@ struct profile_labels {
 	bool truncated;		/* the user part of the stack misses its outermost frames */
 	bool off_cpu;		/* the weight is time off the CPU (weight_type "wall": the
 				 * profile has on-CPU samples too, shown apart) */
+	uint32_t cgroup;	/* string id + 1 of the process's cgroup path (--group-by
+				 * cgroup); 0: none (a zeroed label has none) */
 };
 
 struct profile_sample {

@@ -1618,6 +1618,73 @@ def pidns_off_cpu_command_inside():
     return ", ".join(figures)
 
 
+def cgroup2_root():
+    """Where cgroup v2 is mounted, or None."""
+    for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        if os.path.exists(os.path.join(root, "cgroup.procs")) and \
+                os.path.exists(os.path.join(root, "cgroup.subtree_control")):
+            return root
+    return None
+
+
+@test
+def cgroup_filter_and_group_by():
+    # Two busy programs in two cgroups made here: --cgroup on one sees only it (and its
+    # stacks whole); -a --group-by cgroup puts each under its cgroup's path, in folded
+    # output and as pprof's cgroup label.
+    root = cgroup2_root()
+    expect(root, "cgroup v2 is not mounted")
+    names = [f"profile-test-{os.getpid()}-{x}" for x in ("a", "b")]
+    dirs = [os.path.join(root, n) for n in names]
+    procs = []
+    try:
+        for d, wl in zip(dirs, ("chain_fp", "chain_nofp")):
+            os.mkdir(d)
+            # Into the cgroup before the program runs a single instruction.
+            procs.append(subprocess.Popen(
+                ["sh", "-c", f"echo $$ > {d}/cgroup.procs && exec {workload(wl)} 30"]))
+        time.sleep(0.3)
+        stacks, _, _ = run_profile(["--cgroup", names[0], "-F", "199", "-d", "1.5"])
+        comms = {f[0] for f, _ in stacks}
+        expect(comms == {"chain_fp"}, f"--cgroup {names[0]}: processes {sorted(comms)}")
+        n = total(stacks, "chain_fp")
+        expect_rate(n >= 100, f"only {n} samples of chain_fp")
+        expect(share(stacks, lambda f: "main" in f and "chain_hot_loop" in f, "chain_fp")
+               >= 0.95, "chain_fp's stacks not whole")
+        stacks, _, _ = run_profile(["-a", "--group-by", "cgroup", "-F", "199", "-d", "1.5"])
+        under = {}
+        for f, c in stacks:
+            under.setdefault(f[0], {}).setdefault(f[1], 0)
+            under[f[0]][f[1]] += c
+        for n_, wl in zip(names, ("chain_fp", "chain_nofp")):
+            got = under.get("/" + n_, {})
+            expect(set(got) == {wl}, f"/{n_} holds {got}, expected {wl}")
+            expect_rate(got[wl] >= 100, f"only {got[wl]} samples of {wl} under /{n_}")
+        go = go_tool()
+        if go:
+            pb = os.path.join(BUILD, "tests", "cgroup.pb.gz")
+            run_profile(["--cgroup", names[1], "--group-by", "cgroup", "-d", "1", "-o", pb])
+            t = subprocess.run([go, "tool", "pprof", "-tags", pb], capture_output=True,
+                               text=True, timeout=60)
+            expect(f"/{names[1]}" in t.stdout,
+                   f"no cgroup label in pprof: {t.stdout[:300]} {t.stderr[-300:]}")
+        return f"{sum(under.get('/' + names[0], {}).values())} + " \
+               f"{sum(under.get('/' + names[1], {}).values())} samples under their cgroups"
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        for d in dirs:
+            for _ in range(50):
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.05)
+
+
 def profile_inside(cmd, args):
     """In a new pid namespace with its own /proc: start CMD (a list), then profile ARGS
     ("{pid}" replaced by CMD's pid there). Returns (stacks, the pid, CMD's CPU seconds while
@@ -2559,6 +2626,8 @@ def installed_binary_and_man_page():
 
 
 BAD_INPUTS = [
+    (["--cgroup", "no-such-cgroup-here", "-d", "1"], 3, "no cgroup"),
+    (["--group-by", "pid", "-a"], 2, "unknown --group-by"),
     (["--off-cpu", "--wall", "-a"], 2, "exclude each other"),
     (["--min-block", "10", "-a"], 2, "--min-block goes with"),
     (["--off-cpu", "--min-block", "x", "-a"], 2, "invalid minimum block"),

@@ -317,6 +317,39 @@ static void test_off_cpu(void)
 	}
 }
 
+/* --group-by cgroup: the cgroup's path is the root frame; samples of two cgroups fold
+ * apart, those without one as before. */
+static void test_cgroup_root(void)
+{
+	static const char *const names[][1] = { { "main" } };
+	static const enum profile_frame_kind user = PROFILE_FRAME_USER;
+	struct profile *p = profile__new();
+	struct folded *f = folded__new();
+	struct profile_labels l;
+	uint32_t u_main;
+	char *text;
+
+	CU_ASSERT_FATAL(p != NULL && f != NULL);
+	u_main = loc(p, PROFILE_LOC_USER, 0x1000, names[0], &user, 1);
+	l = (struct profile_labels){ .pid = 1, .comm = str(p, "app"), .thread_comm = PROFILE_NONE,
+				     .cgroup = str(p, "/system.slice/a;b.service") + 1 };
+	add(p, &u_main, 1, 3, &l);
+	l.cgroup = str(p, "/") + 1;
+	add(p, &u_main, 1, 2, &l);
+	l.cgroup = 0;
+	add(p, &u_main, 1, 1, &l);
+	CU_ASSERT_EQUAL(folded__add_profile(f, p, 0), 0);
+	text = write_to_string(f);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT_STRING_EQUAL(text,
+		"/;app;main 2\n"
+		"/system.slice/a:b.service;app;main 3\n"
+		"app;main 1\n");
+	free(text);
+	folded__free(f);
+	profile__free(p);
+}
+
 int register_folded_suite(void)
 {
 	CU_pSuite s = CU_add_suite("folded", NULL, NULL);
@@ -329,7 +362,8 @@ int register_folded_suite(void)
 	    !CU_add_test(s, "an empty profile model", test_from_empty_profile) ||
 	    !CU_add_test(s, "source lines (--lines)", test_lines) ||
 	    !CU_add_test(s, "off-CPU time in microseconds, [off-cpu] in wall profiles",
-			 test_off_cpu))
+			 test_off_cpu) ||
+	    !CU_add_test(s, "the cgroup as the root frame", test_cgroup_root))
 		return -1;
 	return 0;
 }
