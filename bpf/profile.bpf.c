@@ -29,6 +29,10 @@ const volatile __u32 nr_cgroups = 0;
 const volatile __u64 cgroup_ids[PROFILE_MAX_CGROUPS];
 /* --group-by cgroup: each process's cgroup in `cgroup_of`. */
 const volatile bool group_cgroup = false;
+/* -e EVENT other than the clocks: a sample weighs its period (the events it stands for). */
+const volatile bool weigh_period = false;
+/* -e CATEGORY:NAME -c N: a sample at every Nth hit of the tracepoint on a CPU (0: each). */
+const volatile __u64 tp_every = 0;
 
 /* Set by userspace after load, before attaching: the profiled processes checked without a
  * map lookup (0-terminated), and whether `pids` may hold others (more pids than slots, or
@@ -684,7 +688,7 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 				       const struct uregs *r, const struct ustack *st,
 				       const struct proc_ranges *pr, __u32 tgid, __u32 tid,
 				       const struct count_key *ck, __u64 stack_top, __u32 why,
-				       struct off_pending *op)
+				       struct off_pending *op, __u64 ck_weight)
 {
 	struct sample_event *e;
 	__u64 off = 0, n, want = stack_copy, flags = BPF_RB_NO_WAKEUP;
@@ -714,7 +718,7 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 	e->below_ok = !bpf_probe_read_user(e->below, sizeof(e->below),
 					   (void *)(r->sp - sizeof(e->below)));
 	e->gen = ck->gen;
-	e->weight = 0;
+	e->weight = op ? 0 : ck_weight;
 	e->off_seq = op ? op->seq : 0;
 	/* Only a main thread's sp lies this close under its stack top. */
 	if (stack_top <= r->sp || stack_top - r->sp > MAIN_STACK_SPAN)
@@ -809,7 +813,8 @@ static __always_inline bool same_key(const struct count_key *a, const struct cou
  * When neither slot holds KEY, returns false with *VICTIM the slot to give it (or NULL):
  * the one with the smaller count.
  */
-static __always_inline bool count_cached(const struct count_key *key, struct count_slot **victim)
+static __always_inline bool count_cached(const struct count_key *key, struct count_slot **victim,
+					 __u64 n)
 {
 	const __u64 *x = (const __u64 *)key;
 	__u64 h = (x[0] ^ x[1] * 0x9e3779b97f4a7c15ULL ^ x[2]) * 0xbf58476d1ce4e5b9ULL;
@@ -823,11 +828,11 @@ static __always_inline bool count_cached(const struct count_key *key, struct cou
 	a = &t->s[i];
 	b = &t->s[i + 1];
 	if (a->count && same_key(&a->key, key)) {
-		a->count++;
+		a->count += n;
 		return true;
 	}
 	if (b->count && same_key(&b->key, key)) {
-		b->count++;
+		b->count += n;
 		return true;
 	}
 	*victim = b->count > a->count ? a : b;
@@ -835,16 +840,17 @@ static __always_inline bool count_cached(const struct count_key *key, struct cou
 }
 
 /* Give SLOT to KEY, with one sample, after moving what it held to `counts`. */
-static __always_inline void count_new(struct count_slot *slot, const struct count_key *key)
+static __always_inline void count_new(struct count_slot *slot, const struct count_key *key,
+				      __u64 n)
 {
 	if (!slot) {
-		count_add(key, 1);
+		count_add(key, n);
 		return;
 	}
 	if (slot->count)
 		count_add(&slot->key, slot->count);
 	slot->key = *key;
-	slot->count = 1;
+	slot->count = n;
 }
 
 /* The process TGID's `incarns` value T (NULL: none), marked sampled in the map when it was
@@ -910,7 +916,7 @@ static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
  */
 static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pctx,
 				       struct task_struct *task, __u32 tgid, __u32 tid,
-				       struct off_pending *op)
+				       struct off_pending *op, __u64 weight, __u64 kskip)
 {
 	__u32 zero = 0;
 	struct count_key key = {};
@@ -937,7 +943,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 		key.flags |= COUNT_F_OFF_CPU;
 	/* A sample in user mode has no kernel stack: skip the helper (about half a microsecond). */
 	if (kernel_stacks && (!pctx || (*(volatile __u64 *)&pctx->regs.cs & 3) != 3)) {
-		__u64 skip = pctx ? 0 : 2;	/* the tracepoint's caller and our program */
+		__u64 skip = kskip;
 
 		key.kstack_id = key.period ? bpf_get_stackid(ctx, &kstacks_b, skip) :
 					     bpf_get_stackid(ctx, &kstacks, skip);
@@ -987,7 +993,8 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 					   BPF_CORE_READ(task, mm, start_stack),
 					   unwind_mode == UNWIND_DWARF ? SEND_DWARF :
 					   !pr ? SEND_NO_PROC :
-					   end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN, op);
+					   end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN, op,
+					   weight);
 				return 0;
 			}
 			if (!complete)
@@ -1011,7 +1018,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 		op->seq = 0;
 		return 0;
 	}
-	if (count_cached(&key, &slot))
+	if (count_cached(&key, &slot, weight))
 		return 0;
 	/* New to this CPU's table: make sure its user stack is stored. A stack that cannot be
 	 * (map full, hash collision) is left out of the key; the sample counts all the same. */
@@ -1019,7 +1026,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 		key.ustack_hash = 0;
 		key.ucheck = 0;
 	}
-	count_new(slot, &key);
+	count_new(slot, &key, weight);
 	return 0;
 }
 
@@ -1039,7 +1046,41 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	if (!in_cgroups(task))
 		return 0;
-	return take_sample(ctx, ctx, task, id >> 32, (__u32)id, 0);
+	return take_sample(ctx, ctx, task, id >> 32, (__u32)id, NULL,
+			   weigh_period ? ctx->sample_period : 1, 0);
+}
+
+/* -e CATEGORY:NAME: a sample at each hit of the tracepoint by a profiled task (every -c Nth
+ * on a CPU). The task is in the kernel: its user registers are those it entered with. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tp_hits SEC(".maps");
+
+SEC("tracepoint")
+int do_tracepoint(void *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id, *hits;
+
+	if (!pidns_ino)
+		id = bpf_get_current_pid_tgid();
+	else if (!current_ns_ids(task, &id))
+		return 0;
+	if ((__u32)id == 0 && !include_idle)
+		return 0;
+	if ((filter_pids && !profiled(id >> 32)) || !in_cgroups(task))
+		return 0;
+	if (tp_every > 1) {
+		hits = bpf_map_lookup_elem(&tp_hits, &(__u32){ 0 });
+		if (!hits || ++*hits % tp_every)
+			return 0;
+	}
+	/* (The kernel stack's first frame is perf's handler of the tracepoint.) */
+	return take_sample(ctx, NULL, task, id >> 32, (__u32)id, NULL,
+			   tp_every > 1 ? tp_every : 1, 1);
 }
 
 /*
@@ -1096,7 +1137,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	op->ktid = ptid;
 	op->same_as = 0;
 	op->seq = __sync_fetch_and_add(&off_seq, 1) + 1;
-	take_sample(ctx, NULL, task, id >> 32, (__u32)id, op);
+	/* (Two frames of the kernel stack are the tracepoint's caller and this program.) */
+	take_sample(ctx, NULL, task, id >> 32, (__u32)id, op, 0, 2);
 	bpf_map_update_elem(&offpend, &ptid, op, BPF_ANY);
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include "output/push.h"
 #include "base/limits.h"
 #include "base/log.h"
+#include "collect/events.h"
 #include "collect/explain.h"
 #include "collect/session.h"
 #include "profile/profile.h"
@@ -96,6 +97,11 @@ static const char usage_text[] =
 "\n"
 "Options:\n"
 "  -F, --frequency HZ       samples per second per CPU (default 99)\n"
+"  -e, --event EVENT        what to sample, as perf names it (default cpu-clock):\n"
+"                           page-faults, context-switches, cycles ..., or a tracepoint\n"
+"                           CATEGORY:NAME (syscalls:sys_enter_write); -e list lists them\n"
+"  -c, --count N            a sample every N events (counts are events; default: -F a\n"
+"                           second, each event of a tracepoint)\n"
 "  -d, --duration SECONDS   stop after SECONDS (default: Ctrl-C, or when the targets exit)\n"
 "  -o, --output FILE        write to FILE instead of standard output; several -o write the\n"
 "                           same profile in several formats\n"
@@ -152,6 +158,10 @@ static const char usage_text[] =
 "  profile --wall -o server.svg -- ./server --once\n"
 "                                              on- and off-CPU time of a command\n"
 "  profile --off-cpu --min-block 1000 -a -d 5  waits of 1 ms or more, whole system\n"
+"  profile -e page-faults -o faults.svg -- ./app\n"
+"                                              where a command faults its memory in\n"
+"  profile -e syscalls:sys_enter_write -p 1234 -d 5\n"
+"                                              who calls write(2), by stack\n"
 "  profile --cgroup system.slice/nginx.service -d 10 -o nginx.svg\n"
 "                                              a systemd service (or a container's cgroup)\n"
 "  profile -a --group-by cgroup -d 10 -o host.svg\n"
@@ -222,6 +232,39 @@ static int parse_uint(const char *arg, const char *what, unsigned long min, unsi
 	return 0;
 }
 
+static int parse_count(const char *arg, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || end == arg || arg[0] == '-' || v == 0)
+		return usage_error("invalid count '%s': expected a whole number of events, at "
+				   "least 1", arg);
+	*out = v;
+	return 0;
+}
+
+/* profile -e list: the events -e takes, and where the tracepoints are. */
+static int list_events(void)
+{
+	static const char *const kinds[] = {
+		[EVENT_CLOCK] = "software, time", [EVENT_SOFTWARE] = "software",
+		[EVENT_HARDWARE] = "hardware", [EVENT_TRACEPOINT] = "tracepoint",
+	};
+	enum event_kind kind;
+	const char *name;
+
+	for (size_t i = 0; (name = events__name(i, &kind)); i++)
+		printf("  %-28s %s%s\n", name, kinds[kind],
+		       kind == EVENT_HARDWARE && access("/sys/bus/event_source/devices/cpu", F_OK) ?
+		       " (not on this machine: no PMU)" : "");
+	printf("  %-28s tracepoint (those of /sys/kernel/tracing/available_events)\n",
+	       "CATEGORY:NAME");
+	return EXIT_OK;
+}
+
 static int parse_every(const char *arg, double *out)
 {
 	char *end;
@@ -252,6 +295,7 @@ enum {
 	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
 	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY, OPT_LINES, OPT_EVERY, OPT_PUSH,
 	OPT_APP_NAME, OPT_OFF_CPU, OPT_WALL, OPT_MIN_BLOCK, OPT_CGROUP, OPT_GROUP_BY,
+	OPT_EVENT_LIST,
 };
 
 #define MIN_MEMORY	(16u << 20)
@@ -332,6 +376,8 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		{ "wall", no_argument, NULL, OPT_WALL },
 		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "event", required_argument, NULL, 'e' },
+		{ "count", required_argument, NULL, 'c' },
 		{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -356,12 +402,20 @@ static int parse_args(int argc, char **argv, struct settings *st)
 	o->freq = 99;
 	o->pids = st->pids;
 	/* '+': stop at the first non-option, the command. */
-	while ((c = getopt_long(argc, argv, "+p:aF:d:o:f:UKqvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:aF:d:o:f:UKqvhVe:c:", longopts, NULL)) != -1) {
 		err = 0;
 		switch (c) {
 		case 'p': err = parse_pids(st, optarg); break;
 		case 'a': o->all = true; break;
 		case 'F': err = parse_uint(optarg, "frequency", 1, MAX_FREQ, &o->freq); break;
+		case 'e':
+			if (!strcmp(optarg, "list"))
+				exit(list_events());
+			if (strchr(optarg, ','))
+				return usage_error("one event at a time for now, not '%s'", optarg);
+			o->event = optarg;
+			break;
+		case 'c': err = parse_count(optarg, &o->count); break;
 		case 'd': err = parse_duration(optarg, &o->duration); break;
 		case 'o':
 			if (st->nr_out == MAX_OUTPUTS)
@@ -449,6 +503,9 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		return usage_error("unknown format '%s': expected folded, svg or pprof", st->format);
 	if (st->push_url && !o->every)
 		return usage_error("%s", "--push goes with --every: it sends one profile per period");
+	if ((o->off_cpu || o->wall) && (o->event || o->count))
+		return usage_error("%s", "-e and -c go with on-CPU sampling, not --off-cpu or "
+				   "--wall");
 	if (o->off_cpu && o->wall)
 		return usage_error("%s", "--off-cpu and --wall exclude each other: --wall has the "
 				   "off-CPU time too");
@@ -477,6 +534,9 @@ static int parse_args(int argc, char **argv, struct settings *st)
 	 * (--countname=us), unless told otherwise. */
 	if ((o->off_cpu || o->wall) && !strcmp(st->fg.countname, "samples"))
 		st->fg.countname = "us";
+	if (o->event && strcmp(o->event, "cpu-clock") && strcmp(o->event, "task-clock") &&
+	    !strcmp(st->fg.countname, "samples"))
+		st->fg.countname = "events";
 	if (o->off_cpu && !st->fg.title)
 		st->fg.title = "Off-CPU Time Flame Graph";
 	if (o->wall && !st->fg.title)
@@ -566,20 +626,29 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 		limits__report(stderr, "profile");
 		return;
 	}
-	if (set->session.every)
-		fprintf(stderr, "profile: %llu samples in %.1f s on %d CPUs, %u periods, "
-			"written to %s\n", (unsigned long long)st->samples, st->seconds,
-			st->nr_cpus, set->periods, where);
+	const char *ev = set->session.event;
+	/* -e EVENT other than the clocks: the counts are events, the samples BPF's count. */
+	bool events = ev && strcmp(ev, "cpu-clock") && strcmp(ev, "task-clock");
+	uint64_t nsamples = events ? st->bpf[STAT_SAMPLES] : st->samples;
+	char what[128];
+
+	if (events)
+		snprintf(what, sizeof(what), "%llu %s (%llu samples)",
+			 (unsigned long long)st->samples, ev, (unsigned long long)nsamples);
 	else
-		fprintf(stderr, "profile: %llu samples in %.1f s on %d CPUs, %zu distinct stacks, "
-			"written to %s\n", (unsigned long long)st->samples, st->seconds,
-			st->nr_cpus, nr_stacks, where);
-	fprintf(stderr, "profile: user stacks %.1f%% DWARF-unwound", pct(st->dwarf, st->samples));
+		snprintf(what, sizeof(what), "%llu samples", (unsigned long long)st->samples);
+	if (set->session.every)
+		fprintf(stderr, "profile: %s in %.1f s on %d CPUs, %u periods, written to %s\n",
+			what, st->seconds, st->nr_cpus, set->periods, where);
+	else
+		fprintf(stderr, "profile: %s in %.1f s on %d CPUs, %zu distinct stacks, written "
+			"to %s\n", what, st->seconds, st->nr_cpus, nr_stacks, where);
+	fprintf(stderr, "profile: user stacks %.1f%% DWARF-unwound", pct(st->dwarf, nsamples));
 	/* Walks that met a function keeping no frame record where it called: perf -g and bcc
 	 * show those stacks with frames missing. */
 	if (st->bpf[STAT_FP_NOREC])
 		fprintf(stderr, " (%.1f%% where frame pointers could not be trusted)",
-			pct(st->bpf[STAT_FP_NOREC], st->samples));
+			pct(st->bpf[STAT_FP_NOREC], nsamples));
 	fprintf(stderr, ", %.1f%% truncated", pct(st->truncated, st->samples));
 	for (int i = 1, first = 1; i < UNWIND_STOP__MAX; i++) {
 		if (!st->unwind_stop[i])

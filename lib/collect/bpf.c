@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
@@ -21,8 +22,9 @@
 #define MAP_SIZE_MAX	65536	/* derived sizes stop here; --map-size may go further */
 #define RING_MIN	(1u << 20)	/* DWARF sample ring buffer: see ring_size */
 #define RING_MAX	(256u << 20)
-/* With --off-cpu/--wall, at least: stacks come at every switch of a waiting task (until a
- * task waits at the same place again), not at a rate of the frequency. */
+/* With --off-cpu/--wall or -e, at least: stacks come at every switch of a waiting task
+ * (until a task waits at the same place again), or at each hit of an event, not at a rate
+ * of the frequency. */
 #define RING_OFF_CPU	(16u << 20)
 #define OFFPEND_MAX	65536	/* tasks off the CPU at once (--off-cpu, --wall) */
 #define PROC_USER_INIT_INO	0xEFFFFFFDu	/* the initial user namespace's inode (proc_ns.h) */
@@ -117,11 +119,59 @@ static unsigned int derived_map_size(const struct session_opts *o, int nr_cpus)
 static uint32_t ring_size(const struct session_opts *o, int nr_cpus, uint32_t copy)
 {
 	double need = (o->all ? 0.2 : 0.05) * o->freq * nr_cpus * (copy + 256.0);
-	uint32_t size = o->off_cpu || o->wall ? RING_OFF_CPU : RING_MIN;
+	uint32_t size = o->off_cpu || o->wall || (o->event && strcmp(o->event, "cpu-clock")) ?
+			RING_OFF_CPU : RING_MIN;
 
 	while (size < RING_MAX && size < need)
 		size <<= 1;
 	return size;
+}
+
+/* Tracepoint CAT:NAME's id from tracefs (/sys/kernel/tracing, or debugfs's; mounted at
+ * /sys/kernel/tracing when neither is there). Returns it, or -ENOENT / -errno. */
+static long tracepoint_id(const char *cat, const char *name)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[512];
+	long id = -ENOENT;
+
+	for (int pass = 0; pass < 2 && id == -ENOENT; pass++) {
+		for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+			FILE *f;
+
+			snprintf(path, sizeof(path), "%s/events/%s/%s/id", roots[i], cat, name);
+			f = fopen(path, "re");
+			if (!f)
+				continue;
+			if (fscanf(f, "%ld", &id) != 1)
+				id = -EINVAL;
+			fclose(f);
+			break;
+		}
+		snprintf(path, sizeof(path), "%s/events", roots[0]);
+		if (id == -ENOENT && !pass && access(path, F_OK) &&
+		    mount("tracefs", roots[0], "tracefs", 0, NULL))
+			break;
+	}
+	return id;
+}
+
+int session__resolve_event(struct session *s)
+{
+	char err[256];
+	long id;
+
+	if (events__parse(s->opts.event ? s->opts.event : "cpu-clock", &s->ev, err, sizeof(err)))
+		return session__fail(s, SESSION_ERR_USAGE, -EINVAL, "%s", err);
+	if (s->ev.kind != EVENT_TRACEPOINT)
+		return 0;
+	id = tracepoint_id(s->ev.category, s->ev.event);
+	if (id < 0)
+		return session__fail(s, SESSION_ERR_USAGE, (int)id, "no tracepoint '%s' here (the "
+				     "kernel's are in /sys/kernel/tracing/available_events)",
+				     s->ev.name);
+	s->ev.config = (uint64_t)id;
+	return 0;
 }
 
 int session__load_bpf(struct session *s)
@@ -148,6 +198,12 @@ int session__load_bpf(struct session *s)
 	for (size_t i = 0; i < o->nr_cgroups && i < PROFILE_MAX_CGROUPS; i++)
 		skel->rodata->cgroup_ids[i] = s->cgroup_ids[i];
 	skel->rodata->group_cgroup = o->group_cgroup;
+	skel->rodata->weigh_period = s->ev.kind == EVENT_SOFTWARE || s->ev.kind == EVENT_HARDWARE;
+	skel->rodata->tp_every = s->ev.kind == EVENT_TRACEPOINT ? o->count : 0;
+	if (s->ev.kind != EVENT_TRACEPOINT)
+		bpf_program__set_autoload(skel->progs.do_tracepoint, false);
+	else
+		bpf_program__set_autoload(skel->progs.do_sample, false);
 	if (!s->pidns.initial) {
 		skel->rodata->pidns_dev = s->pidns.dev;
 		skel->rodata->pidns_ino = s->pidns.ino;
@@ -218,12 +274,14 @@ int session__add_pid(struct session *s, pid_t pid)
 int session__attach(struct session *s)
 {
 	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
+		.type = s->ev.type,
 		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.config = s->ev.config,
 		.freq = 1,
 		.sample_freq = s->opts.freq,
 	};
+	struct bpf_program *prog = s->ev.kind == EVENT_TRACEPOINT ? s->skel->progs.do_tracepoint :
+				   s->skel->progs.do_sample;
 	int attached = 0;
 
 	s->pfds = malloc(s->nr_cpus * sizeof(*s->pfds));
@@ -234,6 +292,22 @@ int session__attach(struct session *s)
 		s->pfds[cpu] = -1;
 	if (!s->pfds || !s->links)
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	/* -c N: a sample every N events. */
+	if (s->opts.count) {
+		attr.freq = 0;
+		attr.sample_period = s->opts.count;
+	}
+	/* A tracepoint's program runs at its every hit, whichever CPU: attached once (the BPF
+	 * program counts -c's N itself). */
+	if (s->ev.kind == EVENT_TRACEPOINT) {
+		s->links[0] = bpf_program__attach_tracepoint(prog, s->ev.category, s->ev.event);
+		if (!s->links[0])
+			return session__fail(s, SESSION_ERR_RUNTIME, -errno,
+					     "cannot attach to tracepoint %s: %s", s->ev.name,
+					     strerror(errno));
+		s->stats.nr_cpus = s->nr_cpus;
+		return 0;
+	}
 	/* --off-cpu: the switch tracepoint only (the skeleton attaches it). */
 	if (s->opts.off_cpu) {
 		s->stats.nr_cpus = s->nr_cpus;
@@ -246,9 +320,17 @@ int session__attach(struct session *s)
 		if (fd < 0) {
 			int err = -errno;
 
+			if (s->ev.kind == EVENT_HARDWARE &&
+			    (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV))
+				return session__fail(s, SESSION_ERR_ENV, err,
+						     "this machine has no hardware event '%s' "
+						     "(its CPU shows perf no counters, as most "
+						     "virtual machines'); software events and "
+						     "tracepoints work: profile -e list",
+						     s->ev.name);
 			if (err == -ENODEV)	/* offline CPU */
 				continue;
-			if (err == -EINVAL)
+			if (err == -EINVAL && attr.freq)
 				return session__fail(s, SESSION_ERR_USAGE, err,
 						     "the kernel refuses %u Hz sampling (see "
 						     "sysctl kernel.perf_event_max_sample_rate)",
@@ -258,10 +340,10 @@ int session__attach(struct session *s)
 						     "permission denied opening perf events: "
 						     "profile needs root, or CAP_PERFMON");
 			return session__fail(s, SESSION_ERR_RUNTIME, err,
-					     "cannot open a cpu-clock event on CPU %d: %s", cpu,
-					     strerror(-err));
+					     "cannot open a %s event on CPU %d: %s", s->ev.name,
+					     cpu, strerror(-err));
 		}
-		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.do_sample, fd);
+		s->links[cpu] = bpf_program__attach_perf_event(prog, fd);
 		if (!s->links[cpu])
 			return session__fail(s, SESSION_ERR_RUNTIME, -errno,
 					     "cannot attach to the perf event on CPU %d: %s", cpu,

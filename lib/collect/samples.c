@@ -156,7 +156,8 @@ static int unwind_event(struct session *s, const struct sample_event *e, const v
 		if (r || !e->weight)
 			return r;
 	}
-	if (ucounts__add(s->unwound, &key, ips, n, e->off_seq ? e->weight : 1))
+	/* On the CPU, a sample of an event other than the clocks weighs its period. */
+	if (ucounts__add(s->unwound, &key, ips, n, e->weight ? e->weight : 1))
 		return -ENOMEM;
 	return 0;
 }

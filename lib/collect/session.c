@@ -183,6 +183,8 @@ static int session__start(struct session *s)
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	err = session__check_pidns(s);
 	if (!err)
+		err = session__resolve_event(s);
+	if (!err)
 		err = resolve_cgroups(s);
 	if (!err)
 		err = session__resolve_pids(s);

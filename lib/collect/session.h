@@ -24,6 +24,8 @@ struct session_opts {
 	const char *user;	/* with argv: run it as "USER[:GROUP]" (names or ids), or NULL:
 				 * as we run */
 	unsigned int freq;	/* samples per second per CPU */
+	const char *event;	/* -e: perf's name of what to sample, NULL: cpu-clock */
+	uint64_t count;		/* -c: a sample every COUNT events (0: FREQ a second) */
 	double duration;	/* seconds; 0: until a signal or the targets exit */
 	bool user_only, kernel_only;
 	bool idle;		/* with all: keep the idle task's samples */

@@ -28,6 +28,7 @@
 #include <linux/types.h>
 #include <bpf/libbpf.h>
 #include "base/htab.h"
+#include "collect/events.h"
 #include "collect/session.h"
 #include "proc/ns.h"
 #include "unwind/unwind.h"
@@ -62,6 +63,7 @@ struct session {
 	struct ucounts *unwound;	/* samples unwound here */
 	struct explain *explain;	/* with opts.explain: filled by model.c */
 	struct pidns pidns;		/* ours: every pid of the session is numbered in it */
+	struct event_spec ev;		/* -e's (cpu-clock without it) */
 	char cgroot[256];		/* where cgroup v2 is (--cgroup, --group-by cgroup) */
 	uint64_t cgroup_ids[PROFILE_MAX_CGROUPS];	/* --cgroup's */
 	struct cgroup_names *cgnames;	/* --group-by cgroup: paths by id, read when needed */
@@ -231,6 +233,9 @@ int session__check_pidns(struct session *s);
 /* bpf.c: open the BPF programs, set their read-only data and map sizes from S->opts, load
  * them (S->skel). Returns 0 or negative errno with the error set. */
 int session__load_bpf(struct session *s);
+/* bpf.c: -e's event (cpu-clock without it) into s->ev, a tracepoint's id read from tracefs
+ * (mounted when it is not). Returns 0, or fails the session with one sentence. */
+int session__resolve_event(struct session *s);
 
 /* bpf.c: add PID to the BPF pid filter. Returns 0 or negative errno with the error set. */
 int session__add_pid(struct session *s, pid_t pid);

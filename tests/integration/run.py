@@ -1859,6 +1859,61 @@ def pidns_cannot_work_one_sentence():
     return f"{len(cases)} cases"
 
 
+# --- perf's events: -e, -c ------------------------------------------------------------------
+
+@test
+def page_faults_on_the_toucher():
+    # -e page-faults on a program that touches 64 MiB of fresh memory (no huge pages) in
+    # touch_pages: that stack, whole from main, carries at least 90% of the faults, about
+    # one a page (each sample weighs its period); -c 100: counts in hundreds. (A fault's
+    # sample has the faulting user registers, as perf's: no kernel frames.)
+    stacks, err, out = run_measured(["-e", "page-faults"], [workload("events"), "faults", "64"])
+    pages = int(out.split()[1])
+    mine = sum(c for f, c in stacks if has_chain(f, ["__libc_start_call_main", "main",
+                                                     "touch_pages"]))
+    all_ = total(stacks, "events")
+    expect(mine >= 0.9 * all_, f"touch_pages has {mine} of {all_} faults")
+    expect(0.95 * pages <= mine <= 1.1 * pages, f"{mine} faults in touch_pages for {pages} pages")
+    expect("page-faults (" in err, f"summary: {err}")
+    stacks, _, _ = run_measured(["-e", "page-faults", "-c", "100"],
+                                [workload("events"), "faults", "64"])
+    counts = [c for f, c in stacks if f[0] == "events"]
+    expect(counts and all(c % 100 == 0 for c in counts), f"-c 100 counts: {counts[:5]}")
+    return f"{mine} of {all_} faults in touch_pages, {pages} pages"
+
+
+@test
+def write_tracepoint_counts_each_call():
+    # -e syscalls:sys_enter_write on a program that writes 3N times from write_three and N
+    # from write_one: each carries exactly its calls, under main, with syscall entry frames.
+    stacks, _, out = run_measured(["-e", "syscalls:sys_enter_write"],
+                                  [workload("events"), "writes", "1000"])
+    three, one = (int(x) for x in out.split()[1:3])
+    a = sum(c for f, c in stacks if has_chain(f, ["main", "write_three"]))
+    b = sum(c for f, c in stacks if has_chain(f, ["main", "write_one"]))
+    expect(a == three and b == one, f"write_three {a} (made {three}), write_one {b} ({one})")
+    expect(all(any(x.startswith("do_syscall_64") for x in f)
+               for f, _ in stacks if "write_one" in f), "no syscall frames")
+    stacks, _, _ = run_measured(["-e", "syscalls:sys_enter_write", "-c", "10"],
+                                [workload("events"), "writes", "1000"])
+    a = sum(c for f, c in stacks if has_chain(f, ["main", "write_three"]))
+    expect(abs(a - three) <= 20, f"-c 10: write_three {a} of {three}")
+    return f"write_three {three}, write_one {one}: exact"
+
+
+@test
+def hardware_event_without_a_pmu():
+    # cycles on a machine whose CPU shows perf no counters (this VM): one sentence, exit 4;
+    # where it has them, a profile.
+    _, err, code = run_profile(["-e", "cycles", "-a", "-d", "0.5"], check=False)
+    if os.path.exists("/sys/bus/event_source/devices/cpu"):
+        expect(code == 0, f"exit {code}: {err}")
+        return "this machine has a PMU: profiled"
+    expect(code == 4 and "no hardware event 'cycles'" in err and err.count("\n") == 1,
+           f"exit {code}: {err!r}")
+    return "no PMU: refused in one sentence"
+
+
 # --- off-CPU time: --off-cpu, --wall ---------------------------------------------------------
 
 def run_measured(args, cmd):
@@ -2626,6 +2681,11 @@ def installed_binary_and_man_page():
 
 
 BAD_INPUTS = [
+    (["-e", "no-such-event", "-a", "-d", "1"], 2, "unknown event"),
+    (["-e", "nosuchcat:nosuchtp", "-a", "-d", "1"], 2, "no tracepoint"),
+    (["-e", "page-faults,cs", "-a"], 2, "one event at a time"),
+    (["-c", "0", "-a"], 2, "invalid count"),
+    (["--off-cpu", "-e", "page-faults", "-a"], 2, "-e and -c go with"),
     (["--cgroup", "no-such-cgroup-here", "-d", "1"], 3, "no cgroup"),
     (["--group-by", "pid", "-a"], 2, "unknown --group-by"),
     (["--off-cpu", "--wall", "-a"], 2, "exclude each other"),

@@ -14,7 +14,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/mixed $(WL)/jitmap $(WL)/chain_static $(WL)/chain_static_fp $(WL)/chain_spie \
 		   $(WL)/chain_spie_fp $(WL)/hostile $(WL)/libhostile.so \
 		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug $(WL)/offcpu $(WL)/offcpu_fp \
-		   $(WL)/wallhalf
+		   $(WL)/wallhalf $(WL)/events
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -163,6 +163,12 @@ $(WL)/offcpu_fp: tests/workloads/offcpu.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WL_CC) $(WL_FP) -pthread $< -o $@
+
+# Known numbers of page faults and write(2) calls from known functions: -e.
+$(WL)/events: tests/workloads/events.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $@
 
 # Half on the CPU, half off it: --wall.
 $(WL)/wallhalf: tests/workloads/wallhalf.c tests/workloads/spin.h
