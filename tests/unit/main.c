@@ -38,6 +38,7 @@ int main(int argc, char **argv)
 		register_hostile_suite,
 		register_sandbox_suite,
 		register_utab_suite,
+		register_events_suite,
 	};
 	unsigned int failed;
 

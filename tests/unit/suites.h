@@ -32,6 +32,7 @@ int register_limits_suite(void);
 int register_hostile_suite(void);
 int register_sandbox_suite(void);
 int register_utab_suite(void);
+int register_events_suite(void);
 
 /* Directory holding the unit-test fixtures built by the Makefile (build/tests/fixtures). */
 extern const char *fixtures_dir;
