@@ -1886,19 +1886,27 @@ def page_faults_on_the_toucher():
 def write_tracepoint_counts_each_call():
     # -e syscalls:sys_enter_write on a program that writes 3N times from write_three and N
     # from write_one: each carries exactly its calls, under main, with syscall entry frames.
-    stacks, _, out = run_measured(["-e", "syscalls:sys_enter_write"],
-                                  [workload("events"), "writes", "1000"])
+    stacks, err, out = run_measured(["-e", "syscalls:sys_enter_write"],
+                                    [workload("events"), "writes", "1000"])
     three, one = (int(x) for x in out.split()[1:3])
     a = sum(c for f, c in stacks if has_chain(f, ["main", "write_three"]))
     b = sum(c for f, c in stacks if has_chain(f, ["main", "write_one"]))
-    expect(a == three and b == one, f"write_three {a} (made {three}), write_one {b} ({one})")
+    # A burst of 4,000 stacks at a start: a sanitized profiler can fall behind and lose
+    # some, never without saying how many.
+    m = re.search(r"(\d+) samples \(ring buffer full\)", err)
+    lost = int(m.group(1)) if m else 0
+    expect(a + b + lost >= three + one and a <= three and b <= one,
+           f"write_three {a} (made {three}), write_one {b} ({one}), {lost} lost")
+    expect_rate(a == three and b == one,
+                f"write_three {a} (made {three}), write_one {b} ({one}), {lost} lost")
     expect(all(any(x.startswith("do_syscall_64") for x in f)
                for f, _ in stacks if "write_one" in f), "no syscall frames")
     stacks, _, _ = run_measured(["-e", "syscalls:sys_enter_write", "-c", "10"],
                                 [workload("events"), "writes", "1000"])
-    a = sum(c for f, c in stacks if has_chain(f, ["main", "write_three"]))
-    expect(abs(a - three) <= 20, f"-c 10: write_three {a} of {three}")
-    return f"write_three {three}, write_one {one}: exact"
+    a10 = sum(c for f, c in stacks if has_chain(f, ["main", "write_three"]))
+    expect_rate(abs(a10 - three) <= 20, f"-c 10: write_three {a10} of {three}")
+    expect(a10 % 10 == 0, f"-c 10: write_three {a10}, not in tens")
+    return f"write_three {a} of {three}, write_one {b} of {one}, {lost} lost"
 
 
 @test
