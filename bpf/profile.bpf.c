@@ -31,6 +31,9 @@ const volatile __u64 cgroup_ids[PROFILE_MAX_CGROUPS];
 const volatile bool group_cgroup = false;
 /* -e EVENT other than the clocks: a sample weighs its period (the events it stands for). */
 const volatile bool weigh_period = false;
+/* -e EVENT other than the clocks: a task's samples at the same place as its last send their
+ * weight, not their stacks. */
+const volatile bool dedupe_events = false;
 /* -e CATEGORY:NAME -c N: a sample at every Nth hit of the tracepoint on a CPU (0: each). */
 const volatile __u64 tp_every = 0;
 
@@ -718,8 +721,9 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 	e->below_ok = !bpf_probe_read_user(e->below, sizeof(e->below),
 					   (void *)(r->sp - sizeof(e->below)));
 	e->gen = ck->gen;
-	e->weight = op ? 0 : ck_weight;
+	e->weight = ck_weight;
 	e->off_seq = op ? op->seq : 0;
+	e->event = op && !(ck->flags & COUNT_F_OFF_CPU);
 	/* Only a main thread's sp lies this close under its stack top. */
 	if (stack_top <= r->sp || stack_top - r->sp > MAIN_STACK_SPAN)
 		stack_top = 0;
@@ -986,7 +990,19 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 			}
 			if (unwind_mode == UNWIND_DWARF ||
 			    (unwind_mode == UNWIND_AUTO && !complete)) {
-				/* The kernel stack and period of stacks off the CPU. */
+				/* -e EVENT: a task's samples at the same place again send no
+				 * stacks (as waits off the CPU do): their weight goes to the
+				 * ones it sent (same_stacks). */
+				if (!op && dedupe_events) {
+					op = bpf_map_lookup_elem(&off_scratch, &zero);
+					if (op) {
+						op->seq = __sync_fetch_and_add(&off_seq, 1) + 1;
+						op->tid = tid;
+						op->ktid = BPF_CORE_READ(task, pid);
+						op->same_as = 0;
+					}
+				}
+				/* The kernel stack and period of the stacks. */
 				if (op)
 					op->key = key;
 				send_event(pctx, task, &regs, st, pr, tgid, tid, &key,
@@ -995,6 +1011,16 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 					   !pr ? SEND_NO_PROC :
 					   end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN, op,
 					   weight);
+				if (op && op->same_as && !(key.flags & COUNT_F_OFF_CPU)) {
+					struct off_weight w = {
+						.tid = tid, .kstack_id = key.kstack_id,
+						.seq = op->seq, .same_as = op->same_as,
+						.ns = weight,
+					};
+
+					if (bpf_ringbuf_output(&events, &w, sizeof(w), 0))
+						stat_inc(STAT_EVENTS_LOST);
+				}
 				return 0;
 			}
 			if (!complete)

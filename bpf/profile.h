@@ -149,10 +149,14 @@ struct sample_event {
 	__u32 period;		/* count_key.period: which maps kstack_id is in */
 	__u64 gen;		/* count_key.gen */
 	__u32 below_ok;		/* below[] was readable */
-	__u32 pad;
+	__u32 event;		/* an -e event's sample with a seq (off_seq): counted with its
+				 * weight, and its stacks kept for the task's next samples at
+				 * the same place, which come as off_weight records */
 	__u64 off_seq;		/* not 0: the stacks of a task leaving the CPU (--off-cpu,
-				 * --wall), whose time off it comes in an off_weight of this seq */
-	__u64 weight;		/* set by userspace: 0 an on-CPU sample, else ns off the CPU */
+				 * --wall), whose time off it comes in an off_weight of this seq;
+				 * or (event) of an event's sample */
+	__u64 weight;		/* what the sample weighs: events (-e), 0 for a task off the CPU
+				 * until userspace sets its time; 0 is 1 on the CPU */
 	__u64 below[PROFILE_RED_ZONE / 8];	/* the words below sp, the leaf's red zone: a
 						 * register an epilogue popped, that its CFI
 						 * still says is saved there */

@@ -664,6 +664,9 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 		}
 	fputc('\n', stderr);
 	print_lost(st, "samples");
+	if (st->off_unmatched)
+		fprintf(stderr, "profile: lost %llu samples whose stacks were lost (ring buffer "
+			"full, or past --max-memory)\n", (unsigned long long)st->off_unmatched);
 	/* What the profiled programs' files and stacks made us leave out. */
 	limits__report(stderr, "profile");
 	pr_info("memory for what grows with the input: at most %.1f MiB of %.1f MiB "

@@ -200,6 +200,7 @@ int session__load_bpf(struct session *s)
 	skel->rodata->group_cgroup = o->group_cgroup;
 	skel->rodata->weigh_period = s->ev.kind == EVENT_SOFTWARE || s->ev.kind == EVENT_HARDWARE;
 	skel->rodata->tp_every = s->ev.kind == EVENT_TRACEPOINT ? o->count : 0;
+	skel->rodata->dedupe_events = s->ev.kind != EVENT_CLOCK;
 	if (s->ev.kind != EVENT_TRACEPOINT)
 		bpf_program__set_autoload(skel->progs.do_tracepoint, false);
 	else
@@ -219,6 +220,9 @@ int session__load_bpf(struct session *s)
 	bpf_map__set_max_entries(skel->maps.comms, size);
 	bpf_map__set_max_entries(skel->maps.cgroup_of, o->group_cgroup ? size : 1);
 	bpf_map__set_max_entries(skel->maps.pids, 65536);
+	/* The stacks tasks sent last: off-CPU waits and -e's samples at the same place again. */
+	if (o->off_cpu || o->wall || s->ev.kind != EVENT_CLOCK)
+		bpf_map__set_max_entries(skel->maps.offsig, OFFPEND_MAX);
 	/* Off-CPU time: its two programs only with --off-cpu or --wall. */
 	if (o->off_cpu || o->wall) {
 		skel->rodata->min_block_ns = (__u64)o->min_block_us * 1000;

@@ -115,7 +115,7 @@ static int unwind_event(struct session *s, const struct sample_event *e, const v
 		n = end_at_bottom(s, e->pid, ips, n, &stop);
 	s->stats.unwind_frames += n;
 	s->stats.copy_bytes += e->stack_len;
-	if (!e->off_seq)
+	if (!e->off_seq || e->event)
 		s->stats.dwarf++;
 	s->stats.unwind_stop[stop]++;
 	/* A stack not readable at sp (a process between programs in an execve) says nothing of
@@ -145,7 +145,7 @@ static int unwind_event(struct session *s, const struct sample_event *e, const v
 	key.flags |= e->why << COUNT_F_SEND_SHIFT & COUNT_F_SEND_MASK;
 	if (e->why == SEND_NOREC && e->nr_frames)
 		key.walk_end = e->frames[e->nr_frames - 1];
-	if (e->off_seq)
+	if (e->off_seq && !e->event)
 		key.flags |= COUNT_F_OFF_CPU;
 	/* Off-CPU stacks: their task's entry, for the times of this wait (still to come, when
 	 * E has no weight) and of later ones at the same place. */
@@ -413,8 +413,8 @@ static int park_unwound(struct session *s, const struct sample_event *e,
 	return parked_put(s, p);
 }
 
-/* Off-CPU event E from the ring: unwound now and parked, or parked as it is (see struct
- * parked). */
+/* Off-CPU event E from the ring (or an -e event's sample with a seq): unwound now and
+ * parked (the sample counted), or parked as it is (see struct parked). */
 static int park(struct session *s, const struct sample_event *e)
 {
 	struct parked *p;
@@ -423,8 +423,12 @@ static int park(struct session *s, const struct sample_event *e)
 	if (r != 1)
 		return r;
 	p = parked_new(e, 0);
-	if (p)
+	if (p) {
 		p->raw = keep_event(e, e->stack, e->stack_len, true);
+		/* An event's sample weighs already: counted once its table comes. */
+		p->pending_ns = e->event ? e->weight : 0;
+		p->pending_kstack = e->kstack_id;
+	}
 	if (!p || !p->raw) {
 		parked_free(p);
 		limits__hit(LIMIT_TABLE_QUEUE, 1);
@@ -476,10 +480,15 @@ static int on_weight(struct session *s, const struct off_weight *w, uint64_t ns)
 		 * process's copies shrink to what its unwinds need after 256 of them). */
 		if (w->same_as && p->used)
 			session__learn_copy_size(s, p->pid, p->used, p->stop);
+		/* An event's sample on the stacks DWARF unwound: one of the DWARF-unwound. */
+		if (!(p->key.flags & COUNT_F_OFF_CPU))
+			s->stats.dwarf++;
 		return ucounts__add(s->unwound, &key, p->ips, p->nr, ns);
 	}
 	p->pending_ns += ns;
 	p->pending_kstack = w->kstack_id;
+	if (((const struct sample_event *)p->raw->event)->event)
+		s->stats.dwarf++;
 	r = flush_raw(s, p, true);
 	return r < 0 ? r : 0;
 }
