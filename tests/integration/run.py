@@ -2417,9 +2417,11 @@ def every_worker_replaced_names_alike():
     for name, stacks in files:
         mine = [(f, c) for f, c in stacks if f[0] in ("chain_nofp", "inline")]
         n = sum(c for _, c in mine)
-        named = sum(c for f, c in mine
-                    if "main" in f and not any("+0x" in x for x in f))
-        expect(n == 0 or named >= 0.9 * n,
+        unnamed = [f for f, _ in mine if any("+0x" in x for x in f)]
+        expect(not unnamed, f"{name}: frames left FILE+0xOFFSET: {unnamed[:2]}")
+        # (A period of a few samples may hold only start-up ones, before main.)
+        named = sum(c for f, c in mine if "main" in f)
+        expect(n < 20 or named >= 0.9 * n,
                f"{name}: {named} of {n} samples named down to main")
     inline = sum(total(s, "inline") for _, s in files)
     expect(inline > 100, f"only {inline} samples of the second program")
