@@ -1056,21 +1056,29 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 	return 0;
 }
 
+/* Whether the current task TASK is one to sample, its ids (tgid << 32 | tid, in the
+ * profiler's namespace) into *ID: a profiled process's (all with -a), in the --cgroup
+ * cgroups, not the idle task unless --idle. */
+static __always_inline bool sampled_task(struct task_struct *task, __u64 *id)
+{
+	if (!pidns_ino)
+		*id = bpf_get_current_pid_tgid();
+	else if (!current_ns_ids(task, id))
+		return false;
+	if ((__u32)*id == 0 && !include_idle)
+		return false;
+	if (filter_pids && !profiled(*id >> 32))
+		return false;
+	return in_cgroups(task);
+}
+
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id;
 
-	if (!pidns_ino)
-		id = bpf_get_current_pid_tgid();
-	else if (!current_ns_ids(task, &id))
-		return 0;
-	if ((__u32)id == 0 && !include_idle)
-		return 0;
-	if (filter_pids && !profiled(id >> 32))
-		return 0;
-	if (!in_cgroups(task))
+	if (!sampled_task(task, &id))
 		return 0;
 	return take_sample(ctx, ctx, task, id >> 32, (__u32)id, NULL,
 			   weigh_period ? ctx->sample_period : 1, 0);
@@ -1091,13 +1099,7 @@ int do_tracepoint(void *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id, *hits;
 
-	if (!pidns_ino)
-		id = bpf_get_current_pid_tgid();
-	else if (!current_ns_ids(task, &id))
-		return 0;
-	if ((__u32)id == 0 && !include_idle)
-		return 0;
-	if ((filter_pids && !profiled(id >> 32)) || !in_cgroups(task))
+	if (!sampled_task(task, &id))
 		return 0;
 	if (tp_every > 1) {
 		hits = bpf_map_lookup_elem(&tp_hits, &(__u32){ 0 });
