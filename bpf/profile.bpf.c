@@ -659,6 +659,8 @@ static __always_inline bool same_stacks(const struct sample_event *e, struct off
 	for (int i = 0; i < PROFILE_RED_ZONE / 8; i++)
 		c.h = hash_mix(c.h, e->below[i], i + PROFILE_NR_REGS);
 	c.h = (c.h ^ e->sp) * 0x100000001b3ULL;
+	/* (A thread id reused by another process is not the same task.) */
+	c.h = (c.h ^ ((__u64)e->pid << 32 | e->tid)) * 0x100000001b3ULL;
 	c.base = 0;
 	bpf_loop(e->stack_len / 64, hash_word, &c, 0);
 	c.base = e->stack_len / 64 * 8;

@@ -1957,8 +1957,10 @@ def off_cpu_waits_carry_their_time():
         for fn, (main, why) in OFFCPU_WAITS.items():
             mine = [(f, c) for f, c in stacks if f[0] == name and fn in f]
             t = sum(c for _, c in mine) / 1e6
+            lost = [x for x in err.splitlines() if "lost" in x]
             expect(abs(t - truth[fn]) <= 0.05 * truth[fn],
-                   f"{name}: {fn} carries {t:.3f} s, the workload waited {truth[fn]:.3f} s")
+                   f"{name}: {fn} carries {t:.3f} s, the workload waited {truth[fn]:.3f} s"
+                   f" {lost} {sorted((c, f) for f, c in mine)[:3]}")
             whole = sum(c for f, c in mine
                         if has_chain(f, [name, "start_thread", main, fn])
                         and any(why in x and x.endswith("_[k]") for x in f)) / 1e6
