@@ -1865,18 +1865,25 @@ def pidns_cannot_work_one_sentence():
 def page_faults_on_the_toucher():
     # -e page-faults on a program that touches 64 MiB of fresh memory (no huge pages) in
     # touch_pages: that stack, whole from main, carries at least 90% of the faults, about
-    # one a page (each sample weighs its period); -c 100: counts in hundreds. (A fault's
-    # sample has the faulting user registers, as perf's: no kernel frames.)
-    stacks, err, out = run_measured(["-e", "page-faults"], [workload("events"), "faults", "64"])
-    pages = int(out.split()[1])
-    mine = sum(c for f, c in stacks if has_chain(f, ["__libc_start_call_main", "main",
-                                                     "touch_pages"]))
+    # one a page (a sample weighs its period, which the kernel adjusts as it goes: a rate
+    # under sanitizers, 22,744 for 16,384 pages once); -c 100: counts in hundreds. (A fault's
+    # sample has the faulting user registers, as perf's: no kernel frames. -c 1 is no test of
+    # counts: each fault's stack holds another address, so none is taken as the last one,
+    # and 16,384 full stacks overflow the ring buffer, counted as lost.)
+    def toucher(args):
+        stacks, err, out = run_measured(args, [workload("events"), "faults", "64"])
+        mine = sum(c for f, c in stacks if has_chain(f, ["__libc_start_call_main", "main",
+                                                         "touch_pages"]))
+        return stacks, err, int(out.split()[1]), mine
+
+    stacks, err, pages, mine = toucher(["-e", "page-faults"])
     all_ = total(stacks, "events")
     expect(mine >= 0.9 * all_, f"touch_pages has {mine} of {all_} faults")
-    expect(0.95 * pages <= mine <= 1.1 * pages, f"{mine} faults in touch_pages for {pages} pages")
+    expect(0.5 * pages <= mine <= 2 * pages, f"{mine} faults in touch_pages for {pages} pages")
+    expect_rate(0.9 * pages <= mine <= 1.15 * pages,
+                f"{mine} faults in touch_pages for {pages} pages")
     expect("page-faults (" in err, f"summary: {err}")
-    stacks, _, _ = run_measured(["-e", "page-faults", "-c", "100"],
-                                [workload("events"), "faults", "64"])
+    stacks, _, _, _ = toucher(["-e", "page-faults", "-c", "100"])
     counts = [c for f, c in stacks if f[0] == "events"]
     expect(counts and all(c % 100 == 0 for c in counts), f"-c 100 counts: {counts[:5]}")
     return f"{mine} of {all_} faults in touch_pages, {pages} pages"
