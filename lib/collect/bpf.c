@@ -116,11 +116,11 @@ static unsigned int derived_map_size(const struct session_opts *o, int nr_cpus)
  * need one wait in a queue: samples.c): node started beside two busy loops, every sample
  * sent to DWARF at 999 Hz, loses none with 50 ms.
  */
-static uint32_t ring_size(const struct session_opts *o, int nr_cpus, uint32_t copy)
+static uint32_t ring_size(const struct session_opts *o, enum event_kind kind, int nr_cpus,
+			  uint32_t copy)
 {
 	double need = (o->all ? 0.2 : 0.05) * o->freq * nr_cpus * (copy + 256.0);
-	uint32_t size = o->off_cpu || o->wall || (o->event && strcmp(o->event, "cpu-clock")) ?
-			RING_OFF_CPU : RING_MIN;
+	uint32_t size = o->off_cpu || o->wall || kind != EVENT_CLOCK ? RING_OFF_CPU : RING_MIN;
 
 	while (size < RING_MAX && size < need)
 		size <<= 1;
@@ -233,7 +233,7 @@ int session__load_bpf(struct session *s)
 	}
 	bpf_map__set_max_entries(skel->maps.procs, 65536);
 	bpf_map__set_max_entries(skel->maps.events,
-				 ring_size(o, s->nr_cpus, skel->rodata->stack_copy));
+				 ring_size(o, s->ev.kind, s->nr_cpus, skel->rodata->stack_copy));
 	pr_debug("map size %u entries, ring buffer %u KiB", size,
 		 bpf_map__max_entries(skel->maps.events) >> 10);
 

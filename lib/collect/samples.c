@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/clock.h"
+#include "base/grow.h"
 #include "base/limits.h"
 #include "base/log.h"
 #include "collect/fixup.h"
@@ -437,10 +438,10 @@ static int park(struct session *s, const struct sample_event *e)
 	return parked_put(s, p);
 }
 
-/* Entry P, raw with time to count: unwound now, unless its table is still being made and
- * MAY_WAIT (then it waits: 1); counted, and its task's entry made of the stacks (P is freed
+/* Entry P, raw with time to count: unwound now, unless its table is still being made (then
+ * it waits, unless at the end: 1); counted, and its task's entry made of the stacks (P is freed
  * then: 0). Returns -ENOMEM on failure. */
-static int flush_raw(struct session *s, struct parked *p, bool may_wait)
+static int flush_raw(struct session *s, struct parked *p)
 {
 	struct queued *q = p->raw;
 	struct sample_event *e = (struct sample_event *)q->event;
@@ -449,7 +450,7 @@ static int flush_raw(struct session *s, struct parked *p, bool may_wait)
 	p->raw = NULL;
 	e->weight = p->pending_ns;
 	e->kstack_id = p->pending_kstack;
-	r = unwind_event(s, e, q->stack, q->stack_len, may_wait && !s->tables_wait);
+	r = unwind_event(s, e, q->stack, q->stack_len, !s->tables_wait);
 	if (r == 1) {
 		e->weight = 0;
 		p->raw = q;
@@ -489,7 +490,7 @@ static int on_weight(struct session *s, const struct off_weight *w, uint64_t ns)
 	p->pending_kstack = w->kstack_id;
 	if (((const struct sample_event *)p->raw->event)->event)
 		s->stats.dwarf++;
-	r = flush_raw(s, p, true);
+	r = flush_raw(s, p);
 	return r < 0 ? r : 0;
 }
 
@@ -502,7 +503,7 @@ static int retry_parked(struct session *s)
 
 		if (!p->raw || !p->pending_ns)
 			continue;
-		r = flush_raw(s, p, true);
+		r = flush_raw(s, p);
 		if (r < 0)
 			return r;
 	}
@@ -545,6 +546,18 @@ int session__end_off_cpu(struct session *s, uint64_t end_ns)
 	return err;
 }
 
+/* A new, zeroed kernel stack of the session's own (KSTACK_EXTRA), its id s->xk.nr until the
+ * caller counts it; NULL on ENOMEM or past the ids there are. */
+static uint64_t *xk_new(struct session *s)
+{
+	size_t size = PROFILE_MAX_DEPTH * sizeof(uint64_t);
+
+	if (s->xk.nr >= KSTACK_EXTRA - 1 || array_grow(&s->xk.v, &s->xk.cap, size, s->xk.nr))
+		return NULL;
+	memset(s->xk.v + (size_t)s->xk.nr * PROFILE_MAX_DEPTH, 0, size);
+	return s->xk.v + (size_t)s->xk.nr * PROFILE_MAX_DEPTH;
+}
+
 int session__extra_kstack(const struct session *s, int32_t id, uint64_t *kips)
 {
 	size_t i = (uint32_t)id & ~(uint32_t)KSTACK_EXTRA;
@@ -569,17 +582,11 @@ static int off_task_begin(struct session *s, const struct off_task *r, uint64_t 
 	ssize_t got;
 	int err;
 
-	if (s->xk.nr == s->xk.cap) {
-		size_t cap = s->xk.cap ? 2 * s->xk.cap : 64;
-		uint64_t *v = realloc(s->xk.v, cap * PROFILE_MAX_DEPTH * sizeof(*v));
+	uint64_t *kips = xk_new(s);
 
-		if (!v || cap > KSTACK_EXTRA)
-			return v ? 0 : -ENOMEM;
-		s->xk.v = v;
-		s->xk.cap = cap;
-	}
-	memset(s->xk.v + s->xk.nr * PROFILE_MAX_DEPTH, 0, PROFILE_MAX_DEPTH * sizeof(uint64_t));
-	memcpy(s->xk.v + s->xk.nr * PROFILE_MAX_DEPTH, r->kframes, n * sizeof(uint64_t));
+	if (!kips)
+		return -ENOMEM;
+	memcpy(kips, r->kframes, n * sizeof(uint64_t));
 	memset(e, 0, offsetof(struct sample_event, stack));
 	e->pid = r->pid;
 	e->tid = r->tid;
@@ -625,16 +632,9 @@ static int32_t keep_kstack(struct session *s, int32_t id, uint32_t par)
 		map = par ? s->skel->maps.kstacks2_b : s->skel->maps.kstacks2;
 		id &= ~KSTACK_SECOND;
 	}
-	if (s->xk.nr == s->xk.cap) {
-		size_t cap = s->xk.cap ? 2 * s->xk.cap : 64;
-		uint64_t *v = realloc(s->xk.v, cap * PROFILE_MAX_DEPTH * sizeof(*v));
-
-		if (!v || cap > KSTACK_EXTRA)
-			return KSTACK_LOST;
-		s->xk.v = v;
-		s->xk.cap = cap;
-	}
-	kips = s->xk.v + s->xk.nr * PROFILE_MAX_DEPTH;
+	kips = xk_new(s);
+	if (!kips)
+		return KSTACK_LOST;
 	if (bpf_map_lookup_elem(bpf_map__fd(map), &id, kips))
 		return KSTACK_LOST;
 	return (int32_t)(KSTACK_EXTRA | s->xk.nr++);

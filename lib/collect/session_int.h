@@ -88,7 +88,7 @@ struct session {
 		uint64_t *v;		/* samples.c: kernel stacks of tasks off the CPU when
 					 * the profile began, PROFILE_MAX_DEPTH frames each,
 					 * 0-padded (ids KSTACK_EXTRA | index) */
-		size_t nr, cap;
+		uint32_t nr, cap;
 	} xk;
 	struct {
 		struct parked **v;	/* samples.c: off-CPU stacks waiting for their time */
