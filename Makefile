@@ -29,8 +29,8 @@ CFLAGS		?= -O2 -g
 WARNINGS	:= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ALL_CFLAGS	:= $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 		   -I$(OUT) -Ibpf -Ilib -Iflamegraph -DPROFILE_VERSION='"$(VERSION)"'
-PKG_LIBS	:= libbpf libelf zlib libunwind-generic
-LDLIBS		:= $(shell $(PKG_CONFIG) --libs $(PKG_LIBS) 2>/dev/null || echo -lbpf -lelf -lz -lunwind-generic -lunwind) -lbfd -lm
+PKG_LIBS	:= libbpf libelf zlib libunwind-generic libdebuginfod
+LDLIBS		:= $(shell $(PKG_CONFIG) --libs $(PKG_LIBS) 2>/dev/null || echo -lbpf -lelf -lz -lunwind-generic -lunwind -ldebuginfod) -lbfd -lm
 
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -Wall
 

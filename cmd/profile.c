@@ -119,6 +119,10 @@ static const char usage_text[] =
 "      --no-demangle        C++ and Rust names as mangled in the symbol table\n"
 "      --lines              frames as NAME (FILE:LINE), from DWARF, in folded and SVG output\n"
 "                           (pprof output always has the lines)\n"
+"      --no-debuginfod      fetch no debug files, whatever DEBUGINFOD_URLS says\n"
+"      --debuginfod-timeout SECONDS\n"
+"                           a debug file's fetch, and the end's wait for those under way,\n"
+"                           at most SECONDS (default 15)\n"
 "      --explain            after the summary: where stacks were cut, untrusted or left\n"
 "                           unnamed, per file, and what to do about it\n"
 "      --max-memory SIZE    memory for what grows with the profiled programs' files and\n"
@@ -295,7 +299,7 @@ enum {
 	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
 	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY, OPT_LINES, OPT_EVERY, OPT_PUSH,
 	OPT_APP_NAME, OPT_OFF_CPU, OPT_WALL, OPT_MIN_BLOCK, OPT_CGROUP, OPT_GROUP_BY,
-	OPT_EVENT_LIST,
+	OPT_EVENT_LIST, OPT_NO_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT,
 };
 
 #define MIN_MEMORY	(16u << 20)
@@ -376,6 +380,8 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		{ "wall", no_argument, NULL, OPT_WALL },
 		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT },
 		{ "event", required_argument, NULL, 'e' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "group-by", required_argument, NULL, OPT_GROUP_BY },
@@ -456,6 +462,13 @@ static int parse_args(int argc, char **argv, struct settings *st)
 			o->group_cgroup = true;
 			break;
 		case OPT_WALL: o->wall = true; break;
+		case OPT_NO_DEBUGINFOD: o->no_debuginfod = true; break;
+		case OPT_DEBUGINFOD_TIMEOUT:
+			err = parse_duration(optarg, &o->debuginfod_timeout);
+			if (!err && o->debuginfod_timeout > 3600)
+				err = usage_error("invalid --debuginfod-timeout '%s': at most 3600 "
+						  "seconds", optarg);
+			break;
 		case OPT_MIN_BLOCK:
 			err = parse_uint(optarg, "minimum block", 0, 3600000000ul, &o->min_block_us);
 			min_block = true;

@@ -167,6 +167,9 @@ static int session__start(struct session *s)
 		if (!s->sym && errno == EINVAL)
 			return session__fail(s, SESSION_ERR_USAGE, -EINVAL, "%s: expected UID[:GID] "
 					     "of a user other than root", SANDBOX_USER_ENV);
+		if (s->sym && !opts->no_debuginfod)
+			symbolizer__debuginfod(s->sym, opts->debuginfod_timeout ?
+					       opts->debuginfod_timeout : DEBUGINFOD_TIMEOUT_S);
 	}
 	s->unw = unwinder__new(s->maps, s->dsos);
 	if (s->unw) {
@@ -243,13 +246,18 @@ struct session *session__open(const struct session_opts *opts, char **errmsg,
 /* "elapsed, samples, lost" on one terminal line, rewritten in place. */
 static void show_status(struct session *s, double elapsed)
 {
+	unsigned int fetched, failed, pending;
 	uint64_t lost;
 
 	session__read_stats(s);
 	lost = s->stats.bpf[STAT_COUNTS_FULL] + s->stats.bpf[STAT_EVENTS_LOST] + s->stats.mmap_lost;
-	fprintf(stderr, "\rprofile: %.0f s, %llu samples, %llu lost, %llu DWARF-unwound\033[K",
+	symbolizer__fetch_counts(s->sym, &fetched, &failed, &pending);
+	fprintf(stderr, "\rprofile: %.0f s, %llu samples, %llu lost, %llu DWARF-unwound",
 		elapsed, (unsigned long long)s->stats.bpf[STAT_SAMPLES], (unsigned long long)lost,
 		(unsigned long long)s->stats.dwarf);
+	if (pending || fetched)
+		fprintf(stderr, ", debuginfod: %u fetched, %u fetching", fetched, pending);
+	fprintf(stderr, "\033[K");
 }
 
 /* Sample until the deadline (S->deadline, 0: none), a signal, the targets' exit or an error

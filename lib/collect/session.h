@@ -34,6 +34,8 @@ struct session_opts {
 	int unwind_mode;	/* enum profile_unwind_mode */
 	bool no_inline;		/* no inline chains from DWARF */
 	bool no_demangle;	/* C++ and Rust names as in the symbol table */
+	bool no_debuginfod;	/* no debug files from DEBUGINFOD_URLS' servers */
+	double debuginfod_timeout;	/* seconds a fetch (and the end's wait); 0: default */
 	bool lines;		/* each frame's source line from DWARF (profile_frame.line) */
 	bool status_line;	/* a status line on stderr (a terminal) about once a second */
 	unsigned int stack_copy;	/* bytes of user stack per DWARF sample; 0: 16 KiB */

@@ -243,6 +243,11 @@ int dso__debug_ids(const struct dso *d, struct dso_debug_want *w)
 	return debug_ids(d, w);
 }
 
+bool dso__lacks_debug(const struct dso *d)
+{
+	return !elf__has_symtab(d->elf) || !elf__has_debug_info(d->elf);
+}
+
 int dso__debug_want(const struct dso *d, struct dso_debug_want *w)
 {
 	if (elf__has_symtab(d->elf)) {

@@ -279,6 +279,10 @@ int dso__debug_want(const struct dso *dso, struct dso_debug_want *w);
  * .debug_frame may be there): 0, or -ENOENT when it has neither a build id nor a debuglink. */
 int dso__debug_ids(const struct dso *dso, struct dso_debug_want *w);
 
+/* Whether DSO lacks what a debug file would bring: symbols (.symtab) or DWARF (.debug_info).
+ * What a debug file is fetched from a debuginfod server for. */
+bool dso__lacks_debug(const struct dso *dso);
+
 /* Where a debug file is looked for: PATH to try, by build id or else by debuglink CRC;
  * NOFOLLOW: in a directory the file's owner writes, where a link must not be followed. */
 struct dso_debug_path {

@@ -43,6 +43,26 @@ bool elf__has_symtab(Elf *elf)
 	return false;
 }
 
+bool elf__has_debug_info(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr shdr;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS || !shdr.sh_size)
+			continue;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
+			return true;
+	}
+	return false;
+}
+
 /* ---- reading ----------------------------------------------------------------------------- */
 
 int symtab__push(struct symtab *e, const struct symtab_sym *sym)

@@ -41,6 +41,9 @@ int symtab__push(struct symtab *st, const struct symtab_sym *sym);
 /* Whether ELF has a SHT_SYMTAB section. */
 bool elf__has_symtab(Elf *elf);
 
+/* Whether ELF has DWARF of its own: a .debug_info (or .zdebug_info) section with bytes. */
+bool elf__has_debug_info(Elf *elf);
+
 /* Add the function symbols of every SHT_SYMTAB (and, when there is none, SHT_DYNSYM) section
  * of ELF to ST, up to LIMIT_SYMS_MAX (then ST->cut). Names point into ELF's data until
  * symtab__finalize, which must run before ELF is closed. Returns 0, -ENOEXEC for malformed

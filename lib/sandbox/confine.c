@@ -234,19 +234,12 @@ static int fail(const char *what, int err)
 	return err;
 }
 
-int confine__self(uid_t uid, gid_t gid, int sock, pid_t parent, int stderr_fd)
+int confine__user(uid_t uid, gid_t gid, pid_t parent)
 {
 	struct rlimit no_core = { 0, 0 };
-	struct sock_fprog prog;
-	struct filter f = { .n = 0 };
 	int err;
 
 	if (geteuid() == 0) {
-		/* Depth, not the wall: the filter lets no path be opened or stat'ed anyway. A
-		 * read-only /tmp must not leave the profile without names. */
-		err = confine__empty_root();
-		if (err)
-			pr_debug("symbolizer worker: no empty root directory: %s", strerror(-err));
 		confine__drop_bounding();
 		if (setgroups(0, NULL) || setresgid(gid, gid, gid) || setresuid(uid, uid, uid))
 			return fail("cannot become an unprivileged user", -errno);
@@ -264,6 +257,25 @@ int confine__self(uid_t uid, gid_t gid, int sock, pid_t parent, int stderr_fd)
 	setrlimit(RLIMIT_CORE, &no_core);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return fail("no new privileges", -errno);
+	return 0;
+}
+
+int confine__self(uid_t uid, gid_t gid, int sock, pid_t parent, int stderr_fd)
+{
+	struct sock_fprog prog;
+	struct filter f = { .n = 0 };
+	int err;
+
+	if (geteuid() == 0) {
+		/* Depth, not the wall: the filter lets no path be opened or stat'ed anyway. A
+		 * read-only /tmp must not leave the profile without names. */
+		err = confine__empty_root();
+		if (err)
+			pr_debug("symbolizer worker: no empty root directory: %s", strerror(-err));
+	}
+	err = confine__user(uid, gid, parent);
+	if (err)
+		return err;
 	/* Files truncated under the worker fault only themselves: the handler is installed
 	 * while rt_sigaction is still allowed. */
 	err = mapguard__init();

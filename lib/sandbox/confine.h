@@ -17,6 +17,14 @@
 #include <sys/types.h>
 
 /*
+ * The part of the confinement that is not the root directory or the filter (the debuginfod
+ * fetcher's, which must open and connect): UID and GID when it runs as root, no capabilities,
+ * not dumpable, killed with PARENT, no core, no new privileges. Returns 0, or a negative errno
+ * with a message printed (the process must then exit).
+ */
+int confine__user(uid_t uid, gid_t gid, pid_t parent);
+
+/*
  * Confine the calling process (single-threaded) as above: UID and GID are the user it
  * becomes when it runs as root (it keeps its own otherwise: it is no one's root then);
  * SOCK is the one descriptor the filter lets it send and receive messages on, PARENT the

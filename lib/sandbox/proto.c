@@ -198,7 +198,7 @@ static void rd__answer(struct rd *r, struct sb_msg *m)
 		m->crc = rd__u32(r);
 		m->build_id = rd__str(r, SB_BUILD_ID_MAX);
 		m->link = rd__str(r, SB_PATH_MAX);
-		if (m->arg > SB_WANT_ALT)
+		if ((m->arg & ~SB_WANT_REMOTE) > SB_WANT_ALT)
 			r->bad = true;
 		break;
 	case SB_NAMES:

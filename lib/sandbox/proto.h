@@ -22,7 +22,8 @@
  *   SB_HELLO      id pid, u32 uid, u32 gid                  confined, ready
  *   SB_BUSY       id file or map, arg is_map                starts work on it
  *   SB_WANT_DEBUG id file, arg has_link, u32 crc, str build_id, str link
- *                 (arg SB_WANT_ALT: dwz's common file, build_id and link its own)
+ *                 (arg SB_WANT_ALT: dwz's common file, build_id and link its own; with
+ *                 SB_WANT_REMOTE: the file has no symbols or no DWARF of its own)
  *   SB_NAMES      id file or map, arg last, u32 seq, u32 first, u32 n, u32 nr_syms,
  *                 u32 flags (SB_NAMES_DEBUG), u32 nstr, nstr x str,
  *                 n x {u8 nr, nr x u32 string index}        the answer, in parts
@@ -71,6 +72,7 @@ enum sb_type {
 
 #define SB_NAMES_DEBUG	1		/* the symbols came from a debug file */
 #define SB_WANT_ALT	2		/* SB_WANT_DEBUG's arg: the common file dwz made */
+#define SB_WANT_REMOTE	4		/* SB_WANT_DEBUG's arg, a bit: worth a debuginfod fetch */
 #define SB_LIMITS_MAX	32		/* counts of one SB_LIMITS */
 
 /* One debug-file candidate of an SB_DEBUG message. */

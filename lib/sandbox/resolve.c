@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "dso/dso.h"
 #include "dso/dsos.h"
+#include "sandbox/debuginfod.h"
 #include "sandbox/symbolizer_int.h"
 #include "unwind/utab.h"
 
@@ -109,6 +110,44 @@ static int alt_paths(const char *file, const char *name, const char *build_id,
 }
 
 /*
+ * The debug file of the file SRC (the worker's SB_WANT_DEBUG M) in debuginfod's caches,
+ * added to the N candidates FDS (DEV, INO, PATH, BY_ID as resolve__debug's) when it is not
+ * one of them; when no candidate was found at all and the file lacks what a debug file
+ * brings, fetched (the answer comes while sampling: symbolizer__fetched). Returns the new N.
+ */
+static int resolve__fetched(struct symbolizer *s, struct sym_src *src, const struct sb_msg *m,
+			    int n, int *fds, dev_t *dev, ino_t *ino, const char **path, bool *by_id)
+{
+	static char places[2][160];
+	int dirs[2], np = dfetch__places(s->fetch, m->build_id, dirs, places);
+	int had = n;
+
+	for (int i = 0; i < np && n < SB_FDS_MAX; i++) {
+		struct stat st;
+		int j, fd = fileio__open_regular_how(dirs[i], places[i], DSO_FILE_MAX,
+						     FILEIO_NOFOLLOW, &st);
+
+		if (fd < 0)
+			continue;
+		for (j = 0; j < n && (dev[j] != st.st_dev || ino[j] != st.st_ino); j++)
+			;
+		if (j < n || !st.st_size) {	/* (an empty file: libdebuginfod's "none") */
+			close(fd);
+			continue;
+		}
+		dev[n] = st.st_dev;
+		ino[n] = st.st_ino;
+		path[n] = places[i];
+		by_id[n] = true;
+		fds[n++] = fd;
+	}
+	if (!had && n == had && (m->arg & SB_WANT_REMOTE) &&
+	    dfetch__ask(s->fetch, m->build_id, src->base) > 0 && !src->fetch_id)
+		src->fetch_id = strdup(m->build_id);
+	return n;
+}
+
+/*
  * The worker's SB_WANT_DEBUG M: every candidate place that holds a regular file (inside the
  * root of the process that maps the file first, then ours; a link refused where the file's
  * owner writes the directory) opened and handed over, the first found first. Returns 0 or a
@@ -117,6 +156,7 @@ static int alt_paths(const char *file, const char *name, const char *build_id,
 static int resolve__debug(struct symbolizer *s, const struct sb_msg *m)
 {
 	struct sym_src *src = m->id < s->cap_files ? s->files[m->id] : NULL;
+	uint8_t kind = m->arg & ~SB_WANT_REMOTE;
 	struct dso_debug_path cand[DSO_DEBUG_PATHS];
 	int fds[SB_FDS_MAX], n = 0, nc = 0, err;
 	struct stat own;
@@ -131,11 +171,11 @@ static int resolve__debug(struct symbolizer *s, const struct sb_msg *m)
 		sb_buf__start(&s->out, SB_DEBUG, 0, m->id);
 		return sb_client__send(&s->c, &s->out, NULL, 0, false);
 	}
-	if (m->arg == SB_WANT_ALT)
+	if (kind == SB_WANT_ALT)
 		nc = alt_paths(src->name, m->link, m->build_id, cand);
 	else
 		nc = dso_debug__paths(src->name, build_id_ok(m->build_id) ? m->build_id : NULL,
-				      m->arg && link_ok(m->link) ? m->link : NULL, cand);
+				      kind && link_ok(m->link) ? m->link : NULL, cand);
 	if (nc < 0)
 		return nc;
 	for (int k = dso__root(src->dso) >= 0 ? 0 : 1; k < 2; k++) {
@@ -167,6 +207,8 @@ static int resolve__debug(struct symbolizer *s, const struct sb_msg *m)
 			fds[n++] = fd;
 		}
 	}
+	if (s->fetch && kind != SB_WANT_ALT && build_id_ok(m->build_id))
+		n = resolve__fetched(s, src, m, n, fds, dev, ino, path, by_id);
 	sb_buf__start(&s->out, SB_DEBUG, (uint8_t)n, m->id);
 	for (int i = 0; i < n; i++) {
 		sb_buf__u8(&s->out, by_id[i]);
@@ -429,6 +471,17 @@ int resolve__src(struct symbolizer *s, struct sym_src *src)
 	return 0;
 }
 
+int resolve__prepare(struct symbolizer *s, struct sym_src *src)
+{
+	int err = resolve__hand(s, src, true);
+
+	if (!err) {
+		sb_buf__start(&s->out, SB_PREPARE, 0, src->id);
+		err = sb_client__send(&s->c, &s->out, NULL, 0, true);
+	}
+	return err;
+}
+
 /* Files opened since the last call handed to the worker to prepare, without waiting (a full
  * socket: the rest at the next call). Returns 0 or a negative errno (-EAGAIN is not one). */
 static int resolve__hand_new(struct symbolizer *s)
@@ -442,11 +495,7 @@ static int resolve__hand_new(struct symbolizer *s)
 
 		if (!src || src->bad)
 			continue;
-		err = resolve__hand(s, src, true);
-		if (!err) {
-			sb_buf__start(&s->out, SB_PREPARE, 0, src->id);
-			err = sb_client__send(&s->c, &s->out, NULL, 0, true);
-		}
+		err = resolve__prepare(s, src);
 		if (err)
 			return err == -EAGAIN ? 0 : err;
 	}

@@ -20,10 +20,12 @@
 #include "unwind/utab.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/perfmap.h"
+#include "sandbox/debuginfod.h"
 
 #define UNKNOWN "[unknown]"
 
 static void symbolizer__wait_ksyms(struct symbolizer *s);
+static void symbolizer__tell_forget(struct symbolizer *s, const struct sym_src *src);
 
 /* The workers' user: SANDBOX_UID:SANDBOX_GID, or PROFILE_SANDBOX_USER=UID[:GID]. */
 static int sandbox_user(uid_t *uid, gid_t *gid)
@@ -82,6 +84,7 @@ static void sym_src__free(struct sym_src *src)
 	free(src->name);
 	free(src->label);
 	free(src->wait);
+	free(src->fetch_id);
 	free(src->tbuf);
 	limits__release(src->ttotal);
 	utab__free(src->tab);
@@ -110,7 +113,59 @@ void symbolizer__free(struct symbolizer *s)
 	htab__free(&s->ent_index);
 	sb_buf__free(&s->out);
 	ksyms__free(s->ksyms);
+	dfetch__free(s->fetch);
 	free(s);
+}
+
+int symbolizer__debuginfod(struct symbolizer *s, double timeout)
+{
+	s->fetch = dfetch__new(timeout, s->c.uid, s->c.gid);
+	return s->fetch || errno == ENOENT ? 0 : -errno;
+}
+
+void symbolizer__fetched(void *ctx, const char *id)
+{
+	struct symbolizer *s = ctx;
+
+	for (uint32_t i = 0; i < s->cap_files; i++) {
+		struct sym_src *src = s->files[i];
+
+		if (!src || !src->fetch_id || strcmp(src->fetch_id, id))
+			continue;
+		free(src->fetch_id);
+		src->fetch_id = NULL;
+		if (src->bad)
+			continue;
+		/* The worker reads it again (its debug file found in the cache now)... */
+		symbolizer__tell_forget(s, src);
+		src->sent = 0;
+		src->info = false;
+		/* ...and names again what it named already. */
+		for (uint32_t k = 0; k < s->nr_ents; k++) {
+			struct sym_ent *e = s->ents[k];
+
+			if (e->src != src->id || !e->nr ||
+			    array_grow(&src->wait, &src->cap_wait, sizeof(*src->wait),
+				       src->nr_wait))
+				continue;
+			free(e->blob);
+			e->blob = NULL;
+			e->names = NULL;
+			e->nr = 0;
+			src->wait[src->nr_wait++] = k;
+		}
+		/* Read again before the end, while sampling. */
+		if (s->preparing && !s->over && !resolve__prepare(s, src))
+			pr_debug("symbolizer: %s read again with its fetched debug file", src->name);
+	}
+}
+
+void symbolizer__fetch_counts(const struct symbolizer *s, unsigned int *fetched,
+			      unsigned int *failed, unsigned int *pending)
+{
+	*fetched = *failed = *pending = 0;
+	if (s->fetch)
+		dfetch__counts(s->fetch, fetched, failed, pending);
 }
 
 pid_t symbolizer__worker_pid(const struct symbolizer *s)
@@ -566,6 +621,47 @@ const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, boo
 	return names[0];
 }
 
+/* Name every entry waiting; counts into *ADDRS, *SRCS. Returns 0 or -ENOMEM. */
+static int symbolizer__resolve_all(struct symbolizer *s, uint32_t *addrs, uint32_t *srcs)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; !err && i < s->cap_files + s->nr_maps; i++) {
+		struct sym_src *src = i < s->cap_files ? s->files[i] : s->maps[i - s->cap_files];
+
+		if (!src || !src->nr_wait)
+			continue;
+		*addrs += src->nr_wait;
+		(*srcs)++;
+		err = resolve__src(s, src);
+	}
+	return err;
+}
+
+/* The debug files still being fetched waited for, within their time: the files that get
+ * theirs named again. */
+static int symbolizer__await_fetches(struct symbolizer *s, uint32_t *addrs, uint32_t *srcs)
+{
+	unsigned int pending, fetched, failed;
+	double due;
+
+	if (!s->fetch)
+		return 0;
+	dfetch__poll(s->fetch, 0, symbolizer__fetched, s);
+	due = dfetch__due(s->fetch);
+	dfetch__counts(s->fetch, &fetched, &failed, &pending);
+	if (pending && due) {
+		double t0 = sb_client__now();
+
+		pr_warn("waiting for debuginfod: %u file%s (at most %.0f s)", pending,
+			  pending == 1 ? "" : "s", due - t0 > 0 ? due - t0 : 0);
+		dfetch__poll(s->fetch, due, symbolizer__fetched, s);
+		pr_info("debuginfod: waited %.1f s", sb_client__now() - t0);
+	}
+	dfetch__report(s->fetch);
+	return symbolizer__resolve_all(s, addrs, srcs);
+}
+
 int symbolizer__resolve(struct symbolizer *s)
 {
 	double t0 = sb_client__now(), waited = s->c.waited;
@@ -575,15 +671,9 @@ int symbolizer__resolve(struct symbolizer *s)
 	/* Sampling is over: the worker's work is wanted now. */
 	s->over = true;
 	sb_client__set_idle(&s->c, false);
-	for (uint32_t i = 0; !err && i < s->cap_files + s->nr_maps; i++) {
-		struct sym_src *src = i < s->cap_files ? s->files[i] : s->maps[i - s->cap_files];
-
-		if (!src || !src->nr_wait)
-			continue;
-		addrs += src->nr_wait;
-		srcs++;
-		err = resolve__src(s, src);
-	}
+	err = symbolizer__resolve_all(s, &addrs, &srcs);
+	if (!err)
+		err = symbolizer__await_fetches(s, &addrs, &srcs);
 	if (srcs)
 		pr_info("symbolizer: %u addresses of %u files named by the worker in %.1f ms "
 			"(%.1f ms waiting for it)", addrs, srcs, (sb_client__now() - t0) * 1e3,
@@ -612,6 +702,8 @@ int symbolizer__file_info(struct symbolizer *s, pid_t pid, const struct map *m,
 void symbolizer__poll(struct symbolizer *s)
 {
 	resolve__poll(s);
+	if (s->fetch)
+		dfetch__poll(s->fetch, 0, symbolizer__fetched, s);
 	/* Raised for a table: back to idle once none is asked for. */
 	if (s->want_idle && !s->c.idle)
 		symbolizer__set_priority(s);

@@ -47,6 +47,20 @@ void symbolizer__free(struct symbolizer *s);
 pid_t symbolizer__worker_pid(const struct symbolizer *s);
 
 /*
+ * Fetch the debug files of files that have no symbols or no DWARF here from the debuginfod
+ * servers of DEBUGINFOD_URLS (nothing when it names none), each within TIMEOUT seconds, while
+ * sampling; the end (symbolizer__resolve) waits for those under way within their time and
+ * says which it gave up on. Called before the session drops root (the cache directory is
+ * made ready). Returns 0 or a negative errno.
+ */
+int symbolizer__debuginfod(struct symbolizer *s, double timeout);
+#define DEBUGINFOD_TIMEOUT_S	15.0	/* its default */
+
+/* What debuginfod did so far: debug files fetched, not found (or failed), under way. */
+void symbolizer__fetch_counts(const struct symbolizer *s, unsigned int *fetched,
+			      unsigned int *failed, unsigned int *pending);
+
+/*
  * Hand the worker the files known so far to read at idle priority (symbols, debug files,
  * DWARF) and, when KERNEL, read /proc/kallsyms in a thread of ours at idle priority: what
  * the end of a profile would otherwise wait for. Meant once, while sampling.

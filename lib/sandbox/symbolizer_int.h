@@ -54,6 +54,7 @@ struct sym_src {
 	uint32_t tlen, ttotal;
 	struct utab *tab;	/* decoded, once done (NULL: the file has none) */
 	double tasked;		/* when it was asked for (sb_client__now) */
+	char *fetch_id;		/* the build id of a debug file being fetched for it */
 };
 
 enum tab_state { TAB_NONE = 0, TAB_ASKED, TAB_DONE };
@@ -84,6 +85,7 @@ struct symbolizer {
 	uint64_t tables_answered;	/* tables made or given up on (TAB_ASKED ended) */
 	struct sb_buf out;
 	uint32_t seq;
+	struct dfetch *fetch;		/* debuginfod; NULL: off */
 	/* kallsyms, read by a thread of ours at idle priority while sampling */
 	struct ksyms *ksyms;
 	bool ksyms_tried, kthread;
@@ -119,6 +121,14 @@ int resolve__ask_table(struct symbolizer *s, struct sym_src *src);
 
 /* resolve.c: wait until SRC's unwind table has come (or a worker failed on it). */
 void resolve__await_table(struct symbolizer *s, struct sym_src *src);
+
+/* symbolizer.c: the debug file of build id ID came (debuginfod): the files waiting for it
+ * read again, their names asked for again. CTX is the symbolizer. */
+void symbolizer__fetched(void *ctx, const char *id);
+
+/* resolve.c: hand SRC to the worker to read now (SB_PREPARE), without waiting. Returns 0 or
+ * a negative errno (-EAGAIN: the socket is full). */
+int resolve__prepare(struct symbolizer *s, struct sym_src *src);
 
 /* resolve.c: name the entries SRC waits for. Returns 0 or -ENOMEM. */
 int resolve__src(struct symbolizer *s, struct sym_src *src);

@@ -96,7 +96,8 @@ struct dso *worker__find_debug(void *ctx, struct dso *d)
 		err = dso__debug_ids(d, &want);
 	if (err)
 		return NULL;
-	worker__ask_debug(f, want.has_link, want.crc, want.build_id,
+	worker__ask_debug(f, (uint8_t)(want.has_link | (dso__lacks_debug(d) ? SB_WANT_REMOTE : 0)),
+			  want.crc, want.build_id,
 			  want.has_link ? want.link : NULL, &m, fds);
 	for (uint32_t i = 0; i < m.n; i++) {
 		struct dso *c;

@@ -2987,6 +2987,170 @@ def control_characters_escaped():
 # --- hostile files: crafted by the profiled users, they cannot crash, hang or exhaust profile ---
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+def debuginfod_server(directory, port, db):
+    """Debian's debuginfod serving the debug files under DIRECTORY on PORT, once it answers
+    for them: the Popen."""
+    srv = subprocess.Popen(["debuginfod", "-F", directory, "-p", str(port), "-d", db,
+                            "-t", "0", "-g", "0"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    return srv
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    expect(m, f"{path} has no build id")
+    return m.group(1)
+
+
+def wait_served(port, ids, seconds=60):
+    import urllib.request
+    end = time.monotonic() + seconds
+    for bid in ids:
+        while True:
+            try:
+                with urllib.request.urlopen(
+                        f"http://127.0.0.1:{port}/buildid/{bid}/debuginfo", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except Exception:  # noqa: BLE001 - not scanned yet
+                pass
+            expect(time.monotonic() < end, f"debuginfod never served {bid}")
+            time.sleep(0.3)
+
+
+def fetched_names(stacks):
+    """The share of fetched's samples named from its debug files: main's static function
+    and its inlined one, the library's."""
+    ours = share(stacks, lambda f: "main_static_spin" in f or "lib_static_spin" in f,
+                 "fetched")
+    inl = share(stacks, lambda f: any(x.startswith(("main_mix", "lib_mix")) for x in f),
+                "fetched")
+    return ours, inl
+
+
+@test
+def debuginfod_names_stripped_files():
+    # A program and a library stripped of symbols and DWARF, their debug files served by
+    # Debian's debuginfod on a local port: the profile names their static and inlined
+    # functions; fetched once (the cache serves the next run with the server stopped); with
+    # no server, or one that never answers (a stand-in: accepts, says nothing), the profile
+    # still ends within its --debuginfod-timeout with FILE+0xOFFSET names and says so.
+    import socket
+    import threading
+    expect(shutil.which("debuginfod"), "debuginfod is not installed")
+    port = 18000 + os.getpid() % 1000
+    tmp = tempfile.mkdtemp(prefix="profile-dfd-")
+    os.chmod(tmp, 0o755)
+    debug_dir = workload("fetched-debug")
+    ids = [build_id(workload("fetched")), build_id(workload("libfetched.so"))]
+    srv = debuginfod_server(os.path.abspath(debug_dir), port, os.path.join(tmp, "db"))
+    url = f"http://127.0.0.1:{port}"
+
+    def run(cache, urls, extra=(), seconds=1.5):
+        env = dict(os.environ, PROFILE_DEBUGINFOD_CACHE=cache)
+        if urls:
+            env["DEBUGINFOD_URLS"] = urls
+        t = time.monotonic()
+        p = subprocess.run([os.path.abspath(profile_bin()), *extra, "--",
+                            workload("fetched"), str(seconds)], capture_output=True,
+                           text=True, timeout=120, env=env, errors="replace")
+        expect(p.returncode == 0, f"profile exited {p.returncode}: {p.stderr[-400:]}")
+        return parse_folded(p.stdout), p.stderr, time.monotonic() - t
+
+    try:
+        wait_served(port, ids)
+        cache = os.path.join(tmp, "cache")
+        stacks, err, _ = run(cache, url)
+        ours, inl = fetched_names(stacks)
+        expect(ours >= 0.9, f"static functions named in {ours:.1%} of samples: {stacks}")
+        expect(inl >= 0.5, f"inlined functions in {inl:.1%} of samples: {stacks}")
+        expect(share(stacks, lambda f: any("+0x" in x for x in f), "fetched") == 0,
+               f"FILE+0x frames left: {stacks}")
+        for bid in ids:
+            expect(os.path.getsize(os.path.join(cache, bid, "debuginfo")) > 0,
+                   f"{bid} not in the cache")
+        expect(os.stat(cache).st_uid == 65534, "the cache is not the fetcher's user's")
+        first = f"{ours:.0%} named, {inl:.0%} with inlined frames"
+        # The server gone: the cache names them.
+        srv.terminate()
+        srv.wait()
+        stacks, _, _ = run(cache, url)
+        ours, _ = fetched_names(stacks)
+        expect(ours >= 0.9, f"from the cache: static functions named in {ours:.1%}")
+        # --no-debuginfod, and a fresh cache with no server: FILE+0x, said so.
+        stacks, err, _ = run(os.path.join(tmp, "c2"), url, ["--no-debuginfod"])
+        expect(fetched_names(stacks)[0] == 0 and "debuginfod" not in err,
+               f"--no-debuginfod: {stacks} {err[-300:]}")
+        stacks, err, _ = run(os.path.join(tmp, "c3"), url)
+        expect(fetched_names(stacks)[0] == 0 and any("fetched+0x" in x for f, _ in stacks
+                                                     for x in f), f"no server: {stacks}")
+        expect("gave up on the debug files" in err and "libfetched.so" in err,
+               f"no word of the files given up on: {err[-400:]}")
+        # A server that never answers: the end waits for it at most --debuginfod-timeout.
+        lsock = socket.socket()
+        lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        lsock.bind(("127.0.0.1", 0))
+        lsock.listen(16)
+        held, stop = [], threading.Event()
+
+        def accept():
+            lsock.settimeout(0.2)
+            while not stop.is_set():
+                try:
+                    held.append(lsock.accept()[0])
+                except OSError:
+                    pass
+        th = threading.Thread(target=accept, daemon=True)
+        th.start()
+        fetcher = {}
+
+        def watch():
+            # The fetcher while it waits: nobody, no capabilities.
+            while not stop.is_set() and not fetcher:
+                for st in glob.glob("/proc/[0-9]*/status"):
+                    try:
+                        text = open(st).read()
+                    except OSError:
+                        continue
+                    if re.search(r"^Name:\s+profile-fetch$", text, re.M):
+                        fetcher["uid"] = re.search(r"^Uid:\s+(\d+)", text, re.M).group(1)
+                        fetcher["cap"] = re.search(r"^CapEff:\s+(\S+)", text, re.M).group(1)
+                        fetcher["capprm"] = re.search(r"^CapPrm:\s+(\S+)", text,
+                                                      re.M).group(1)
+                        fetcher["nnp"] = re.search(r"^NoNewPrivs:\s+(\d)", text,
+                                                   re.M).group(1)
+                time.sleep(0.05)
+        tw = threading.Thread(target=watch, daemon=True)
+        tw.start()
+        try:
+            stacks, err, took = run(os.path.join(tmp, "c4"),
+                                    f"http://127.0.0.1:{lsock.getsockname()[1]}",
+                                    ["--debuginfod-timeout", "2"], seconds=1)
+        finally:
+            stop.set()
+            th.join()
+            tw.join()
+            for c in held:
+                c.close()
+            lsock.close()
+        expect(held, "the stand-in server was never asked")
+        # 1 s of sampling and 2 s of waiting, on a machine that may be slow: far from the
+        # stand-in's forever, and from libdebuginfod's own 90 s.
+        expect(took < 15, f"the profile took {took:.1f} s with a silent server")
+        expect(fetched_names(stacks)[0] == 0 and "timed out" in err,
+               f"silent server: {stacks} {err[-300:]}")
+        expect(fetcher.get("uid") == "65534" and int(fetcher.get("cap", "1"), 16) == 0 and
+               int(fetcher.get("capprm", "1"), 16) == 0 and fetcher.get("nnp") == "1",
+               f"the fetcher ran as {fetcher}")
+        return f"{first}; cached; silent server: ended in {took:.1f} s"
+    finally:
+        if srv.poll() is None:
+            srv.terminate()
+            srv.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 import hostile  # noqa: E402  (its cases use the helpers above)
 
 TESTS.extend(hostile.register(sys.modules[__name__]))
@@ -2999,6 +3163,8 @@ def main():
     ap.add_argument("-k", help="run only tests whose name contains this")
     args = ap.parse_args()
     BUILD = args.build
+    # No debug files fetched but where a test asks (Debian's profile.d names a server).
+    os.environ.pop("DEBUGINFOD_URLS", None)
     if os.geteuid() != 0:
         print("integration: must run as root (BPF and perf events)", file=sys.stderr)
         return 2

@@ -14,7 +14,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/mixed $(WL)/jitmap $(WL)/chain_static $(WL)/chain_static_fp $(WL)/chain_spie \
 		   $(WL)/chain_spie_fp $(WL)/hostile $(WL)/libhostile.so \
 		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug $(WL)/offcpu $(WL)/offcpu_fp \
-		   $(WL)/wallhalf $(WL)/events
+		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -281,3 +281,20 @@ $(WL)/hostile: tests/workloads/hostile.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) $< -ldl -o $@
+
+# A program and a library as a distribution ships them: no symbols, no DWARF, no debuglink;
+# their debug files (by build id) only in fetched-debug/, which the tests serve with
+# debuginfod.
+$(WL)/fetched $(WL)/libfetched.so &: tests/workloads/fetched_main.c tests/workloads/fetched_lib.c \
+		tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(WL)/fetched-debug
+	$(Q)$(CC) $(WL_NOFP) -Wl,--build-id,-soname,libfetched.so -fPIC -shared tests/workloads/fetched_lib.c \
+	    -o $(WL)/libfetched.full
+	$(Q)$(CC) $(WL_NOFP) -Wl,--build-id tests/workloads/fetched_main.c -L$(WL) \
+	    -l:libfetched.full -Wl,-rpath,'$$ORIGIN' -o $(WL)/fetched.full
+	$(Q)objcopy --only-keep-debug $(WL)/libfetched.full $(WL)/fetched-debug/libfetched.debug
+	$(Q)objcopy --only-keep-debug $(WL)/fetched.full $(WL)/fetched-debug/fetched.debug
+	$(Q)objcopy --strip-all $(WL)/libfetched.full $(WL)/libfetched.so
+	$(Q)objcopy --strip-all $(WL)/fetched.full $(WL)/fetched
+	$(Q)rm -f $(WL)/fetched.full $(WL)/libfetched.full
