@@ -29,13 +29,8 @@ const volatile __u32 nr_cgroups = 0;
 const volatile __u64 cgroup_ids[PROFILE_MAX_CGROUPS];
 /* --group-by cgroup: each process's cgroup in `cgroup_of`. */
 const volatile bool group_cgroup = false;
-/* -e EVENT other than the clocks: a sample weighs its period (the events it stands for). */
-const volatile bool weigh_period = false;
-/* -e EVENT other than the clocks: a task's samples at the same place as its last send their
- * weight, not their stacks. */
-const volatile bool dedupe_events = false;
-/* -e CATEGORY:NAME -c N: a sample at every Nth hit of the tracepoint on a CPU (0: each). */
-const volatile __u64 tp_every = 0;
+/* -e: what each event's samples are, how they weigh, in its attachment's BPF cookie
+ * (EV_COOKIE_*). */
 
 /* Set by userspace after load, before attaching: the profiled processes checked without a
  * map lookup (0-terminated), and whether `pids` may hold others (more pids than slots, or
@@ -659,8 +654,10 @@ static __always_inline bool same_stacks(const struct sample_event *e, struct off
 	for (int i = 0; i < PROFILE_RED_ZONE / 8; i++)
 		c.h = hash_mix(c.h, e->below[i], i + PROFILE_NR_REGS);
 	c.h = (c.h ^ e->sp) * 0x100000001b3ULL;
-	/* (A thread id reused by another process is not the same task.) */
+	/* (A thread id reused by another process is not the same task; a sample of another
+	 * event at the same place is not the same either.) */
 	c.h = (c.h ^ ((__u64)e->pid << 32 | e->tid)) * 0x100000001b3ULL;
+	c.h = (c.h ^ e->evflags) * 0x100000001b3ULL;
 	c.base = 0;
 	bpf_loop(e->stack_len / 64, hash_word, &c, 0);
 	c.base = e->stack_len / 64 * 8;
@@ -726,6 +723,8 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 	e->weight = ck_weight;
 	e->off_seq = op ? op->seq : 0;
 	e->event = op && !(ck->flags & COUNT_F_OFF_CPU);
+	e->evflags = ck->flags & COUNT_F_EVENT_MASK;
+	e->pad = 0;
 	/* Only a main thread's sp lies this close under its stack top. */
 	if (stack_top <= r->sp || stack_top - r->sp > MAIN_STACK_SPAN)
 		stack_top = 0;
@@ -922,7 +921,8 @@ static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
  */
 static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pctx,
 				       struct task_struct *task, __u32 tgid, __u32 tid,
-				       struct off_pending *op, __u64 weight, __u64 kskip)
+				       struct off_pending *op, __u64 weight, __u64 kskip,
+				       __u64 cookie)
 {
 	__u32 zero = 0;
 	struct count_key key = {};
@@ -945,6 +945,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 	key.pid = tgid;
 	key.tid = per_thread ? tid : 0;
 	key.kstack_id = -1;
+	key.flags = (__u32)(cookie & EV_COOKIE_INDEX) << COUNT_F_EVENT_SHIFT;
 	if (op)
 		key.flags |= COUNT_F_OFF_CPU;
 	/* A sample in user mode has no kernel stack: skip the helper (about half a microsecond). */
@@ -995,7 +996,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 				/* -e EVENT: a task's samples at the same place again send no
 				 * stacks (as waits off the CPU do): their weight goes to the
 				 * ones it sent (same_stacks). */
-				if (!op && dedupe_events) {
+				if (!op && (cookie & EV_COOKIE_DEDUPE)) {
 					op = bpf_map_lookup_elem(&off_scratch, &zero);
 					if (op) {
 						op->seq = __sync_fetch_and_add(&off_seq, 1) + 1;
@@ -1080,17 +1081,20 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id;
 
+	__u64 cookie;
+
 	if (!sampled_task(task, &id))
 		return 0;
+	cookie = bpf_get_attach_cookie(ctx);
 	return take_sample(ctx, ctx, task, id >> 32, (__u32)id, NULL,
-			   weigh_period ? ctx->sample_period : 1, 0);
+			   (cookie & EV_COOKIE_WEIGH) ? ctx->sample_period : 1, 0, cookie);
 }
 
 /* -e CATEGORY:NAME: a sample at each hit of the tracepoint by a profiled task (every -c Nth
  * on a CPU). The task is in the kernel: its user registers are those it entered with. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, PROFILE_MAX_EVENTS);
 	__type(key, __u32);
 	__type(value, __u64);
 } tp_hits SEC(".maps");
@@ -1099,18 +1103,22 @@ SEC("tracepoint")
 int do_tracepoint(void *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 id, *hits;
+	__u64 id, *hits, cookie, every;
+	__u32 idx;
 
 	if (!sampled_task(task, &id))
 		return 0;
-	if (tp_every > 1) {
-		hits = bpf_map_lookup_elem(&tp_hits, &(__u32){ 0 });
-		if (!hits || ++*hits % tp_every)
+	cookie = bpf_get_attach_cookie(ctx);
+	every = cookie >> EV_COOKIE_EVERY_SHIFT;
+	idx = (__u32)(cookie & EV_COOKIE_INDEX);
+	if (every > 1) {
+		hits = bpf_map_lookup_elem(&tp_hits, &idx);
+		if (!hits || ++*hits % every)
 			return 0;
 	}
 	/* (The kernel stack's first frame is perf's handler of the tracepoint.) */
 	return take_sample(ctx, NULL, task, id >> 32, (__u32)id, NULL,
-			   tp_every > 1 ? tp_every : 1, 1);
+			   every > 1 ? every : 1, 1, cookie);
 }
 
 /*
@@ -1168,7 +1176,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	op->same_as = 0;
 	op->seq = __sync_fetch_and_add(&off_seq, 1) + 1;
 	/* (Two frames of the kernel stack are the tracepoint's caller and this program.) */
-	take_sample(ctx, NULL, task, id >> 32, (__u32)id, op, 0, 2);
+	take_sample(ctx, NULL, task, id >> 32, (__u32)id, op, 0, 2, 0);
 	bpf_map_update_elem(&offpend, &ptid, op, BPF_ANY);
 	return 0;
 }

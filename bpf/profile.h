@@ -106,6 +106,19 @@ struct count_slots {
 #define COUNT_F_SEND_MASK	(7u << COUNT_F_SEND_SHIFT)
 /* The count is nanoseconds off the CPU (--off-cpu, --wall), not samples. */
 #define COUNT_F_OFF_CPU		(1u << 8)
+/* Which of the -e events the sample is of (its index in the order given). */
+#define COUNT_F_EVENT_SHIFT	9
+#define COUNT_F_EVENT_MASK	(7u << COUNT_F_EVENT_SHIFT)
+#define PROFILE_MAX_EVENTS	8
+
+/* The BPF cookie of an -e event's attachment: its index, how its samples weigh. */
+#define EV_COOKIE_INDEX		0xfull		/* the index (COUNT_F_EVENT_*) */
+#define EV_COOKIE_WEIGH		(1ull << 4)	/* a sample weighs its period (the events it
+						 * stands for): software, hardware events */
+#define EV_COOKIE_DEDUPE	(1ull << 5)	/* a task's samples at the same place as its
+						 * last send their weight, not their stacks */
+#define EV_COOKIE_EVERY_SHIFT	32		/* a tracepoint's -c N: a sample every Nth hit
+						 * on a CPU (0: each) */
 
 /* Why a sample was sent to userspace for DWARF unwinding (sample_event.why). */
 enum profile_send {
@@ -149,6 +162,9 @@ struct sample_event {
 	__u32 period;		/* count_key.period: which maps kstack_id is in */
 	__u64 gen;		/* count_key.gen */
 	__u32 below_ok;		/* below[] was readable */
+	__u32 evflags;		/* the -e event's index, as count_key.flags has it
+				 * (COUNT_F_EVENT_MASK) */
+	__u32 pad;
 	__u32 event;		/* an -e event's sample with a seq (off_seq): counted with its
 				 * weight, and its stacks kept for the task's next samples at
 				 * the same place, which come as off_weight records */

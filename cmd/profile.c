@@ -99,7 +99,8 @@ static const char usage_text[] =
 "  -F, --frequency HZ       samples per second per CPU (default 99)\n"
 "  -e, --event EVENT        what to sample, as perf names it (default cpu-clock):\n"
 "                           page-faults, context-switches, cycles ..., or a tracepoint\n"
-"                           CATEGORY:NAME (syscalls:sys_enter_write); -e list lists them\n"
+"                           CATEGORY:NAME (syscalls:sys_enter_write); -e list lists them;\n"
+"                           several (-e a,b, up to 8): each event's stacks under its name\n"
 "  -c, --count N            a sample every N events (counts are events; default: -F a\n"
 "                           second, each event of a tracepoint)\n"
 "  -d, --duration SECONDS   stop after SECONDS (default: Ctrl-C, or when the targets exit)\n"
@@ -417,9 +418,16 @@ static int parse_args(int argc, char **argv, struct settings *st)
 		case 'e':
 			if (!strcmp(optarg, "list"))
 				exit(list_events());
-			if (strchr(optarg, ','))
-				return usage_error("one event at a time for now, not '%s'", optarg);
-			o->event = optarg;
+			/* -e a,b or -e a -e b, as perf takes them. */
+			if (o->event) {
+				char *both;
+
+				if (asprintf(&both, "%s,%s", o->event, optarg) < 0)
+					return usage_error("%s", "out of memory");
+				o->event = both;	/* (kept for the run) */
+			} else {
+				o->event = optarg;
+			}
 			break;
 		case 'c': err = parse_count(optarg, &o->count); break;
 		case 'd': err = parse_duration(optarg, &o->duration); break;

@@ -116,11 +116,11 @@ static unsigned int derived_map_size(const struct session_opts *o, int nr_cpus)
  * need one wait in a queue: samples.c): node started beside two busy loops, every sample
  * sent to DWARF at 999 Hz, loses none with 50 ms.
  */
-static uint32_t ring_size(const struct session_opts *o, enum event_kind kind, int nr_cpus,
+static uint32_t ring_size(const struct session_opts *o, bool counted, int nr_cpus,
 			  uint32_t copy)
 {
 	double need = (o->all ? 0.2 : 0.05) * o->freq * nr_cpus * (copy + 256.0);
-	uint32_t size = o->off_cpu || o->wall || kind != EVENT_CLOCK ? RING_OFF_CPU : RING_MIN;
+	uint32_t size = o->off_cpu || o->wall || counted ? RING_OFF_CPU : RING_MIN;
 
 	while (size < RING_MAX && size < need)
 		size <<= 1;
@@ -159,19 +159,52 @@ static long tracepoint_id(const char *cat, const char *name)
 int session__resolve_event(struct session *s)
 {
 	char err[256];
-	long id;
+	int n = events__parse_list(s->opts.event ? s->opts.event : "cpu-clock", s->evs,
+				   PROFILE_MAX_EVENTS, err, sizeof(err));
 
-	if (events__parse(s->opts.event ? s->opts.event : "cpu-clock", &s->ev, err, sizeof(err)))
+	if (n < 0)
 		return session__fail(s, SESSION_ERR_USAGE, -EINVAL, "%s", err);
-	if (s->ev.kind != EVENT_TRACEPOINT)
-		return 0;
-	id = tracepoint_id(s->ev.category, s->ev.event);
-	if (id < 0)
-		return session__fail(s, SESSION_ERR_USAGE, (int)id, "no tracepoint '%s' here (the "
-				     "kernel's are in /sys/kernel/tracing/available_events)",
-				     s->ev.name);
-	s->ev.config = (uint64_t)id;
+	s->nr_evs = (unsigned int)n;
+	for (unsigned int i = 0; i < s->nr_evs; i++) {
+		struct event_spec *e = &s->evs[i];
+		long id;
+
+		if (e->kind != EVENT_CLOCK)
+			s->counted = true;
+		if (e->kind != EVENT_TRACEPOINT)
+			continue;
+		id = tracepoint_id(e->category, e->event);
+		if (id < 0)
+			return session__fail(s, SESSION_ERR_USAGE, (int)id, "no tracepoint '%s' here "
+					     "(the kernel's are in "
+					     "/sys/kernel/tracing/available_events)", e->name);
+		e->config = (uint64_t)id;
+	}
 	return 0;
+}
+
+/* Whether an event of KIND is among the session's. */
+static bool session__has_kind(const struct session *s, enum event_kind kind)
+{
+	for (unsigned int i = 0; i < s->nr_evs; i++)
+		if (s->evs[i].kind == kind)
+			return true;
+	return false;
+}
+
+/* The BPF cookie of event I's attachments (EV_COOKIE_*). */
+static uint64_t event_cookie(const struct session *s, unsigned int i)
+{
+	const struct event_spec *e = &s->evs[i];
+	uint64_t c = i;
+
+	if (e->kind == EVENT_SOFTWARE || e->kind == EVENT_HARDWARE)
+		c |= EV_COOKIE_WEIGH;
+	if (e->kind != EVENT_CLOCK)
+		c |= EV_COOKIE_DEDUPE;
+	if (e->kind == EVENT_TRACEPOINT)
+		c |= s->opts.count << EV_COOKIE_EVERY_SHIFT;
+	return c;
 }
 
 int session__load_bpf(struct session *s)
@@ -198,12 +231,10 @@ int session__load_bpf(struct session *s)
 	for (size_t i = 0; i < o->nr_cgroups && i < PROFILE_MAX_CGROUPS; i++)
 		skel->rodata->cgroup_ids[i] = s->cgroup_ids[i];
 	skel->rodata->group_cgroup = o->group_cgroup;
-	skel->rodata->weigh_period = s->ev.kind == EVENT_SOFTWARE || s->ev.kind == EVENT_HARDWARE;
-	skel->rodata->tp_every = s->ev.kind == EVENT_TRACEPOINT ? o->count : 0;
-	skel->rodata->dedupe_events = s->ev.kind != EVENT_CLOCK;
-	if (s->ev.kind != EVENT_TRACEPOINT)
+	if (!session__has_kind(s, EVENT_TRACEPOINT))
 		bpf_program__set_autoload(skel->progs.do_tracepoint, false);
-	else
+	if (s->nr_evs && !session__has_kind(s, EVENT_CLOCK) &&
+	    !session__has_kind(s, EVENT_SOFTWARE) && !session__has_kind(s, EVENT_HARDWARE))
 		bpf_program__set_autoload(skel->progs.do_sample, false);
 	if (!s->pidns.initial) {
 		skel->rodata->pidns_dev = s->pidns.dev;
@@ -221,7 +252,7 @@ int session__load_bpf(struct session *s)
 	bpf_map__set_max_entries(skel->maps.cgroup_of, o->group_cgroup ? size : 1);
 	bpf_map__set_max_entries(skel->maps.pids, 65536);
 	/* The stacks tasks sent last: off-CPU waits and -e's samples at the same place again. */
-	if (o->off_cpu || o->wall || s->ev.kind != EVENT_CLOCK)
+	if (o->off_cpu || o->wall || s->counted)
 		bpf_map__set_max_entries(skel->maps.offsig, OFFPEND_MAX);
 	/* Off-CPU time: its two programs only with --off-cpu or --wall. */
 	if (o->off_cpu || o->wall) {
@@ -233,7 +264,7 @@ int session__load_bpf(struct session *s)
 	}
 	bpf_map__set_max_entries(skel->maps.procs, 65536);
 	bpf_map__set_max_entries(skel->maps.events,
-				 ring_size(o, s->ev.kind, s->nr_cpus, skel->rodata->stack_copy));
+				 ring_size(o, s->counted, s->nr_cpus, skel->rodata->stack_copy));
 	pr_debug("map size %u entries, ring buffer %u KiB", size,
 		 bpf_map__max_entries(skel->maps.events) >> 10);
 
@@ -275,27 +306,24 @@ int session__add_pid(struct session *s, pid_t pid)
 
 /* --- sampling --------------------------------------------------------------------------- */
 
-int session__attach(struct session *s)
+/* Event EV (index I) on every CPU, or, a tracepoint, once: its program with its cookie.
+ * Returns the CPUs attached (a tracepoint: all), or a negative errno with the error set. */
+static int session__attach_event(struct session *s, unsigned int i)
 {
+	const struct event_spec *ev = &s->evs[i];
 	struct perf_event_attr attr = {
-		.type = s->ev.type,
+		.type = ev->type,
 		.size = sizeof(attr),
-		.config = s->ev.config,
+		.config = ev->config,
 		.freq = 1,
 		.sample_freq = s->opts.freq,
 	};
-	struct bpf_program *prog = s->ev.kind == EVENT_TRACEPOINT ? s->skel->progs.do_tracepoint :
-				   s->skel->progs.do_sample;
+	LIBBPF_OPTS(bpf_perf_event_opts, popts, .bpf_cookie = event_cookie(s, i));
+	LIBBPF_OPTS(bpf_tracepoint_opts, topts, .bpf_cookie = event_cookie(s, i));
+	struct bpf_link **links = s->links + (size_t)i * s->nr_cpus;
+	int *pfds = s->pfds + (size_t)i * s->nr_cpus;
 	int attached = 0;
 
-	s->pfds = malloc(s->nr_cpus * sizeof(*s->pfds));
-	s->links = calloc(s->nr_cpus, sizeof(*s->links));
-	/* All -1 before the first open: after a failure at one CPU (or here), session__detach
-	 * closes only what was opened. */
-	for (int cpu = 0; s->pfds && cpu < s->nr_cpus; cpu++)
-		s->pfds[cpu] = -1;
-	if (!s->pfds || !s->links)
-		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	/* -c N: a sample every N events. */
 	if (s->opts.count) {
 		attr.freq = 0;
@@ -303,35 +331,30 @@ int session__attach(struct session *s)
 	}
 	/* A tracepoint's program runs at its every hit, whichever CPU: attached once (the BPF
 	 * program counts -c's N itself). */
-	if (s->ev.kind == EVENT_TRACEPOINT) {
-		s->links[0] = bpf_program__attach_tracepoint(prog, s->ev.category, s->ev.event);
-		if (!s->links[0])
+	if (ev->kind == EVENT_TRACEPOINT) {
+		links[0] = bpf_program__attach_tracepoint_opts(s->skel->progs.do_tracepoint,
+							       ev->category, ev->event, &topts);
+		if (!links[0])
 			return session__fail(s, SESSION_ERR_RUNTIME, -errno,
-					     "cannot attach to tracepoint %s: %s", s->ev.name,
+					     "cannot attach to tracepoint %s: %s", ev->name,
 					     strerror(errno));
-		s->stats.nr_cpus = s->nr_cpus;
-		return 0;
-	}
-	/* --off-cpu: the switch tracepoint only (the skeleton attaches it). */
-	if (s->opts.off_cpu) {
-		s->stats.nr_cpus = s->nr_cpus;
-		return 0;
+		return s->nr_cpus;
 	}
 	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
-		s->pfds[cpu] = fd;
+		pfds[cpu] = fd;
 		if (fd < 0) {
 			int err = -errno;
 
-			if (s->ev.kind == EVENT_HARDWARE &&
+			if (ev->kind == EVENT_HARDWARE &&
 			    (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV))
 				return session__fail(s, SESSION_ERR_ENV, err,
 						     "this machine has no hardware event '%s' "
 						     "(its CPU shows perf no counters, as most "
 						     "virtual machines'); software events and "
 						     "tracepoints work: profile -e list",
-						     s->ev.name);
+						     ev->name);
 			if (err == -ENODEV)	/* offline CPU */
 				continue;
 			if (err == -EINVAL && attr.freq)
@@ -344,15 +367,45 @@ int session__attach(struct session *s)
 						     "permission denied opening perf events: "
 						     "profile needs root, or CAP_PERFMON");
 			return session__fail(s, SESSION_ERR_RUNTIME, err,
-					     "cannot open a %s event on CPU %d: %s", s->ev.name,
+					     "cannot open a %s event on CPU %d: %s", ev->name,
 					     cpu, strerror(-err));
 		}
-		s->links[cpu] = bpf_program__attach_perf_event(prog, fd);
-		if (!s->links[cpu])
+		links[cpu] = bpf_program__attach_perf_event_opts(s->skel->progs.do_sample, fd,
+								 &popts);
+		if (!links[cpu])
 			return session__fail(s, SESSION_ERR_RUNTIME, -errno,
 					     "cannot attach to the perf event on CPU %d: %s", cpu,
 					     strerror(errno));
 		attached++;
+	}
+	return attached;
+}
+
+int session__attach(struct session *s)
+{
+	size_t slots = (size_t)s->nr_cpus * (s->nr_evs ? s->nr_evs : 1);
+	int attached = 0;
+
+	s->pfds = malloc(slots * sizeof(*s->pfds));
+	s->links = calloc(slots, sizeof(*s->links));
+	/* All -1 before the first open: after a failure at one CPU (or here), session__detach
+	 * closes only what was opened. */
+	for (size_t k = 0; s->pfds && k < slots; k++)
+		s->pfds[k] = -1;
+	if (!s->pfds || !s->links)
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	/* --off-cpu: the switch tracepoint only (the skeleton attaches it). */
+	if (s->opts.off_cpu) {
+		s->stats.nr_cpus = s->nr_cpus;
+		return 0;
+	}
+	for (unsigned int i = 0; i < s->nr_evs; i++) {
+		int n = session__attach_event(s, i);
+
+		if (n < 0)
+			return n;
+		if (n > attached)
+			attached = n;
 	}
 	s->stats.nr_cpus = attached;
 	if (!attached)
@@ -362,19 +415,21 @@ int session__attach(struct session *s)
 
 void session__detach(struct session *s)
 {
+	size_t slots = (size_t)s->nr_cpus * (s->nr_evs ? s->nr_evs : 1);
+
 	if (s->skel && s->skel->links.on_switch) {
 		bpf_link__destroy(s->skel->links.on_switch);
 		s->skel->links.on_switch = NULL;
 	}
 
-	for (int cpu = 0; s->links && cpu < s->nr_cpus; cpu++) {
-		bpf_link__destroy(s->links[cpu]);
-		s->links[cpu] = NULL;
+	for (size_t k = 0; s->links && k < slots; k++) {
+		bpf_link__destroy(s->links[k]);
+		s->links[k] = NULL;
 	}
-	for (int cpu = 0; s->pfds && cpu < s->nr_cpus; cpu++) {
-		if (s->pfds[cpu] >= 0)
-			close(s->pfds[cpu]);
-		s->pfds[cpu] = -1;
+	for (size_t k = 0; s->pfds && k < slots; k++) {
+		if (s->pfds[k] >= 0)
+			close(s->pfds[k]);
+		s->pfds[k] = -1;
 	}
 }
 

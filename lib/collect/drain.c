@@ -450,12 +450,14 @@ static int set_meta(struct session *s, struct profile *p)
 		.period = 1000000000ull / s->opts.freq, .frequency = s->opts.freq,
 	};
 
-	/* -e: events, a sample standing for its period's (a tracepoint's: -c, or each one). */
-	if (s->ev.kind != EVENT_CLOCK) {
+	/* -e: events, a sample standing for its period's (a tracepoint's: -c, or each one);
+	 * several: each sample's event is its label (and the folded root frame). */
+	if (s->counted || s->nr_evs > 1) {
 		m = (struct profile_meta){
-			.weight_type = s->ev.name, .weight_unit = "count",
-			.frequency = s->opts.count || s->ev.kind == EVENT_TRACEPOINT ? 0 :
-				     s->opts.freq,
+			.weight_type = s->nr_evs > 1 ? "events" : s->evs[0].name,
+			.weight_unit = "count",
+			.frequency = s->opts.count || s->nr_evs > 1 ||
+				     s->evs[0].kind == EVENT_TRACEPOINT ? 0 : s->opts.freq,
 		};
 	}
 	if (s->opts.off_cpu || s->opts.wall) {

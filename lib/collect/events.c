@@ -84,7 +84,8 @@ int events__parse(const char *spec, struct event_spec *e, char *err, size_t errs
 	if (colon && tp_name(spec, (size_t)(colon - spec)) &&
 	    tp_name(colon + 1, strlen(colon + 1))) {
 		e->kind = EVENT_TRACEPOINT;
-		e->name = spec;
+		snprintf(e->tp_name, sizeof(e->tp_name), "%s", spec);
+		e->name = e->tp_name;
 		e->type = PERF_TYPE_TRACEPOINT;
 		memcpy(e->category, spec, (size_t)(colon - spec));
 		snprintf(e->event, sizeof(e->event), "%s", colon + 1);
@@ -93,6 +94,43 @@ int events__parse(const char *spec, struct event_spec *e, char *err, size_t errs
 	snprintf(err, errsz, "unknown event '%s': expected one that 'profile -e list' lists, or "
 		 "a tracepoint CATEGORY:NAME", spec);
 	return -EINVAL;
+}
+
+int events__parse_list(const char *list, struct event_spec *evs, size_t max, char *err,
+		       size_t errsz)
+{
+	size_t n = 0;
+
+	for (const char *p = list;; p++) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char one[160];
+
+		if (!len || len >= sizeof(one)) {
+			snprintf(err, errsz, "%s event in '%s'", len ? "an overlong" : "an empty",
+				 list);
+			return -EINVAL;
+		}
+		if (n == max) {
+			snprintf(err, errsz, "at most %zu events at once (-e), not '%s'", max, list);
+			return -EINVAL;
+		}
+		memcpy(one, p, len);
+		one[len] = 0;
+		if (events__parse(one, &evs[n], err, errsz))
+			return -EINVAL;
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(evs[i].name, evs[n].name)) {
+				snprintf(err, errsz, "event '%s' named twice (-e)", evs[n].name);
+				return -EINVAL;
+			}
+		/* (A tracepoint's name moved with the copy.) */
+		n++;
+		if (!end)
+			break;
+		p = end;
+	}
+	return (int)n;
 }
 
 const char *events__name(size_t i, enum event_kind *kind)

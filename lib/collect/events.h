@@ -24,11 +24,20 @@ struct event_spec {
 	uint32_t type;		/* PERF_TYPE_* */
 	uint64_t config;	/* PERF_COUNT_*; 0 for a tracepoint until its id is read */
 	char category[64], event[64];	/* a tracepoint's */
+	char tp_name[130];	/* a tracepoint's name, CATEGORY:NAME (name points here) */
 };
 
 /* The event named SPEC (an alias as perf takes it: "faults", "cs", "cycles"...) into *E.
  * Returns 0, or -EINVAL with one sentence in ERR (ERRSZ bytes). */
 int events__parse(const char *spec, struct event_spec *e, char *err, size_t errsz);
+
+/*
+ * The events of LIST, comma-separated (as perf's -e a,b), into EVS (room for MAX), each once.
+ * Returns how many, or -EINVAL with one sentence in ERR (ERRSZ bytes): an unknown event, an
+ * empty one, one named twice, more than MAX.
+ */
+int events__parse_list(const char *list, struct event_spec *evs, size_t max, char *err,
+		       size_t errsz);
 
 /* The names of the software and hardware events -e takes, one per call: I from 0 until it
  * returns NULL; *KIND set. */

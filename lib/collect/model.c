@@ -477,6 +477,17 @@ static int builder__labels(struct builder *b, const struct count_key *key, pid_t
 	int id = comm ? profile__intern(b->p, comm, strlen(comm)) : comm_of(b, key->pid);
 
 	*l = (struct profile_labels){ .pid = key->pid, .comm = id, .thread_comm = PROFILE_NONE };
+	/* Several events: which one, as its name (the folded root frame, pprof's label). */
+	if (id >= 0 && b->s->nr_evs > 1) {
+		uint32_t i = (key->flags & COUNT_F_EVENT_MASK) >> COUNT_F_EVENT_SHIFT;
+		const char *ev = b->s->evs[i < b->s->nr_evs ? i : 0].name;
+		int sid = profile__intern(b->p, ev, strlen(ev));
+
+		if (sid < 0)
+			id = sid;
+		else
+			l->event = (uint32_t)sid + 1;
+	}
 	if (id >= 0 && b->s->opts.group_cgroup)
 		id = cgroup_label(b, key->pid, l);
 	if (id >= 0 && b->s->opts.threads && key->tid) {

@@ -144,6 +144,7 @@ static int unwind_event(struct session *s, const struct sample_event *e, const v
 	 * function keeping no frame record stopped. */
 	key.flags |= (uint32_t)stop << COUNT_F_STOP_SHIFT & COUNT_F_STOP_MASK;
 	key.flags |= e->why << COUNT_F_SEND_SHIFT & COUNT_F_SEND_MASK;
+	key.flags |= e->evflags & COUNT_F_EVENT_MASK;
 	if (e->why == SEND_NOREC && e->nr_frames)
 		key.walk_end = e->frames[e->nr_frames - 1];
 	if (e->off_seq && !e->event)

@@ -63,7 +63,10 @@ struct session {
 	struct ucounts *unwound;	/* samples unwound here */
 	struct explain *explain;	/* with opts.explain: filled by model.c */
 	struct pidns pidns;		/* ours: every pid of the session is numbered in it */
-	struct event_spec ev;		/* -e's (cpu-clock without it) */
+	struct event_spec evs[PROFILE_MAX_EVENTS];	/* -e's (cpu-clock without it) */
+	unsigned int nr_evs;
+	bool counted;			/* an event other than the clocks among them: samples
+					 * weigh events */
 	char cgroot[256];		/* where cgroup v2 is (--cgroup, --group-by cgroup) */
 	uint64_t cgroup_ids[PROFILE_MAX_CGROUPS];	/* --cgroup's */
 	struct cgroup_names *cgnames;	/* --group-by cgroup: paths by id, read when needed */

@@ -201,8 +201,10 @@ static int fold_sample(const struct profile *p, const struct profile_sample *s,
 	int err;
 
 	*len = 0;
-	err = l->cgroup ? folded__push_frame(buf, len, cap, profile__string(p, l->cgroup - 1),
-					     NULL) : 0;
+	err = l->event ? folded__push_frame(buf, len, cap, profile__string(p, l->event - 1),
+					    NULL) : 0;
+	if (!err && l->cgroup)
+		err = folded__push_frame(buf, len, cap, profile__string(p, l->cgroup - 1), NULL);
 	if (!err)
 		err = folded__push_frame(buf, len, cap, label_name(p, l->comm), NULL);
 	if (!err && l->tid) {

@@ -105,11 +105,11 @@ enum {
  * ones, then the meta's types and units. */
 enum extra_str {
 	S_PID, S_TID, S_PROCESS, S_THREAD, S_TRUNCATED, S_TRUE, S_TRUNCATED_FRAME, S_KERNEL,
-	S_OFF_CPU, S_OFF_CPU_FRAME, S_CGROUP, S_WEIGHT_TYPE, S_WEIGHT_UNIT, S_PERIOD_TYPE, S_PERIOD_UNIT, S__MAX,
+	S_OFF_CPU, S_OFF_CPU_FRAME, S_CGROUP, S_EVENT, S_WEIGHT_TYPE, S_WEIGHT_UNIT, S_PERIOD_TYPE, S_PERIOD_UNIT, S__MAX,
 };
 static const char *const fixed_strs[S_WEIGHT_TYPE] = {
 	"pid", "tid", "process", "thread", "truncated", "true", "[truncated]",
-	"[kernel.kallsyms]", "off_cpu", "[off-cpu]", "cgroup",
+	"[kernel.kallsyms]", "off_cpu", "[off-cpu]", "cgroup", "event",
 };
 
 struct writer {
@@ -359,6 +359,8 @@ static void write_samples(struct writer *w, uint64_t period)
 			sample_label(w, S_OFF_CPU, str_extra(w, S_TRUE), 0);
 		if (s->labels.cgroup)
 			sample_label(w, S_CGROUP, str_model(s->labels.cgroup - 1), 0);
+		if (s->labels.event)
+			sample_label(w, S_EVENT, str_model(s->labels.event - 1), 0);
 		pb_sub(&w->out, PROFILE_SAMPLE, &w->sub);
 	}
 	free(packed.p);

@@ -399,7 +399,7 @@ static uint64_t sample_hash(uint32_t stack, const struct profile_labels *l)
 	uint64_t h = hash_u64(HASH_SEED, (uint64_t)stack << 32 | l->truncated | l->off_cpu << 1);
 
 	h = hash_u64(h, (uint64_t)l->pid << 32 | l->tid);
-	h = hash_u64(h, l->cgroup);
+	h = hash_u64(h, (uint64_t)l->event << 32 | l->cgroup);
 	return hash_u64(h, (uint64_t)l->comm << 32 | l->thread_comm);
 }
 
@@ -411,7 +411,8 @@ static bool sample_equal(const struct profile *p, uint32_t id, const void *key)
 	       a->labels.tid == b->labels.tid && a->labels.comm == b->labels.comm &&
 	       a->labels.thread_comm == b->labels.thread_comm &&
 	       a->labels.truncated == b->labels.truncated &&
-	       a->labels.off_cpu == b->labels.off_cpu && a->labels.cgroup == b->labels.cgroup;
+	       a->labels.off_cpu == b->labels.off_cpu && a->labels.cgroup == b->labels.cgroup &&
+	       a->labels.event == b->labels.event;
 }
 
 int profile__add_sample(struct profile *p, uint32_t stack, uint64_t weight,
@@ -426,7 +427,7 @@ int profile__add_sample(struct profile *p, uint32_t stack, uint64_t weight,
 		if (stack >= p->stacks.nr ||
 		    (labels->comm != PROFILE_NONE && labels->comm >= p->strs.nr) ||
 		    (labels->thread_comm != PROFILE_NONE && labels->thread_comm >= p->strs.nr) ||
-		    labels->cgroup > p->strs.nr)
+		    labels->cgroup > p->strs.nr || labels->event > p->strs.nr)
 			return -EINVAL;
 		err = vec__reserve(&p->samples, 1, sizeof(key));
 		if (err)

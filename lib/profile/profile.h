@@ -78,6 +78,8 @@ struct profile_labels {
 				 * profile has on-CPU samples too, shown apart) */
 	uint32_t cgroup;	/* string id + 1 of the process's cgroup path (--group-by
 				 * cgroup); 0: none (a zeroed label has none) */
+	uint32_t event;		/* string id + 1 of the sample's event's name, when the profile
+				 * has several (-e a,b); 0: none */
 };
 
 struct profile_sample {

@@ -1917,6 +1917,58 @@ def write_tracepoint_counts_each_call():
 
 
 @test
+def several_events_apart():
+    # -e page-faults,syscalls:sys_enter_write (and the same as -e ... -e ...) on a program
+    # that touches 64 MiB and then writes 3000 + 1000 times: each event's stacks under its
+    # name as the root frame, with its own counts: the faults on touch_pages (about one a
+    # page), exactly the writes on write_three and write_one; pprof's event label.
+    cmd = ["sh", "-c", f"{workload('events')} faults 64 && {workload('events')} writes 1000"]
+    results = []
+    for args in (["-e", "page-faults,syscalls:sys_enter_write"],
+                 ["-e", "page-faults", "-e", "syscalls:sys_enter_write"]):
+        stacks, err, out = run_measured(args, cmd)
+        three, one = (int(x) for x in out.split()[-2:])
+        roots = {}
+        for f, c in stacks:
+            roots[f[0]] = roots.get(f[0], 0) + c
+        expect(set(roots) == {"page-faults", "syscalls:sys_enter_write"},
+               f"{args}: root frames {roots}")
+        faults = sum(c for f, c in stacks if f[0] == "page-faults" and "touch_pages" in f)
+        # (At -F's rate the kernel adjusts the period as faults come, and overshoots by
+        # up to 1.8 times on a burst, alone or not: page_faults_on_the_toucher checks the
+        # count; here it is which event each stack is of.)
+        expect_rate(13000 <= faults <= 33000,
+                    f"{args}: {faults} page faults on touch_pages for 16384 pages")
+        expect(faults >= 0.9 * roots["page-faults"],
+               f"{args}: touch_pages has {faults} of {roots['page-faults']} faults")
+        expect(not any("touch_pages" in f for f, _ in stacks
+                       if f[0] == "syscalls:sys_enter_write"), "writes on touch_pages")
+        a = sum(c for f, c in stacks if f[0] == "syscalls:sys_enter_write" and
+                has_chain(f, ["main", "write_three"]))
+        b = sum(c for f, c in stacks if f[0] == "syscalls:sys_enter_write" and
+                has_chain(f, ["main", "write_one"]))
+        m = re.search(r"(\d+) samples \(ring buffer full\)", err)
+        lost = int(m.group(1)) if m else 0
+        expect(a <= three and b <= one and a + b + lost >= three + one,
+               f"{args}: write_three {a} of {three}, write_one {b} of {one}, {lost} lost")
+        expect_rate(a == three and b == one,
+                    f"{args}: write_three {a} of {three}, write_one {b} of {one}")
+        results.append(f"{faults} faults, writes {a}/{three} {b}/{one}")
+    go = go_tool()
+    if go:
+        pb = os.path.join(BUILD, "tests", "events.pb.gz")
+        p = subprocess.run([os.path.abspath(profile_bin()), "-e",
+                            "page-faults,syscalls:sys_enter_write", "-o", pb, "--"] + cmd,
+                           capture_output=True, text=True, timeout=120)
+        expect(p.returncode == 0, f"pprof: {p.stderr[-300:]}")
+        t = subprocess.run([go, "tool", "pprof", "-tags", pb], capture_output=True,
+                           text=True, timeout=60)
+        expect("page-faults" in t.stdout and "syscalls:sys_enter_write" in t.stdout,
+               f"no event label in pprof: {t.stdout[:400]} {t.stderr[-300:]}")
+    return "; ".join(results)
+
+
+@test
 def hardware_event_without_a_pmu():
     # cycles on a machine whose CPU shows perf no counters (this VM): one sentence, exit 4;
     # where it has them, a profile.

@@ -48,6 +48,32 @@ static void test_tracepoints(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown event 'cycle'"));
 }
 
+static void test_several(void)
+{
+	struct event_spec evs[3];
+	char err[256];
+
+	CU_ASSERT_EQUAL(events__parse_list("page-faults,cs,syscalls:sys_enter_write", evs, 3,
+					   err, sizeof(err)), 3);
+	CU_ASSERT(evs[0].config == PERF_COUNT_SW_PAGE_FAULTS &&
+		  evs[1].config == PERF_COUNT_SW_CONTEXT_SWITCHES &&
+		  evs[2].kind == EVENT_TRACEPOINT && !strcmp(evs[2].name, "syscalls:sys_enter_write") &&
+		  !strcmp(evs[2].category, "syscalls") && !strcmp(evs[2].event, "sys_enter_write"));
+	CU_ASSERT_EQUAL(events__parse_list("cpu-clock", evs, 3, err, sizeof(err)), 1);
+	/* An alias of one already named is that one twice. */
+	CU_ASSERT_EQUAL(events__parse_list("faults,page-faults", evs, 3, err, sizeof(err)),
+			-EINVAL);
+	CU_ASSERT(strstr(err, "twice") != NULL);
+	CU_ASSERT_EQUAL(events__parse_list("cs,", evs, 3, err, sizeof(err)), -EINVAL);
+	CU_ASSERT(strstr(err, "empty") != NULL);
+	CU_ASSERT_EQUAL(events__parse_list(",cs", evs, 3, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_EQUAL(events__parse_list("cs,faults,cpu-clock,task-clock", evs, 3, err,
+					   sizeof(err)), -EINVAL);
+	CU_ASSERT(strstr(err, "at most 3") != NULL);
+	CU_ASSERT_EQUAL(events__parse_list("cs,nonsense", evs, 3, err, sizeof(err)), -EINVAL);
+	CU_ASSERT(strstr(err, "unknown event 'nonsense'") != NULL);
+}
+
 static void test_list(void)
 {
 	enum event_kind kind;
@@ -71,6 +97,7 @@ int register_events_suite(void)
 
 	if (!s || !CU_add_test(s, "names and aliases", test_names_and_aliases) ||
 	    !CU_add_test(s, "tracepoints", test_tracepoints) ||
+	    !CU_add_test(s, "several, comma-separated", test_several) ||
 	    !CU_add_test(s, "the list parses back", test_list))
 		return -1;
 	return 0;
