@@ -285,6 +285,22 @@ struct {
 	__type(value, struct sample_event);
 } event_buf SEC(".maps");
 
+/* -e page-faults: kernel stacks of tasks whose samples carry user registers (KSTACK_TASK);
+ * few distinct ones, evicted when old (userspace shows one evicted as lost). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct ktask_stack);
+} ktasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ktask_stack);
+} kscratch SEC(".maps");
+
 /* Scratch space for the user stack being walked (too big for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -913,6 +929,37 @@ static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
 	return &cp->pr;
 }
 
+/* The kernel stack of TASK (current) as it runs now, in `ktasks`: its id (KSTACK_TASK),
+ * KSTACK_LOST (a collision, no scratch), or -1 (none). */
+static __always_inline __s32 task_kstack(struct task_struct *task)
+{
+	__u32 zero = 0, id;
+	struct ktask_stack *r = bpf_map_lookup_elem(&kscratch, &zero), *old;
+	__u64 h = 0xcbf29ce484222325ULL;
+	long len;
+
+	if (!r)
+		return KSTACK_LOST;
+	len = bpf_get_task_stack(task, r->ips, sizeof(r->ips), 0);
+	if (len <= 0)
+		return -1;
+	r->nr = (__u32)(len / 8);
+	for (int i = 0; i < PROFILE_TASK_KDEPTH; i++) {
+		if (i >= r->nr)
+			break;
+		h = hash_mix(h, r->ips[i], i);
+	}
+	id = (__u32)(h >> 36) & (KSTACK_TASK - 1);
+	r->check = (__u32)h;
+	old = bpf_map_lookup_elem(&ktasks, &id);
+	if (old)
+		return old->check == r->check ? (__s32)(KSTACK_TASK | id) : KSTACK_LOST;
+	if (bpf_map_update_elem(&ktasks, &id, r, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&ktasks, &id))
+		return KSTACK_LOST;
+	return (__s32)(KSTACK_TASK | id);
+}
+
 /*
  * The stacks of the current task: an on-CPU sample, counted (PCTX the perf event's context,
  * OP NULL); or those it leaves the CPU with (PCTX NULL, CTX the switch's tracepoint's), into
@@ -969,6 +1016,9 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 		} else if (key.kstack_id < 0) {
 			key.kstack_id = -1;
 		}
+	} else if (kernel_stacks && (cookie & EV_COOKIE_TASK_KSTACK)) {
+		/* A page fault from user mode: the task is in the kernel all the same. */
+		key.kstack_id = task_kstack(task);
 	}
 
 	if (user_stacks) {

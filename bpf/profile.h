@@ -117,6 +117,9 @@ struct count_slots {
 						 * stands for): software, hardware events */
 #define EV_COOKIE_DEDUPE	(1ull << 5)	/* a task's samples at the same place as its
 						 * last send their weight, not their stacks */
+#define EV_COOKIE_TASK_KSTACK	(1ull << 6)	/* a page fault's: its sample's registers are the
+						 * user's, the kernel stack is the task's own
+						 * (ktasks) */
 #define EV_COOKIE_EVERY_SHIFT	32		/* a tracepoint's -c N: a sample every Nth hit
 						 * on a CPU (0: each) */
 
@@ -198,6 +201,19 @@ struct off_sig {
 	__u64 seq;
 	__u32 period;		/* the parity of the kernel stack maps when sent */
 	__u32 pad;
+};
+
+/* Kernel stack ids with this bit are in `ktasks` (the low 28 bits its key): the kernel
+ * stack of a task whose sample has its user registers (a page fault), taken with
+ * bpf_get_task_stack; its first frames are the sampling's own (perf's, BPF's), which
+ * userspace cuts by name. */
+#define KSTACK_TASK		(1 << 28)
+#define PROFILE_TASK_KDEPTH	48
+
+struct ktask_stack {
+	__u32 nr;
+	__u32 check;		/* the frames' hash's low bits: tells collisions apart */
+	__u64 ips[PROFILE_TASK_KDEPTH];
 };
 
 /* Kernel stack ids with this bit are stacks userspace got from off_tasks (not in a stack

@@ -204,6 +204,11 @@ static uint64_t event_cookie(const struct session *s, unsigned int i)
 		c |= EV_COOKIE_DEDUPE;
 	if (e->kind == EVENT_TRACEPOINT)
 		c |= s->opts.count << EV_COOKIE_EVERY_SHIFT;
+	/* A page fault's sample has the user's registers: no kernel stack from them. */
+	if (e->kind == EVENT_SOFTWARE && (e->config == PERF_COUNT_SW_PAGE_FAULTS ||
+					  e->config == PERF_COUNT_SW_PAGE_FAULTS_MIN ||
+					  e->config == PERF_COUNT_SW_PAGE_FAULTS_MAJ))
+		c |= EV_COOKIE_TASK_KSTACK;
 	return c;
 }
 

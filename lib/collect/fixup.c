@@ -52,6 +52,21 @@ int fixup__kernel_depth(const uint64_t *ips, int max)
 	return n;
 }
 
+bool fixup__is_sampling_frame(const char *name)
+{
+	static const char *const prefixes[] = {
+		"bpf_", "__bpf_", "perf_", "__perf_", "___perf_", "stack_trace_save",
+		"arch_stack_walk", "get_callchain_entry", "__x64_sys_bpf",
+	};
+
+	if (!name)
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 bool fixup__prefer_walk(int n, bool complete, uint32_t nr_walk)
 {
 	return n == 1 && !complete && nr_walk > 1;

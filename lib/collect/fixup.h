@@ -55,6 +55,11 @@ bool fixup__is_exec(const char *name);
  * by a 0 when shorter. */
 int fixup__kernel_depth(const uint64_t *ips, int max);
 
+/* Whether kernel function NAME is the sampling's own (perf's overflow path, the BPF program
+ * and its stack helper): the first frames of a task's kernel stack taken while it is
+ * sampled (KSTACK_TASK), cut before it is shown. */
+bool fixup__is_sampling_frame(const char *name);
+
 /*
  * Whether a DWARF unwind that found N frames and did not end cleanly (COMPLETE false) should
  * give way to the NR_WALK frames the frame-pointer walk found: it had no unwind info even

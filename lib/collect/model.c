@@ -301,7 +301,7 @@ static int kernel_locations(struct builder *b, __s32 kstack_id, uint32_t period,
 	uint64_t kips[PROFILE_MAX_DEPTH];
 	struct profile_bpf *skel = b->s->skel;
 	struct bpf_map *map = period ? skel->maps.kstacks_b : skel->maps.kstacks;
-	int n, id;
+	int n, nk, id;
 
 	if (kstack_id == KSTACK_LOST)
 		return lost_kernel_location(b, locs);
@@ -311,19 +311,36 @@ static int kernel_locations(struct builder *b, __s32 kstack_id, uint32_t period,
 		kstack_id &= ~KSTACK_SECOND;
 		map = period ? skel->maps.kstacks2_b : skel->maps.kstacks2;
 	}
-	if (kstack_id & KSTACK_EXTRA) {
+	if (kstack_id & KSTACK_TASK) {
+		struct ktask_stack ks;
+		uint32_t key = (uint32_t)kstack_id & ~(uint32_t)KSTACK_TASK;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.ktasks), &key, &ks))
+			return lost_kernel_location(b, locs);
+		memset(kips, 0, sizeof(kips));
+		memcpy(kips, ks.ips, (ks.nr < PROFILE_TASK_KDEPTH ? ks.nr : PROFILE_TASK_KDEPTH) *
+		       sizeof(*kips));
+	} else if (kstack_id & KSTACK_EXTRA) {
 		if (session__extra_kstack(b->s, kstack_id, kips))
 			return lost_kernel_location(b, locs);
 	} else if (bpf_map_lookup_elem(bpf_map__fd(map), &kstack_id, kips)) {
 		return lost_kernel_location(b, locs);
 	}
-	n = fixup__kernel_depth(kips, PROFILE_MAX_DEPTH);
-	for (int i = 0; i < n; i++) {
+	nk = fixup__kernel_depth(kips, PROFILE_MAX_DEPTH);
+	n = 0;
+	for (int i = 0, cut = 0; i < nk; i++) {
 		id = builder__addr(b, 0, kips[i], true, i > 0);
 		if (id < 0)
 			return id;
-		locs[i] = b->ents[id].loc;
+		/* A task's own stack (KSTACK_TASK): the sampling's frames first, cut. */
+		if ((kstack_id & KSTACK_TASK) && i == cut &&
+		    fixup__is_sampling_frame(b->ents[id].outer)) {
+			cut++;
+			continue;
+		}
+		locs[i - cut] = b->ents[id].loc;
 		*in_exec |= fixup__is_exec(b->ents[id].outer);
+		n = i - cut + 1;
 	}
 	return n;
 }

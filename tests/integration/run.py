@@ -1866,10 +1866,12 @@ def page_faults_on_the_toucher():
     # -e page-faults on a program that touches 64 MiB of fresh memory (no huge pages) in
     # touch_pages: that stack, whole from main, carries at least 90% of the faults, about
     # one a page (a sample weighs its period, which the kernel adjusts as it goes: a rate
-    # under sanitizers, 22,744 for 16,384 pages once); -c 100: counts in hundreds. (A fault's
-    # sample has the faulting user registers, as perf's: no kernel frames. -c 1 is no test of
-    # counts: each fault's stack holds another address, so none is taken as the last one,
-    # and 16,384 full stacks overflow the ring buffer, counted as lost.)
+    # under sanitizers, 22,744 for 16,384 pages once); -c 100: counts in hundreds; -c 16:
+    # each of them. A fault's sample has the faulting user registers (no kernel stack from
+    # them, as perf's): the kernel frames of the fault are the task's own stack, taken in
+    # BPF, above touch_pages, and none of the sampling's (perf's, BPF's) among them. (-c 1
+    # is no test of counts: each fault's stack holds another address, so none is taken as
+    # the last one, and 16,384 full stacks overflow the ring buffer, counted as lost.)
     def toucher(args):
         stacks, err, out = run_measured(args, [workload("events"), "faults", "64"])
         mine = sum(c for f, c in stacks if has_chain(f, ["__libc_start_call_main", "main",
@@ -1883,10 +1885,21 @@ def page_faults_on_the_toucher():
     expect_rate(0.9 * pages <= mine <= 1.15 * pages,
                 f"{mine} faults in touch_pages for {pages} pages")
     expect("page-faults (" in err, f"summary: {err}")
+    fault = sum(c for f, c in stacks if has_chain(f, ["touch_pages", "asm_exc_page_fault_[k]",
+                                                      "exc_page_fault_[k]"]))
+    expect(fault >= 0.95 * mine, f"the fault's kernel frames on {fault} of {mine} faults: "
+           f"{[f for f, _ in stacks][:3]}")
+    own = [x for f, _ in stacks for x in f
+           if x.endswith("_[k]") and x.startswith(("bpf_", "__bpf_", "perf_", "__perf_",
+                                                    "___perf_", "stack_trace"))]
+    expect(not own, f"the sampling's own frames shown: {own[:5]}")
     stacks, _, _, _ = toucher(["-e", "page-faults", "-c", "100"])
     counts = [c for f, c in stacks if f[0] == "events"]
     expect(counts and all(c % 100 == 0 for c in counts), f"-c 100 counts: {counts[:5]}")
-    return f"{mine} of {all_} faults in touch_pages, {pages} pages"
+    _, _, _, mine16 = toucher(["-e", "page-faults", "-c", "16"])
+    expect(abs(mine16 - pages) <= 32, f"-c 16: {mine16} faults in touch_pages, {pages} pages")
+    return f"{mine} of {all_} faults in touch_pages ({fault} with the fault's kernel " \
+           f"frames), -c 16: {mine16}, {pages} pages"
 
 
 @test

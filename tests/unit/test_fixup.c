@@ -118,6 +118,24 @@ static void test_leaf_caller(void)
 	}
 }
 
+static void test_sampling_frames(void)
+{
+	/* What bpf_get_task_stack puts first on a page fault (6.x): cut. */
+	CU_ASSERT(fixup__is_sampling_frame("bpf_get_task_stack"));
+	CU_ASSERT(fixup__is_sampling_frame("__bpf_get_stack"));
+	CU_ASSERT(fixup__is_sampling_frame("bpf_prog_2b7c1d3a_do_sample"));
+	CU_ASSERT(fixup__is_sampling_frame("bpf_overflow_handler"));
+	CU_ASSERT(fixup__is_sampling_frame("__perf_event_overflow"));
+	CU_ASSERT(fixup__is_sampling_frame("perf_swevent_event"));
+	CU_ASSERT(fixup__is_sampling_frame("___perf_sw_event"));
+	CU_ASSERT(fixup__is_sampling_frame("stack_trace_save_tsk"));
+	/* The fault's own: kept. */
+	CU_ASSERT(!fixup__is_sampling_frame("exc_page_fault"));
+	CU_ASSERT(!fixup__is_sampling_frame("do_user_addr_fault"));
+	CU_ASSERT(!fixup__is_sampling_frame("handle_mm_fault"));
+	CU_ASSERT(!fixup__is_sampling_frame(NULL));
+}
+
 static void test_kernel_depth(void)
 {
 	uint64_t ips[4] = { 0xffffffff81000010, 0xffffffff81000020, 0, 0xffffffff81000030 };
@@ -194,6 +212,7 @@ int register_fixup_suite(void)
 	    !CU_add_test(s, "truncated unless at a bottom", test_truncated) ||
 	    !CU_add_test(s, "leaf caller after the leaf", test_leaf_caller) ||
 	    !CU_add_test(s, "kernel stack depth", test_kernel_depth) ||
+	    !CU_add_test(s, "the sampling's own kernel frames", test_sampling_frames) ||
 	    !CU_add_test(s, "walk frames over a DWARF unwind", test_prefer_walk) ||
 	    !CU_add_test(s, "frames of an execve", test_is_exec) ||
 	    !CU_add_test(s, "frame kinds from suffixes", test_frame_kind))
