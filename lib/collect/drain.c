@@ -470,6 +470,10 @@ static int set_meta(struct session *s, struct profile *p)
 
 	if (profile__set_meta(p, &m))
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	/* Several events: their names first, in the order given (pprof's sample types). */
+	for (unsigned int i = 0; s->nr_evs > 1 && i < s->nr_evs; i++)
+		if (profile__intern(p, s->evs[i].name, strlen(s->evs[i].name)) < 0)
+			return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	return 0;
 }
 

@@ -99,7 +99,10 @@ enum {
 	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
 	PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9,
 	PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 };
+
+#define EVENTS_MAX	16	/* sample types of a profile of several events */
 
 /* Strings the writer adds after the model's (index = model's + 1 for the model's): fixed
  * ones, then the meta's types and units. */
@@ -125,6 +128,9 @@ struct writer {
 	uint32_t truncated_loc;		/* pprof id of the "[truncated]" location */
 	uint32_t off_cpu_loc;		/* ... of "[off-cpu]", the leaf of off-CPU samples in a
 					 * profile of both (weight_type "wall"); 0: none */
+	uint32_t events[EVENTS_MAX];	/* several events (labels.event): their names' string
+					 * ids + 1, a sample type each, in this order */
+	uint32_t nr_events;
 };
 
 static uint64_t str_model(uint32_t id)
@@ -324,6 +330,25 @@ static void sample_label(struct writer *w, enum extra_str key, uint64_t str, uin
 	pb_sub(&w->sub, 3, &w->sub2);
 }
 
+/* The events of a profile of several (labels.event): a sample type each, in the order of
+ * their names' string ids (the model interns them in the order they were given). */
+static void find_events(struct writer *w)
+{
+	size_t n = profile__nr_samples(w->p);
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t ev = profile__sample(w->p, i)->labels.event, k;
+
+		for (k = 0; k < w->nr_events && w->events[k] != ev; k++)
+			;
+		if (!ev || k < w->nr_events || w->nr_events == EVENTS_MAX)
+			continue;
+		for (k = w->nr_events++; k > 0 && w->events[k - 1] > ev; k--)
+			w->events[k] = w->events[k - 1];
+		w->events[k] = ev;
+	}
+}
+
 static void write_samples(struct writer *w, uint64_t period)
 {
 	size_t n = profile__nr_samples(w->p);
@@ -342,7 +367,11 @@ static void write_samples(struct writer *w, uint64_t period)
 		if (s->labels.truncated)
 			pb_varint(&packed, w->truncated_loc);
 		pb_sub(&w->sub, 1, &packed);
-		pb_varint(&packed, s->weight);
+		/* Several events: a value per event, the sample's own in its event's. */
+		for (uint32_t k = 0; k < w->nr_events; k++)
+			pb_varint(&packed, w->events[k] == s->labels.event ? s->weight : 0);
+		if (!w->nr_events)
+			pb_varint(&packed, s->weight);
 		if (period)
 			pb_varint(&packed, s->weight * period);
 		pb_sub(&w->sub, 2, &packed);
@@ -406,8 +435,15 @@ int pprof__encode(const struct profile *p, const struct pprof_opts *o, unsigned 
 	w.extra[S_WEIGHT_UNIT] = m->weight_unit ? m->weight_unit : "count";
 	w.extra[S_PERIOD_TYPE] = period ? m->period_type : "";
 	w.extra[S_PERIOD_UNIT] = period && m->period_unit ? m->period_unit : "";
-	value_type(&w, PROFILE_SAMPLE_TYPE, str_extra(&w, S_WEIGHT_TYPE),
-		   str_extra(&w, S_WEIGHT_UNIT));
+	find_events(&w);
+	for (uint32_t k = 0; k < w.nr_events; k++)
+		value_type(&w, PROFILE_SAMPLE_TYPE, str_model(w.events[k] - 1),
+			   str_extra(&w, S_WEIGHT_UNIT));
+	if (!w.nr_events)
+		value_type(&w, PROFILE_SAMPLE_TYPE, str_extra(&w, S_WEIGHT_TYPE),
+			   str_extra(&w, S_WEIGHT_UNIT));
+	else
+		pb_uint(&w.out, PROFILE_DEFAULT_SAMPLE_TYPE, str_model(w.events[0] - 1));
 	if (period)
 		value_type(&w, PROFILE_SAMPLE_TYPE, str_extra(&w, S_PERIOD_TYPE),
 			   str_extra(&w, S_PERIOD_UNIT));

@@ -126,6 +126,7 @@ struct tables {
 	size_t nr_lines, cap_lines;
 	uint64_t kernel_str;		/* string index of "[kernel.kallsyms]", or 0 */
 	uint64_t process_str;		/* ... of "process", or 0 */
+	uint64_t event_str, cgroup_str;	/* ... of "event", "cgroup" (profile's labels), or 0 */
 	uint64_t unit;			/* ... of the first sample type's unit, or 0 */
 	bool have_unit;
 	bool ns;			/* that unit is nanoseconds: values are written in
@@ -275,6 +276,10 @@ static bool read_tables(struct tables *t, struct rd r)
 			t->kernel_str = i;
 		if (str_is(t, i, "process"))
 			t->process_str = i;
+		if (str_is(t, i, "event"))
+			t->event_str = i;
+		if (str_is(t, i, "cgroup"))
+			t->cgroup_str = i;
 	}
 	t->ns = t->have_unit && str_is(t, t->unit, "nanoseconds");
 	return true;
@@ -285,9 +290,11 @@ static bool read_tables(struct tables *t, struct rd r)
 struct sample {
 	uint64_t locs[MAX_DEPTH];
 	size_t nr_locs;
-	uint64_t value;
+	uint64_t value, nonzero;
 	bool has_value;
 	uint64_t process;	/* string index of the "process" label's value, 0: none */
+	uint64_t event, cgroup;	/* ... of "event" and "cgroup" (root frames, as profile's
+				 * folded output has them) */
 };
 
 static void push_loc(void *ctx, uint64_t v)
@@ -298,6 +305,8 @@ static void push_loc(void *ctx, uint64_t v)
 		s->locs[s->nr_locs++] = v;
 }
 
+/* The first value, and the first that is not 0 (in a profile of several events, profile
+ * -e a,b, a sample's own event's: the only one set). */
 static void first_value(void *ctx, uint64_t v)
 {
 	struct sample *s = ctx;
@@ -306,6 +315,8 @@ static void first_value(void *ctx, uint64_t v)
 		s->value = v;
 		s->has_value = true;
 	}
+	if (!s->nonzero)
+		s->nonzero = v;
 }
 
 /* Append string I of T (or "[unknown]") to the stack in *BUF with SUFFIX. */
@@ -329,7 +340,11 @@ static int add_sample(const struct tables *t, const struct sample *s, struct fol
 	size_t len = 0;
 	int err = 0;
 
-	if (s->process)
+	if (s->event)
+		err = push_str(t, s->event, NULL, buf, &len, cap);
+	if (!err && s->cgroup)
+		err = push_str(t, s->cgroup, NULL, buf, &len, cap);
+	if (!err && s->process)
 		err = push_str(t, s->process, NULL, buf, &len, cap);
 	for (size_t i = s->nr_locs; i-- > 0 && !err;) {
 		const struct idval *loc = find_id(t->locs, t->nr_locs, s->locs[i]);
@@ -370,7 +385,7 @@ static int read_samples(const struct tables *t, struct rd r, struct folded *f)
 			continue;
 		s->nr_locs = 0;
 		s->has_value = false;
-		s->process = 0;
+		s->process = s->event = s->cgroup = s->nonzero = 0;
 		while (rd_field(&g.sub, &h)) {
 			if (h.num == 1 && !each_varint(&h, push_loc, s))
 				g.sub.bad = true;
@@ -387,8 +402,14 @@ static int read_samples(const struct tables *t, struct rd r, struct folded *f)
 				}
 				if (key && key == t->process_str)
 					s->process = str;
+				else if (key && key == t->event_str)
+					s->event = str;
+				else if (key && key == t->cgroup_str)
+					s->cgroup = str;
 			}
 		}
+		if (s->event)
+			s->value = s->nonzero;
 		if (g.sub.bad)
 			err = -EINVAL;
 		else if (s->has_value && s->value)

@@ -1978,6 +1978,17 @@ def several_events_apart():
                            text=True, timeout=60)
         expect("page-faults" in t.stdout and "syscalls:sys_enter_write" in t.stdout,
                f"no event label in pprof: {t.stdout[:400]} {t.stderr[-300:]}")
+        # A sample type per event: -sample_index picks one; page-faults is the default.
+        t = subprocess.run([go, "tool", "pprof", "-top", "-sample_index",
+                            "syscalls:sys_enter_write", pb], capture_output=True, text=True,
+                           timeout=60)
+        m = re.search(r"Total samples = (\d+)", t.stdout)
+        expect(m and int(m.group(1)) >= 4000 and "write_three" in t.stdout and
+               "touch_pages" not in t.stdout, f"-sample_index: {t.stdout[:500]}")
+        t = subprocess.run([go, "tool", "pprof", "-top", pb], capture_output=True, text=True,
+                           timeout=60)
+        expect("Type: page-faults" in t.stdout and "touch_pages" in t.stdout,
+               f"default sample type: {t.stdout[:400]}")
     return "; ".join(results)
 
 

@@ -333,13 +333,67 @@ static void test_wall(void)
 	profile__free(p);
 }
 
+/* Several events: a sample type per event, in the order their names were interned, each
+ * sample's weight in its own event's value (the others 0), the first event the default;
+ * read back, folded alike: each under its event's name, the cgroup after it. */
+static void test_events(void)
+{
+	struct profile *p = profile__new();
+	struct profile_frame fr = { .kind = PROFILE_FRAME_USER };
+	struct profile_location loc = { .kind = PROFILE_LOC_USER, .mapping = PROFILE_NONE,
+					.frames = &fr, .nr_frames = 1, .address = 0x10 };
+	struct profile_labels lab = { .pid = 1, .thread_comm = PROFILE_NONE };
+	struct profile_meta m = { .weight_type = "events" };
+	struct pprof_opts o = { 0 };
+	struct folded *direct = folded__new(), *back = folded__new();
+	struct decoded d;
+	unsigned char *buf;
+	size_t len;
+	char err[128], *a, *b;
+	int st, faults, cs;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_FATAL(profile__set_meta(p, &m) == 0);
+	faults = profile__intern(p, "page-faults", 11);
+	cs = profile__intern(p, "context-switches", 16);
+	lab.comm = profile__intern(p, "app", 3);
+	lab.cgroup = (uint32_t)profile__intern(p, "/web", 4) + 1;
+	fr.name = profile__intern(p, "main", 4);
+	st = profile__add_stack(p, (uint32_t[]){ (uint32_t)profile__add_location(p, &loc) }, 1);
+	lab.event = (uint32_t)cs + 1;
+	CU_ASSERT(profile__add_sample(p, st, 7, &lab) >= 0);
+	lab.event = (uint32_t)faults + 1;
+	CU_ASSERT(profile__add_sample(p, st, 300, &lab) >= 0);
+	CU_ASSERT_EQUAL_FATAL(folded__add_profile(direct, p, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(pprof__encode(p, &o, &buf, &len), 0);
+	decode(buf, len, &d);
+	CU_ASSERT_EQUAL(d.nr_samples, 2);
+	/* The context switch first (added first): [0, 7]; the faults [300, 0]. */
+	CU_ASSERT(d.values[0][0] == 0 && d.values[0][1] == 7);
+	CU_ASSERT(d.values[1][0] == 300 && d.values[1][1] == 0);
+	CU_ASSERT_PTR_NOT_NULL(memmem(buf, len, "page-faults", 11));
+	CU_ASSERT_EQUAL(pprof__read(buf, len, back, err, sizeof(err)), 0);
+	a = folded_text(direct);
+	b = folded_text(back);
+	CU_ASSERT_STRING_EQUAL(a, "context-switches;/web;app;main 7\npage-faults;/web;app;main 300\n");
+	CU_ASSERT_STRING_EQUAL(a, b);
+	free(a);
+	free(b);
+	free(buf);
+	free_decoded(&d);
+	folded__free(direct);
+	folded__free(back);
+	profile__free(p);
+}
+
 int register_pprof_suite(void)
 {
 	CU_pSuite s = CU_add_suite("pprof", NULL, NULL);
 
 	if (!s || !CU_add_test(s, "a model encoded and read back", test_encode_model) ||
 	    !CU_add_test(s, "folded alike through pprof", test_read_back) ||
-	    !CU_add_test(s, "a wall profile: [off-cpu], microseconds read back", test_wall))
+	    !CU_add_test(s, "a wall profile: [off-cpu], microseconds read back", test_wall) ||
+	    !CU_add_test(s, "several events: a sample type each", test_events))
 		return -1;
 	return 0;
 }
