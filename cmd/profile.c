@@ -53,6 +53,7 @@ struct settings {
 	struct session_opts session;
 	pid_t pids[MAX_PIDS];
 	const char *cgroups[PROFILE_MAX_CGROUPS];
+	char events[1024];		/* -e a -e b: "a,b" */
 	struct output out[MAX_OUTPUTS];
 	int nr_out;
 	const char *format;
@@ -420,11 +421,16 @@ static int parse_args(int argc, char **argv, struct settings *st)
 				exit(list_events());
 			/* -e a,b or -e a -e b, as perf takes them. */
 			if (o->event) {
-				char *both;
+				size_t have = strlen(st->events);
 
-				if (asprintf(&both, "%s,%s", o->event, optarg) < 0)
-					return usage_error("%s", "out of memory");
-				o->event = both;	/* (kept for the run) */
+				if (o->event != st->events)
+					have = (size_t)snprintf(st->events, sizeof(st->events),
+								"%s", o->event);
+				if (have + 1 + strlen(optarg) >= sizeof(st->events))
+					return usage_error("too many events (-e): '%s'", optarg);
+				snprintf(st->events + have, sizeof(st->events) - have, ",%s",
+					 optarg);
+				o->event = st->events;
 			} else {
 				o->event = optarg;
 			}
