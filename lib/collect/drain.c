@@ -522,7 +522,9 @@ int session__build_profile(struct session *s, struct profile *p)
 	}
 	while (!err && (e = ucounts__next(unwound, &pos)))
 		builder__want(b, &e->key, e->ips, e->nr);
-	/* Every user address noted: named now, per file. */
+	/* Every user address noted: named now, per file (with the debug files fetched so far
+	 * while sampling goes on; at the end, those under way waited for). */
+	symbolizer__fetch_wait(s->sym, !live);
 	if (!err && symbolizer__resolve(s->sym))
 		err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	for (size_t i = 0; !err && i < d.nr; i++)

@@ -160,6 +160,11 @@ void symbolizer__fetched(void *ctx, const char *id)
 	}
 }
 
+void symbolizer__fetch_wait(struct symbolizer *s, bool wait)
+{
+	s->fetch_nowait = !wait;
+}
+
 void symbolizer__fetch_counts(const struct symbolizer *s, unsigned int *fetched,
 			      unsigned int *failed, unsigned int *pending)
 {
@@ -648,6 +653,8 @@ static int symbolizer__await_fetches(struct symbolizer *s, uint32_t *addrs, uint
 	if (!s->fetch)
 		return 0;
 	dfetch__poll(s->fetch, 0, symbolizer__fetched, s);
+	if (s->fetch_nowait)
+		return symbolizer__resolve_all(s, addrs, srcs);
 	due = dfetch__due(s->fetch);
 	dfetch__counts(s->fetch, &fetched, &failed, &pending);
 	if (pending && due) {

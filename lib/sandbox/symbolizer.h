@@ -56,6 +56,11 @@ pid_t symbolizer__worker_pid(const struct symbolizer *s);
 int symbolizer__debuginfod(struct symbolizer *s, double timeout);
 #define DEBUGINFOD_TIMEOUT_S	15.0	/* its default */
 
+/* Whether symbolizer__resolve waits for the debug files being fetched (the end of a
+ * profile: yes, the default) or names with what has come (a period's end while sampling
+ * goes on: the fetches go on too, and later periods get the names). */
+void symbolizer__fetch_wait(struct symbolizer *s, bool wait);
+
 /* What debuginfod did so far: debug files fetched, not found (or failed), under way. */
 void symbolizer__fetch_counts(const struct symbolizer *s, unsigned int *fetched,
 			      unsigned int *failed, unsigned int *pending);

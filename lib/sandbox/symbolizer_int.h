@@ -86,6 +86,7 @@ struct symbolizer {
 	struct sb_buf out;
 	uint32_t seq;
 	struct dfetch *fetch;		/* debuginfod; NULL: off */
+	bool fetch_nowait;		/* symbolizer__fetch_wait(false) */
 	/* kallsyms, read by a thread of ours at idle priority while sampling */
 	struct ksyms *ksyms;
 	bool ksyms_tried, kthread;

@@ -3106,6 +3106,59 @@ def fetched_names(stacks):
     return ours, inl
 
 
+def fetched_while_sampling(tmp, debug_dir, ids):
+    """A stand-in debuginfod (http.server: GET /buildid/BUILDID/debuginfo, the documented
+    protocol) that answers after 1.5 s, and --every 1: the periods before the debug files
+    came have FILE+0xOFFSET frames, those after them the names; the fetch ran while
+    sampling went on."""
+    import http.server
+    import threading
+    by_id = {build_id(os.path.join(debug_dir, f)): os.path.join(debug_dir, f)
+             for f in os.listdir(debug_dir)}
+    expect(set(ids) <= set(by_id), f"debug files {by_id} lack {ids}")
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            m = re.fullmatch(r"/buildid/([0-9a-f]+)/debuginfo", self.path)
+            time.sleep(1.5)
+            if not m or m.group(1) not in by_id:
+                self.send_error(404)
+                return
+            data = open(by_id[m.group(1)], "rb").read()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    out = os.path.join(tmp, "every")
+    os.mkdir(out)
+    try:
+        env = dict(os.environ, PROFILE_DEBUGINFOD_CACHE=os.path.join(tmp, "c5"),
+                   DEBUGINFOD_URLS=f"http://127.0.0.1:{srv.server_address[1]}")
+        p = subprocess.run([os.path.abspath(profile_bin()), "--every", "1", "-o",
+                            os.path.join(out, "p-%s.folded"), "--", workload("fetched"), "6"],
+                           capture_output=True, text=True, timeout=120, env=env,
+                           errors="replace")
+        expect(p.returncode == 0, f"--every: exit {p.returncode}: {p.stderr[-300:]}")
+    finally:
+        srv.shutdown()
+        th.join()
+    periods = []
+    for f in sorted(os.listdir(out)):
+        stacks = parse_folded(open(os.path.join(out, f)).read())
+        periods.append((fetched_names(stacks)[0], total(stacks, "fetched")))
+    named = [s for s, n in periods if n >= 20]
+    expect(len(named) >= 3, f"periods (named share, samples): {periods}")
+    expect(named[0] == 0, f"the first period named before its fetch came: {periods}")
+    expect(named[-1] >= 0.9, f"the last period not named: {periods}")
+    return "slow server: periods named " + " ".join(f"{s:.0%}" for s in named)
+
+
 @test
 def debuginfod_names_stripped_files():
     # A program and a library stripped of symbols and DWARF, their debug files served by
@@ -3220,7 +3273,8 @@ def debuginfod_names_stripped_files():
         expect(fetcher.get("uid") == "65534" and int(fetcher.get("cap", "1"), 16) == 0 and
                int(fetcher.get("capprm", "1"), 16) == 0 and fetcher.get("nnp") == "1",
                f"the fetcher ran as {fetcher}")
-        return f"{first}; cached; silent server: ended in {took:.1f} s"
+        late = fetched_while_sampling(tmp, debug_dir, ids)
+        return f"{first}; cached; silent server: ended in {took:.1f} s; {late}"
     finally:
         if srv.poll() is None:
             srv.terminate()
