@@ -63,6 +63,14 @@ int ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out)
 	return f->tab ? utab__rule(f->tab, vaddr, out) : -ENOENT;
 }
 
+bool ufile__small_gap(const struct ufile *f, uint64_t vaddr)
+{
+	uint64_t start, end;
+
+	return f->tab && f->tab->has_cfi && !utab__gap(f->tab, vaddr, &start, &end) &&
+	       end - start < UNWIND_GUESS_GAP_MIN;
+}
+
 /* F's table from the unwinder's table source, unless it is still being made (F->later). */
 static void ufile__take_table(struct unwinder *u, struct ufile *f, pid_t pid,
 			      const struct map *m)

@@ -219,12 +219,16 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 			return n;
 		}
 		if (!r && (err != -ENOENT || !bp_ok || bp <= sp ||
-			   (!l && !procmaps__find(c->u->pm, s->pid, pc))))
+			   (!l && !procmaps__find(c->u->pm, s->pid, pc)) ||
+			   (l && ufile__small_gap(l->f, pc - l->bias))))
 			return fast_fail(c, n, l ? UNWIND_STOP_BAD_FRAME : UNWIND_STOP_NO_INFO);
 		if (!r) {
 			/* Code no CFI describes (a JIT's; V8's builtins, in node's text
 			 * without FDEs): the frame record at rbp, as libunwind guesses too,
-			 * only when it lies above sp. */
+			 * only when it lies above sp; not in a small stretch of a file
+			 * between FDEs (_init, _fini, a hand-written function), whose
+			 * leaf keeps no record: the record at rbp is its caller's, whose
+			 * frame the guess would leave out of a stack shown whole. */
 			tmp = (struct cfi_rule){ .cfa_reg = CFI_REG_RBP, .cfa_off = 16,
 						 .ra = CFI_AT_CFA, .ra_off = -8,
 						 .bp = CFI_AT_CFA, .bp_off = -16 };

@@ -125,6 +125,14 @@ const struct dso_fdes *ufile__fdes(struct ufile *f, enum dso_cfi which);
  * table) or -ENOTSUP (none a rule can express). */
 int ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out);
 
+/* Code no FDE describes shorter than this, in a file that has FDEs elsewhere, gets no guess
+ * of a frame record at rbp (JIT code and V8's builtins span megabytes). */
+#define UNWIND_GUESS_GAP_MIN	4096
+
+/* Whether link-time address VADDR of F is in a stretch no FDE describes, between FDEs (or
+ * its segment's ends), shorter than UNWIND_GUESS_GAP_MIN. */
+bool ufile__small_gap(const struct ufile *f, uint64_t vaddr);
+
 /* The unwinder's state of the file M of PID maps (by its dso id), made at the first use; NULL
  * when out of memory. Its dso may be NULL: the file cannot be read. */
 struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m);

@@ -599,6 +599,48 @@ int utab__rule(const struct utab *t, uint64_t vaddr, struct cfi_rule *r)
 	return 0;
 }
 
+int utab__gap(const struct utab *t, uint64_t vaddr, uint64_t *start, uint64_t *end)
+{
+	uint64_t lo = 0, hi = UINT64_MAX;
+	uint32_t i;
+
+	for (i = 0; i < t->nr_segs; i++)
+		if (vaddr >= t->segs[i].vaddr && vaddr - t->segs[i].vaddr < t->segs[i].memsz)
+			break;
+	if (i == t->nr_segs)
+		return -ENOENT;
+	*start = t->segs[i].vaddr;
+	*end = t->segs[i].vaddr + t->segs[i].memsz;
+	if (t->nr_rows && vaddr >= t->base && vaddr - t->base <= UINT32_MAX) {
+		uint32_t off = (uint32_t)(vaddr - t->base), a = 0, b = t->nr_rows;
+
+		while (b - a > 1) {
+			uint32_t mid = a + (b - a) / 2;
+
+			if (t->rows[mid].start <= off)
+				a = mid;
+			else
+				b = mid;
+		}
+		if (t->rows[a].start <= off) {
+			if (t->rows[a].rule != UTAB_NONE)
+				return -EEXIST;
+			lo = t->base + t->rows[a].start;
+			if (a + 1 < t->nr_rows)
+				hi = t->base + t->rows[a + 1].start;
+		} else {
+			hi = t->base + t->rows[0].start;
+		}
+	} else if (t->nr_rows && vaddr < t->base) {
+		hi = t->base + t->rows[0].start;
+	}
+	if (lo > *start)
+		*start = lo;
+	if (hi < *end)
+		*end = hi;
+	return 0;
+}
+
 /* The index of the Go function holding VADDR, or -1. */
 static int64_t func_index(const struct utab *t, uint64_t vaddr)
 {

@@ -106,6 +106,14 @@ int utab__rule(const struct utab *t, uint64_t vaddr, struct cfi_rule *r);
 /* [*START, *END) (link-time) of the Go function holding VADDR. Returns 0 or -ENOENT. */
 int utab__go_function(const struct utab *t, uint64_t vaddr, uint64_t *start, uint64_t *end);
 
+/*
+ * The stretch of code around VADDR that no FDE describes, into [*START, *END): between the
+ * FDEs before and after it, within the segment that holds VADDR (a side without an FDE ends
+ * at the segment's). Returns 0; -EEXIST when an FDE describes VADDR; -ENOENT when no
+ * segment holds it.
+ */
+int utab__gap(const struct utab *t, uint64_t vaddr, uint64_t *start, uint64_t *end);
+
 /* The target (link-time) of the direct call that returns to link-time RET, or 0 when no call
  * known returns there or it is indirect. */
 uint64_t utab__called_before(const struct utab *t, uint64_t ret);

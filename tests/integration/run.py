@@ -3064,6 +3064,27 @@ def control_characters_escaped():
 # --- hostile files: crafted by the profiled users, they cannot crash, hang or exhaust profile ---
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+@test
+def leaf_without_cfi_never_whole_and_wrong():
+    # main -> gap_caller -> gap_spin, gap_spin a small leaf no CFI describes and that keeps
+    # no frame record, with frame pointers and without: a stack through it is whole with
+    # gap_caller in it, or marked [truncated]; never main;gap_spin shown whole (what the
+    # record at rbp, gap_caller's, would give).
+    notes = []
+    for wl in ("gapleaf_fp", "gapleaf"):
+        stacks, _, _ = run_profile(["--", workload(wl), "1"])
+        spin = [(f, c) for f, c in stacks if "gap_spin" in f]
+        n = sum(c for _, c in spin)
+        expect_rate(n >= 50, f"{wl}: only {n} samples in gap_spin")
+        wrong = [f for f, _ in spin
+                 if "[truncated]" not in f and not has_chain(f, ["main", "gap_caller",
+                                                                  "gap_spin"])]
+        expect(not wrong, f"{wl}: whole but wrong: {wrong[:3]}")
+        marked = sum(c for f, c in spin if "[truncated]" in f)
+        notes.append(f"{wl}: {marked} of {n} marked")
+    return ", ".join(notes)
+
+
 def debuginfod_server(directory, port, db):
     """Debian's debuginfod serving the debug files under DIRECTORY on PORT, once it answers
     for them: the Popen."""

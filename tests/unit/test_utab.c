@@ -193,13 +193,43 @@ static void test_decoder_refuses(void)
 	dso__free(d);
 }
 
+/* The stretches no FDE describes: between FDEs, and from a segment's start or to its end
+ * where no FDE is on that side (_init before .plt, _fini after .text). */
+static void test_gaps(void)
+{
+	struct cfi_rule rule = { 0 };
+	struct dso_seg segs[2] = {
+		{ .vaddr = 0x1000, .memsz = 0x3000 },	/* code: 0x1000-0x4000 */
+		{ .vaddr = 0x5000, .memsz = 0x1000 },
+	};
+	/* FDEs over 0x1040-0x1200 and 0x1210-0x3f00, base 0x1040. */
+	struct utab_row rows[] = {
+		{ 0x0, 0 }, { 0x1c0, UTAB_NONE }, { 0x1d0, 0 }, { 0x2ec0, UTAB_NONE },
+	};
+	struct utab t = { .base = 0x1040, .segs = segs, .nr_segs = 2, .rules = &rule,
+			  .nr_rules = 1, .rows = rows, .nr_rows = 4, .has_cfi = true };
+	uint64_t a, b;
+
+	CU_ASSERT_EQUAL(utab__gap(&t, 0x1100, &a, &b), -EEXIST);
+	CU_ASSERT_EQUAL(utab__gap(&t, 0x1205, &a, &b), 0);	/* between the two */
+	CU_ASSERT(a == 0x1200 && b == 0x1210);
+	CU_ASSERT_EQUAL(utab__gap(&t, 0x1010, &a, &b), 0);	/* before the first: _init */
+	CU_ASSERT(a == 0x1000 && b == 0x1040);
+	CU_ASSERT_EQUAL(utab__gap(&t, 0x3f10, &a, &b), 0);	/* after the last: _fini */
+	CU_ASSERT(a == 0x3f00 && b == 0x4000);
+	CU_ASSERT_EQUAL(utab__gap(&t, 0x5010, &a, &b), 0);	/* a segment without FDEs */
+	CU_ASSERT(a == 0x5000 && b == 0x6000);
+	CU_ASSERT_EQUAL(utab__gap(&t, 0x4800, &a, &b), -ENOENT);	/* in no segment */
+}
+
 int register_utab_suite(void)
 {
 	CU_pSuite s = CU_add_suite("utab", NULL, NULL);
 
 	if (!s || !CU_add_test(s, "libc: every FDE's rules, kept and encoded", test_libc) ||
 	    !CU_add_test(s, "gcc -static, .debug_frame", test_static_and_debug_frame) ||
-	    !CU_add_test(s, "the decoder refuses what is wrong", test_decoder_refuses))
+	    !CU_add_test(s, "the decoder refuses what is wrong", test_decoder_refuses) ||
+	    !CU_add_test(s, "stretches no FDE describes", test_gaps))
 		return -1;
 	return 0;
 }

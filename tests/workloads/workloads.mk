@@ -14,7 +14,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/mixed $(WL)/jitmap $(WL)/chain_static $(WL)/chain_static_fp $(WL)/chain_spie \
 		   $(WL)/chain_spie_fp $(WL)/hostile $(WL)/libhostile.so \
 		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug $(WL)/offcpu $(WL)/offcpu_fp \
-		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so
+		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so $(WL)/gapleaf_fp $(WL)/gapleaf
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -298,3 +298,14 @@ $(WL)/fetched $(WL)/libfetched.so &: tests/workloads/fetched_main.c tests/worklo
 	$(Q)objcopy --strip-all $(WL)/libfetched.full $(WL)/libfetched.so
 	$(Q)objcopy --strip-all $(WL)/fetched.full $(WL)/fetched
 	$(Q)rm -f $(WL)/fetched.full $(WL)/libfetched.full
+
+# A leaf no CFI describes, in a small stretch between FDEs: with frame pointers and without.
+$(WL)/gapleaf_fp: tests/workloads/gapleaf.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) $(WL_FP) $< -o $@
+
+$(WL)/gapleaf: tests/workloads/gapleaf.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $@
