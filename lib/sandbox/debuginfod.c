@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <elfutils/debuginfod.h>
+#include "base/grow.h"
 #include "base/log.h"
 #include "sandbox/confine.h"
 #include "sandbox/debuginfod.h"
@@ -468,15 +469,8 @@ int dfetch__ask(struct dfetch *f, const char *build_id, const char *name)
 			return 0;
 		}
 	}
-	if (f->nr == f->cap) {
-		uint32_t cap = f->cap ? 2 * f->cap : 16;
-
-		e = realloc(f->ents, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		f->ents = e;
-		f->cap = cap;
-	}
+	if (array_grow(&f->ents, &f->cap, sizeof(*f->ents), f->nr))
+		return -ENOMEM;
 	e = &f->ents[f->nr];
 	memset(e, 0, sizeof(*e));
 	snprintf(e->id, sizeof(e->id), "%s", build_id);

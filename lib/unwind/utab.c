@@ -575,14 +575,12 @@ fail:
 
 /* --- lookups -------------------------------------------------------------------------------- */
 
-int utab__rule(const struct utab *t, uint64_t vaddr, struct cfi_rule *r)
+/* The last row whose start <= OFF (row 0 when none is: the caller checks), of a table with
+ * rows. */
+static uint32_t row_index(const struct utab *t, uint32_t off)
 {
-	uint32_t lo = 0, hi = t->nr_rows, off;
+	uint32_t lo = 0, hi = t->nr_rows;
 
-	if (!t->nr_rows || vaddr < t->base || vaddr - t->base > UINT32_MAX)
-		return -ENOENT;
-	off = (uint32_t)(vaddr - t->base);
-	/* The last row whose start <= off. */
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -591,6 +589,17 @@ int utab__rule(const struct utab *t, uint64_t vaddr, struct cfi_rule *r)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+int utab__rule(const struct utab *t, uint64_t vaddr, struct cfi_rule *r)
+{
+	uint32_t lo, off;
+
+	if (!t->nr_rows || vaddr < t->base || vaddr - t->base > UINT32_MAX)
+		return -ENOENT;
+	off = (uint32_t)(vaddr - t->base);
+	lo = row_index(t, off);
 	if (t->rows[lo].start > off || t->rows[lo].rule == UTAB_NONE)
 		return -ENOENT;
 	if (t->rows[lo].rule == UTAB_UNSUP)
@@ -612,16 +621,8 @@ int utab__gap(const struct utab *t, uint64_t vaddr, uint64_t *start, uint64_t *e
 	*start = t->segs[i].vaddr;
 	*end = t->segs[i].vaddr + t->segs[i].memsz;
 	if (t->nr_rows && vaddr >= t->base && vaddr - t->base <= UINT32_MAX) {
-		uint32_t off = (uint32_t)(vaddr - t->base), a = 0, b = t->nr_rows;
+		uint32_t off = (uint32_t)(vaddr - t->base), a = row_index(t, off);
 
-		while (b - a > 1) {
-			uint32_t mid = a + (b - a) / 2;
-
-			if (t->rows[mid].start <= off)
-				a = mid;
-			else
-				b = mid;
-		}
 		if (t->rows[a].start <= off) {
 			if (t->rows[a].rule != UTAB_NONE)
 				return -EEXIST;
