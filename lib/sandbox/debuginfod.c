@@ -459,8 +459,11 @@ int dfetch__ask(struct dfetch *f, const char *build_id, const char *name)
 	struct dent *e;
 	int err;
 
-	if (!id_ok(build_id) || f->dead || dfetch__find(f, build_id))
+	if (!id_ok(build_id) || f->dead)
 		return 0;
+	e = dfetch__find(f, build_id);
+	if (e)
+		return e->state == D_ASKED;
 	if (f->sock < 0) {
 		err = dfetch__start(f);
 		if (err) {

@@ -49,8 +49,8 @@ int dfetch__places(const struct dfetch *f, const char *build_id, int *dirs, char
 
 /*
  * Fetch BUILD_ID's debug file (for the file named NAME), without waiting, unless it was asked
- * for before. Returns 1 (asked now), 0 (asked before, or no more fetches: the fetcher
- * failed), or a negative errno.
+ * for before. Returns 1 (under way: asked now, or before and not answered yet), 0 (answered
+ * before, or no more fetches: the fetcher failed), or a negative errno.
  */
 int dfetch__ask(struct dfetch *f, const char *build_id, const char *name);
 

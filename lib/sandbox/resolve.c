@@ -110,16 +110,19 @@ static int alt_paths(const char *file, const char *name, const char *build_id,
 }
 
 /*
- * The debug file of the file SRC (the worker's SB_WANT_DEBUG M) in debuginfod's caches,
- * added to the N candidates FDS (DEV, INO, PATH, BY_ID as resolve__debug's) when it is not
- * one of them; when no candidate was found at all and the file lacks what a debug file
- * brings, fetched (the answer comes while sampling: symbolizer__fetched). Returns the new N.
+ * The debug file of the file SRC (the worker's SB_WANT_DEBUG M), or the dwz common file its
+ * debug file names, in debuginfod's caches, added to the N candidates FDS (DEV, INO, PATH,
+ * BY_ID as resolve__debug's) when it is not one of them; when no candidate was found at all
+ * and the file lacks what a debug file brings (or it is a common file), fetched (the answer
+ * comes while sampling: symbolizer__fetched). Returns the new N.
  */
 static int resolve__fetched(struct symbolizer *s, struct sym_src *src, const struct sb_msg *m,
 			    int n, int *fds, dev_t *dev, ino_t *ino, const char **path, bool *by_id)
 {
 	static char places[2][160];
 	int dirs[2], np = dfetch__places(s->fetch, m->build_id, dirs, places);
+	bool alt = (m->arg & ~SB_WANT_REMOTE) == SB_WANT_ALT;
+	char what[300];
 	int had = n;
 
 	for (int i = 0; i < np && n < SB_FDS_MAX; i++) {
@@ -141,8 +144,10 @@ static int resolve__fetched(struct symbolizer *s, struct sym_src *src, const str
 		by_id[n] = true;
 		fds[n++] = fd;
 	}
-	if (!had && n == had && (m->arg & SB_WANT_REMOTE) &&
-	    dfetch__ask(s->fetch, m->build_id, src->base) > 0 && !src->fetch_id)
+	/* dwz's common file of a debug file (fetched or not) is fetched by its own build id. */
+	snprintf(what, sizeof(what), "%s%s", src->base, alt ? " (dwz's common file)" : "");
+	if (!had && n == had && ((m->arg & SB_WANT_REMOTE) || alt) &&
+	    dfetch__ask(s->fetch, m->build_id, what) > 0 && !src->fetch_id)
 		src->fetch_id = strdup(m->build_id);
 	return n;
 }
@@ -207,7 +212,7 @@ static int resolve__debug(struct symbolizer *s, const struct sb_msg *m)
 			fds[n++] = fd;
 		}
 	}
-	if (s->fetch && kind != SB_WANT_ALT && build_id_ok(m->build_id))
+	if (s->fetch && build_id_ok(m->build_id))
 		n = resolve__fetched(s, src, m, n, fds, dev, ino, path, by_id);
 	sb_buf__start(&s->out, SB_DEBUG, (uint8_t)n, m->id);
 	for (int i = 0; i < n; i++) {

@@ -3122,7 +3122,7 @@ def fetched_names(stacks):
     and its inlined one, the library's."""
     ours = share(stacks, lambda f: "main_static_spin" in f or "lib_static_spin" in f,
                  "fetched")
-    inl = share(stacks, lambda f: any(x.startswith(("main_mix", "lib_mix")) for x in f),
+    inl = share(stacks, lambda f: "fetched_mix_[i]" in f,
                 "fetched")
     return ours, inl
 

@@ -1,19 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
- * The library half of the fetched workload: an exported entry, a static function and an
- * inlined one, which only the debug file names (the library is stripped of its symbols).
+ * The library half of the fetched workload: an exported entry, a static function and the
+ * inlined fetched_mix, which only the debug files name (the library is stripped of its
+ * symbols).
  */
+#include "fetched.h"
 #include "spin.h"
 
 volatile unsigned long fetched_lib_sink;
-
-static inline __attribute__((always_inline)) unsigned long lib_mix(unsigned long x,
-								   unsigned long i)
-{
-	x ^= x >> 31;
-	x *= 0x94d049bb133111ebUL;
-	return x + i;
-}
 
 __attribute__((noinline)) static void lib_static_spin(double seconds)
 {
@@ -22,7 +16,7 @@ __attribute__((noinline)) static void lib_static_spin(double seconds)
 
 	while (spin_now() < end)
 		for (unsigned long i = 0; i < 1000000; i++)
-			x = lib_mix(x, i);
+			x = fetched_mix(x, i);
 	fetched_lib_sink = x;
 }
 

@@ -1,23 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
  * fetched: a program and a library stripped of their symbols and DWARF (as a distribution
- * ships them), whose debug files only a debuginfod server has. main -> main_static_spin ->
- * main_mix (inlined) for half the time, then fetched_lib_work -> lib_static_spin -> lib_mix
- * (inlined) in libfetched.so.
+ * ships them), whose debug files only a debuginfod server has, made by dwz as Debian's are
+ * (a common file for both). main -> main_static_spin -> fetched_mix (inlined) for half the
+ * time, then fetched_lib_work -> lib_static_spin -> fetched_mix (inlined) in libfetched.so.
  */
+#include "fetched.h"
 #include "spin.h"
 
 void fetched_lib_work(double seconds);
 
 volatile unsigned long fetched_sink;
-
-static inline __attribute__((always_inline)) unsigned long main_mix(unsigned long x,
-								    unsigned long i)
-{
-	x ^= x >> 29;
-	x *= 0xbf58476d1ce4e5b9UL;
-	return x + i;
-}
 
 __attribute__((noinline)) static void main_static_spin(double seconds)
 {
@@ -26,7 +19,7 @@ __attribute__((noinline)) static void main_static_spin(double seconds)
 
 	while (spin_now() < end)
 		for (unsigned long i = 0; i < 1000000; i++)
-			x = main_mix(x, i);
+			x = fetched_mix(x, i);
 	fetched_sink = x;
 }
 

@@ -283,10 +283,10 @@ $(WL)/hostile: tests/workloads/hostile.c tests/workloads/spin.h
 	$(Q)$(CC) $(WL_NOFP) $< -ldl -o $@
 
 # A program and a library as a distribution ships them: no symbols, no DWARF, no debuglink;
-# their debug files (by build id) only in fetched-debug/, which the tests serve with
-# debuginfod.
+# their debug files (by build id), made by dwz with a common file as Debian's -dbgsym are,
+# only in fetched-debug/, which the tests serve with debuginfod.
 $(WL)/fetched $(WL)/libfetched.so &: tests/workloads/fetched_main.c tests/workloads/fetched_lib.c \
-		tests/workloads/spin.h
+		tests/workloads/fetched.h tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(WL)/fetched-debug
 	$(Q)$(CC) $(WL_NOFP) -Wl,--build-id,-soname,libfetched.so -fPIC -shared tests/workloads/fetched_lib.c \
@@ -295,6 +295,9 @@ $(WL)/fetched $(WL)/libfetched.so &: tests/workloads/fetched_main.c tests/worklo
 	    -l:libfetched.full -Wl,-rpath,'$$ORIGIN' -o $(WL)/fetched.full
 	$(Q)objcopy --only-keep-debug $(WL)/libfetched.full $(WL)/fetched-debug/libfetched.debug
 	$(Q)objcopy --only-keep-debug $(WL)/fetched.full $(WL)/fetched-debug/fetched.debug
+	$(Q)rm -f $(WL)/fetched-debug/common.debug
+	$(Q)cd $(WL)/fetched-debug && dwz -m common.debug \
+	    -M /usr/lib/debug/.dwz/profile-test/fetched.debug fetched.debug libfetched.debug
 	$(Q)objcopy --strip-all $(WL)/libfetched.full $(WL)/libfetched.so
 	$(Q)objcopy --strip-all $(WL)/fetched.full $(WL)/fetched
 	$(Q)rm -f $(WL)/fetched.full $(WL)/libfetched.full
