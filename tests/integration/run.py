@@ -2779,7 +2779,11 @@ def installed_binary_and_man_page():
 BAD_INPUTS = [
     (["-e", "no-such-event", "-a", "-d", "1"], 2, "unknown event"),
     (["-e", "nosuchcat:nosuchtp", "-a", "-d", "1"], 2, "no tracepoint"),
-    (["-e", "page-faults,cs", "-a"], 2, "one event at a time"),
+    (["-e", "page-faults,faults", "-a", "-d", "1"], 2, "named twice"),
+    (["-e", "cs,", "-a", "-d", "1"], 2, "an empty event"),
+    (["-e", "cpu-clock,task-clock,page-faults,minor-faults,major-faults,cs,migrations,"
+           "alignment-faults,emulation-faults", "-a", "-d", "1"], 2, "at most 8 events"),
+    (["--debuginfod-timeout", "0", "-a"], 2, "invalid duration"),
     (["-c", "0", "-a"], 2, "invalid count"),
     (["--off-cpu", "-e", "page-faults", "-a"], 2, "-e and -c go with"),
     (["--cgroup", "no-such-cgroup-here", "-d", "1"], 3, "no cgroup"),
