@@ -601,6 +601,16 @@ static double pct(uint64_t part, uint64_t whole)
 
 /* What was lost, when something was: WHAT ("samples", "waits") the maps or the ring buffer
  * had no room for, stacks, mmap records. */
+/* What debuginfod did, when it did anything. */
+static void print_fetches(const struct session_stats *st)
+{
+	if (!st->fetched && !st->fetch_failed && !st->fetch_pending)
+		return;
+	fprintf(stderr, "profile: debuginfod: %u debug file%s fetched, %u not found or failed, "
+		"%u given up on\n", st->fetched, st->fetched == 1 ? "" : "s", st->fetch_failed,
+		st->fetch_pending);
+}
+
 static void print_lost(const struct session_stats *st, const char *what)
 {
 	uint64_t samples = st->bpf[STAT_COUNTS_FULL], events = st->bpf[STAT_EVENTS_LOST];
@@ -655,6 +665,7 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 			fprintf(stderr, "profile: off-CPU time over %.1f s, %zu distinct stacks, "
 				"written to %s\n", st->seconds, nr_stacks, where);
 		print_lost(st, "waits");
+		print_fetches(st);
 		limits__report(stderr, "profile");
 		return;
 	}
@@ -696,6 +707,7 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 		}
 	fputc('\n', stderr);
 	print_lost(st, "samples");
+	print_fetches(st);
 	if (st->off_unmatched)
 		fprintf(stderr, "profile: lost %llu samples whose stacks were lost (ring buffer "
 			"full, or past --max-memory)\n", (unsigned long long)st->off_unmatched);

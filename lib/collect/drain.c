@@ -527,6 +527,8 @@ int session__build_profile(struct session *s, struct profile *p)
 	symbolizer__fetch_wait(s->sym, !live);
 	if (!err && symbolizer__resolve(s->sym))
 		err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	symbolizer__fetch_counts(s->sym, &s->stats.fetched, &s->stats.fetch_failed,
+				 &s->stats.fetch_pending);
 	for (size_t i = 0; !err && i < d.nr; i++)
 		err = builder__add(b, &d.v[i].key, d.ips + d.v[i].ips, d.v[i].nr, d.v[i].count);
 	pos = 0;

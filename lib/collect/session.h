@@ -84,6 +84,8 @@ struct session_stats {
 	uint64_t queued_max;		/* the most that waited at once */
 	uint64_t files_forgotten;	/* continuous mode: files forgotten once no process
 					 * mapped them (their ids taken by files opened later) */
+	unsigned int fetched, fetch_failed, fetch_pending;	/* debuginfod: debug files
+					 * fetched, not found (or failed), given up on */
 	double seconds;			/* time spent sampling */
 	int nr_cpus;			/* CPUs sampled */
 	int cmd_status;			/* wait status of the command, -1 when none */

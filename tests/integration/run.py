@@ -3226,6 +3226,8 @@ def debuginfod_names_stripped_files():
             expect(os.path.getsize(os.path.join(cache, bid, "debuginfo")) > 0,
                    f"{bid} not in the cache")
         expect(os.stat(cache).st_uid == 65534, "the cache is not the fetcher's user's")
+        # The program's, the library's, and dwz's common file of both.
+        expect("debuginfod: 3 debug files fetched" in err, f"summary: {err[-300:]}")
         first = f"{ours:.0%} named, {inl:.0%} with inlined frames"
         # The server gone: the cache names them.
         srv.terminate()
