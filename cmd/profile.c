@@ -358,6 +358,20 @@ static enum out_format output_format(const char *format, const char *path)
 	return FMT_FOLDED;
 }
 
+/* Whether -e's LIST (NULL: cpu-clock) names an event other than the clocks: the counts are
+ * events, not samples of time. (A list that does not parse is refused by the session.) */
+static bool counts_events(const char *list)
+{
+	struct event_spec evs[PROFILE_MAX_EVENTS];
+	char err[256];
+	int n = list ? events__parse_list(list, evs, PROFILE_MAX_EVENTS, err, sizeof(err)) : 0;
+
+	for (int i = 0; i < n; i++)
+		if (evs[i].kind != EVENT_CLOCK)
+			return true;
+	return false;
+}
+
 static int parse_args(int argc, char **argv, struct settings *st)
 {
 	static const struct option own[] = {
@@ -566,7 +580,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 	 * (--countname=us), unless told otherwise. */
 	if ((o->off_cpu || o->wall) && !strcmp(st->fg.countname, "samples"))
 		st->fg.countname = "us";
-	if (o->event && strcmp(o->event, "cpu-clock") && strcmp(o->event, "task-clock") &&
+	if (counts_events(o->event) &&
 	    !strcmp(st->fg.countname, "samples"))
 		st->fg.countname = "events";
 	if (o->off_cpu && !st->fg.title)
@@ -671,7 +685,7 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 	}
 	const char *ev = set->session.event;
 	/* -e EVENT other than the clocks: the counts are events, the samples BPF's count. */
-	bool events = ev && strcmp(ev, "cpu-clock") && strcmp(ev, "task-clock");
+	bool events = counts_events(ev);
 	uint64_t nsamples = events ? st->bpf[STAT_SAMPLES] : st->samples;
 	char what[128];
 
