@@ -63,12 +63,12 @@ int ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out)
 	return f->tab ? utab__rule(f->tab, vaddr, out) : -ENOENT;
 }
 
-bool ufile__small_gap(const struct ufile *f, uint64_t vaddr)
+bool ufile__small_gap(const struct ufile *f, uint64_t vaddr, uint64_t *start)
 {
-	uint64_t start, end;
+	uint64_t end;
 
-	return f->tab && f->tab->has_cfi && !utab__gap(f->tab, vaddr, &start, &end) &&
-	       end - start < UNWIND_GUESS_GAP_MIN;
+	return f->tab && f->tab->has_cfi && !utab__gap(f->tab, vaddr, start, &end) &&
+	       end - *start < UNWIND_GUESS_GAP_MIN;
 }
 
 /* F's table from the unwinder's table source, unless it is still being made (F->later). */
@@ -334,6 +334,11 @@ bool uctx__at_entry(struct uctx *c, uint64_t pc)
 bool uctx__return_mapped(struct uctx *c, uint64_t ra)
 {
 	return ra && procmaps__find(c->u->pm, c->s->pid, ra - 1) != NULL;
+}
+
+int read_code(struct uctx *c, uint64_t addr, uint64_t *val)
+{
+	return c->copy_only ? -1 : read_live(c, addr, val);
 }
 
 /* Whether byte OFF of S's copy is in a page that was not readable when it was copied. */

@@ -162,6 +162,26 @@ static bool reg_value(int32_t reg, const uint64_t *gr, uint32_t valid, uint64_t 
 	return true;
 }
 
+/*
+ * A leaf at PC in a small stretch of code no FDE describes, from START (runtime) on, that
+ * keeps no frame (_init, _fini, an assembly routine): whether the word at SP is its return
+ * address, known by the instruction before it: a direct call (e8 rel32) to an address in
+ * [START, PC]. A word that merely looks like a return address is not taken.
+ */
+static bool leaf_returns_at_sp(struct uctx *c, uint64_t pc, uint64_t sp, uint64_t start)
+{
+	uint64_t ra, code, target;
+	int32_t rel;
+
+	if (read_stack(c, sp, &ra) || ra < 8 || read_code(c, ra - 8, &code))
+		return false;
+	if ((uint8_t)(code >> 24) != 0xe8)
+		return false;
+	rel = (int32_t)(uint32_t)(code >> 32);
+	target = ra + (uint64_t)(int64_t)rel;
+	return target >= start && target <= pc;
+}
+
 /* The fast path gives up after N frames, for STOP: 0 (libunwind's turn, where it has one). */
 static int fast_fail(struct uctx *c, int n, enum unwind_stop stop)
 {
@@ -199,6 +219,7 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 		const struct cfi_rule *r;
 		struct cfi_rule tmp;
 		struct loaded *l;
+		uint64_t gap;
 		int err;
 
 		if (n >= max) {
@@ -218,9 +239,17 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 			*stop = UNWIND_STOP_END;
 			return n;
 		}
+		if (!r && err == -ENOENT && l && ufile__small_gap(l->f, pc - l->bias, &gap)) {
+			/* No guess from rbp there (see below); a leaf called into the stretch
+			 * returns by the word at sp. */
+			if (n != 1 || !exact || !leaf_returns_at_sp(c, pc, sp, gap + l->bias))
+				return fast_fail(c, n, UNWIND_STOP_BAD_FRAME);
+			tmp = (struct cfi_rule){ .cfa_reg = CFI_REG_RSP, .cfa_off = 8,
+						 .ra = CFI_AT_CFA, .ra_off = -8 };
+			r = &tmp;
+		}
 		if (!r && (err != -ENOENT || !bp_ok || bp <= sp ||
-			   (!l && !procmaps__find(c->u->pm, s->pid, pc)) ||
-			   (l && ufile__small_gap(l->f, pc - l->bias))))
+			   (!l && !procmaps__find(c->u->pm, s->pid, pc))))
 			return fast_fail(c, n, l ? UNWIND_STOP_BAD_FRAME : UNWIND_STOP_NO_INFO);
 		if (!r) {
 			/* Code no CFI describes (a JIT's; V8's builtins, in node's text

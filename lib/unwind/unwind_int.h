@@ -130,8 +130,8 @@ int ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out);
 #define UNWIND_GUESS_GAP_MIN	4096
 
 /* Whether link-time address VADDR of F is in a stretch no FDE describes, between FDEs (or
- * its segment's ends), shorter than UNWIND_GUESS_GAP_MIN. */
-bool ufile__small_gap(const struct ufile *f, uint64_t vaddr);
+ * its segment's ends), shorter than UNWIND_GUESS_GAP_MIN; *START gets where it begins. */
+bool ufile__small_gap(const struct ufile *f, uint64_t vaddr, uint64_t *start);
 
 /* The unwinder's state of the file M of PID maps (by its dso id), made at the first use; NULL
  * when out of memory. Its dso may be NULL: the file cannot be read. */
@@ -166,6 +166,9 @@ bool uctx__at_entry(struct uctx *c, uint64_t pc);
 /* The word at ADDR of the sampled thread's stack: from the copy, else (unless copy_only)
  * still in place in the live process. Returns 0 or -1; keeps stack_used. */
 int read_stack(struct uctx *c, uint64_t addr, uint64_t *val);
+
+/* The 8 bytes of code at ADDR of the sampled process (not with copy_only). 0 or -1. */
+int read_code(struct uctx *c, uint64_t addr, uint64_t *val);
 
 /* --- remote.c ----------------------------------------------------------------------------- */
 
