@@ -498,6 +498,7 @@ int dfetch__ask(struct dfetch *f, const char *build_id, const char *name)
 static int dfetch__recv(struct dfetch *f, void (*done)(void *, const char *), void *ctx)
 {
 	unsigned char buf[SB_MSG_MAX];
+	char id[ID_MAX + 1];
 	int fds[SB_FDS_MAX];
 	unsigned int nfds;
 	struct dent *e;
@@ -510,12 +511,10 @@ static int dfetch__recv(struct dfetch *f, void (*done)(void *, const char *), vo
 		close(fds[i]);
 	if (len == 0)
 		return -EPIPE;
-	if (len < 4 || len > MSG_MAX - 1)
+	if (sb_fetch_answer__decode(buf, (size_t)len, &st, id))
 		return -EBADMSG;
-	memcpy(&st, buf, 4);
-	buf[len] = 0;
-	e = dfetch__find(f, (const char *)buf + 4);
-	if (!e || e->state != D_ASKED || st > 0)
+	e = dfetch__find(f, id);
+	if (!e || e->state != D_ASKED)
 		return -EBADMSG;
 	if (!st && nfds == 1) {
 		e->state = D_DONE;

@@ -389,6 +389,23 @@ void sb_buf__free(struct sb_buf *b)
 	*b = (struct sb_buf){ 0 };
 }
 
+/* --- the debuginfod fetcher's answers ----------------------------------------------------- */
+
+int sb_fetch_answer__decode(const void *buf, size_t len, int32_t *status, char *id)
+{
+	const unsigned char *p = buf;
+	size_t n = len - 4;
+
+	if (len < 4 + 3 || len > 4 + SB_BUILD_ID_MAX)
+		return -EBADMSG;
+	memcpy(status, p, 4);
+	memcpy(id, p + 4, n);
+	id[n] = 0;
+	if (*status > 0 || *status < -4095 || strspn(id, "0123456789abcdef") != n)
+		return -EBADMSG;
+	return 0;
+}
+
 /* --- the socket ------------------------------------------------------------------------- */
 
 int sb_send(int sock, const void *buf, size_t len, const int *fds, unsigned int nfds,

@@ -159,6 +159,15 @@ void sb_buf__free(struct sb_buf *b);
 #define SB_HDR_LEN		8
 #define SB_NAMES_HDR_LEN	(SB_HDR_LEN + 6 * 4)
 
+/* --- the debuginfod fetcher's answers (sandbox/debuginfod.c) ----------------------------- */
+
+/*
+ * An answer of the fetcher, LEN bytes at BUF: i32 status (0, or a negative errno), the build
+ * id (hex digits, 3 to SB_BUILD_ID_MAX). Into *STATUS and ID (SB_BUILD_ID_MAX + 1 bytes).
+ * Returns 0 or -EBADMSG.
+ */
+int sb_fetch_answer__decode(const void *buf, size_t len, int32_t *status, char *id);
+
 /* --- the socket ------------------------------------------------------------------------- */
 
 /* Send the LEN bytes BUF as one message on SOCK with the NFDS descriptors FDS (not taken).

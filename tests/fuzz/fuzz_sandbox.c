@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
- * libFuzzer: the messages between the profiler and its symbolizer worker, decoded as each
+ * libFuzzer: the messages between the profiler and its symbolizer worker (and the debuginfod
+ * fetcher's answers), decoded as each
  * side decodes the other's (each side's input is the other's output: a worker may be
  * compromised by a hostile file, and the worker trusts nothing either). The first byte says
  * how many descriptors came with the message; everything a decoded message points to is
@@ -52,8 +53,14 @@ static void use(const struct sb_msg *m)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	char id[SB_BUILD_ID_MAX + 1];
 	struct sb_msg m;
+	int32_t st;
 
+	/* The debuginfod fetcher's answers too (another process of ours without privileges,
+	 * talking to the network). */
+	if (sb_fetch_answer__decode(data, size, &st, id) == 0 && strlen(id) + 4 != size)
+		__builtin_trap();
 	if (size < 1)
 		return 0;
 	for (int to_worker = 0; to_worker < 2; to_worker++)

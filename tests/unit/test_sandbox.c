@@ -56,6 +56,36 @@ static void test_lookup(void)
 
 /* The bounds a worker met: counts in enum limit's order; no more than SB_LIMITS_MAX, no id
  * or arg, and only to the client. */
+/* The debuginfod fetcher's answers: status and build id, anything else refused. */
+static void test_fetch_answers(void)
+{
+	unsigned char buf[4 + SB_BUILD_ID_MAX + 8];
+	char id[SB_BUILD_ID_MAX + 1];
+	int32_t st = -2;
+
+	memcpy(buf, &st, 4);
+	memcpy(buf + 4, "e17735e0", 8);
+	CU_ASSERT_EQUAL(sb_fetch_answer__decode(buf, 12, &st, id), 0);
+	CU_ASSERT(st == -2 && !strcmp(id, "e17735e0"));
+	st = 0;
+	memcpy(buf, &st, 4);
+	CU_ASSERT_EQUAL(sb_fetch_answer__decode(buf, 12, &st, id), 0);
+	CU_ASSERT_EQUAL(st, 0);
+	/* Cut, too long, not hex, a NUL inside, a positive status. */
+	CU_ASSERT_EQUAL(sb_fetch_answer__decode(buf, 6, &st, id), -EBADMSG);
+	memset(buf + 4, 'a', SB_BUILD_ID_MAX + 1);
+	CU_ASSERT_EQUAL(sb_fetch_answer__decode(buf, 4 + SB_BUILD_ID_MAX + 1, &st, id), -EBADMSG);
+	CU_ASSERT_EQUAL(sb_fetch_answer__decode(buf, 4 + SB_BUILD_ID_MAX, &st, id), 0);
+	memcpy(buf + 4, "../etc/x", 8);
+	CU_ASSERT_EQUAL(sb_fetch_answer__decode(buf, 12, &st, id), -EBADMSG);
+	memcpy(buf + 4, "abc\0def0", 8);
+	CU_ASSERT_EQUAL(sb_fetch_answer__decode(buf, 12, &st, id), -EBADMSG);
+	memcpy(buf + 4, "abcdef01", 8);
+	st = 5;
+	memcpy(buf, &st, 4);
+	CU_ASSERT_EQUAL(sb_fetch_answer__decode(buf, 12, &st, id), -EBADMSG);
+}
+
 static void test_limits(void)
 {
 	struct sb_msg m;
@@ -241,6 +271,7 @@ int register_sandbox_suite(void)
 	if (!s || !CU_add_test(s, "lookups: encoded, decoded, refused", test_lookup) ||
 	    !CU_add_test(s, "files and debug files", test_file_and_debug) ||
 	    !CU_add_test(s, "the bounds a worker met", test_limits) ||
+	    !CU_add_test(s, "the debuginfod fetcher's answers", test_fetch_answers) ||
 	    !CU_add_test(s, "names: string tables and entries", test_names) ||
 	    !CU_add_test(s, "unwind tables: asked, sent in parts, refused", test_tables))
 		return -1;
