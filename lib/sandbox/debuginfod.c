@@ -363,7 +363,8 @@ static const char *const kept_env[] = {
 	"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
 	"no_proxy", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE",
 };
-#define ENV_MAX	(sizeof(kept_env) / sizeof(kept_env[0]) + 4)
+#define ENV_MAX	(sizeof(kept_env) / sizeof(kept_env[0]) + 5)
+#define DFETCH_MAXSIZE_STR	"268435456"	/* bytes: 256 MiB */
 
 static int dfetch__start(struct dfetch *f)
 {
@@ -391,6 +392,10 @@ static int dfetch__start(struct dfetch *f)
 	envp[n++] = tmo;
 	envp[n++] = maxt;
 	envp[n++] = cache;
+	/* A profile of a busy machine is no reason to download a browser's gigabyte of DWARF:
+	 * larger files are not fetched unless the user said otherwise. */
+	if (!getenv("DEBUGINFOD_MAXSIZE"))
+		envp[n++] = "DEBUGINFOD_MAXSIZE=" DFETCH_MAXSIZE_STR;
 	envp[n] = NULL;
 	snprintf(uid, sizeof(uid), "%u", (unsigned int)f->uid);
 	snprintf(gid, sizeof(gid), "%u", (unsigned int)f->gid);
