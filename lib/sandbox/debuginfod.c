@@ -569,6 +569,11 @@ double dfetch__due(const struct dfetch *f)
 	return due;
 }
 
+double dfetch__timeout(const struct dfetch *f)
+{
+	return f->timeout;
+}
+
 void dfetch__counts(const struct dfetch *f, unsigned int *fetched, unsigned int *failed,
 		    unsigned int *pending)
 {

@@ -65,6 +65,9 @@ unsigned int dfetch__poll(struct dfetch *f, double deadline,
 /* When the fetches under way would all have ended (monotonic seconds); 0: none. */
 double dfetch__due(const struct dfetch *f);
 
+/* The seconds a fetch may take (and the end of a profile may wait for all of them). */
+double dfetch__timeout(const struct dfetch *f);
+
 /* Counts: fetched, failed (no server had it, or an error), given up on (out of time). */
 void dfetch__counts(const struct dfetch *f, unsigned int *fetched, unsigned int *failed,
 		    unsigned int *pending);

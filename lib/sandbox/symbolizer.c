@@ -660,6 +660,10 @@ static int symbolizer__await_fetches(struct symbolizer *s, uint32_t *addrs, uint
 	if (pending && due) {
 		double t0 = sb_client__now();
 
+		/* Fetches queued behind others are due later: the end waits for all of them
+		 * at most one fetch's time. */
+		if (due > t0 + dfetch__timeout(s->fetch))
+			due = t0 + dfetch__timeout(s->fetch);
 		pr_warn("waiting for debuginfod: %u file%s (at most %.0f s)", pending,
 			  pending == 1 ? "" : "s", due - t0 > 0 ? due - t0 : 0);
 		dfetch__poll(s->fetch, due, symbolizer__fetched, s);
