@@ -1129,9 +1129,7 @@ SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 id;
-
-	__u64 cookie;
+	__u64 id, cookie;
 
 	if (!sampled_task(task, &id))
 		return 0;
