@@ -98,23 +98,62 @@ static void sb_client__limits(struct sb_client *c, const struct sb_msg *m)
 	}
 }
 
-/* posix_spawn of this program as the worker over socket SOCK (as descriptor
- * SANDBOX_WORKER_FD, every other but the standard ones closed, those on /dev/null but
- * stderr; a process group of its own, so that the terminal's signals are not its). Not a
- * session of its own: with autogroup scheduling a new session is a new task group, which
- * gets its fair share of the CPUs whatever its policy, and SCHED_IDLE would not leave the
- * profiled programs the CPU (on a 2-CPU machine, 8% of a fixed-work target's time). */
-static int sb_client__spawn(struct sb_client *c, int sock, pid_t *pid)
+int sb_spawn_self(char *const argv[], char *const envp[], int fd, bool idle, int *sock,
+		  pid_t *pid)
+{
+	struct sched_param sp = { 0 };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t all, none;
+	int sv[2], err;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	/* Not already the child's descriptor number: dup2 onto itself would keep CLOEXEC. */
+	if (sv[1] == fd) {
+		int moved = fcntl(sv[1], F_DUPFD_CLOEXEC, fd + 1);
+
+		close(sv[1]);
+		sv[1] = moved;
+	}
+	sock__buffers(sv[0]);
+	sock__buffers(sv[1]);
+	sigfillset(&all);
+	sigemptyset(&none);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	posix_spawn_file_actions_adddup2(&fa, sv[1], fd);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addclosefrom_np(&fa, fd + 1);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+				 POSIX_SPAWN_SETSIGDEF | (idle ? POSIX_SPAWN_SETSCHEDULER : 0));
+	posix_spawnattr_setschedpolicy(&attr, SCHED_IDLE);
+	posix_spawnattr_setschedparam(&attr, &sp);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	err = sv[1] < 0 ? EMFILE : posix_spawn(pid, "/proc/self/exe", &fa, &attr, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	if (err) {
+		close(sv[0]);
+		return -err;
+	}
+	*sock = sv[0];
+	return 0;
+}
+
+/* This program started as the worker (SANDBOX_WORKER_ARG), over a socket of its own into
+ * *SOCK. */
+static int sb_client__spawn(struct sb_client *c, int *sock, pid_t *pid)
 {
 	char uid[16], gid[16], parent[16], level[16], budget[24], test[128];
 	char *argv[] = { "profile-symbolizer", SANDBOX_WORKER_ARG, uid, gid, parent, level,
 			 budget, NULL };
-	struct sched_param sp = { 0 };
 	char *envp[2] = { NULL, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t all, none;
-	int err;
 
 	snprintf(uid, sizeof(uid), "%u", (unsigned int)c->uid);
 	snprintf(gid, sizeof(gid), "%u", (unsigned int)c->gid);
@@ -127,30 +166,12 @@ static int sb_client__spawn(struct sb_client *c, int sock, pid_t *pid)
 		snprintf(test, sizeof(test), "%s=%s", SANDBOX_TEST_ENV, c->test);
 		envp[0] = test;
 	}
-	sigfillset(&all);
-	sigemptyset(&none);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&attr);
-	posix_spawn_file_actions_adddup2(&fa, sock, SANDBOX_WORKER_FD);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addclosefrom_np(&fa, SANDBOX_WORKER_FD + 1);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF | (c->idle ? POSIX_SPAWN_SETSCHEDULER : 0));
-	posix_spawnattr_setschedpolicy(&attr, SCHED_IDLE);
-	posix_spawnattr_setschedparam(&attr, &sp);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	err = posix_spawn(pid, "/proc/self/exe", &fa, &attr, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	return -err;
+	return sb_spawn_self(argv, envp, SANDBOX_WORKER_FD, c->idle, sock, pid);
 }
 
 int sb_client__start(struct sb_client *c)
 {
-	int sv[2], err;
+	int sock, err;
 	pid_t pid;
 
 	if (c->sock >= 0)
@@ -163,28 +184,15 @@ int sb_client__start(struct sb_client *c)
 		c->dead = true;
 		return -ECHILD;
 	}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
-		return -errno;
-	/* Not already the worker's descriptor number: dup2 onto itself would keep CLOEXEC. */
-	if (sv[1] == SANDBOX_WORKER_FD) {
-		int fd = fcntl(sv[1], F_DUPFD_CLOEXEC, SANDBOX_WORKER_FD + 1);
-
-		close(sv[1]);
-		sv[1] = fd;
-	}
-	sock__buffers(sv[0]);
-	sock__buffers(sv[1]);
-	err = sv[1] < 0 ? -EMFILE : sb_client__spawn(c, sv[1], &pid);
-	close(sv[1]);
+	err = sb_client__spawn(c, &sock, &pid);
 	c->spawns++;
 	if (err) {
-		close(sv[0]);
 		pr_warn("symbolizer worker: cannot start: %s: frames in files are FILE+0xOFFSET",
 			strerror(-err));
 		c->dead = true;
 		return -ECHILD;
 	}
-	c->sock = sv[0];
+	c->sock = sock;
 	c->pid = pid;
 	c->gen++;
 	c->confined = c->busy_known = false;

@@ -88,6 +88,20 @@ uint64_t sb_client__anon_kib(const struct sb_client *c);
  * itself may not, and from the start for the workers started later. */
 void sb_client__set_idle(struct sb_client *c, bool idle);
 
+/*
+ * posix_spawn of this program (/proc/self/exe) with ARGV and ENVP, as a helper process of
+ * lib/sandbox (the worker, the debuginfod fetcher) over a new SOCK_SEQPACKET socket: its end
+ * as descriptor FD, every other but the standard ones closed, stdin and stdout on
+ * /dev/null, stderr ours; a process group of its own, so that the terminal's signals are
+ * not its. Not a session of its own: with autogroup scheduling a new session is a new task
+ * group, which gets its fair share of the CPUs whatever its policy, and SCHED_IDLE would not
+ * leave the profiled programs the CPU (on a 2-CPU machine, 8% of a fixed-work target's
+ * time). IDLE: at SCHED_IDLE from the start. Our end into *SOCK, its pid into *PID.
+ * Returns 0 or a negative errno.
+ */
+int sb_spawn_self(char *const argv[], char *const envp[], int fd, bool idle, int *sock,
+		  pid_t *pid);
+
 /* Monotonic seconds. */
 double sb_client__now(void);
 

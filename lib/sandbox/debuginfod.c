@@ -16,7 +16,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,7 @@
 #include <elfutils/debuginfod.h>
 #include "base/grow.h"
 #include "base/log.h"
+#include "sandbox/client.h"
 #include "sandbox/confine.h"
 #include "sandbox/debuginfod.h"
 #include "sandbox/proto.h"
@@ -371,12 +371,9 @@ static int dfetch__start(struct dfetch *f)
 	char uid[16], gid[16], parent[16], level[16], tmo[32], maxt[32], cache[4200];
 	char *argv[] = { "profile-debuginfod", DFETCH_ARG, uid, gid, parent, level, NULL };
 	char *envp[ENV_MAX + 1];
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t all, none;
-	int sv[2], n = 0, err;
+	int n = 0, err;
 
-	for (char **e = environ; *e && n < (int)ENV_MAX - 3; e++)
+	for (char **e = environ; *e && n < (int)ENV_MAX - 4; e++)
 		for (size_t i = 0; i < sizeof(kept_env) / sizeof(kept_env[0]); i++) {
 			size_t len = strlen(kept_env[i]);
 
@@ -401,37 +398,12 @@ static int dfetch__start(struct dfetch *f)
 	snprintf(gid, sizeof(gid), "%u", (unsigned int)f->gid);
 	snprintf(parent, sizeof(parent), "%d", (int)getpid());
 	snprintf(level, sizeof(level), "%d", log_level);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
-		return -errno;
-	if (sv[1] == DFETCH_FD) {
-		int fd = fcntl(sv[1], F_DUPFD_CLOEXEC, DFETCH_FD + 1);
-
-		close(sv[1]);
-		sv[1] = fd;
-	}
-	sigfillset(&all);
-	sigemptyset(&none);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&attr);
-	posix_spawn_file_actions_adddup2(&fa, sv[1], DFETCH_FD);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addclosefrom_np(&fa, DFETCH_FD + 1);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	err = sv[1] < 0 ? EMFILE : posix_spawn(&f->pid, "/proc/self/exe", &fa, &attr, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	close(sv[1]);
+	err = sb_spawn_self(argv, envp, DFETCH_FD, false, &f->sock, &f->pid);
 	if (err) {
-		close(sv[0]);
+		f->sock = -1;
 		f->pid = 0;
-		return -err;
+		return err;
 	}
-	f->sock = sv[0];
 	pr_debug("debuginfod: fetcher %d started", (int)f->pid);
 	return 0;
 }
