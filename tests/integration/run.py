@@ -1880,7 +1880,10 @@ def page_faults_on_the_toucher():
 
     stacks, err, pages, mine = toucher(["-e", "page-faults"])
     all_ = total(stacks, "events")
-    expect(mine >= 0.9 * all_, f"touch_pages has {mine} of {all_} faults")
+    # (The start-up's faults weigh more when the kernel's period adjustment overshoots: a
+    # rate under sanitizers, 17,173 of 19,084 once.)
+    expect_rate(mine >= 0.9 * all_, f"touch_pages has {mine} of {all_} faults")
+    expect(mine >= 0.7 * all_, f"touch_pages has {mine} of {all_} faults")
     expect(0.5 * pages <= mine <= 2 * pages, f"{mine} faults in touch_pages for {pages} pages")
     expect_rate(0.9 * pages <= mine <= 1.15 * pages,
                 f"{mine} faults in touch_pages for {pages} pages")
