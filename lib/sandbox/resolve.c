@@ -109,47 +109,64 @@ static int alt_paths(const char *file, const char *name, const char *build_id,
 	return n;
 }
 
+/* The candidates of an SB_DEBUG answer: opened, each file once. */
+struct cands {
+	int fds[SB_FDS_MAX];
+	dev_t dev[SB_FDS_MAX];
+	ino_t ino[SB_FDS_MAX];
+	const char *path[SB_FDS_MAX];
+	bool by_id[SB_FDS_MAX];
+	int n;
+};
+
+/* Candidate FD (ST its stat, found at PATH, by build id when BY_ID) into C, unless C holds
+ * that file already (by another way): then FD is closed. */
+static void cands__add(struct cands *c, int fd, const struct stat *st, const char *path,
+		       bool by_id)
+{
+	for (int j = 0; j < c->n; j++)
+		if (c->dev[j] == st->st_dev && c->ino[j] == st->st_ino) {
+			close(fd);
+			return;
+		}
+	c->dev[c->n] = st->st_dev;
+	c->ino[c->n] = st->st_ino;
+	c->path[c->n] = path;
+	c->by_id[c->n] = by_id;
+	c->fds[c->n++] = fd;
+}
+
 /*
  * The debug file of the file SRC (the worker's SB_WANT_DEBUG M), or the dwz common file its
- * debug file names, in debuginfod's caches, added to the N candidates FDS (DEV, INO, PATH,
- * BY_ID as resolve__debug's) when it is not one of them; when no candidate was found at all
- * and the file lacks what a debug file brings (or it is a common file), fetched (the answer
- * comes while sampling: symbolizer__fetched). Returns the new N.
+ * debug file names, in debuginfod's caches, added to the candidates C; when no candidate was
+ * found at all and the file lacks what a debug file brings (or it is a common file),
+ * fetched (the answer comes while sampling: symbolizer__fetched).
  */
-static int resolve__fetched(struct symbolizer *s, struct sym_src *src, const struct sb_msg *m,
-			    int n, int *fds, dev_t *dev, ino_t *ino, const char **path, bool *by_id)
+static void resolve__fetched(struct symbolizer *s, struct sym_src *src, const struct sb_msg *m,
+			     struct cands *c)
 {
 	static char places[2][160];
 	int dirs[2], np = dfetch__places(s->fetch, m->build_id, dirs, places);
 	bool alt = (m->arg & ~SB_WANT_REMOTE) == SB_WANT_ALT;
 	char what[300];
-	int had = n;
+	int had = c->n;
 
-	for (int i = 0; i < np && n < SB_FDS_MAX; i++) {
+	for (int i = 0; i < np && c->n < SB_FDS_MAX; i++) {
 		struct stat st;
-		int j, fd = fileio__open_regular_how(dirs[i], places[i], DSO_FILE_MAX,
-						     FILEIO_NOFOLLOW, &st);
+		int fd = fileio__open_regular_how(dirs[i], places[i], DSO_FILE_MAX,
+						  FILEIO_NOFOLLOW, &st);
 
-		if (fd < 0)
-			continue;
-		for (j = 0; j < n && (dev[j] != st.st_dev || ino[j] != st.st_ino); j++)
-			;
-		if (j < n || !st.st_size) {	/* (an empty file: libdebuginfod's "none") */
+		if (fd >= 0 && !st.st_size)	/* an empty file: libdebuginfod's "none" */
 			close(fd);
-			continue;
-		}
-		dev[n] = st.st_dev;
-		ino[n] = st.st_ino;
-		path[n] = places[i];
-		by_id[n] = true;
-		fds[n++] = fd;
+		else if (fd >= 0)
+			cands__add(c, fd, &st, places[i], true);
 	}
+	if (had || c->n > had || !((m->arg & SB_WANT_REMOTE) || alt))
+		return;
 	/* dwz's common file of a debug file (fetched or not) is fetched by its own build id. */
 	snprintf(what, sizeof(what), "%s%s", src->base, alt ? " (dwz's common file)" : "");
-	if (!had && n == had && ((m->arg & SB_WANT_REMOTE) || alt) &&
-	    dfetch__ask(s->fetch, m->build_id, what) > 0 && !src->fetch_id)
+	if (dfetch__ask(s->fetch, m->build_id, what) > 0 && !src->fetch_id)
 		src->fetch_id = strdup(m->build_id);
-	return n;
 }
 
 /*
@@ -163,12 +180,9 @@ static int resolve__debug(struct symbolizer *s, const struct sb_msg *m)
 	struct sym_src *src = m->id < s->cap_files ? s->files[m->id] : NULL;
 	uint8_t kind = m->arg & ~SB_WANT_REMOTE;
 	struct dso_debug_path cand[DSO_DEBUG_PATHS];
-	int fds[SB_FDS_MAX], n = 0, nc = 0, err;
+	struct cands c = { .n = 0 };
+	int nc = 0, err;
 	struct stat own;
-	dev_t dev[SB_FDS_MAX];
-	ino_t ino[SB_FDS_MAX];
-	const char *path[SB_FDS_MAX];
-	bool by_id[SB_FDS_MAX];
 
 	/* A file forgotten since the worker began reading it (continuous mode: SB_FORGET on its
 	 * way), or one never handed over: no candidates. */
@@ -184,9 +198,9 @@ static int resolve__debug(struct symbolizer *s, const struct sb_msg *m)
 	if (nc < 0)
 		return nc;
 	for (int k = dso__root(src->dso) >= 0 ? 0 : 1; k < 2; k++) {
-		for (int i = 0; i < nc && n < SB_FDS_MAX; i++) {
+		for (int i = 0; i < nc && c.n < SB_FDS_MAX; i++) {
 			struct stat st;
-			int j, fd = fileio__open_regular_how(k ? -1 : dso__root(src->dso),
+			int fd = fileio__open_regular_how(k ? -1 : dso__root(src->dso),
 							     cand[i].path, DSO_FILE_MAX,
 							     cand[i].nofollow ? FILEIO_NOFOLLOW : 0,
 							     &st);
@@ -199,29 +213,19 @@ static int resolve__debug(struct symbolizer *s, const struct sb_msg *m)
 				close(fd);
 				continue;
 			}
-			for (j = 0; j < n && (dev[j] != st.st_dev || ino[j] != st.st_ino); j++)
-				;
-			if (j < n) {	/* the same file by another way */
-				close(fd);
-				continue;
-			}
-			dev[n] = st.st_dev;
-			ino[n] = st.st_ino;
-			path[n] = cand[i].path;
-			by_id[n] = cand[i].by_id;
-			fds[n++] = fd;
+			cands__add(&c, fd, &st, cand[i].path, cand[i].by_id);
 		}
 	}
 	if (s->fetch && build_id_ok(m->build_id))
-		n = resolve__fetched(s, src, m, n, fds, dev, ino, path, by_id);
-	sb_buf__start(&s->out, SB_DEBUG, (uint8_t)n, m->id);
-	for (int i = 0; i < n; i++) {
-		sb_buf__u8(&s->out, by_id[i]);
-		sb_buf__str(&s->out, path[i], strlen(path[i]));
+		resolve__fetched(s, src, m, &c);
+	sb_buf__start(&s->out, SB_DEBUG, (uint8_t)c.n, m->id);
+	for (int i = 0; i < c.n; i++) {
+		sb_buf__u8(&s->out, c.by_id[i]);
+		sb_buf__str(&s->out, c.path[i], strlen(c.path[i]));
 	}
-	err = sb_client__send(&s->c, &s->out, fds, (unsigned int)n, false);
-	for (int i = 0; i < n; i++)
-		close(fds[i]);
+	err = sb_client__send(&s->c, &s->out, c.fds, (unsigned int)c.n, false);
+	for (int i = 0; i < c.n; i++)
+		close(c.fds[i]);
 	dso_debug__free_paths(cand, nc);
 	return err;
 }
