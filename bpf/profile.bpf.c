@@ -1125,17 +1125,46 @@ static __always_inline bool sampled_task(struct task_struct *task, __u64 *id)
 	return in_cgroups(task);
 }
 
+/* A counted event's count on this CPU at its last sample, any task's (per event index):
+ * userspace reads it at the end for the events after the last sample (ev_tail). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROFILE_MAX_EVENTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} ev_counted SEC(".maps");
+
+/* The events a sample of a counted event stands for: those on this CPU since its last sample,
+ * whichever task's, read from the event's counter. Not its period: at -F's rate the kernel
+ * sets a sample's period after the events it stands for came (a burst's samples weighed 1.5-24
+ * times what the program did); the counter's differences add up to the CPU's count. */
+static __always_inline __u64 event_weight(struct bpf_perf_event_data *ctx, __u64 cookie)
+{
+	struct bpf_perf_event_value v = {};
+	__u32 idx = (__u32)(cookie & EV_COOKIE_INDEX);
+	__u64 *last = bpf_map_lookup_elem(&ev_counted, &idx), w;
+
+	if (!last || bpf_perf_prog_read_value(ctx, &v, sizeof(v)))
+		return ctx->sample_period;
+	/* (The first sample on a CPU: the events since the counter opened, before the program
+	 * was attached, are not this sample's.) */
+	w = *last && v.counter > *last ? v.counter - *last : ctx->sample_period;
+	*last = v.counter;
+	return w;
+}
+
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 id, cookie;
+	__u64 id, cookie = bpf_get_attach_cookie(ctx), weight = 1;
 
+	/* Every task's sample moves the count on, kept or not. */
+	if (cookie & EV_COOKIE_WEIGH)
+		weight = event_weight(ctx, cookie);
 	if (!sampled_task(task, &id))
 		return 0;
-	cookie = bpf_get_attach_cookie(ctx);
-	return take_sample(ctx, ctx, task, id >> 32, (__u32)id, NULL,
-			   (cookie & EV_COOKIE_WEIGH) ? ctx->sample_period : 1, 0, cookie);
+	return take_sample(ctx, ctx, task, id >> 32, (__u32)id, NULL, weight, 0, cookie);
 }
 
 /* -e CATEGORY:NAME: a sample at each hit of the tracepoint by a profiled task (every -c Nth

@@ -91,12 +91,32 @@ static bool in_user_ns(void)
 
 /* --- loading ---------------------------------------------------------------------------- */
 
-static unsigned int derived_map_size(const struct session_opts *o, int nr_cpus)
+/* The rate of event I's samples: a clock's -F; an event that counts, its own rate. */
+unsigned int session__event_rate(const struct session *s, unsigned int i)
+{
+	if (s->evs[i].kind != EVENT_SOFTWARE && s->evs[i].kind != EVENT_HARDWARE)
+		return s->opts.freq;
+	return s->opts.event_freq ? s->opts.event_freq : s->opts.freq;
+}
+
+/* The highest rate of the events of S (-c N: -F's, for the sizes). */
+static unsigned int top_rate(const struct session *s)
+{
+	unsigned int top = s->opts.freq;
+
+	for (unsigned int i = 0; i < s->nr_evs && !s->opts.count; i++)
+		if (session__event_rate(s, i) > top)
+			top = session__event_rate(s, i);
+	return top;
+}
+
+static unsigned int derived_map_size(const struct session_opts *o, unsigned int freq,
+				     int nr_cpus)
 {
 	/* Continuous mode: the maps hold one period (the previous one is cleared early in the
 	 * next). */
 	double secs = o->every > 0 ? o->every : o->duration > 0 ? o->duration : 30;
-	double n = o->freq * secs * nr_cpus;
+	double n = (double)freq * secs * nr_cpus;
 
 	if (o->map_size)
 		return o->map_size;
@@ -116,10 +136,10 @@ static unsigned int derived_map_size(const struct session_opts *o, int nr_cpus)
  * need one wait in a queue: samples.c): node started beside two busy loops, every sample
  * sent to DWARF at 999 Hz, loses none with 50 ms.
  */
-static uint32_t ring_size(const struct session_opts *o, bool counted, int nr_cpus,
-			  uint32_t copy)
+static uint32_t ring_size(const struct session_opts *o, unsigned int freq, bool counted,
+			  int nr_cpus, uint32_t copy)
 {
-	double need = (o->all ? 0.2 : 0.05) * o->freq * nr_cpus * (copy + 256.0);
+	double need = (o->all ? 0.2 : 0.05) * freq * nr_cpus * (copy + 256.0);
 	uint32_t size = o->off_cpu || o->wall || counted ? RING_OFF_CPU : RING_MIN;
 
 	while (size < RING_MAX && size < need)
@@ -216,7 +236,7 @@ int session__load_bpf(struct session *s)
 {
 	const struct session_opts *o = &s->opts;
 	struct profile_bpf *skel;
-	unsigned int size = derived_map_size(o, s->nr_cpus);
+	unsigned int size = derived_map_size(o, top_rate(s), s->nr_cpus);
 	int err;
 
 	skel = profile_bpf__open();
@@ -269,7 +289,7 @@ int session__load_bpf(struct session *s)
 	}
 	bpf_map__set_max_entries(skel->maps.procs, 65536);
 	bpf_map__set_max_entries(skel->maps.events,
-				 ring_size(o, s->counted, s->nr_cpus, skel->rodata->stack_copy));
+				 ring_size(o, top_rate(s), s->counted, s->nr_cpus, skel->rodata->stack_copy));
 	pr_debug("map size %u entries, ring buffer %u KiB", size,
 		 bpf_map__max_entries(skel->maps.events) >> 10);
 
@@ -321,7 +341,7 @@ static int session__attach_event(struct session *s, unsigned int i)
 		.size = sizeof(attr),
 		.config = ev->config,
 		.freq = 1,
-		.sample_freq = s->opts.freq,
+		.sample_freq = session__event_rate(s, i),
 	};
 	LIBBPF_OPTS(bpf_perf_event_opts, popts, .bpf_cookie = event_cookie(s, i));
 	LIBBPF_OPTS(bpf_tracepoint_opts, topts, .bpf_cookie = event_cookie(s, i));
@@ -366,7 +386,7 @@ static int session__attach_event(struct session *s, unsigned int i)
 				return session__fail(s, SESSION_ERR_USAGE, err,
 						     "the kernel refuses %u Hz sampling (see "
 						     "sysctl kernel.perf_event_max_sample_rate)",
-						     s->opts.freq);
+						     (unsigned int)attr.sample_freq);
 			if (err == -EACCES || err == -EPERM)
 				return session__fail(s, SESSION_ERR_ENV, err,
 						     "permission denied opening perf events: "

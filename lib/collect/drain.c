@@ -457,7 +457,8 @@ static int set_meta(struct session *s, struct profile *p)
 			.weight_type = s->nr_evs > 1 ? "events" : s->evs[0].name,
 			.weight_unit = "count",
 			.frequency = s->opts.count || s->nr_evs > 1 ||
-				     s->evs[0].kind == EVENT_TRACEPOINT ? 0 : s->opts.freq,
+				     s->evs[0].kind == EVENT_TRACEPOINT ? 0 :
+				     session__event_rate(s, 0),
 		};
 	}
 	if (s->opts.off_cpu || s->opts.wall) {

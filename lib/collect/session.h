@@ -24,6 +24,8 @@ struct session_opts {
 	const char *user;	/* with argv: run it as "USER[:GROUP]" (names or ids), or NULL:
 				 * as we run */
 	unsigned int freq;	/* samples per second per CPU */
+	unsigned int event_freq;	/* the same of -e's software and hardware events (0: freq):
+					 * a burst of page faults at 99 Hz is two samples */
 	const char *event;	/* -e: perf's name of what to sample, NULL: cpu-clock */
 	uint64_t count;		/* -c: a sample every COUNT events (0: FREQ a second) */
 	double duration;	/* seconds; 0: until a signal or the targets exit */

@@ -233,6 +233,9 @@ int session__check_btf(struct session *s);
  * that namespace's. Returns 0 or negative errno with the error set. */
 int session__check_pidns(struct session *s);
 
+/* bpf.c: the samples a second per CPU of event I (-e): a clock's -F; a software or hardware
+ * event's own rate (opts.event_freq). */
+unsigned int session__event_rate(const struct session *s, unsigned int i);
 /* bpf.c: open the BPF programs, set their read-only data and map sizes from S->opts, load
  * them (S->skel). Returns 0 or negative errno with the error set. */
 int session__load_bpf(struct session *s);

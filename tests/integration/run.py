@@ -1864,30 +1864,33 @@ def pidns_cannot_work_one_sentence():
 @test
 def page_faults_on_the_toucher():
     # -e page-faults on a program that touches 64 MiB of fresh memory (no huge pages) in
-    # touch_pages: that stack, whole from main, carries at least 90% of the faults, about
-    # one a page (a sample weighs its period, which the kernel adjusts as it goes: a rate
-    # under sanitizers, 22,744 for 16,384 pages once); -c 100: counts in hundreds; -c 16:
-    # each of them. A fault's sample has the faulting user registers (no kernel stack from
-    # them, as perf's): the kernel frames of the fault are the task's own stack, taken in
-    # BPF, above touch_pages, and none of the sampling's (perf's, BPF's) among them. (-c 1
-    # is no test of counts: each fault's stack holds another address, so none is taken as
-    # the last one, and 16,384 full stacks overflow the ring buffer, counted as lost.)
-    def toucher(args):
-        stacks, err, out = run_measured(args, [workload("events"), "faults", "64"])
+    # touch_pages, one fault a page: a burst of 16,384 faults in some 20 ms. The count on
+    # that stack, whole from main, is within 10% of the pages the program says it touched,
+    # and so is a steady loop's over 2 s of its CPU; -c 100: counts in hundreds; -c 16:
+    # each of them. This holds on any CPU and under any load: a sample weighs the events
+    # its CPU counted since the one before (the kernel's counter, whatever the rate), and
+    # without -F they are sampled at 4000 Hz, so the faults after a CPU's last sample, in
+    # no stack, are a few hundred at most. (Before: weighed by the period the kernel set
+    # after the fact, at 99 Hz, 12,636-48,336 for the burst's 16,384 on an AMD EPYC.)
+    # A fault's sample has the faulting user registers (no kernel stack from them, as
+    # perf's): the kernel frames of the fault are the task's own stack, taken in BPF,
+    # above touch_pages, and none of the sampling's (perf's, BPF's) among them. (-c 1 is no
+    # test of counts: each fault's stack holds another address, so none is taken as the
+    # last one, and 16,384 full stacks overflow the ring buffer, counted as lost.)
+    def toucher(args, mode=("faults", "64")):
+        stacks, err, out = run_measured(args, [workload("events"), *mode])
         mine = sum(c for f, c in stacks if has_chain(f, ["__libc_start_call_main", "main",
                                                          "touch_pages"]))
         return stacks, err, int(out.split()[1]), mine
 
     stacks, err, pages, mine = toucher(["-e", "page-faults"])
     all_ = total(stacks, "events")
-    # (The start-up's faults weigh more when the kernel's period adjustment overshoots: a
-    # rate under sanitizers, 17,173 of 19,084 once.)
-    expect_rate(mine >= 0.9 * all_, f"touch_pages has {mine} of {all_} faults")
-    expect(mine >= 0.7 * all_, f"touch_pages has {mine} of {all_} faults")
-    expect(0.5 * pages <= mine <= 2 * pages, f"{mine} faults in touch_pages for {pages} pages")
-    expect_rate(0.9 * pages <= mine <= 1.15 * pages,
-                f"{mine} faults in touch_pages for {pages} pages")
+    expect(mine >= 0.9 * all_, f"touch_pages has {mine} of {all_} faults")
+    expect(0.9 * pages <= mine <= 1.1 * pages, f"{mine} faults in touch_pages for {pages} pages")
     expect("page-faults (" in err, f"summary: {err}")
+    _, _, steady_pages, steady = toucher(["-e", "page-faults"], ("steady", "2"))
+    expect(0.9 * steady_pages <= steady <= 1.1 * steady_pages,
+           f"steady: {steady} faults in touch_pages for {steady_pages} pages")
     fault = sum(c for f, c in stacks if has_chain(f, ["touch_pages", "asm_exc_page_fault_[k]",
                                                       "exc_page_fault_[k]"]))
     expect(fault >= 0.95 * mine, f"the fault's kernel frames on {fault} of {mine} faults: "
@@ -1901,8 +1904,8 @@ def page_faults_on_the_toucher():
     expect(counts and all(c % 100 == 0 for c in counts), f"-c 100 counts: {counts[:5]}")
     _, _, _, mine16 = toucher(["-e", "page-faults", "-c", "16"])
     expect(abs(mine16 - pages) <= 32, f"-c 16: {mine16} faults in touch_pages, {pages} pages")
-    return f"{mine} of {all_} faults in touch_pages ({fault} with the fault's kernel " \
-           f"frames), -c 16: {mine16}, {pages} pages"
+    return f"{mine} of {all_} faults in touch_pages for {pages} pages ({fault} with the " \
+           f"fault's kernel frames), -c 16: {mine16}; steady {steady} for {steady_pages} pages"
 
 
 @test
@@ -1950,14 +1953,12 @@ def several_events_apart():
         expect(set(roots) == {"page-faults", "syscalls:sys_enter_write"},
                f"{args}: root frames {roots}")
         faults = sum(c for f, c in stacks if f[0] == "page-faults" and "touch_pages" in f)
-        # (At -F's rate the kernel adjusts the period as faults come, and overshoots by
-        # up to 1.8 times on a burst, alone or not: page_faults_on_the_toucher checks the
-        # count; here it is which event each stack is of.)
-        expect_rate(13000 <= faults <= 33000,
-                    f"{args}: {faults} page faults on touch_pages for 16384 pages")
+        # The faults within 10% of the pages touched, on any CPU (page_faults_on_the_toucher
+        # says why): 42,067-1,679,471 before, weighed by the kernel's period.
+        expect(0.9 * 16384 <= faults <= 1.1 * 16384,
+               f"{args}: {faults} page faults on touch_pages for 16384 pages")
         mine = sum(c for f, c in stacks if f[:2] == ["page-faults", "events"])
-        expect_rate(faults >= 0.9 * mine, f"{args}: touch_pages has {faults} of {mine} faults")
-        expect(faults >= 0.5 * mine, f"{args}: touch_pages has {faults} of {mine} faults")
+        expect(faults >= 0.9 * mine, f"{args}: touch_pages has {faults} of {mine} faults")
         expect(not any("touch_pages" in f for f, _ in stacks
                        if f[0] == "syscalls:sys_enter_write"), "writes on touch_pages")
         a = sum(c for f, c in stacks if f[0] == "syscalls:sys_enter_write" and

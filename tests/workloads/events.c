@@ -5,11 +5,14 @@
  *                         fault a page; prints "pages N"
  *   events writes N       write_three writes 3N bytes and write_one N, one write(2) each,
  *                         to /dev/null; prints "writes 3N N"
+ *   events steady SECONDS touch_pages on 4 MiB again and again for SECONDS of its CPU time, a
+ *                         steady rate of faults; prints "pages N"
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 
@@ -54,8 +57,18 @@ int main(int argc, char **argv)
 		write_three(fd, n);
 		write_one(fd, n);
 		printf("writes %ld %ld\n", 3 * n, n);
+	} else if (argc == 3 && !strcmp(argv[1], "steady")) {
+		double until = atof(argv[2]);
+		struct timespec ts;
+		long n = 0;
+
+		do {
+			n += touch_pages(4 << 20);
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+		} while (ts.tv_sec + ts.tv_nsec / 1e9 < until);
+		printf("pages %ld\n", n);
 	} else {
-		fprintf(stderr, "usage: events faults MB | writes N\n");
+		fprintf(stderr, "usage: events faults MB | writes N | steady SECONDS\n");
 		return 2;
 	}
 	return 0;
