@@ -1334,13 +1334,20 @@ int off_tasks(struct bpf_iter__task *ctx)
  * the whole stack until userspace learns again.
  */
 /* The `incarns` value of a program under TGID beginning at NOW: flags clear, but for
- * whether the program before it under the pid was sampled. */
+ * whether the program before it under the pid was sampled, or one before that in the last
+ * INCARN_PREV_SPAN ns. Userspace reads the flag when it reads the fork or exec record, by
+ * then often after the next one: a shell's fork and exec of the next program under a pid
+ * used again come within a millisecond, and the flag of the fork's copy of the shell (never
+ * sampled) made the program before it, sampled, forgotten (its samples then named as the
+ * newest program under the pid). */
+#define INCARN_PREV_SPAN	(2 * 1000000000ull)
 static __always_inline __u64 next_incarn(__u32 tgid, __u64 now)
 {
 	__u64 *old = bpf_map_lookup_elem(&incarns, &tgid);
 
 	now &= ~INCARN_FLAGS;
-	if (old && (*old & INCARN_SAMPLED))
+	if (old && ((*old & INCARN_SAMPLED) ||
+		    ((*old & INCARN_PREV_SAMPLED) && now - (*old & ~INCARN_FLAGS) < INCARN_PREV_SPAN)))
 		now |= INCARN_PREV_SAMPLED;
 	return now;
 }

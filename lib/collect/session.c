@@ -372,6 +372,8 @@ static int session__begin(struct session *s)
 		return err;
 	}
 	s->running = true;
+	/* (-v: the moment from which what runs is sampled; tests wait for it.) */
+	pr_info("sampling on %d CPUs", s->nr_cpus);
 	s->run_start = s->period_mono = clock_mono_seconds();
 	clock_gettime(CLOCK_REALTIME, &s->period_real);
 	s->period_due = s->run_start + s->opts.every;

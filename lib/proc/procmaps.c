@@ -312,9 +312,20 @@ int procmaps__exec(struct procmaps *pm, pid_t pid, uint64_t time, const char *co
 		return -ENOMEM;
 	if (p->archived)
 		return 0;
-	/* An exec reported late, after a newer one: its program was already kept apart. */
-	if (time && time < p->since)
+	/* An exec reported late, after a newer fork or exec (another CPU's buffer read first):
+	 * its program was already kept apart, under the name it had before; the newest
+	 * incarnation begun by then takes the exec's name (its samples were named "sh" when
+	 * a shell's fork of the next program under the pid came first). */
+	if (time && time < p->since) {
+		struct pmaps *a = NULL;
+
+		for (uint32_t i = 0; i < p->nr_old; i++)
+			if (p->old[i].since <= time)
+				a = pmaps__get(pm, p->old[i].as);
+		if (a)
+			snprintf(a->comm, sizeof(a->comm), "%s", comm ? comm : "");
 		return 0;
+	}
 	err = pmaps__archive(pm, p, time);
 	p->since = time;
 	snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "");

@@ -25,7 +25,8 @@ import types
 from hostile_files import (altlink_to_fifo, debug_info_claims_4g, hostile_eh_frame,
                            past_eof_variants, stripped_with_debuglink)
 
-GRACE = 8           # seconds past the duration a profile may take (a shared, loaded VM)
+GRACE = 20          # seconds past the duration a profile may take: no hang on a hostile file, on
+                    # a shared VM under load (8 was not always enough beside two busy loops)
 MAX_RSS_MB = 768    # profile's resident memory at most (its --max-memory is 1 GiB here)
 DURATION = 2
 

@@ -1064,15 +1064,76 @@ def jit_frames_from_perf_map():
 
 # --- names ---------------------------------------------------------------------------------
 
+def addr2line_chains(path, vaddrs):
+    """addr2line -i -f's functions for each of VADDRS in ELF file PATH (or its debug file),
+    innermost first: {vaddr: [function, ...]}."""
+    if not vaddrs:
+        return {}
+    # (Run beside the file: binutils 2.40's addr2line given a path with directories cannot
+    # read a dwz common file's DWARF, "unable to read alt ref".)
+    out = subprocess.run(["addr2line", "-a", "-i", "-f", "-e", os.path.basename(path)] +
+                         [hex(v) for v in sorted(vaddrs)], capture_output=True, text=True,
+                         timeout=60, cwd=os.path.dirname(os.path.abspath(path))
+                         ).stdout.splitlines()
+    # Each address: its line, then pairs of function and file:line.
+    chains, i = {}, 0
+    while i < len(out):
+        addr = int(out[i], 16)
+        i += 1
+        funcs = []
+        while i + 1 < len(out) and not re.match(r"^0x[0-9a-f]+$", out[i]):
+            funcs.append(out[i])
+            i += 2
+        chains[addr] = funcs
+    return chains
+
+
+def inline_chain_agrees(name):
+    """Workload NAME (inline.c, built as NAME) profiled once into folded and pprof files: the
+    samples whose folded stack ends hash_loop;mix_outer_[i];mix_inner_[i] are exactly those
+    whose leaf address addr2line -i places in mix_inner inlined into mix_outer into hash_loop
+    (the reference perf's srcline uses, on the same samples), and there are some. How many
+    there are is the CPU's business (34-39% of the loop on an AMD EPYC, over 50% on Xeons):
+    the test runs the loop longer until the chain has 20 samples. Returns a summary."""
+    go = go_tool()
+    expect(go, "no go (golang-go, in scripts/deps.sh): pprof's addresses are needed")
+    prog = os.path.abspath(workload(name))
+    chain = ["hash_loop", "mix_outer_[i]", "mix_inner_[i]"]
+    for seconds in (2, 4, 8):
+        d = tempfile.mkdtemp(prefix="inline-", dir=os.path.join(BUILD, "tests"))
+        folded, pb = os.path.join(d, "p.folded"), os.path.join(d, "p.pb.gz")
+        _, err, _ = run_profile(["-F", "499", "-o", folded, "-o", pb, "--", prog,
+                                 str(seconds)])
+        expect("symbolizer worker (pid" not in err, f"a worker failed: {err}")
+        with open(folded) as f:
+            stacks = parse_folded(f.read())
+        ours = sum(c for f, c in stacks if f[0] == name and f[-3:] == chain)
+        loop = sum(c for f, c in stacks if f[0] == name and "hash_loop" in f)
+        locs, maps, samples = pprof_raw(go, pb)
+        leaf = {}
+        for count, ids in samples:
+            if ids and ids[0] in locs and maps.get(locs[ids[0]][1], (0, 0, ""))[2] == prog:
+                addr, mid, _ = locs[ids[0]]
+                start, off, _ = maps[mid]
+                v = file_vaddr(prog, addr - start + off)
+                leaf[v] = leaf.get(v, 0) + count
+        a2l = addr2line_chains(prog, set(leaf))
+        truth = sum(c for v, c in leaf.items()
+                    if a2l.get(v) == ["mix_inner", "mix_outer", "hash_loop"])
+        expect(ours == truth, f"{ours} samples end {';'.join(chain)}, addr2line -i places "
+               f"{truth} there")
+        if truth >= 20:
+            return f"{ours} of the loop's {loop} samples in mix_inner, as addr2line -i says"
+    raise AssertionError(f"only {truth} samples of mix_inner in {seconds} s")
+
+
 @test
 def inline_chains():
-    stacks, _, _ = run_profile(["--", workload("inline"), "2"])
-    loop = [(f, c) for f, c in stacks if f[0] == "inline" and "hash_loop" in f]
-    s = share(loop, lambda f: has_chain(f, ["hash_loop", "mix_outer_[i]", "mix_inner_[i]"]))
-    expect(s > 0.5, f"hash_loop;mix_outer_[i];mix_inner_[i] in {s:.1%} of the loop's samples")
+    # The inline chain of each sampled address as addr2line -i has it (inline_chain_agrees).
+    res = inline_chain_agrees("inline")
     stacks, _, _ = run_profile(["--no-inline", "--", workload("inline"), "1"])
     expect(not any(x.endswith("_[i]") for f, _ in stacks for x in f), "_[i] with --no-inline")
-    return f"{s:.1%} of the loop's samples"
+    return res
 
 
 @test
@@ -1090,14 +1151,10 @@ def cpp_demangled():
 def dwz_debug_file_inline_chains():
     # A debug file that dwz compressed with a twin's keeps the DWARF they share in a common
     # file (.gnu_debugaltlink) that BFD opens by path; the worker may open nothing: it asks
-    # for the file, is handed it, and BFD reads it from there. The inline chains are as
-    # without dwz (inline_chains), and no worker is lost.
-    stacks, err, _ = run_profile(["-F", "499", "--", workload("inline_dwz"), "2"])
-    expect("symbolizer worker (pid" not in err, f"a worker failed: {err}")
-    loop = [(f, c) for f, c in stacks if f[0] == "inline_dwz" and "hash_loop" in f]
-    s = share(loop, lambda f: has_chain(f, ["hash_loop", "mix_outer_[i]", "mix_inner_[i]"]))
-    expect(s > 0.5, f"hash_loop;mix_outer_[i];mix_inner_[i] in {s:.1%} of the loop's samples")
-    return f"{s:.1%} of the loop's samples"
+    # for the file, is handed it, and BFD reads it from there. The inline chains are
+    # addr2line -i's (which reads the same debug file and its common file), and no worker is
+    # lost.
+    return inline_chain_agrees("inline_dwz")
 
 
 @test
@@ -1231,8 +1288,10 @@ def lines_agree_with_addr2line():
     by_line = {}
     for m in re.finditer(r";hash_loop \(inline\.c:(\d+)\)[^\n]* (\d+)$", text, re.M):
         by_line[int(m.group(1))] = by_line.get(int(m.group(1)), 0) + int(m.group(2))
+    # (Which of the loop's lines has the most samples is the CPU's business.)
     hot = max(by_line, key=by_line.get) if by_line else None
-    expect(hot in (28, 29), f"no hash_loop (inline.c:28/29): {by_line}, {text[:300]!r}")
+    expect(28 in by_line or 29 in by_line,
+           f"no hash_loop (inline.c:28/29): {by_line}, {text[:300]!r}")
     expect(re.search(r"mix_inner \(inline\.c:1[0-2]\)_\[i\]", text),
            f"no mix_inner (inline.c:10-12)_[i]: {text[:300]!r}")
     return f"{checked} leaf addresses agree with addr2line -i; hash_loop at inline.c:{hot}"
@@ -1257,10 +1316,21 @@ def pprof_read_by_go_tool_pprof():
     theirs = pprof_traces(go, pb)
     expect(theirs == ours, f"pprof's stacks differ from the folded ones: "
            f"{sorted(set(theirs.items()) ^ set(ours.items()))[:3]}")
+    # -top's rows (flat, cum, function) are the folded stacks' own: each row's flat count is
+    # the samples whose leaf is that function, inlined or not, and mix_inner is among them.
+    # (Which function is first is the CPU's business: another one on an AMD EPYC.)
     top = subprocess.run([go, "tool", "pprof", "-top", "-sample_index=samples", pb],
                          capture_output=True, text=True, timeout=60).stdout
-    first = re.search(r"^\s*\d+\s+[0-9.]+%\s+[0-9.]+%\s+\d+\s+[0-9.]+%\s+(\S+)", top, re.M)
-    expect(first and first.group(1) == "mix_inner", f"-top's first row: {top[-400:]}")
+    rows = {m.group(2): int(m.group(1)) for m in re.finditer(
+        r"^[ \t]*(\d+)[ \t]+[0-9.]+%[ \t]+[0-9.]+%[ \t]+\d+[ \t]+[0-9.]+%[ \t]+(\S+)", top,
+        re.M)}
+    flat = {}
+    for stack, count in ours.items():
+        leaf = stack.split(";")[-1]
+        flat[leaf] = flat.get(leaf, 0) + count
+    expect(rows and all(flat.get(name, 0) == n for name, n in rows.items()),
+           f"-top's flat counts {rows}, the folded stacks' {flat}")
+    expect("mix_inner" in rows, f"no mix_inner row in -top: {top[-400:]}")
     expect(re.search(r"^File: inline$", top, re.M), f"pprof's program is not inline: {top[:200]}")
     raw = subprocess.run([go, "tool", "pprof", "-raw", pb], capture_output=True, text=True,
                          timeout=60).stdout
@@ -1822,7 +1892,11 @@ def reused_pid_profiled_afresh():
     # the next pid N. What the unwinder and BPF knew of pid N (chain_fp's files, its frame
     # spans) must not serve chain_nofp, and the first program's samples, counted under the
     # same pid, are not named with the second's mappings: both whole, each under its name.
-    script = (f"{shlex.quote(os.path.abspath(profile_bin()))} -a -F 499 -d 4 & sleep 1; "
+    # (chain_fp starts once profile says it samples: under load a second was not always
+    # enough for -a to attach, and chain_fp ran unseen.)
+    log = tempfile.mktemp(prefix="reused-", dir=os.path.abspath(os.path.join(BUILD, "tests")))
+    script = (f"{shlex.quote(os.path.abspath(profile_bin()))} -v -a -F 499 -d 6 2>{log} & "
+              f"until grep -q 'sampling on' {log}; do sleep 0.05; done; "
               f"{workload('chain_fp')} 1 & p=$!; wait $p; "
               "echo $((p - 1)) > /proc/sys/kernel/ns_last_pid; "
               f"{workload('chain_nofp')} 1 & q=$!; wait $q; echo \"pids $p $q\" >&2; wait")
@@ -1839,6 +1913,10 @@ def reused_pid_profiled_afresh():
         n = total(stacks, comm)
         whole = sum(c for f, c in stacks if f[0] == comm and has_chain(f, CHAIN) and
                     "__libc_start_call_main" in f)
+        # Each ran 1 s of CPU while sampled: some samples (fewer under load), never more
+        # than 1 s at 499 Hz can give (the other's samples under its name: a bug, seen
+        # when the exec of chain_fp was read after the fork of the next program).
+        expect(0 < n <= 1.1 * 499, f"{n} samples of {comm}, expected up to 499")
         expect_rate(n >= 100, f"{n} samples of {comm}, expected about 499")
         expect(whole >= 0.95 * n, f"{comm}'s whole chain in {whole} of {n} samples")
         notes.append(f"{comm} {whole} of {n} whole")
@@ -2697,11 +2775,16 @@ def fork_child_before_exec_unwound():
     # its exec (bash's code, in the fork's copy of bash) are unwound once the exec is known,
     # so with the mappings of the program sampled, kept apart, not the new program's (where
     # their addresses are in no mapping: cut at the leaf, 30% of all the samples before).
-    stacks, err, _ = run_profile(["-v", "-F", "999", "--unwind", "dwarf", "--", "bash", "-c",
-                                  "for i in $(seq 400); do /bin/true; done"])
-    n = total(stacks, "bash")
+    # Enough samples whatever the CPU: 400 forks were 182-217 samples on an AMD EPYC, over
+    # 300 on Xeons; the loop is made longer until bash has 300.
+    for forks in (400, 1000, 2500):
+        stacks, err, _ = run_profile(["-v", "-F", "999", "--unwind", "dwarf", "--", "bash",
+                                      "-c", f"for i in $(seq {forks}); do /bin/true; done"])
+        n = total(stacks, "bash")
+        if n > 300:
+            break
     cut = share(stacks, lambda f: "[truncated]" in f, "bash")
-    expect_rate(n > 300, f"only {n} samples of bash")
+    expect_rate(n > 300, f"only {n} samples of bash in {forks} forks")
     expect(cut <= 0.05, f"{cut:.1%} of bash's {n} samples truncated: "
            f"{[';'.join(f[:4]) for f, _ in stacks if f[0] == 'bash' and '[truncated]' in f][:3]}")
     return f"{n} samples of bash, {cut:.1%} truncated"
