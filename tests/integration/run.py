@@ -3319,7 +3319,11 @@ def debuginfod_names_stripped_files():
         stacks, err, _ = run(cache, url)
         ours, inl = fetched_names(stacks)
         expect(ours >= 0.9, f"static functions named in {ours:.1%} of samples: {stacks}")
-        expect(inl >= 0.5, f"inlined functions in {inl:.1%} of samples: {stacks}")
+        # The inlined function's name is only in the dwz common file, fetched by its own
+        # build id: it is there. How many samples land in its inlined code rather than its
+        # caller's is the CPU's business (81-85% on Xeons, 46-47% on an AMD EPYC).
+        n_inl = sum(c for f, c in stacks if f[0] == "fetched" and "fetched_mix_[i]" in f)
+        expect(n_inl >= 10, f"inlined functions in {n_inl} samples: {stacks}")
         expect(share(stacks, lambda f: any("+0x" in x for x in f), "fetched") == 0,
                f"FILE+0x frames left: {stacks}")
         for bid in ids:
