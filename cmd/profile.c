@@ -725,6 +725,11 @@ static void print_summary(const struct session_stats *st, size_t nr_stacks,
 	else
 		fprintf(stderr, "profile: %s in %.1f s on %d CPUs, %zu distinct stacks, written "
 			"to %s\n", what, st->seconds, st->nr_cpus, nr_stacks, where);
+	/* How far the counts may fall short: the events after each CPU's last sample. */
+	if (events && st->ev_unsampled)
+		fprintf(stderr, "profile: %llu %s came after the last sample on their CPU (any "
+			"task's): in no stack\n", (unsigned long long)st->ev_unsampled,
+			strchr(ev, ',') ? "events" : ev);
 	fprintf(stderr, "profile: user stacks %.1f%% DWARF-unwound", pct(st->dwarf, nsamples));
 	/* Walks that met a function keeping no frame record where it called: perf -g and bcc
 	 * show those stacks with frames missing. */

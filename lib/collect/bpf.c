@@ -438,9 +438,38 @@ int session__attach(struct session *s)
 	return 0;
 }
 
+/* The events of counted event I (software, hardware) that came after each CPU's last sample
+ * (a sample weighs those before it, ev_counted): the kernel's count now, less the count at
+ * that sample. Called before the events are closed. */
+static uint64_t unsampled_events(struct session *s, unsigned int i)
+{
+	__u64 *last = calloc(s->nr_cpus, sizeof(*last));
+	const int *pfds = s->pfds + (size_t)i * s->nr_cpus;
+	uint64_t n = 0;
+	__u32 key = i;
+
+	if (!last || bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.ev_counted), &key, last)) {
+		free(last);
+		return 0;
+	}
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		uint64_t count;
+
+		if (pfds[cpu] >= 0 && read(pfds[cpu], &count, sizeof(count)) == sizeof(count) &&
+		    count > last[cpu])
+			n += count - last[cpu];
+	}
+	free(last);
+	return n;
+}
+
 void session__detach(struct session *s)
 {
 	size_t slots = (size_t)s->nr_cpus * (s->nr_evs ? s->nr_evs : 1);
+
+	for (unsigned int i = 0; s->skel && s->pfds && i < s->nr_evs; i++)
+		if (s->evs[i].kind == EVENT_SOFTWARE || s->evs[i].kind == EVENT_HARDWARE)
+			s->stats.ev_unsampled += unsampled_events(s, i);
 
 	if (s->skel && s->skel->links.on_switch) {
 		bpf_link__destroy(s->skel->links.on_switch);

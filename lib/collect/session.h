@@ -72,6 +72,8 @@ struct session_stats {
 	uint64_t off_truncated_ns;	/* of it, time on stacks whose user part is truncated */
 	uint64_t off_unmatched;		/* waits whose stacks userspace did not have (lost with
 					 * their event, or over --max-memory) */
+	uint64_t ev_unsampled;		/* -e's events that count: those after each CPU's last
+					 * sample (any task's), in no stack */
 	uint64_t dwarf;			/* samples unwound with DWARF in userspace */
 	uint64_t unwind_stop[8];	/* of those, by enum unwind_stop */
 	uint64_t unwind_frames;		/* frames those unwinds produced */
