@@ -162,6 +162,18 @@ static void test_incarnations(void)
 	as = procmaps__incarnation(pm, 20, 150);
 	CU_ASSERT(as >= PROCMAPS_ARCHIVED_PID);
 	CU_ASSERT_PTR_NOT_NULL(procmaps__find(pm, as, 0x8000));
+	/* A shell (pid 9) forks pid 30 at 100, which execs "first" at 150 and exits; the next
+	 * fork of pid 30 (300) is read before that exec's record (another CPU's buffer): the
+	 * exec still names the samples of the program it began, not the shell's copy. */
+	procmaps__set_comm(pm, 9, "sh");
+	CU_ASSERT_EQUAL(procmaps__fork(pm, 9, 30, 100), 0);
+	CU_ASSERT_EQUAL(procmaps__fork(pm, 9, 30, 300), 0);
+	CU_ASSERT_EQUAL(procmaps__exec(pm, 30, 150, "first"), 0);
+	as = procmaps__incarnation(pm, 30, 160);
+	CU_ASSERT(as >= PROCMAPS_ARCHIVED_PID);
+	CU_ASSERT_STRING_EQUAL(procmaps__comm(pm, as), "first");
+	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 30, 301), 30);
+	CU_ASSERT_STRING_EQUAL(procmaps__comm(pm, 30), "sh");
 	/* Pids nothing is known of: themselves, and nothing made of a fork between them. */
 	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 8, 0), 8);
 	CU_ASSERT_EQUAL(procmaps__fork(pm, 11, 12, 5), 0);
