@@ -36,7 +36,7 @@ BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -Wall
 
 LIB_SRCS	:= $(wildcard lib/*/*.c) $(wildcard flamegraph/*.c)
 LIB_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
-CMD_OBJS	:= $(OUT)/cmd/profile.o $(OUT)/cmd/flamegraph.o
+CMD_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(wildcard cmd/*.c))
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 UNIT_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
 SKEL		:= $(OUT)/profile.skel.h

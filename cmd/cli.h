@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* The command line's parts: the settings the options make (options.c), the outputs and
+ * continuous mode (outputs.c), the summary (summary.c), and main (profile.c). */
+#ifndef CMD_CLI_H
+#define CMD_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+#include <sys/types.h>
+#include "flamegraph.h"
+#include "collect/session.h"
+
+struct profile;
+struct folded;
+
+/* Exit statuses (man/profile.1, EXIT STATUS). */
+enum {
+	EXIT_OK = 0,
+	EXIT_RUNTIME = 1,
+	EXIT_USAGE = 2,
+	EXIT_TARGET = 3,
+	EXIT_ENV = 4,
+};
+
+#define MAX_PIDS 1024
+#define MAX_FREQ 100000
+#define DEFAULT_EVENT_FREQ 4000	/* perf's -F */
+
+#define MAX_OUTPUTS 8		/* -o given more often is an error (its message says 8) */
+
+enum out_format { FMT_FOLDED, FMT_SVG, FMT_PPROF };
+
+/* One place the profile goes: -o FILE, or standard output. */
+struct output {
+	const char *path;	/* NULL: standard output */
+	enum out_format format;
+	FILE *f;
+};
+
+struct settings {
+	struct session_opts session;
+	pid_t pids[MAX_PIDS];
+	const char *cgroups[PROFILE_MAX_CGROUPS];
+	char events[1024];		/* -e a -e b: "a,b" */
+	struct output out[MAX_OUTPUTS];
+	int nr_out;
+	const char *format;
+	struct fg_opts fg;	/* the flame graph's options (--title, --width, ...) */
+	bool quiet;
+	bool explain;		/* --explain: the whole report, also with -q */
+	bool lines;		/* --lines: source lines in folded and SVG output */
+	/* Continuous mode (--every): each -o path a strftime pattern expanded at the period's
+	 * start; --push sends each period to a Pyroscope server. */
+	const char *push_url;
+	const char *app_name;
+	struct pusher *pusher;
+	unsigned int periods;	/* periods written */
+	bool period_failed;	/* a period's file could not be written */
+};
+
+/* Seconds to send what is queued for the server once sampling is over. */
+#define PUSH_GRACE_S	2
+
+/* Lines of the --explain report: all of them (up to this), or the first few with -v. */
+#define EXPLAIN_LINES		15
+#define EXPLAIN_LINES_VERBOSE	3
+
+/* options.c: the settings from ARGV (exits for --help, --version, -e list). Returns 0 or an
+ * exit status, the message printed. */
+int parse_args(int argc, char **argv, struct settings *st);
+/* Prints "profile: " FMT with ARG (FMT has one %s) and the --help hint; returns EXIT_USAGE. */
+int usage_error(const char *fmt, const char *arg);
+/* Whether -e's events LIST counts events (a tracepoint, a software or hardware event), not
+ * time. */
+bool counts_events(const char *list);
+
+/* outputs.c: open every -o before sampling (a path that cannot be written fails first);
+ * continuous mode's patterns checked instead. Return 0 or an exit status. */
+int open_outputs(struct settings *st);
+int check_patterns(const struct settings *st);
+int write_outputs(const struct settings *st, const struct profile *p, const struct folded *f,
+		  const struct timespec *started, double seconds);
+int close_outputs(struct settings *st);
+void default_app_name(char *buf, size_t size);
+/* --every: period after period until the end. Returns the exit status. */
+int run_continuous(struct settings *st, struct session *s);
+
+/* summary.c: the lines after a run on stderr, and --explain's total. */
+void print_summary(const struct session_stats *st, size_t nr_stacks,
+		   const struct settings *set);
+uint64_t explain_total(struct session *s, const struct settings *st);
+
+/* profile.c */
+double monotonic_seconds(void);
+int exit_status(enum session_err_kind kind);
+
+#endif

@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* profile: the options, as a table, and what they say together. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <libgen.h>
+#include "flamegraph.h"
+#include "flamegraph_cmd.h"
+#include "output/folded.h"
+#include "output/pprof.h"
+#include "output/push.h"
+#include "base/limits.h"
+#include "base/log.h"
+#include "collect/events.h"
+#include "collect/explain.h"
+#include "collect/session.h"
+#include "profile/profile.h"
+#include "unwind/unwind.h"
+#include "cli.h"
+
+static const char usage_text[] =
+"Usage: profile [OPTIONS] -p PID[,PID...]\n"
+"       profile [OPTIONS] -a\n"
+"       profile [OPTIONS] [--] COMMAND [ARGS...]\n"
+"       profile flamegraph [OPTIONS] [FILE...]   (see profile flamegraph --help)\n"
+"\n"
+"Sample on-CPU stacks with BPF (or time off the CPU, by stack) and write them as folded\n"
+"stacks, a flame graph or pprof.\n"
+"\n"
+"Targets:\n"
+"  -p, --pid PID[,PID...]   profile these running processes and all their threads\n"
+"  -a, --all                profile the whole system\n"
+"      --cgroup PATH        only tasks in this cgroup (v2: a path under /sys/fs/cgroup or\n"
+"                           relative to it) or below it; several allowed; alone: -a\n"
+"  COMMAND [ARGS...]        start COMMAND held, attach, then run it; profile it until it exits\n"
+"      --user USER[:GROUP]  run COMMAND as USER (a name or uid) with USER's groups, or GROUP;\n"
+"                           without it, COMMAND runs as profile does: as root under sudo\n"
+"                           (--user \"$SUDO_USER\" runs it as you)\n"
+"\n"
+"Options:\n"
+"  -F, --frequency HZ       samples per second per CPU (default 99; 4000 for -e's\n"
+"                           events that count, as perf)\n"
+"  -e, --event EVENT        what to sample, as perf names it (default cpu-clock):\n"
+"                           page-faults, context-switches, cycles ..., or a tracepoint\n"
+"                           CATEGORY:NAME (syscalls:sys_enter_write); -e list lists them;\n"
+"                           several (-e a,b, up to 8): each event's stacks under its name\n"
+"  -c, --count N            a sample every N events (counts are events; default: -F a\n"
+"                           second, each event of a tracepoint)\n"
+"  -d, --duration SECONDS   stop after SECONDS (default: Ctrl-C, or when the targets exit)\n"
+"  -o, --output FILE        write to FILE instead of standard output; several -o write the\n"
+"                           same profile in several formats\n"
+"  -f, --format FORMAT      folded, svg or pprof (default, by FILE's end: .svg svg,\n"
+"                           .pb.gz .pb .pprof pprof (gzip'd profile.proto), else folded)\n"
+"  -U, --user-only          user frames only\n"
+"  -K, --kernel-only        kernel frames only\n"
+"      --idle               with -a, keep the idle task's samples\n"
+"      --threads            a frame NAME/TID per thread under the process name\n"
+"      --group-by cgroup    the process's cgroup path as the root frame (pprof: a label)\n"
+"      --map-size N         entries of the BPF stack and count maps (default: derived)\n"
+"      --unwind MODE        auto (default: frame pointers, DWARF where they break), fp, dwarf\n"
+"      --stack-copy BYTES   user stack copied per DWARF sample (default 16384, at most 24576)\n"
+"      --no-inline          no frames for inlined functions (from DWARF)\n"
+"      --no-demangle        C++ and Rust names as mangled in the symbol table\n"
+"      --lines              frames as NAME (FILE:LINE), from DWARF, in folded and SVG output\n"
+"                           (pprof output always has the lines)\n"
+"      --no-debuginfod      fetch no debug files, whatever DEBUGINFOD_URLS says\n"
+"      --debuginfod-timeout SECONDS\n"
+"                           a debug file's fetch, and the end's wait for those under way,\n"
+"                           at most SECONDS (default 15)\n"
+"      --explain            after the summary: where stacks were cut, untrusted or left\n"
+"                           unnamed, per file, and what to do about it\n"
+"      --max-memory SIZE    memory for what grows with the profiled programs' files and\n"
+"                           stacks (symbols, CFI, DWARF, perf maps, stacks); past it new\n"
+"                           files are not parsed (default: 1/8 of RAM, at most 1G)\n"
+"\n"
+"Off-CPU time (where threads wait: locks, I/O, sleeps, the run queue):\n"
+"      --off-cpu            time off the CPU by the stack it left with, in microseconds\n"
+"                           (the kernel frames say why: futex_wait, do_nanosleep, pipe_read)\n"
+"      --wall               on-CPU samples (as 1/HZ s each) and off-CPU time in one profile;\n"
+"                           off-CPU stacks end in a frame [off-cpu]\n"
+"      --min-block US       with either: leave out times off the CPU under US microseconds\n"
+"\n"
+"Continuous mode:\n"
+"      --every SECONDS      one profile per period of SECONDS, written to each -o FILE, which\n"
+"                           is a strftime(3) pattern expanded at the period's start\n"
+"                           (%%Y%%m%%d-%%H%%M%%S...); SIGHUP ends a period at once\n"
+"      --push URL           send each period to a Pyroscope server: POST URL/ingest, pprof\n"
+"                           (http:// only; a server that is down or slow loses periods, with\n"
+"                           a warning each, never samples)\n"
+"      --app-name NAME      the application name pushed (default profile.cpu{hostname=HOST})\n"
+"\n"
+"  -q, --quiet              no summary at the end\n"
+"  -v, --verbose            more messages (-vv: libbpf's too)\n"
+"  -h, --help               this text\n"
+"  -V, --version            the version\n"
+"\n"
+"Examples:\n"
+"  profile -p 1234 -d 10 -o app.folded        a running process for 10 seconds\n"
+"  profile -o ls.folded -- ls -R /usr          a command, until it exits\n"
+"  profile -a -d 5 > all.folded                the whole system for 5 seconds\n"
+"  profile -p 1234 -d 10 -o app.svg            an interactive flame graph\n"
+"  profile -o make.svg --title 'make -j2' -- make -j2\n"
+"  profile flamegraph app.folded > app.svg     a flame graph of any folded file\n"
+"  profile --off-cpu -p 1234 -d 10 -o blocked.svg\n"
+"                                              where a process waits, for 10 seconds\n"
+"  profile --wall -o server.svg -- ./server --once\n"
+"                                              on- and off-CPU time of a command\n"
+"  profile --off-cpu --min-block 1000 -a -d 5  waits of 1 ms or more, whole system\n"
+"  profile -e page-faults -o faults.svg -- ./app\n"
+"                                              where a command faults its memory in\n"
+"  profile -e syscalls:sys_enter_write -p 1234 -d 5\n"
+"                                              who calls write(2), by stack\n"
+"  profile -e page-faults,context-switches -o app.pb.gz -- ./app\n"
+"                                              two events, a pprof sample type each\n"
+"  DEBUGINFOD_URLS=https://debuginfod.debian.net profile -p 1234 -d 10 -o app.svg\n"
+"                                              names of stripped Debian binaries, their\n"
+"                                              debug files fetched by build id\n"
+"  profile --cgroup system.slice/nginx.service -d 10 -o nginx.svg\n"
+"                                              a systemd service (or a container's cgroup)\n"
+"  profile -a --group-by cgroup -d 10 -o host.svg\n"
+"                                              the whole system, by cgroup\n"
+"  profile -a --every 60 -o 'host-%%Y%%m%%d-%%H%%M%%S.pb.gz'\n"
+"                                              the whole system, one pprof file a minute\n"
+"  profile -a --every 10 --push http://pyroscope:4040 --app-name 'web.cpu{env=prod}'\n"
+"                                              the whole system, sent to Pyroscope\n"
+"\n"
+"Flame graph options (with -f svg or -o FILE.svg):\n"
+"%s"
+"\n"
+"Exit status: 0 written, 1 runtime failure, 2 bad usage, 3 bad target (pid, command),\n"
+"4 environment (privileges, BTF). See profile(1).\n";
+
+int usage_error(const char *fmt, const char *arg)
+{
+	fputs("profile: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'profile --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static int parse_pids(struct settings *st, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return usage_error("%s", "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(tok, &end, 10);
+		if (errno || *end || end == tok || v <= 0 || v > INT_MAX) {
+			ret = usage_error("invalid pid '%s': expected a positive number", tok);
+			break;
+		}
+		if (st->session.nr_pids == MAX_PIDS) {
+			ret = usage_error("too many pids (at most 1024)%s", "");
+			break;
+		}
+		st->pids[st->session.nr_pids++] = (pid_t)v;
+	}
+	if (!ret && !st->session.nr_pids)
+		ret = usage_error("invalid pid list '%s'", arg);
+	free(copy);
+	return ret;
+}
+
+static int parse_uint(const char *arg, const char *what, unsigned long min, unsigned long max,
+		      unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || *end || end == arg || arg[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "profile: invalid %s '%s': expected a whole number from %lu to %lu\n",
+			what, arg, min, max);
+		fputs("Try 'profile --help' for more information.\n", stderr);
+		return EXIT_USAGE;
+	}
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int parse_count(const char *arg, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || end == arg || arg[0] == '-' || v == 0)
+		return usage_error("invalid count '%s': expected a whole number of events, at "
+				   "least 1", arg);
+	*out = v;
+	return 0;
+}
+
+/* profile -e list: the events -e takes, and where the tracepoints are. */
+static int list_events(void)
+{
+	static const char *const kinds[] = {
+		[EVENT_CLOCK] = "software, time", [EVENT_SOFTWARE] = "software",
+		[EVENT_HARDWARE] = "hardware", [EVENT_TRACEPOINT] = "tracepoint",
+	};
+	enum event_kind kind;
+	const char *name;
+
+	for (size_t i = 0; (name = events__name(i, &kind)); i++)
+		printf("  %-28s %s%s\n", name, kinds[kind],
+		       kind == EVENT_HARDWARE && access("/sys/bus/event_source/devices/cpu", F_OK) ?
+		       " (not on this machine: no PMU)" : "");
+	printf("  %-28s tracepoint (those of /sys/kernel/tracing/available_events)\n",
+	       "CATEGORY:NAME");
+	return EXIT_OK;
+}
+
+static int parse_every(const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || *end || end == arg || !isfinite(v) || v < 0.1 || v > 31536000)
+		return usage_error("invalid period '%s': expected seconds, at least 0.1", arg);
+	*out = v;
+	return 0;
+}
+
+static int parse_duration(const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || *end || end == arg || !isfinite(v) || v <= 0 || v > 31536000)
+		return usage_error("invalid duration '%s': expected seconds greater than 0", arg);
+	*out = v;
+	return 0;
+}
+
+enum {
+	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
+	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY, OPT_LINES, OPT_EVERY, OPT_PUSH,
+	OPT_APP_NAME, OPT_OFF_CPU, OPT_WALL, OPT_MIN_BLOCK, OPT_CGROUP, OPT_GROUP_BY,
+	OPT_EVENT_LIST, OPT_NO_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT,
+};
+
+#define MIN_MEMORY	(16u << 20)
+
+static int parse_max_memory(const char *arg)
+{
+	uint64_t bytes;
+
+	if (limits__parse_size(arg, &bytes) || bytes < MIN_MEMORY)
+		return usage_error("invalid memory size '%s': expected bytes, or a number with "
+				   "K, M, G or T, at least 16M", arg);
+	limits__set_budget(bytes);
+	return 0;
+}
+
+static int parse_unwind(const char *arg, int *mode)
+{
+	if (!strcmp(arg, "auto"))
+		*mode = UNWIND_AUTO;
+	else if (!strcmp(arg, "fp"))
+		*mode = UNWIND_FP;
+	else if (!strcmp(arg, "dwarf"))
+		*mode = UNWIND_DWARF;
+	else
+		return usage_error("unknown unwind mode '%s': expected auto, fp or dwarf", arg);
+	return 0;
+}
+
+/* Whether PATH ends with SUFFIX, in any case. */
+static bool ends_with(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), m = strlen(suffix);
+
+	return n > m && !strcasecmp(path + n - m, suffix);
+}
+
+/* The format of output PATH (NULL: standard output): FORMAT (-f) when given, else by how
+ * PATH ends. */
+static enum out_format output_format(const char *format, const char *path)
+{
+	if (format)
+		return !strcmp(format, "svg") ? FMT_SVG : !strcmp(format, "pprof") ? FMT_PPROF :
+		       FMT_FOLDED;
+	if (path && ends_with(path, ".svg"))
+		return FMT_SVG;
+	if (path && (ends_with(path, ".pb.gz") || ends_with(path, ".pb") ||
+		     ends_with(path, ".pprof")))
+		return FMT_PPROF;
+	return FMT_FOLDED;
+}
+
+/* Whether -e's LIST (NULL: cpu-clock) names an event other than the clocks: the counts are
+ * events, not samples of time. (A list that does not parse is refused by the session.) */
+bool counts_events(const char *list)
+{
+	struct event_spec evs[PROFILE_MAX_EVENTS];
+	char err[256];
+	int n = list ? events__parse_list(list, evs, PROFILE_MAX_EVENTS, err, sizeof(err)) : 0;
+
+	for (int i = 0; i < n; i++)
+		if (evs[i].kind != EVENT_CLOCK)
+			return true;
+	return false;
+}
+
+/* -e's events that count, sampled without -F: perf's 4000 Hz, or the kernel's highest rate
+ * if lower (kernel.perf_event_max_sample_rate, which the kernel lowers when sampling is slow). */
+static unsigned int default_event_freq(void)
+{
+	unsigned int top = 0;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+
+	if (f && fscanf(f, "%u", &top) != 1)
+		top = 0;
+	if (f)
+		fclose(f);
+	return top && top < DEFAULT_EVENT_FREQ ? top : DEFAULT_EVENT_FREQ;
+}
+
+/* The long options: ours, then the flame graph's (--title, --width, ...) in parse_args. */
+static const struct option own[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "user-only", no_argument, NULL, 'U' },
+	{ "kernel-only", no_argument, NULL, 'K' },
+	{ "idle", no_argument, NULL, OPT_IDLE },
+	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "map-size", required_argument, NULL, OPT_MAP_SIZE },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
+	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "explain", no_argument, NULL, OPT_EXPLAIN },
+	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+	{ "every", required_argument, NULL, OPT_EVERY },
+	{ "push", required_argument, NULL, OPT_PUSH },
+	{ "app-name", required_argument, NULL, OPT_APP_NAME },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "wall", no_argument, NULL, OPT_WALL },
+	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+	{ "debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT },
+	{ "event", required_argument, NULL, 'e' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+};
+
+static int check_settings(struct settings *st, bool min_block);
+
+int parse_args(int argc, char **argv, struct settings *st)
+{
+	/* Ours, then the flame graph's (--title, --width, ...), then the end. */
+	static struct option longopts[sizeof(own) / sizeof(own[0]) + 32];
+	struct session_opts *o = &st->session;
+	size_t nopts = 0;
+	char fgerr[256];
+	int c, err;
+	bool min_block = false;
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		longopts[nopts++] = own[i];
+	for (size_t i = 0; fg_options[i].name && nopts + 1 < sizeof(longopts) / sizeof(longopts[0]); i++)
+		longopts[nopts++] = fg_options[i];
+	longopts[nopts] = (struct option){ 0 };
+	fg_opts__init(&st->fg);
+
+	o->freq = 99;
+	o->pids = st->pids;
+	/* '+': stop at the first non-option, the command. */
+	while ((c = getopt_long(argc, argv, "+p:aF:d:o:f:UKqvhVe:c:", longopts, NULL)) != -1) {
+		err = 0;
+		switch (c) {
+		case 'p': err = parse_pids(st, optarg); break;
+		case 'a': o->all = true; break;
+		case 'F':
+			err = parse_uint(optarg, "frequency", 1, MAX_FREQ, &o->freq);
+			o->event_freq = o->freq;
+			break;
+		case 'e':
+			if (!strcmp(optarg, "list"))
+				exit(list_events());
+			/* -e a,b or -e a -e b, as perf takes them. */
+			if (o->event) {
+				size_t have = strlen(st->events);
+
+				if (o->event != st->events)
+					have = (size_t)snprintf(st->events, sizeof(st->events),
+								"%s", o->event);
+				if (have + 1 + strlen(optarg) >= sizeof(st->events))
+					return usage_error("too many events (-e): '%s'", optarg);
+				snprintf(st->events + have, sizeof(st->events) - have, ",%s",
+					 optarg);
+				o->event = st->events;
+			} else {
+				o->event = optarg;
+			}
+			break;
+		case 'c': err = parse_count(optarg, &o->count); break;
+		case 'd': err = parse_duration(optarg, &o->duration); break;
+		case 'o':
+			if (st->nr_out == MAX_OUTPUTS)
+				return usage_error("%s", "at most 8 outputs (-o)");
+			st->out[st->nr_out++].path = optarg;
+			break;
+		case 'f': st->format = optarg; break;
+		case 'U': o->user_only = true; break;
+		case 'K': o->kernel_only = true; break;
+		case OPT_IDLE: o->idle = true; break;
+		case OPT_THREADS: o->threads = true; break;
+		case OPT_MAP_SIZE:
+			err = parse_uint(optarg, "map size", 1024, 1 << 24, &o->map_size);
+			break;
+		case OPT_UNWIND: err = parse_unwind(optarg, &o->unwind_mode); break;
+		case OPT_STACK_COPY:
+			err = parse_uint(optarg, "stack copy size", 512, PROFILE_MAX_STACK_COPY,
+					 &o->stack_copy);
+			break;
+		case OPT_NO_INLINE: o->no_inline = true; break;
+		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
+		case OPT_EXPLAIN: st->explain = true; break;
+		case OPT_LINES: st->lines = true; break;
+		case OPT_USER: o->user = optarg; break;
+		case OPT_MAX_MEMORY: err = parse_max_memory(optarg); break;
+		case OPT_EVERY: err = parse_every(optarg, &o->every); break;
+		case OPT_PUSH: st->push_url = optarg; break;
+		case OPT_APP_NAME: st->app_name = optarg; break;
+		case OPT_OFF_CPU: o->off_cpu = true; break;
+		case OPT_CGROUP:
+			if (o->nr_cgroups == PROFILE_MAX_CGROUPS)
+				return usage_error("at most %s cgroups (--cgroup)", "8");
+			st->cgroups[o->nr_cgroups++] = optarg;
+			break;
+		case OPT_GROUP_BY:
+			if (strcmp(optarg, "cgroup"))
+				return usage_error("unknown --group-by '%s': expected cgroup", optarg);
+			o->group_cgroup = true;
+			break;
+		case OPT_WALL: o->wall = true; break;
+		case OPT_NO_DEBUGINFOD: o->no_debuginfod = true; break;
+		case OPT_DEBUGINFOD_TIMEOUT:
+			err = parse_duration(optarg, &o->debuginfod_timeout);
+			if (!err && o->debuginfod_timeout > 3600)
+				err = usage_error("invalid --debuginfod-timeout '%s': at most 3600 "
+						  "seconds", optarg);
+			break;
+		case OPT_MIN_BLOCK:
+			err = parse_uint(optarg, "minimum block", 0, 3600000000ul, &o->min_block_us);
+			min_block = true;
+			break;
+		case 'q': st->quiet = true; break;
+		case 'v': log_level++; break;
+		case 'h': printf(usage_text, FG_OPTIONS_HELP); exit(EXIT_OK);
+		case 'V': printf("profile %s\n", PROFILE_VERSION); exit(EXIT_OK);
+		default:
+			if (c >= FG_OPTION_BASE &&
+			    fg_opts__parse_opt(&st->fg, c, optarg, fgerr, sizeof(fgerr)) == 0)
+				break;
+			if (c >= FG_OPTION_BASE)
+				return usage_error("%s", fgerr);
+			fputs("Try 'profile --help' for more information.\n", stderr);
+			return EXIT_USAGE;
+		}
+		if (err)
+			return err;
+	}
+	if (optind < argc)
+		o->argv = &argv[optind];
+	return check_settings(st, min_block);
+}
+
+/* What the options say together: the targets, what excludes what, the defaults that follow
+ * from the others. Returns 0, or EXIT_USAGE with the message printed. */
+static int check_settings(struct settings *st, bool min_block)
+{
+	struct session_opts *o = &st->session;
+	int targets;
+
+	/* -v shows the report's first lines after the summary. */
+	o->explain = st->explain || (log_level >= LOG_INFO && !st->quiet);
+	o->cgroups = st->cgroups;
+	targets = (o->nr_pids > 0) + o->all + (o->argv != NULL);
+	/* --cgroup alone: the whole system, those cgroups of it. */
+	if (targets == 0 && o->nr_cgroups) {
+		o->all = true;
+		targets = 1;
+	}
+	if (targets == 0)
+		return usage_error("%s", "nothing to profile: give -p PID, -a, --cgroup PATH, or a "
+				   "command");
+	if (targets > 1)
+		return usage_error("%s", "give only one of -p PID, -a, or a command");
+	if (o->user_only && o->kernel_only)
+		return usage_error("%s", "-U and -K exclude each other");
+	if (o->idle && !o->all)
+		return usage_error("%s", "--idle goes with -a");
+	if (o->user && !o->argv)
+		return usage_error("%s", "--user goes with a command: it says who runs it");
+	if (st->format && strcmp(st->format, "folded") && strcmp(st->format, "svg") &&
+	    strcmp(st->format, "pprof"))
+		return usage_error("unknown format '%s': expected folded, svg or pprof", st->format);
+	if (st->push_url && !o->every)
+		return usage_error("%s", "--push goes with --every: it sends one profile per period");
+	if ((o->off_cpu || o->wall) && (o->event || o->count))
+		return usage_error("%s", "-e and -c go with on-CPU sampling, not --off-cpu or "
+				   "--wall");
+	if (o->off_cpu && o->wall)
+		return usage_error("%s", "--off-cpu and --wall exclude each other: --wall has the "
+				   "off-CPU time too");
+	if (min_block && !o->off_cpu && !o->wall)
+		return usage_error("%s", "--min-block goes with --off-cpu or --wall");
+	if (st->app_name && !st->push_url)
+		return usage_error("%s", "--app-name goes with --push: it names what is pushed");
+	if (o->every && !st->nr_out && !st->push_url)
+		return usage_error("%s", "--every writes a profile per period: give -o PATTERN "
+				   "(a strftime pattern) or --push URL");
+	if (o->every && st->push_url)
+		o->lines = true;	/* pprof, as a pprof file */
+	/* Files are made as the run goes: as the user we are, not uid 65534. */
+	o->keep_uid = o->every && st->nr_out;
+	if (!st->nr_out && !o->every)
+		st->nr_out = 1;		/* standard output */
+	for (int i = 0; i < st->nr_out; i++) {
+		st->out[i].format = output_format(st->format, st->out[i].path);
+		/* pprof keeps each frame's line where DWARF has one, asked or not. */
+		if (st->out[i].format == FMT_PPROF)
+			o->lines = true;
+	}
+	if (st->lines)
+		o->lines = true;
+	/* Time, not samples: the flame graph says so, as flamegraph.pl's off-CPU graphs do
+	 * (--countname=us), unless told otherwise. */
+	if ((o->off_cpu || o->wall) && !strcmp(st->fg.countname, "samples"))
+		st->fg.countname = "us";
+	/* Events that count (page faults, ...) sampled as often as perf does without -F: a
+	 * sample weighs the events on its CPU since the last, and the events after a CPU's last
+	 * sample are in no stack; at 99 Hz a 20 ms burst of 16,384 page faults was two
+	 * samples. */
+	if (!o->event_freq)
+		o->event_freq = default_event_freq();
+	if (counts_events(o->event) &&
+	    !strcmp(st->fg.countname, "samples"))
+		st->fg.countname = "events";
+	if (o->off_cpu && !st->fg.title)
+		st->fg.title = "Off-CPU Time Flame Graph";
+	if (o->wall && !st->fg.title)
+		st->fg.title = "Wall-Clock Time Flame Graph";
+	return 0;
+}

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* profile: where the profile goes: -o's files or standard output, continuous mode's periods
+ * and --push. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <libgen.h>
+#include "flamegraph.h"
+#include "flamegraph_cmd.h"
+#include "output/folded.h"
+#include "output/pprof.h"
+#include "output/push.h"
+#include "base/limits.h"
+#include "base/log.h"
+#include "collect/events.h"
+#include "collect/explain.h"
+#include "collect/session.h"
+#include "profile/profile.h"
+#include "unwind/unwind.h"
+#include "cli.h"
+
+/* Open every -o file for writing (standard output otherwise). Returns 0 or EXIT_RUNTIME
+ * after one sentence. */
+int open_outputs(struct settings *st)
+{
+	for (int i = 0; i < st->nr_out; i++) {
+		struct output *o = &st->out[i];
+
+		o->f = o->path ? fopen(o->path, "we") : stdout;
+		if (!o->f) {
+			pr_warn("cannot write '%s': %s", o->path, strerror(errno));
+			return EXIT_RUNTIME;
+		}
+	}
+	return 0;
+}
+
+/* The profile P (folded: F) into output O, open as OUT and called NAME, in its format; PO
+ * says when it was sampled. Returns 0 or EXIT_RUNTIME after one sentence. */
+static int write_output(const struct settings *st, const struct output *o, FILE *out,
+			const char *name, const struct profile *p, const struct folded *f,
+			const struct pprof_opts *po)
+{
+	static const char *const fmt_names[] = { "folded", "svg", "pprof" };
+	double t = monotonic_seconds();
+	long at = ftell(out);
+	int err;
+
+	switch (o->format) {
+	case FMT_SVG: err = flamegraph__write_folded(f, out, &st->fg); break;
+	case FMT_PPROF: err = pprof__write(p, po, out); break;
+	default: err = folded__write(f, out); break;
+	}
+	if (!err && fflush(out))
+		err = -errno;
+	if (err) {
+		pr_warn("cannot write %s: %s", name, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	/* For bench/: what each format costs to make and how big it is. */
+	if (at >= 0 && ftell(out) >= at)
+		pr_info("wrote %s (%s): %ld bytes in %.3f s", name, fmt_names[o->format],
+			ftell(out) - at, monotonic_seconds() - t);
+	else
+		pr_info("wrote %s (%s) in %.3f s", name, fmt_names[o->format],
+			monotonic_seconds() - t);
+	return 0;
+}
+
+static struct pprof_opts pprof_times(const struct timespec *started, double seconds)
+{
+	return (struct pprof_opts){
+		.time_nanos = (int64_t)started->tv_sec * 1000000000 + started->tv_nsec,
+		.duration_nanos = (int64_t)(seconds * 1e9),
+	};
+}
+
+/* The profile P (folded: F) into every output, each in its format; STARTED and SECONDS say
+ * when and how long it was sampled (pprof keeps them). Returns 0 or EXIT_RUNTIME after one
+ * sentence. */
+int write_outputs(const struct settings *st, const struct profile *p,
+			 const struct folded *f, const struct timespec *started, double seconds)
+{
+	struct pprof_opts po = pprof_times(started, seconds);
+
+	for (int i = 0; i < st->nr_out; i++) {
+		const struct output *o = &st->out[i];
+		int err = write_output(st, o, o->f, o->path ? o->path : "standard output", p, f,
+				       &po);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Close the -o files. Returns 0, or -1 after one sentence per file that failed. */
+int close_outputs(struct settings *st)
+{
+	int ret = 0;
+
+	for (int i = 0; i < st->nr_out; i++) {
+		struct output *o = &st->out[i];
+
+		if (o->f && o->f != stdout && fclose(o->f)) {
+			pr_warn("cannot write '%s': %s", o->path, strerror(errno));
+			ret = -1;
+		}
+		o->f = NULL;
+	}
+	return ret;
+}
+
+/* --- continuous mode ------------------------------------------------------------------------ */
+
+/* The -o PATTERN expanded (strftime, local time) for a period that began at T, into BUF
+ * (SIZE bytes). Returns 0, or -1 when it names no file or one longer than SIZE - 1. */
+static int expand_pattern(const char *pattern, time_t t, char *buf, size_t size)
+{
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm))
+		return -1;
+	return strftime(buf, size, pattern, &tm) ? 0 : -1;
+}
+
+/* Before sampling: each -o pattern names a file in a directory we may write. Returns 0, or an
+ * exit status after one sentence. */
+int check_patterns(const struct settings *st)
+{
+	char name[PATH_MAX + 16];
+
+	for (int i = 0; i < st->nr_out; i++) {
+		const char *pat = st->out[i].path;
+		char *dir;
+
+		if (expand_pattern(pat, time(NULL), name, PATH_MAX))
+			return usage_error("the output pattern '%s' names no file (or one too long)",
+					   pat);
+		dir = dirname(name);
+		if (access(dir, W_OK)) {
+			pr_warn("cannot write in '%s' (from -o %s): %s", dir, pat, strerror(errno));
+			return EXIT_RUNTIME;
+		}
+		if (!strchr(pat, '%'))
+			pr_info("-o %s has no %% in it: each period overwrites the last", pat);
+	}
+	return 0;
+}
+
+/* Output O's file for the period that began at T, with the profile P (folded: F): written to
+ * NAME.partial, renamed to NAME once whole (a reader never sees half a file). Returns 0 or
+ * -1 after one sentence. */
+static int write_period_file(const struct settings *st, const struct output *o, time_t t,
+			     const struct profile *p, const struct folded *f,
+			     const struct pprof_opts *po)
+{
+	char name[PATH_MAX], part[PATH_MAX + 16];
+	FILE *out;
+	int err;
+
+	if (expand_pattern(o->path, t, name, sizeof(name))) {
+		pr_warn("the output pattern '%s' names no file: this period's profile is lost",
+			o->path);
+		return -1;
+	}
+	snprintf(part, sizeof(part), "%s.partial", name);
+	out = fopen(part, "we");
+	if (!out) {
+		pr_warn("cannot write '%s': %s; this period's profile is lost", part,
+			strerror(errno));
+		return -1;
+	}
+	err = write_output(st, o, out, name, p, f, po);
+	if (fclose(out) && !err) {
+		pr_warn("cannot write '%s': %s", part, strerror(errno));
+		err = -1;
+	}
+	if (!err && rename(part, name)) {
+		pr_warn("cannot rename '%s' to '%s': %s", part, name, strerror(errno));
+		err = -1;
+	}
+	if (err)
+		unlink(part);
+	return err ? -1 : 0;
+}
+
+/* The period's profile P (gzip'd pprof) queued for the server. */
+static void push_period(struct settings *st, const struct profile *p,
+			const struct pprof_opts *po, const struct timespec *start, double secs)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int64_t from = start->tv_sec, until = (int64_t)(start->tv_sec + start->tv_nsec / 1e9 +
+							secs + 0.5);
+	int err;
+
+	if (!mem) {
+		pr_warn("cannot push this period's profile: out of memory");
+		return;
+	}
+	err = pprof__write(p, po, mem);
+	if (fclose(mem) || err) {
+		pr_warn("cannot push this period's profile: %s", strerror(err ? -err : ENOMEM));
+		free(buf);
+		return;
+	}
+	pusher__push(st->pusher, buf, len, from, until > from ? until : from + 1);
+}
+
+/* The period that just ended (session__build_profile takes it) into every -o file and to the
+ * server. A period lost counts in st->period_failed; returns 0, or an exit status when the
+ * session failed. */
+static int take_period(struct settings *st, struct session *s)
+{
+	struct profile *p = profile__new();
+	struct folded *f = NULL;
+	enum session_err_kind kind;
+	struct pprof_opts po;
+	struct timespec start;
+	double secs;
+	bool folded = false;
+	int ret = 0;
+
+	for (int i = 0; i < st->nr_out; i++)
+		folded |= st->out[i].format != FMT_PPROF;
+	if (folded)
+		f = folded__new();
+	if (!p || (folded && !f)) {
+		pr_warn("out of memory: this period's profile is lost");
+		st->period_failed = true;
+		goto out;
+	}
+	if (session__build_profile(s, p)) {
+		pr_warn("%s", session__error(s, &kind));
+		ret = exit_status(kind);
+		goto out;
+	}
+	session__period(s, &start, &secs);
+	po = pprof_times(&start, secs);
+	if (f && folded__add_profile(f, p, st->lines ? FOLDED_LINES : 0)) {
+		pr_warn("out of memory: this period's profile is lost");
+		st->period_failed = true;
+		goto out;
+	}
+	for (int i = 0; i < st->nr_out; i++)
+		if (write_period_file(st, &st->out[i], start.tv_sec, p, f, &po))
+			st->period_failed = true;
+	if (st->pusher)
+		push_period(st, p, &po, &start, secs);
+	st->periods++;
+out:
+	folded__free(f);
+	profile__free(p);
+	return ret;
+}
+
+/* --app-name's default: profile.cpu{hostname=HOST}, HOST kept to what a label value takes
+ * unquoted. */
+void default_app_name(char *buf, size_t size)
+{
+	char host[256] = "unknown";
+
+	if (gethostname(host, sizeof(host) - 1))
+		strcpy(host, "unknown");
+	host[sizeof(host) - 1] = '\0';
+	for (char *c = host; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-' && *c != '_')
+			*c = '_';
+	snprintf(buf, size, "profile.cpu{hostname=%s}", host);
+}
+
+/* Sample period after period until the run ends, then the last period; what was not pushed
+ * after a short grace is dropped. Returns the exit status. */
+int run_continuous(struct settings *st, struct session *s)
+{
+	enum session_err_kind kind;
+	int ret = 0, err;
+
+	for (;;) {
+		err = session__run(s);
+		if (err != SESSION_PERIOD_END)
+			break;
+		ret = take_period(st, s);
+		if (ret)
+			return ret;
+	}
+	if (err) {
+		pr_warn("%s", session__error(s, &kind));
+		st->quiet = true;
+		st->explain = false;
+	}
+	ret = take_period(st, s);
+	if (st->pusher) {
+		unsigned int lost = pusher__free(st->pusher, PUSH_GRACE_S);
+
+		st->pusher = NULL;
+		if (lost)
+			pr_info("%u periods not pushed", lost);
+	}
+	if (!ret && session__error(s, &kind))
+		ret = exit_status(kind);
+	if (!ret && st->period_failed)
+		ret = EXIT_RUNTIME;
+	return ret;
+}

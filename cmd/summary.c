@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/* profile: the summary after a run, on stderr. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <libgen.h>
+#include "flamegraph.h"
+#include "flamegraph_cmd.h"
+#include "output/folded.h"
+#include "output/pprof.h"
+#include "output/push.h"
+#include "base/limits.h"
+#include "base/log.h"
+#include "collect/events.h"
+#include "collect/explain.h"
+#include "collect/session.h"
+#include "profile/profile.h"
+#include "unwind/unwind.h"
+#include "cli.h"
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0.0;
+}
+
+/* What was lost, when something was: WHAT ("samples", "waits") the maps or the ring buffer
+ * had no room for, stacks, mmap records. */
+/* What debuginfod did, when it did anything. */
+static void print_fetches(const struct session_stats *st)
+{
+	if (!st->fetched && !st->fetch_failed && !st->fetch_pending)
+		return;
+	fprintf(stderr, "profile: debuginfod: %u debug file%s fetched, %u not found or failed, "
+		"%u given up on\n", st->fetched, st->fetched == 1 ? "" : "s", st->fetch_failed,
+		st->fetch_pending);
+}
+
+static void print_lost(const struct session_stats *st, const char *what)
+{
+	uint64_t samples = st->bpf[STAT_COUNTS_FULL], events = st->bpf[STAT_EVENTS_LOST];
+	uint64_t stacks = st->bpf[STAT_KSTACK_COLLIDE] + st->bpf[STAT_KSTACK_FULL] +
+			  st->bpf[STAT_USTACK_COLLIDE] + st->bpf[STAT_USTACK_FULL];
+
+	if (samples || events || stacks || st->mmap_lost)
+		fprintf(stderr, "profile: lost %llu %s (count map full), %llu %s (ring buffer "
+			"full), %llu stacks (map full or collision), %llu mmap records\n",
+			(unsigned long long)samples, what, (unsigned long long)events, what,
+			(unsigned long long)stacks, (unsigned long long)st->mmap_lost);
+}
+
+/* The end-of-run summary on stderr: what was sampled, how stacks were unwound, what was
+ * lost (only when something was). */
+void print_summary(const struct session_stats *st, size_t nr_stacks,
+			  const struct settings *set)
+{
+	char where[512] = "";
+
+	for (int i = 0; i < set->nr_out; i++) {
+		size_t n = strlen(where);
+
+		snprintf(where + n, sizeof(where) - n, "%s%s", i ? ", " : "",
+			 set->out[i].path ? set->out[i].path : "standard output");
+	}
+	if (set->push_url) {
+		size_t n = strlen(where);
+
+		snprintf(where + n, sizeof(where) - n, "%s%s", n ? ", " : "", set->push_url);
+	}
+
+	if (set->session.off_cpu || set->session.wall) {
+		char min[64] = "";
+
+		if (set->session.min_block_us)
+			snprintf(min, sizeof(min), " of %u us or more", set->session.min_block_us);
+		fprintf(stderr, "profile: %.3f s off the CPU in %llu waits%s, %.1f%% of it on "
+			"truncated stacks\n", st->off_ns / 1e9,
+			(unsigned long long)st->bpf[STAT_OFF_CPU], min,
+			pct(st->off_truncated_ns, st->off_ns));
+		if (st->off_unmatched)
+			fprintf(stderr, "profile: lost %llu waits whose stacks were lost (ring "
+				"buffer full, or past --max-memory)\n",
+				(unsigned long long)st->off_unmatched);
+	}
+	if (set->session.off_cpu) {
+		if (set->session.every)
+			fprintf(stderr, "profile: off-CPU time over %.1f s, %u periods, written to "
+				"%s\n", st->seconds, set->periods, where);
+		else
+			fprintf(stderr, "profile: off-CPU time over %.1f s, %zu distinct stacks, "
+				"written to %s\n", st->seconds, nr_stacks, where);
+		print_lost(st, "waits");
+		print_fetches(st);
+		limits__report(stderr, "profile");
+		return;
+	}
+	const char *ev = set->session.event;
+	/* -e EVENT other than the clocks: the counts are events, the samples BPF's count. */
+	bool events = counts_events(ev);
+	uint64_t nsamples = events ? st->bpf[STAT_SAMPLES] : st->samples;
+	char what[128];
+
+	if (events)
+		snprintf(what, sizeof(what), "%llu %s (%llu samples)",
+			 (unsigned long long)st->samples, ev, (unsigned long long)nsamples);
+	else
+		snprintf(what, sizeof(what), "%llu samples", (unsigned long long)st->samples);
+	if (set->session.every)
+		fprintf(stderr, "profile: %s in %.1f s on %d CPUs, %u periods, written to %s\n",
+			what, st->seconds, st->nr_cpus, set->periods, where);
+	else
+		fprintf(stderr, "profile: %s in %.1f s on %d CPUs, %zu distinct stacks, written "
+			"to %s\n", what, st->seconds, st->nr_cpus, nr_stacks, where);
+	/* How far the counts may fall short: the events after each CPU's last sample. */
+	if (events && st->ev_unsampled)
+		fprintf(stderr, "profile: %llu %s came after the last sample on their CPU (any "
+			"task's): in no stack\n", (unsigned long long)st->ev_unsampled,
+			strchr(ev, ',') ? "events" : ev);
+	fprintf(stderr, "profile: user stacks %.1f%% DWARF-unwound", pct(st->dwarf, nsamples));
+	/* Walks that met a function keeping no frame record where it called: perf -g and bcc
+	 * show those stacks with frames missing. */
+	if (st->bpf[STAT_FP_NOREC])
+		fprintf(stderr, " (%.1f%% where frame pointers could not be trusted)",
+			pct(st->bpf[STAT_FP_NOREC], nsamples));
+	fprintf(stderr, ", %.1f%% truncated", pct(st->truncated, st->samples));
+	for (int i = 1, first = 1; i < UNWIND_STOP__MAX; i++) {
+		if (!st->unwind_stop[i])
+			continue;
+		fprintf(stderr, "%s%s %llu", first ? " (DWARF stopped early: " : ", ",
+			unwind_stop_names[i], (unsigned long long)st->unwind_stop[i]);
+		first = 0;
+	}
+	for (int i = 1; i < UNWIND_STOP__MAX; i++)
+		if (st->unwind_stop[i]) {
+			fputc(')', stderr);
+			break;
+		}
+	fputc('\n', stderr);
+	print_lost(st, "samples");
+	print_fetches(st);
+	if (st->off_unmatched)
+		fprintf(stderr, "profile: lost %llu samples whose stacks were lost (ring buffer "
+			"full, or past --max-memory)\n", (unsigned long long)st->off_unmatched);
+	/* What the profiled programs' files and stacks made us leave out. */
+	limits__report(stderr, "profile");
+	pr_info("memory for what grows with the input: at most %.1f MiB of %.1f MiB "
+		"(--max-memory)", limits__peak() / 1048576.0, limits__budget() / 1048576.0);
+	if (st->unwind_frames)
+		pr_info("DWARF unwinding: %llu frames in %.1f ms, %.3f us per frame, %.1f%% of "
+			"stacks by cached CFI rules; stack copies of %.1f KiB on average",
+			(unsigned long long)st->unwind_frames, st->unwind_ns / 1e6,
+			st->unwind_ns / 1e3 / st->unwind_frames,
+			pct(st->unwind_fast, st->unwind_fast + st->unwind_slow),
+			st->dwarf ? st->copy_bytes / 1024.0 / st->dwarf : 0.0);
+	if (st->queued)
+		pr_info("DWARF unwinding: %llu samples waited for the worker's unwind tables (at "
+			"most %llu at once)", (unsigned long long)st->queued,
+			(unsigned long long)st->queued_max);
+	if (st->files_forgotten)
+		pr_info("%llu files forgotten between periods once no process mapped them",
+			(unsigned long long)st->files_forgotten);
+	if (getenv("PROFILE_UNWIND_CHECK"))
+		pr_info("unwind check: %llu of %llu fast-path stacks differ from libunwind's",
+			(unsigned long long)st->unwind_mismatches,
+			(unsigned long long)st->unwind_fast);
+}
+
+/* What --explain's shares are of: samples, or with --off-cpu/--wall nanoseconds (the
+ * model's weights). */
+uint64_t explain_total(struct session *s, const struct settings *st)
+{
+	const struct session_stats *ss = session__stats(s);
+
+	if (st->session.off_cpu)
+		return ss->off_ns;
+	if (st->session.wall)
+		return ss->off_ns + ss->samples * (1000000000ull / st->session.freq);
+	return ss->samples;
+}
