@@ -29,8 +29,8 @@ fuzz_srcs_debugfile	:= $(fuzz_srcs_dso)
 fuzz_libs_debugfile	:= -lelf -lz
 fuzz_srcs_compressed	:= $(fuzz_srcs_dso)
 fuzz_libs_compressed	:= -lelf -lz
-# A file's unwind table from the worker (lib/unwind/utab.c's decoder).
-fuzz_srcs_utab	:= lib/unwind/utab.c lib/unwind/cfi.c lib/unwind/frames.c lib/unwind/frames_go.c \
+# A file's unwind table from the worker (lib/unwind/utab_codec.c's decoder).
+fuzz_srcs_utab	:= lib/unwind/utab.c lib/unwind/utab_build.c lib/unwind/utab_codec.c lib/unwind/cfi.c lib/unwind/frames.c lib/unwind/frames_go.c \
 		   lib/unwind/x86.c lib/base/htab.c $(fuzz_srcs_dso)
 fuzz_libs_utab	:= -lelf -lz
 fuzz_srcs_flamegraph	:= lib/output/folded_read.c lib/output/folded.c lib/profile/profile.c lib/base/htab.c \
