@@ -109,6 +109,24 @@ struct sym_src *sym_src__of(struct symbolizer *s, uint32_t src);
 struct sym_src *sym_src__file_at(struct symbolizer *s, uint32_t id, struct dso *dso,
 				 const char *path);
 
+/* symbolizer.c: the source of the file of mapping M of PID (its dso opened now when not
+ * yet); the perf map source of PID (its file opened at the first call). NULL on ENOMEM. */
+struct sym_src *symbolizer__file(struct symbolizer *s, pid_t pid, const struct map *m);
+struct sym_src *symbolizer__map(struct symbolizer *s, pid_t pid);
+
+/* symbolizer.c: the worker's priority: idle while sampling unless a table is asked for;
+ * normal once sampling is over. */
+void symbolizer__set_priority(struct symbolizer *s);
+
+/* symbolizer_names.c: the kallsyms thread joined (at normal priority first). */
+void symbolizer__wait_ksyms(struct symbolizer *s);
+
+/* An entry's key in the symbolizer's table: SRC's offset OFF, a return address or not. */
+static inline uint64_t sym_ent_hash(uint32_t src, uint64_t off, bool is_return)
+{
+	return hash_u64(hash_u64(HASH_SEED, off), (uint64_t)src << 1 | is_return);
+}
+
 /* resolve.c: the answers to what the worker asked, and files to hand it, without waiting. */
 void resolve__poll(struct symbolizer *s);
 
