@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 	unsigned int flags = SYMBOLIZE_INLINE | SYMBOLIZE_DEMANGLE;
 	double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 	static char outbuf[1 << 16];
-	const char *names[SYMFILE_MAX_FRAMES];
+	struct sym_frame names[SYMFILE_MAX_FRAMES];
 	struct symbolizer *s;
 	struct procmaps *pm;
 	struct dsos *dsos;
@@ -154,7 +154,7 @@ usage:
 
 		printf("0x%" PRIx64 "\t", addrs[i]);
 		for (int k = 0; k < nr; k++)
-			printf("%s%s", k ? ";" : "", names[k]);
+			printf("%s%s", k ? ";" : "", names[k].name);
 		putchar('\n');
 	}
 	fflush(stdout);

@@ -27,7 +27,7 @@ give the sets. A real profile's addresses are more clustered; picking functions 
 touches more functions and compilation units, the harder case for every tool.
 
 Agreement with llvm-symbolizer, per set, the fraction of addresses where: the innermost frame
-(ours: the last, without its _[i]; llvm: the first) agrees, strictly (up to white space) and
+(ours: the last; llvm: the first) agrees, strictly (up to white space) and
 after normalizing the spellings in which GNU's and LLVM's demanglers differ (clone suffixes
 [clone .cold] / (.cold) / foo.cold, lambdas, a leading "auto"); the outermost frame (the
 function of the symbol table) agrees; the whole chain agrees (same depth, every frame).
@@ -173,11 +173,11 @@ def timed(argv, stdin_path, timeout):
 
 
 def parse_ours(text):
-    """addr -> frames, root first, the _[i] suffixes dropped."""
+    """addr -> frames, root first (symbench prints names; their kinds are not spelled)."""
     res = {}
     for line in text.splitlines():
         addr, _, frames = line.partition("\t")
-        res[int(addr, 16)] = [f[:-4] if f.endswith("_[i]") else f for f in frames.split(";")]
+        res[int(addr, 16)] = frames.split(";")
     return res
 
 

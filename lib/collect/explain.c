@@ -222,27 +222,3 @@ int explain__write(const struct explain *ex, FILE *f, uint64_t samples, bool ns,
 }
 
 /* Whether the LEN bytes at S are "0x" and lowercase hex digits. */
-static bool is_hex(const char *s, size_t len)
-{
-	if (len < 3 || s[0] != '0' || s[1] != 'x')
-		return false;
-	for (size_t i = 2; i < len; i++)
-		if (!isdigit((unsigned char)s[i]) && (s[i] < 'a' || s[i] > 'f'))
-			return false;
-	return true;
-}
-
-bool explain__unnamed_name(const char *name)
-{
-	size_t len;
-	const char *plus;
-
-	if (!name || !name[0])
-		return true;
-	len = strlen(name);
-	/* [unknown], [FILE]: JIT names end in "_[j]", after a name. */
-	if (name[0] == '[' && name[len - 1] == ']')
-		return true;
-	plus = strrchr(name, '+');
-	return plus && plus > name && is_hex(plus + 1, len - (size_t)(plus + 1 - name));
-}

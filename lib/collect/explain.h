@@ -83,10 +83,6 @@ int explain__format(const struct explain_line *l, uint64_t samples, char *buf, s
  * Returns 0 or -ENOMEM. */
 int explain__write(const struct explain *ex, FILE *f, uint64_t samples, bool ns, size_t max);
 
-/* Whether NAME, the outermost function of a user address as the symbolizer names it, says
- * that no symbol named it: "[unknown]", "[FILE]", "FILE+0xSTART". NULL is unnamed. */
-bool explain__unnamed_name(const char *name);
-
 /* PATH into BUF (LEN bytes, NUL-terminated, cut when too short) with control characters
  * (C0, DEL, C1) and bytes that are not UTF-8 as \xNN, backslashes doubled (log_escape_buf). */
 void explain__escape(const char *path, char *buf, size_t len);

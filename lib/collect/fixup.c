@@ -71,24 +71,3 @@ bool fixup__prefer_walk(int n, bool complete, uint32_t nr_walk)
 {
 	return n == 1 && !complete && nr_walk > 1;
 }
-
-/* Whether NAME (LEN bytes) ends with SUFFIX. */
-static bool ends_with(const char *name, size_t len, const char *suffix)
-{
-	size_t slen = strlen(suffix);
-
-	return len >= slen && !memcmp(name + len - slen, suffix, slen);
-}
-
-enum profile_frame_kind fixup__frame_kind(const char *name, int index, size_t *len)
-{
-	if (ends_with(name, *len, "_[j]")) {
-		*len -= 4;
-		return PROFILE_FRAME_JIT;
-	}
-	if (index > 0 && ends_with(name, *len, "_[i]")) {
-		*len -= 4;
-		return PROFILE_FRAME_INLINE;
-	}
-	return PROFILE_FRAME_USER;
-}

@@ -67,12 +67,4 @@ bool fixup__is_sampling_frame(const char *name);
  */
 bool fixup__prefer_walk(int n, bool complete, uint32_t nr_walk);
 
-/*
- * The symbolizer marks frames by a suffix of their name: "_[j]" a JIT symbol, "_[i]" a
- * function inlined into the frame before it (INDEX > 0 in its address's frames). The kind of
- * frame NAME of *LEN bytes (what follows them, a source line, is not looked at), and in *LEN
- * the length of its name without the suffix.
- */
-enum profile_frame_kind fixup__frame_kind(const char *name, int index, size_t *len);
-
 #endif

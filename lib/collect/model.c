@@ -81,10 +81,18 @@ static uint64_t addr_hash(uint32_t pid, uint64_t addr, bool kernel, bool is_retu
 	return hash_u64(hash_u64(HASH_SEED, addr), (uint64_t)pid << 2 | kernel << 1 | is_return);
 }
 
-/* The location of the frames NAMES[0..NR) (as the symbolizer gave them) of ADDR in PID,
- * found in mapping M (NULL: none); kernel frames with KERNEL. Returns its id or -errno. */
+/* The model's kind of a user frame of kind KIND, the INDEXth of its address's. */
+static enum profile_frame_kind frame_kind(uint8_t kind, int index)
+{
+	if (kind == SYM_JIT)
+		return PROFILE_FRAME_JIT;
+	return kind == SYM_INLINE && index > 0 ? PROFILE_FRAME_INLINE : PROFILE_FRAME_USER;
+}
+
+/* The location of the frames FR[0..NR) (as the symbolizer gave them) of ADDR in PID, found
+ * in mapping M (NULL: none); kernel frames with KERNEL. Returns its id or -errno. */
 static int add_location(struct profile *p, const struct map *m, const char *build_id,
-			uint64_t addr, bool kernel, const char *const *names, int nr)
+			uint64_t addr, bool kernel, const struct sym_frame *fr, int nr)
 {
 	struct profile_frame frames[MAX_ADDR_NAMES];
 	struct profile_location loc = {
@@ -94,23 +102,18 @@ static int add_location(struct profile *p, const struct map *m, const char *buil
 	int id;
 
 	for (int i = 0; i < nr && i < MAX_ADDR_NAMES; i++) {
-		const char *file = NULL;
-		unsigned int line = 0;
-		/* A source line after the name (SYMBOLIZE_LINES): the frame's, not the name's. */
-		size_t len = kernel ? strlen(names[i]) : symfile__split(names[i], &file, &line);
-
-		frames[i] = (struct profile_frame){ .kind = PROFILE_FRAME_KERNEL };
-		if (!kernel)
-			frames[i].kind = fixup__frame_kind(names[i], i, &len);
-		id = profile__intern(p, names[i], len);
+		frames[i] = (struct profile_frame){
+			.kind = kernel ? PROFILE_FRAME_KERNEL : frame_kind(fr[i].kind, i),
+		};
+		id = profile__intern(p, fr[i].name, strlen(fr[i].name));
 		if (id < 0)
 			return id;
 		frames[i].name = id;
-		if (line && file) {
-			id = profile__intern(p, file, strlen(file));
+		if (fr[i].line && fr[i].file) {
+			id = profile__intern(p, fr[i].file, strlen(fr[i].file));
 			if (id < 0)
 				return id;
-			frames[i].line = line;
+			frames[i].line = fr[i].line;
 			frames[i].file = id;
 		}
 		loc.nr_frames++;
@@ -202,7 +205,7 @@ static int builder__addr(struct builder *b, uint32_t pid, uint64_t addr, bool ke
 {
 	struct session *s = b->s;
 	uint64_t h = addr_hash(pid, addr, kernel, is_return);
-	const char *names[MAX_ADDR_NAMES];
+	struct sym_frame fr[MAX_ADDR_NAMES];
 	const struct map *m = NULL;
 	struct addr_ent *e;
 	uint32_t pos, id;
@@ -216,29 +219,20 @@ static int builder__addr(struct builder *b, uint32_t pid, uint64_t addr, bool ke
 			return id;
 	}
 	if (kernel) {
-		names[0] = symbolizer__kernel(s->sym, addr, is_return);
-		loc = add_location(b->p, NULL, NULL, addr, true, names, 1);
+		fr[0] = (struct sym_frame){ .name = symbolizer__kernel(s->sym, addr, is_return) };
+		loc = add_location(b->p, NULL, NULL, addr, true, fr, 1);
 		nr = 1;
 	} else {
-		nr = symbolizer__user_frames(s->sym, pid, addr, is_return, names, MAX_ADDR_NAMES);
+		nr = symbolizer__user_frames(s->sym, pid, addr, is_return, fr, MAX_ADDR_NAMES);
 		/* The mapping the symbolizer used: a return address is looked up inside the call. */
 		m = procmaps__find(s->maps, pid, is_return && addr ? addr - 1 : addr);
 		loc = add_location(b->p, m, m ? mapping_build_id(s, pid, m) : NULL, addr, false,
-				   names, nr);
-		/* The outermost name as the fix-ups and --explain look at it: without its
-		 * source line (SYMBOLIZE_LINES). */
-		if (loc >= 0 && nr && strchr(names[0], SYMFILE_SRC_SEP)) {
-			struct profile_location l;
-
-			profile__location(b->p, (uint32_t)loc, &l);
-			if (l.nr_frames)
-				names[0] = profile__string(b->p, l.frames[0].name);
-		}
+				   fr, nr);
 		if (loc >= 0 && s->explain) {
 			file = explain_file(s->explain, m);
 			if (file < 0)
 				loc = file;
-			if (explain__unnamed_name(names[0]))
+			if (fr[0].kind == SYM_UNNAMED)
 				unnamed = unnamed_reason(s, pid, m);
 		}
 	}
@@ -254,7 +248,7 @@ static int builder__addr(struct builder *b, uint32_t pid, uint64_t addr, bool ke
 		b->cap = cap;
 	}
 	id = b->nr;
-	b->ents[id] = (struct addr_ent){ addr, pid, kernel, is_return, loc, nr, names[0], file,
+	b->ents[id] = (struct addr_ent){ addr, pid, kernel, is_return, loc, nr, fr[0].name, file,
 					 unnamed };
 	err = htab__insert(&b->index, h, id);
 	if (err)
@@ -283,8 +277,8 @@ static int cut_location(struct builder *b, const struct addr_ent *e, uint32_t ke
  * kernel frame that says so, into LOCS. Returns 1 or -errno. */
 static int lost_kernel_location(struct builder *b, uint32_t *locs)
 {
-	static const char *const name = "[kernel stack lost]";
-	int loc = add_location(b->p, NULL, NULL, 0, true, &name, 1);
+	static const struct sym_frame lost = { .name = "[kernel stack lost]" };
+	int loc = add_location(b->p, NULL, NULL, 0, true, &lost, 1);
 
 	if (loc < 0)
 		return loc;

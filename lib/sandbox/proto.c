@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "sandbox/proto.h"
+#include "symbolize/symfile.h"	/* SYM_KIND__MAX */
 
 /* --- decoding --------------------------------------------------------------------------- */
 
@@ -116,13 +117,18 @@ static void rd__names(struct rd *r, struct sb_msg *m)
 	for (uint32_t i = 0; i < m->n && !r->bad; i++) {
 		uint8_t nr = rd__u8(r);
 
-		if (nr < 1 || nr > SB_FRAMES_MAX || !rd__has(r, (size_t)nr * 4)) {
+		if (nr < 1 || nr > SB_FRAMES_MAX || !rd__has(r, (size_t)nr * SB_FRAME_LEN)) {
 			r->bad = true;
 			break;
 		}
-		for (uint8_t k = 0; k < nr; k++)
-			if (rd__u32(r) >= m->nstr)
+		for (uint8_t k = 0; k < nr; k++) {
+			uint32_t name = rd__u32(r), file = rd__u32(r);
+
+			rd__u32(r);
+			if (name >= m->nstr || (file != SB_NO_STR && file >= m->nstr) ||
+			    rd__u8(r) >= SYM_KIND__MAX)
 				r->bad = true;
+		}
 	}
 	m->ents = start;
 	m->ents_len = (size_t)(r->p - start);
@@ -273,13 +279,17 @@ void sb_names__strings(const struct sb_msg *m, const char **strs)
 		strs[i] = rd__str(&r, SB_STR_MAX);
 }
 
-int sb_names__next(const struct sb_msg *m, size_t *pos, uint32_t *ids)
+int sb_names__next(const struct sb_msg *m, size_t *pos, struct sb_frame *frames)
 {
 	struct rd r = { m->ents + *pos, m->ents + m->ents_len, false };
 	int nr = rd__u8(&r);
 
-	for (int i = 0; i < nr; i++)
-		ids[i] = rd__u32(&r);
+	for (int i = 0; i < nr; i++) {
+		frames[i].name = rd__u32(&r);
+		frames[i].file = rd__u32(&r);
+		frames[i].line = rd__u32(&r);
+		frames[i].kind = rd__u8(&r);
+	}
 	*pos = (size_t)(r.p - m->ents);
 	return nr;
 }
@@ -340,6 +350,17 @@ void sb_buf__u64(struct sb_buf *b, uint64_t v)
 
 	for (int i = 0; p && i < 8; i++)
 		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+void sb_buf__frames(struct sb_buf *b, const struct sb_frame *frames, int nr)
+{
+	sb_buf__u8(b, (uint8_t)nr);
+	for (int i = 0; i < nr; i++) {
+		sb_buf__u32(b, frames[i].name);
+		sb_buf__u32(b, frames[i].file);
+		sb_buf__u32(b, frames[i].line);
+		sb_buf__u8(b, frames[i].kind);
+	}
 }
 
 void sb_buf__str(struct sb_buf *b, const char *s, size_t len)

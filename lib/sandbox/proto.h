@@ -26,7 +26,9 @@
  *                 SB_WANT_REMOTE: the file has no symbols or no DWARF of its own)
  *   SB_NAMES      id file or map, arg last, u32 seq, u32 first, u32 n, u32 nr_syms,
  *                 u32 flags (SB_NAMES_DEBUG), u32 nstr, nstr x str,
- *                 n x {u8 nr, nr x u32 string index}        the answer, in parts
+ *                 n x {u8 nr, nr x frame}                   the answer, in parts;
+ *                 a frame: u32 name, u32 file (string indexes; file ~0: none), u32 line,
+ *                 u8 kind (symbolize/symfile.h's enum sym_kind)
  *   SB_UTAB       id file, arg last, u32 total, u32 offset, bytes      a file's unwind table
  *                 (unwind/utab.h's encoding; total 0: none), in parts, in order
  *   SB_LIMITS     id 0, u32 n, n x u64                      how often each bound of
@@ -64,7 +66,7 @@ enum sb_type {
 #define SB_FDS_MAX	8		/* descriptors with one message */
 #define SB_BATCH_MAX	16384		/* addresses of one lookup */
 #define SB_PATH_MAX	4096		/* bytes of a path */
-#define SB_STR_MAX	(16384 + 8)	/* bytes of a name (symfile's cut, and a suffix) */
+#define SB_STR_MAX	(16384 + 8)	/* bytes of a name or a source file (symfile's cut) */
 #define SB_FRAMES_MAX	33		/* frames of one address */
 #define SB_BUILD_ID_MAX	128		/* hex digits of a build id */
 #define SB_IDS_MAX	(1u << 24)	/* file and map ids are below this */
@@ -123,9 +125,18 @@ int sb_msg__decode(const void *buf, size_t len, unsigned int nfds, bool to_worke
  * message, NUL-terminated). */
 void sb_names__strings(const struct sb_msg *m, const char **strs);
 
-/* The next entry of a decoded SB_NAMES after *POS (0 at first): its frames' string indexes
- * into IDS (room for SB_FRAMES_MAX). Returns how many (1..SB_FRAMES_MAX). Call M->n times. */
-int sb_names__next(const struct sb_msg *m, size_t *pos, uint32_t *ids);
+/* A frame of an SB_NAMES entry: its name's and source file's indexes in the string table
+ * (file SB_NO_STR: none), its line (0: unknown), its kind (enum sym_kind), all checked. */
+#define SB_NO_STR	UINT32_MAX
+#define SB_FRAME_LEN	13	/* on the wire */
+struct sb_frame {
+	uint32_t name, file, line;
+	uint8_t kind;
+};
+
+/* The next entry of a decoded SB_NAMES after *POS (0 at first): its frames into FRAMES
+ * (room for SB_FRAMES_MAX). Returns how many (1..SB_FRAMES_MAX). Call M->n times. */
+int sb_names__next(const struct sb_msg *m, size_t *pos, struct sb_frame *frames);
 
 /* --- encoding -------------------------------------------------------------------------- */
 
@@ -147,6 +158,8 @@ void sb_buf__start(struct sb_buf *b, enum sb_type type, uint8_t arg, uint32_t id
 void sb_buf__u8(struct sb_buf *b, uint8_t v);
 void sb_buf__u32(struct sb_buf *b, uint32_t v);
 void sb_buf__u64(struct sb_buf *b, uint64_t v);
+/* One SB_NAMES entry of NR frames (the worker's). */
+void sb_buf__frames(struct sb_buf *b, const struct sb_frame *frames, int nr);
 /* A string of LEN bytes (no NUL among them). */
 void sb_buf__str(struct sb_buf *b, const char *s, size_t len);
 /* Overwrite the u32 at OFF (a count known only at the end). */

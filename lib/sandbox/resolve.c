@@ -375,8 +375,8 @@ static int resolve__names(struct symbolizer *s, struct sym_src *src, const struc
 			  const uint32_t *ids)
 {
 	const char **strs = malloc((m->nstr ? m->nstr : 1) * sizeof(*strs));
-	const char *names[SB_FRAMES_MAX];
-	uint32_t idx[SB_FRAMES_MAX];
+	struct sym_frame fr[SB_FRAMES_MAX];
+	struct sb_frame wire[SB_FRAMES_MAX];
 	size_t pos = 0;
 	int err = 0;
 
@@ -384,11 +384,15 @@ static int resolve__names(struct symbolizer *s, struct sym_src *src, const struc
 		return -ENOMEM;
 	sb_names__strings(m, strs);
 	for (uint32_t i = 0; !err && i < m->n; i++) {
-		int nr = sb_names__next(m, &pos, idx);
+		int nr = sb_names__next(m, &pos, wire);
 
 		for (int k = 0; k < nr; k++)
-			names[k] = strs[idx[k]];
-		err = sym_ent__set(s, ids[m->first + i], names, nr);
+			fr[k] = (struct sym_frame){
+				.name = strs[wire[k].name],
+				.file = wire[k].file == SB_NO_STR ? NULL : strs[wire[k].file],
+				.line = wire[k].line, .kind = wire[k].kind,
+			};
+		err = sym_ent__set(s, ids[m->first + i], fr, nr);
 	}
 	free(strs);
 	src->info = true;

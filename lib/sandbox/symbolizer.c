@@ -148,7 +148,7 @@ void symbolizer__fetched(void *ctx, const char *id)
 				continue;
 			free(e->blob);
 			e->blob = NULL;
-			e->names = NULL;
+			e->frames = NULL;
 			e->nr = 0;
 			src->wait[src->nr_wait++] = k;
 		}

@@ -128,16 +128,17 @@ void symbolizer__want(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_re
 int symbolizer__resolve(struct symbolizer *s);
 
 /*
- * The frames of the user address ADDR in process PID, root first: the function, then the
- * functions inlined into it at ADDR down to the innermost, which end in "_[i]"; JIT code
- * "NAME_[j]". A return address (IS_RETURN) is looked up at ADDR - 1. Fills at most MAX names
- * (owned by S, valid until symbolizer__free) into OUT and returns how many, at least 1 when
- * MAX is: "[FILE]" for an unreadable file or code outside every function, FILE+0xSTART for a
- * function without a symbol, FILE+0xOFFSET where the worker failed, "[unknown]" outside
- * every mapping.
+ * The frames of the user address ADDR in process PID, root first (symbolize/symfile.h's
+ * struct sym_frame): the function, then the functions inlined into it at ADDR down to the
+ * innermost (SYM_INLINE); JIT code named by a perf map (SYM_JIT). A return address
+ * (IS_RETURN) is looked up at ADDR - 1. Fills at most MAX frames (their strings owned by S,
+ * valid until symbolizer__free) into OUT and returns how many, at least 1 when MAX is; one
+ * SYM_UNNAMED frame where there is no name: "[FILE]" for an unreadable file or code outside
+ * every function, FILE+0xSTART for a function without a symbol, FILE+0xOFFSET where the
+ * worker failed, "[unknown]" outside every mapping.
  */
 int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
-			    const char **out, int max);
+			    struct sym_frame *out, int max);
 
 /* The outermost of those frames. */
 const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return);

@@ -27,7 +27,7 @@ struct sym_ent {
 				 * address in a perf map */
 	uint32_t used;		/* the symbolizer's epoch when last asked for */
 	int nr;			/* frames; 0 while waiting */
-	const char **names;	/* root first, in BLOB */
+	struct sym_frame *frames;	/* root first, their strings in BLOB with them */
 	char *blob;
 };
 
@@ -94,11 +94,12 @@ struct symbolizer {
 	volatile pid_t ktid_os;
 };
 
-/* symbolizer.c: give entry ID its NR names NAMES (copied). Returns 0 or -ENOMEM. */
-int sym_ent__set(struct symbolizer *s, uint32_t id, const char *const *names, int nr);
+/* symbolizer_names.c: give entry ID its NR frames FR (copied with their strings). Returns 0
+ * or -ENOMEM. */
+int sym_ent__set(struct symbolizer *s, uint32_t id, const struct sym_frame *fr, int nr);
 
-/* symbolizer.c: the entry ID named FILE+0xOFFSET of its file (a perf map's: [unknown]), as
- * when a worker failed on it. */
+/* symbolizer_names.c: the entry ID named FILE+0xOFFSET of its file (a perf map's:
+ * [unknown]), unnamed, as when a worker failed on it. */
 void sym_ent__set_failed(struct symbolizer *s, uint32_t id);
 
 /* symbolizer.c: the source of entry source id SRC (sym_ent.src). */

@@ -26,24 +26,29 @@
 
 /* --- entries ------------------------------------------------------------------------------ */
 
-int sym_ent__set(struct symbolizer *s, uint32_t id, const char *const *names, int nr)
+int sym_ent__set(struct symbolizer *s, uint32_t id, const struct sym_frame *fr, int nr)
 {
 	struct sym_ent *e = s->ents[id];
-	size_t len = 0;
+	size_t len = nr * sizeof(*fr);
 	char *p, *blob;
 
 	for (int i = 0; i < nr; i++)
-		len += strlen(names[i]) + 1;
-	blob = malloc(len + nr * sizeof(char *));
+		len += strlen(fr[i].name) + 1 + (fr[i].file ? strlen(fr[i].file) + 1 : 0);
+	blob = malloc(len);
 	if (!blob)
 		return -ENOMEM;
 	free(e->blob);
 	e->blob = blob;
-	e->names = (const char **)blob;
-	p = blob + nr * sizeof(char *);
+	e->frames = (struct sym_frame *)blob;
+	p = blob + nr * sizeof(*fr);
 	for (int i = 0; i < nr; i++) {
-		e->names[i] = p;
-		p = stpcpy(p, names[i]) + 1;
+		e->frames[i] = fr[i];
+		e->frames[i].name = p;
+		p = stpcpy(p, fr[i].name) + 1;
+		if (fr[i].file) {
+			e->frames[i].file = p;
+			p = stpcpy(p, fr[i].file) + 1;
+		}
 	}
 	e->nr = nr;
 	return 0;
@@ -54,16 +59,16 @@ void sym_ent__set_failed(struct symbolizer *s, uint32_t id)
 	struct sym_ent *e = s->ents[id];
 	struct sym_src *src = sym_src__of(s, e->src);
 	char name[4096 + 32];
-	const char *names[1] = { name };
+	struct sym_frame fr = { .name = name, .kind = SYM_UNNAMED };
 
 	if (src->is_map)
 		snprintf(name, sizeof(name), "%s", UNKNOWN);
 	else
 		snprintf(name, sizeof(name), "%s+0x%" PRIx64, src->base, e->off);
-	if (sym_ent__set(s, id, names, 1)) {
-		static const char *unknown = UNKNOWN;
+	if (sym_ent__set(s, id, &fr, 1)) {
+		static const struct sym_frame unknown = { .name = UNKNOWN, .kind = SYM_UNNAMED };
 
-		e->names = &unknown;
+		e->frames = (struct sym_frame *)&unknown;
 		e->nr = 1;
 	}
 }
@@ -145,17 +150,20 @@ void symbolizer__want(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_re
 }
 
 int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
-			    const char **out, int max)
+			    struct sym_frame *out, int max)
 {
+	const char *name;
 	int64_t id;
 	struct sym_ent *e;
 	int nr;
 
 	if (max < 1)
 		return 0;
-	id = symbolizer__addr(s, pid, addr, is_return, &out[0]);
-	if (id < 0)
+	id = symbolizer__addr(s, pid, addr, is_return, &name);
+	if (id < 0) {
+		out[0] = (struct sym_frame){ .name = name, .kind = SYM_UNNAMED };
 		return 1;
+	}
 	e = s->ents[id];
 	if (!e->nr) {	/* not wanted before: named alone */
 		symbolizer__resolve(s);
@@ -163,16 +171,16 @@ int symbolizer__user_frames(struct symbolizer *s, pid_t pid, uint64_t addr, bool
 			sym_ent__set_failed(s, (uint32_t)id);
 	}
 	nr = e->nr < max ? e->nr : max;
-	memcpy(out, e->names, nr * sizeof(*out));
+	memcpy(out, e->frames, nr * sizeof(*out));
 	return nr;
 }
 
 const char *symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return)
 {
-	const char *names[SYMFILE_MAX_FRAMES];
+	struct sym_frame frames[SYMFILE_MAX_FRAMES];
 
-	symbolizer__user_frames(s, pid, addr, is_return, names, SYMFILE_MAX_FRAMES);
-	return names[0];
+	symbolizer__user_frames(s, pid, addr, is_return, frames, SYMFILE_MAX_FRAMES);
+	return frames[0].name;
 }
 
 /* Name every entry waiting; counts into *ADDRS, *SRCS. Returns 0 or -ENOMEM. */

@@ -147,17 +147,21 @@ static int64_t names__intern(struct worker *w, const char *name)
 	return id;
 }
 
-/* One entry: the NR frames NAMES. */
-static int names__add(struct worker *w, const char *const *names, int nr)
+/* One entry: the NR frames FR, their names and files in the part's string table. */
+static int names__add(struct worker *w, const struct sym_frame *fr, int nr)
 {
-	sb_buf__u8(&w->ents, (uint8_t)nr);
-	for (int i = 0; i < nr; i++) {
-		int64_t id = names__intern(w, names[i]);
+	struct sb_frame out[SB_FRAMES_MAX];
 
-		if (id < 0)
-			return (int)id;
-		sb_buf__u32(&w->ents, (uint32_t)id);
+	for (int i = 0; i < nr && i < SB_FRAMES_MAX; i++) {
+		int64_t name = names__intern(w, fr[i].name);
+		int64_t file = fr[i].file ? names__intern(w, fr[i].file) : SB_NO_STR;
+
+		if (name < 0 || file < 0)
+			return -ENOMEM;
+		out[i] = (struct sb_frame){ (uint32_t)name, (uint32_t)file, fr[i].line,
+					    fr[i].kind };
 	}
+	sb_buf__frames(&w->ents, out, nr < SB_FRAMES_MAX ? nr : SB_FRAMES_MAX);
 	return sb_buf__end(&w->ents);
 }
 
@@ -226,10 +230,9 @@ static bool worker__test(struct worker *w)
 /* SB_LOOKUP and SB_JIT: the names of M's addresses, in parts. */
 static int worker__lookup(struct worker *w, const struct sb_msg *m)
 {
-	const char *names[SB_FRAMES_MAX];
+	struct sym_frame frames[SB_FRAMES_MAX];
 	struct symfile *sf = NULL;
 	const struct perfmap *pm = NULL;
-	char jit[2048];
 	uint32_t first = 0;
 	int err = 0, nr;
 
@@ -252,18 +255,15 @@ static int worker__lookup(struct worker *w, const struct sb_msg *m)
 		uint64_t a = sb_msg__addr(m, i);
 
 		if (sf) {
-			nr = symfile__frames(sf, a >> 1, a & 1, names, SB_FRAMES_MAX);
+			nr = symfile__frames(sf, a >> 1, a & 1, frames, SB_FRAMES_MAX);
 		} else {
 			const char *name = pm ? perfmap__lookup(pm, a) : NULL;
 
-			names[0] = "[unknown]";
-			if (name) {
-				snprintf(jit, sizeof(jit), "%s_[j]", name);
-				names[0] = jit;
-			}
+			frames[0] = (struct sym_frame){ .name = name ? name : "[unknown]",
+							.kind = name ? SYM_JIT : SYM_UNNAMED };
 			nr = 1;
 		}
-		err = names__add(w, names, nr);
+		err = names__add(w, frames, nr);
 		if (!err && w->strs.len + w->ents.len > SB_PART_TARGET && i + 1 < m->n) {
 			err = names__send(w, m->id, m->seq, first, i + 1 - first, false, sf);
 			first = i + 1;

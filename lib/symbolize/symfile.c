@@ -79,43 +79,64 @@ static struct inlines *symfile__inlines(struct symfile *f)
 	return f->inl;
 }
 
-/* The NR names NAMES (SUFFIX after all but the first, each cut at SYMFILE_NAME_MAX) copied
- * into F's buffer, pointed to by OUT. Returns NR, or 1 with OUT[0] the label on ENOMEM. */
-static int symfile__keep(struct symfile *f, const char *const *names, int nr,
-			 const char *suffix, const char **out)
+/* The length of NAME cut at SYMFILE_NAME_MAX (where it ends in "..."). */
+static size_t cut_len(const char *name)
 {
-	size_t len = 0, slen = strlen(suffix), off = 0;
-	size_t lens[SYMFILE_MAX_FRAMES];
+	size_t n = strnlen(name, SYMFILE_NAME_MAX + 1);
 
-	for (int i = 0; i < nr; i++) {
-		lens[i] = strnlen(names[i], SYMFILE_NAME_MAX + 1);
-		len += (lens[i] > SYMFILE_NAME_MAX ? SYMFILE_NAME_MAX : lens[i]) + slen + 1;
+	return n > SYMFILE_NAME_MAX ? SYMFILE_NAME_MAX : n;
+}
+
+/* A copy of NAME cut at SYMFILE_NAME_MAX at P; returns the byte after its NUL. */
+static char *put_cut(char *p, const char *name)
+{
+	size_t n = strnlen(name, SYMFILE_NAME_MAX + 1);
+
+	if (n > SYMFILE_NAME_MAX) {
+		memcpy(p, name, SYMFILE_NAME_MAX - 3);
+		memcpy(p + SYMFILE_NAME_MAX - 3, "...", 3);
+		n = SYMFILE_NAME_MAX;
+	} else {
+		memcpy(p, name, n);
 	}
+	p[n] = '\0';
+	return p + n + 1;
+}
+
+/* The label of F ("[FILE]") as the one frame in OUT. Returns 1. */
+static int symfile__label(struct symfile *f, struct sym_frame *out)
+{
+	out[0] = (struct sym_frame){ .name = f->label, .kind = SYM_UNNAMED };
+	return 1;
+}
+
+/* The NR frames IN, their names and files (each cut at SYMFILE_NAME_MAX) copied into F's
+ * buffer, into OUT. Returns NR, or 1 with OUT[0] the label on ENOMEM. */
+static int symfile__keep(struct symfile *f, const struct sym_frame *in, int nr,
+			 struct sym_frame *out)
+{
+	size_t len = 0;
+	char *p;
+
+	for (int i = 0; i < nr; i++)
+		len += cut_len(in[i].name) + 1 + (in[i].file ? cut_len(in[i].file) + 1 : 0);
 	if (len > f->cap) {
 		char *buf = realloc(f->buf, len);
 
-		if (!buf) {
-			out[0] = f->label;
-			return 1;
-		}
+		if (!buf)
+			return symfile__label(f, out);
 		f->buf = buf;
 		f->cap = len;
 	}
+	p = f->buf;
 	for (int i = 0; i < nr; i++) {
-		char *p = f->buf + off;
-
-		if (lens[i] > SYMFILE_NAME_MAX) {
-			memcpy(p, names[i], SYMFILE_NAME_MAX - 3);
-			memcpy(p + SYMFILE_NAME_MAX - 3, "...", 3);
-			lens[i] = SYMFILE_NAME_MAX;
-		} else {
-			memcpy(p, names[i], lens[i]);
+		out[i] = in[i];
+		out[i].name = p;
+		p = put_cut(p, in[i].name);
+		if (in[i].file) {
+			out[i].file = p;
+			p = put_cut(p, in[i].file);
 		}
-		if (i)
-			memcpy(p + lens[i], suffix, slen), lens[i] += slen;
-		p[lens[i]] = '\0';
-		out[i] = p;
-		off += lens[i] + 1;
 	}
 	return nr;
 }
@@ -125,11 +146,11 @@ static int symfile__keep(struct symfile *f, const char *const *names, int nr,
  * starting at or before VADDR (every function with unwind info has one, named or not), unless
  * a symbol says that function ends before VADDR: then [FILE].
  */
-static int symfile__unnamed(struct symfile *f, uint64_t vaddr, const char **out)
+static int symfile__unnamed(struct symfile *f, uint64_t vaddr, struct sym_frame *out)
 {
 	uint64_t start = dso__fde_start(f->dso, vaddr), sym_start, sym_end;
 	char name[4096 + 32];
-	const char *names[1] = { name };
+	struct sym_frame fr = { .name = name, .kind = SYM_UNNAMED };
 
 	if (start != UINT64_MAX && dso__lookup_range(f->dso, start, &sym_start, &sym_end) &&
 	    vaddr >= sym_end)
@@ -137,67 +158,24 @@ static int symfile__unnamed(struct symfile *f, uint64_t vaddr, const char **out)
 	/* A file not parsed (the memory budget), or truncated under us: the address itself. */
 	if (start == UINT64_MAX && !dso__usable(f->dso))
 		start = vaddr;
-	if (start == UINT64_MAX) {
-		out[0] = f->label;
-		return 1;
-	}
+	if (start == UINT64_MAX)
+		return symfile__label(f, out);
 	snprintf(name, sizeof(name), "%s+0x%" PRIx64, dso__base_name(f->dso), start);
-	return symfile__keep(f, names, 1, "", out);
+	return symfile__keep(f, &fr, 1, out);
 }
 
-size_t symfile__split(const char *name, const char **file, unsigned int *line)
+int symfile__frames(struct symfile *f, uint64_t off, bool is_return, struct sym_frame *out,
+		    int max)
 {
-	const char *sep = strrchr(name, SYMFILE_SRC_SEP), *p;
-	unsigned long v = 0;
-
-	*file = NULL;
-	*line = 0;
-	if (!sep)
-		return strlen(name);
-	for (p = sep + 1; *p >= '0' && *p <= '9' && v < 100000000; p++)
-		v = v * 10 + (unsigned long)(*p - '0');
-	if (p == sep + 1 || *p != ':')
-		return strlen(name);
-	*file = p[1] ? p + 1 : NULL;
-	*line = (unsigned int)v;
-	return (size_t)(sep - name);
-}
-
-/* NAMES[I] (of NR) with its source line SRCS[I] appended (SYMBOLIZE_LINES) and, but for
- * the first, SUFFIX before it: copies in OWNED (freed by the caller); those without a known
- * source line keep the suffix only. */
-static void symfile__add_src(const char **names, char **owned, const struct inline_src *srcs,
-			     int nr, const char *suffix)
-{
-	for (int i = 0; i < nr; i++) {
-		char *s;
-
-		if (!srcs[i].file && !srcs[i].line) {
-			if (i && asprintf(&s, "%s%s", names[i], suffix) >= 0) {
-				free(owned[i]);
-				names[i] = owned[i] = s;
-			}
-			continue;
-		}
-		if (asprintf(&s, "%s%s%c%u:%s", names[i], i ? suffix : "", SYMFILE_SRC_SEP,
-			     srcs[i].line, srcs[i].file ? srcs[i].file : "") < 0)
-			continue;
-		free(owned[i]);
-		names[i] = owned[i] = s;
-	}
-}
-
-int symfile__frames(struct symfile *f, uint64_t off, bool is_return, const char **out, int max)
-{
-	const char *names[SYMFILE_MAX_FRAMES], *inl[INLINES_MAX], *name;
+	const char *inl[INLINES_MAX], *name;
 	struct inline_src isrc[INLINES_MAX], srcs[SYMFILE_MAX_FRAMES] = { 0 };
+	struct sym_frame fr[SYMFILE_MAX_FRAMES];
 	char *owned[SYMFILE_MAX_FRAMES] = { 0 };
 	uint64_t vaddr, at, o;
 	int nr = 1, ni = 0;
 
-	out[0] = f->label;
 	if (!f->dso || dso__off_to_vaddr(f->dso, off, &vaddr))
-		return 1;
+		return symfile__label(f, out);
 	at = vaddr;
 	name = dso__lookup(f->dso, vaddr, NULL);
 	/* A return address (looked up one byte back) at a function's very first byte: a signal
@@ -214,7 +192,7 @@ int symfile__frames(struct symfile *f, uint64_t off, bool is_return, const char 
 		return symfile__unnamed(f, vaddr, out);
 	if ((f->flags & SYMBOLIZE_DEMANGLE) && (owned[0] = demangle(name)))
 		name = owned[0];
-	names[0] = name;
+	fr[0] = (struct sym_frame){ .name = name, .kind = SYM_FUNC };
 	if ((f->flags & (SYMBOLIZE_INLINE | SYMBOLIZE_LINES)) && symfile__inlines(f))
 		ni = inlines__at(f->inl, at, inl, isrc, INLINES_MAX);
 	if (ni)
@@ -223,19 +201,18 @@ int symfile__frames(struct symfile *f, uint64_t off, bool is_return, const char 
 	 * SYMBOLIZE_INLINE, DWARF was read for the line only. */
 	for (int i = ni - 2; i >= 0 && nr < max && nr < SYMFILE_MAX_FRAMES &&
 	     (f->flags & SYMBOLIZE_INLINE); i--, nr++) {
-		names[nr] = inl[i];
+		fr[nr] = (struct sym_frame){ .name = inl[i], .kind = SYM_INLINE };
 		srcs[nr] = isrc[i];
 		if ((f->flags & SYMBOLIZE_DEMANGLE) && (owned[nr] = demangle(inl[i])))
-			names[nr] = owned[nr];
+			fr[nr].name = owned[nr];
 	}
 	if (ni && !(f->flags & SYMBOLIZE_INLINE))
 		srcs[0] = isrc[0];	/* the line of the address, in whatever was inlined */
-	if (f->flags & SYMBOLIZE_LINES) {
-		symfile__add_src(names, owned, srcs, nr, "_[i]");
-		nr = symfile__keep(f, names, nr, "", out);
-	} else {
-		nr = symfile__keep(f, names, nr, "_[i]", out);
+	for (int i = 0; i < nr && (f->flags & SYMBOLIZE_LINES); i++) {
+		fr[i].file = srcs[i].file;
+		fr[i].line = srcs[i].line;
 	}
+	nr = symfile__keep(f, fr, nr, out);
 	for (int i = 0; i < SYMFILE_MAX_FRAMES; i++)
 		free(owned[i]);
 	return nr;

@@ -18,18 +18,26 @@ struct symfile;
 
 #define SYMBOLIZE_INLINE	1	/* inline chains from DWARF */
 #define SYMBOLIZE_DEMANGLE	2	/* C++ and Rust names demangled */
-#define SYMBOLIZE_LINES		4	/* each frame's source line from DWARF, after its name:
-					 * NAME SYMFILE_SRC_SEP LINE:FILE (symfile__split) */
+#define SYMBOLIZE_LINES		4	/* each frame's source file and line from DWARF */
 
-/* Between a name and its source line (SYMBOLIZE_LINES): a control character no name has. */
-#define SYMFILE_SRC_SEP		'\x1f'
+/* What a frame of an address is: its kind travels beside its name, from here through the
+ * worker's answers (sandbox/proto) and the symbolizer's entries to the profile model; only
+ * the writers of folded stacks spell it ("_[i]", "_[j]"). */
+enum sym_kind {
+	SYM_FUNC = 0,		/* a function, named by its symbol */
+	SYM_INLINE,		/* a function inlined into the frame before it (DWARF) */
+	SYM_JIT,		/* JIT code, named by a perf map */
+	SYM_UNNAMED,		/* no name: FILE+0xSTART, [FILE], FILE+0xOFFSET, [unknown] */
+	SYM_KIND__MAX
+};
 
-/*
- * NAME as symfile__frames gives it with SYMBOLIZE_LINES: the length of the name itself
- * (returned), its source FILE (*FILE, NUL-terminated, or NULL) and LINE (*LINE, 0: none). A
- * name without a well-formed source part is all name. Pure.
- */
-size_t symfile__split(const char *name, const char **file, unsigned int *line);
+/* One frame of an address. The strings are owned by whoever filled it in. */
+struct sym_frame {
+	const char *name;
+	const char *file;	/* its source file (SYMBOLIZE_LINES), or NULL */
+	uint32_t line;		/* its line there, 0: unknown */
+	uint8_t kind;		/* enum sym_kind */
+};
 
 /* Frames one address may have: the function and the functions inlined into it. */
 #define SYMFILE_MAX_FRAMES	33
@@ -47,15 +55,17 @@ struct symfile *symfile__new(struct dso *dso, const char *path, unsigned int fla
 void symfile__free(struct symfile *f);
 
 /*
- * The frames at file offset OFF, root first: the function (demangled), then the functions
- * inlined into it there down to the innermost, each of those ending in "_[i]"; no symbol:
- * "FILE+0xSTART" (START the link-time start of the function's FDE) or "[FILE]". A return
- * address (IS_RETURN: OFF is already that of the byte before it, inside the call) at a
- * function's very first byte is named after that function (a signal trampoline). Fills at
- * most MAX (>= 1) names into OUT, valid until the next call or symfile__free, and returns how
- * many (at least 1).
+ * The frames at file offset OFF, root first: the function (demangled, SYM_FUNC), then the
+ * functions inlined into it there down to the innermost (SYM_INLINE); no symbol: one
+ * SYM_UNNAMED frame, "FILE+0xSTART" (START the link-time start of the function's FDE) or
+ * "[FILE]". A return address (IS_RETURN: OFF is already that of the byte before it, inside
+ * the call) at a function's very first byte is named after that function (a signal
+ * trampoline). With SYMBOLIZE_LINES each frame has its source file and line where DWARF
+ * says. Fills at most MAX (>= 1) frames into OUT, their strings valid until the next call or
+ * symfile__free, and returns how many (at least 1).
  */
-int symfile__frames(struct symfile *f, uint64_t off, bool is_return, const char **out, int max);
+int symfile__frames(struct symfile *f, uint64_t off, bool is_return, struct sym_frame *out,
+		    int max);
 
 /*
  * FN(CTX, NAME, BUILD_ID) is called before DWARF that refers to a common file by path (dwz's

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void use(const struct sb_msg *m)
 {
 	static const char *strs[SB_MSG_MAX / 5];
-	uint32_t ids[SB_FRAMES_MAX];
+	struct sb_frame fr[SB_FRAMES_MAX];
 	volatile size_t sink = 0;
 	size_t pos = 0;
 
@@ -40,10 +40,11 @@ static void use(const struct sb_msg *m)
 	case SB_NAMES:
 		sb_names__strings(m, strs);
 		for (uint32_t i = 0; i < m->n; i++) {
-			int nr = sb_names__next(m, &pos, ids);
+			int nr = sb_names__next(m, &pos, fr);
 
 			for (int k = 0; k < nr; k++)
-				sink += strlen(strs[ids[k]]);
+				sink += strlen(strs[fr[k].name]) + fr[k].line + fr[k].kind +
+					(fr[k].file == SB_NO_STR ? 0 : strlen(strs[fr[k].file]));
 		}
 		break;
 	default:

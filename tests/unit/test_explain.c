@@ -187,32 +187,6 @@ static void test_write(void)
 	explain__free(ex);
 }
 
-static void test_unnamed_names(void)
-{
-	static const struct {
-		const char *name;
-		bool unnamed;
-	} cases[] = {
-		{ "[unknown]", true },
-		{ "[libfoo.so.1]", true },
-		{ "liblzma.so.5.4.1+0x1f2e0", true },
-		{ "app+0x1150", true },
-		{ NULL, true },
-		{ "", true },
-		{ "main", false },
-		{ "jit_hot_loop_[j]", false },
-		{ "operator+", false },
-		{ "foo+0x", false },
-		{ "foo+0x12g", false },
-		{ "+0x10", false },
-		{ "std::vector<int>::operator[]", false },
-		{ "ns::Box<int>::work(double)", false },
-	};
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CU_ASSERT_EQUAL(explain__unnamed_name(cases[i].name), cases[i].unnamed);
-}
-
 static void test_cut_reason(void)
 {
 	CU_ASSERT_EQUAL(explain__cut_reason(COUNT_F_USER_TRUNCATED), EXPLAIN_CUT_FP);
@@ -246,7 +220,6 @@ int register_explain_suite(void)
 	    !CU_add_test(s, "format", test_format) ||
 	    !CU_add_test(s, "escape", test_escape) ||
 	    !CU_add_test(s, "write", test_write) ||
-	    !CU_add_test(s, "unnamed names", test_unnamed_names) ||
 	    !CU_add_test(s, "cut reason", test_cut_reason))
 		return -1;
 	return 0;

@@ -167,41 +167,6 @@ static void test_is_exec(void)
 	CU_ASSERT_FALSE(fixup__is_exec(NULL));
 }
 
-static void test_frame_kind(void)
-{
-	static const struct {
-		const char *name;
-		int index;
-		enum profile_frame_kind kind;
-		size_t len;
-	} cases[] = {
-		{ "main", 0, PROFILE_FRAME_USER, 4 },
-		{ "helper_[i]", 1, PROFILE_FRAME_INLINE, 6 },
-		{ "helper_[i]", 0, PROFILE_FRAME_USER, 10 },	/* the function itself: a name */
-		{ "LazyCompile:fib_[j]", 0, PROFILE_FRAME_JIT, 15 },
-		{ "_[i]", 2, PROFILE_FRAME_INLINE, 0 },
-		{ "x[i]", 1, PROFILE_FRAME_USER, 4 },
-		{ "[i]", 1, PROFILE_FRAME_USER, 3 },
-		{ "", 0, PROFILE_FRAME_USER, 0 },
-	};
-
-	for (size_t i = 0; i < N(cases); i++) {
-		size_t len = strlen(cases[i].name);
-
-		CU_ASSERT_EQUAL(fixup__frame_kind(cases[i].name, cases[i].index, &len),
-				cases[i].kind);
-		CU_ASSERT_EQUAL(len, cases[i].len);
-	}
-	/* Only the first LEN bytes are the name: a source line may follow. */
-	{
-		size_t len = 9;
-
-		CU_ASSERT_EQUAL(fixup__frame_kind("inner_[i]\x1f" "12:a.c", 1, &len),
-				PROFILE_FRAME_INLINE);
-		CU_ASSERT_EQUAL(len, 5);
-	}
-}
-
 int register_fixup_suite(void)
 {
 	CU_pSuite s = CU_add_suite("fixup", NULL, NULL);
@@ -214,8 +179,7 @@ int register_fixup_suite(void)
 	    !CU_add_test(s, "kernel stack depth", test_kernel_depth) ||
 	    !CU_add_test(s, "the sampling's own kernel frames", test_sampling_frames) ||
 	    !CU_add_test(s, "walk frames over a DWARF unwind", test_prefer_walk) ||
-	    !CU_add_test(s, "frames of an execve", test_is_exec) ||
-	    !CU_add_test(s, "frame kinds from suffixes", test_frame_kind))
+	    !CU_add_test(s, "frames of an execve", test_is_exec))
 		return -1;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 #include "sandbox/proto.h"
+#include "symbolize/symfile.h"
 #include "suites.h"
 
 static struct sb_buf b;
@@ -158,7 +159,7 @@ static void test_file_and_debug(void)
 }
 
 /* An SB_NAMES with the strings STRS (NSTR) and one entry of the NR indexes IDS. */
-static void names(const char *const *strs, uint32_t nstr, const uint32_t *ids, uint8_t nr)
+static void names(const char *const *strs, uint32_t nstr, const struct sb_frame *fr, uint8_t nr)
 {
 	sb_buf__start(&b, SB_NAMES, 1, 9);
 	sb_buf__u32(&b, 4);		/* seq */
@@ -169,36 +170,49 @@ static void names(const char *const *strs, uint32_t nstr, const uint32_t *ids, u
 	sb_buf__u32(&b, nstr);
 	for (uint32_t i = 0; i < nstr; i++)
 		sb_buf__str(&b, strs[i], strlen(strs[i]));
-	sb_buf__u8(&b, nr);
-	for (uint8_t i = 0; i < nr; i++)
-		sb_buf__u32(&b, ids[i]);
+	sb_buf__frames(&b, fr, nr);
 }
 
+/* An answer's frames come typed: name and file as string indexes, line, kind; a name that
+ * looks like a kind's spelling is only a name. */
 static void test_names(void)
 {
-	static const char *const strs[] = { "main", "hash_inner_[i]" };
-	const char *got[2];
-	uint32_t ids[SB_FRAMES_MAX + 1] = { 0, 1 };	/* one more than a frame may have */
+	static const char *const strs[] = { "main", "hash_inner_[j]", "/src/a.c" };
+	const char *got[3];
+	struct sb_frame fr[SB_FRAMES_MAX + 1] = {	/* one more than a frame may have */
+		{ 0, SB_NO_STR, 0, SYM_FUNC }, { 1, 2, 12, SYM_INLINE },
+	};
+	struct sb_frame out[SB_FRAMES_MAX];
 	size_t pos = 0;
 	struct sb_msg m;
 
-	names(strs, 2, ids, 2);
+	names(strs, 3, fr, 2);
 	CU_ASSERT_EQUAL_FATAL(decode(false, 0, &m), 0);
-	CU_ASSERT(m.arg == 1 && m.seq == 4 && m.n == 1 && m.nr_syms == 100 && m.nstr == 2);
+	CU_ASSERT(m.arg == 1 && m.seq == 4 && m.n == 1 && m.nr_syms == 100 && m.nstr == 3);
 	sb_names__strings(&m, got);
-	CU_ASSERT_STRING_EQUAL(got[1], "hash_inner_[i]");
-	memset(ids, 0xff, sizeof(ids));
-	CU_ASSERT_EQUAL(sb_names__next(&m, &pos, ids), 2);
-	CU_ASSERT(ids[0] == 0 && ids[1] == 1);
-	/* An index past the table; no frame at all; too many. */
-	ids[1] = 2;
-	names(strs, 2, ids, 2);
+	CU_ASSERT_STRING_EQUAL(got[1], "hash_inner_[j]");
+	memset(out, 0xff, sizeof(out));
+	CU_ASSERT_EQUAL(sb_names__next(&m, &pos, out), 2);
+	CU_ASSERT(out[0].name == 0 && out[0].file == SB_NO_STR && out[0].line == 0 &&
+		  out[0].kind == SYM_FUNC);
+	CU_ASSERT(out[1].name == 1 && out[1].file == 2 && out[1].line == 12 &&
+		  out[1].kind == SYM_INLINE);
+	/* A name or a file past the table, a kind past the last; no frame at all; too many. */
+	fr[1].name = 3;
+	names(strs, 3, fr, 2);
 	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
-	names(strs, 2, ids, 0);
+	fr[1].name = 1;
+	fr[1].file = 3;
+	names(strs, 3, fr, 2);
 	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
-	memset(ids, 0, sizeof(ids));
-	sb_buf__start(&b, SB_NAMES, 1, 9);
-	names(strs, 2, ids, SB_FRAMES_MAX + 1);
+	fr[1].file = SB_NO_STR;
+	fr[1].kind = SYM_KIND__MAX;
+	names(strs, 3, fr, 2);
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+	names(strs, 3, fr, 0);
+	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
+	memset(fr, 0, sizeof(fr));
+	names(strs, 3, fr, SB_FRAMES_MAX + 1);
 	CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
 	/* An unknown type; a header that is not zero where it must be. */
 	sb_buf__start(&b, 200, 0, 1);

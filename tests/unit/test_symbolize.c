@@ -93,10 +93,10 @@ static uint64_t map_fixture(pid_t pid, const char *name, const char *symfile, co
 
 static const char *name_at(pid_t pid, uint64_t addr, bool is_return)
 {
-	const char *names[8] = { NULL };
-	int n = symbolizer__user_frames(sym, pid, addr, is_return, names, 8);
+	struct sym_frame fr[8] = { { NULL } };
+	int n = symbolizer__user_frames(sym, pid, addr, is_return, fr, 8);
 
-	return n >= 1 ? names[n - 1] : NULL;
+	return n >= 1 ? fr[n - 1].name : NULL;
 }
 
 static void test_symbols_and_aliases(void)
@@ -130,6 +130,27 @@ static void test_stripped_gets_fde_names(void)
 							  "fx_pub"), false), "fx_pub");
 }
 
+/* The kind of the outermost frame of ADDR in PID. */
+static int kind_at(pid_t pid, uint64_t addr)
+{
+	struct sym_frame fr[8];
+
+	return symbolizer__user_frames(sym, pid, addr, false, fr, 8) >= 1 ? fr[0].kind : -1;
+}
+
+/* Frames come typed from the worker: a symbol's function, and the frames without a name
+ * (FILE+0xSTART, [unknown]) said to be so, not guessed from their spelling. */
+static void test_frame_kinds(void)
+{
+	uint64_t alpha = map_fixture(PID_A, "prog", "prog", "fx_alpha");
+	uint64_t stripped = map_fixture(PID_B, "prog.stripped", "prog", "fx_alpha");
+
+	CU_ASSERT_FATAL(alpha && stripped);
+	CU_ASSERT_EQUAL(kind_at(PID_A, alpha), SYM_FUNC);
+	CU_ASSERT_EQUAL(kind_at(PID_B, stripped + 2), SYM_UNNAMED);
+	CU_ASSERT_EQUAL(kind_at(PID_A, 0x1000), SYM_UNNAMED);
+}
+
 static void test_one_dso_per_file(void)
 {
 	uint32_t before = dsos__count(dsos);
@@ -140,25 +161,6 @@ static void test_one_dso_per_file(void)
 	CU_ASSERT_STRING_EQUAL(name_at(PID_A + 2, b, false), "fx_beta");
 	/* prog was opened by the first test already: two more processes, no new dso. */
 	CU_ASSERT_EQUAL(dsos__count(dsos), before);
-}
-
-/* A name and its source line as the worker sends them (SYMBOLIZE_LINES); names without a
- * well-formed line part are names whole. */
-static void test_split(void)
-{
-	const char *file;
-	unsigned int line;
-
-	CU_ASSERT_EQUAL(symfile__split("mix_[i]\x1f" "12:/src/a.c", &file, &line), 7);
-	CU_ASSERT(file && !strcmp(file, "/src/a.c") && line == 12);
-	CU_ASSERT_EQUAL(symfile__split("main", &file, &line), 4);
-	CU_ASSERT(!file && !line);
-	CU_ASSERT_EQUAL(symfile__split("odd\x1fname", &file, &line), 8);
-	CU_ASSERT(!file && !line);
-	CU_ASSERT_EQUAL(symfile__split("f\x1f" "7:", &file, &line), 1);
-	CU_ASSERT(!file && line == 7);
-	CU_ASSERT_EQUAL(symfile__split("a\x1f" "1:b\x1f" "2:c.c", &file, &line), 5);
-	CU_ASSERT(file && !strcmp(file, "c.c") && line == 2);
 }
 
 /*
@@ -205,7 +207,7 @@ int register_symbolize_suite(void)
 	if (!s || !CU_add_test(s, "symbols, aliases, return addresses", test_symbols_and_aliases) ||
 	    !CU_add_test(s, "a stripped file: FILE+0xSTART", test_stripped_gets_fde_names) ||
 	    !CU_add_test(s, "one dso for a file two processes map", test_one_dso_per_file) ||
-	    !CU_add_test(s, "a name and its source line", test_split) ||
+	    !CU_add_test(s, "frames typed: a function, no name", test_frame_kinds) ||
 	    !CU_add_test(s, "unwind tables built by the worker", test_worker_builds_tables))
 		return -1;
 	return 0;
