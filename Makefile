@@ -51,7 +51,7 @@ $(OUT)/vmlinux.h:
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(OUT)/%.bpf.o: bpf/%.bpf.c bpf/profile.h bpf/pidns.bpf.h $(OUT)/vmlinux.h
+$(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(OUT)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

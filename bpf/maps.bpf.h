@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The sampling programs' settings (read-only data set by userspace before load, and the
+ * globals it sets after), their maps, and the small helpers on them: the statistics, whether
+ * a task is profiled, in the --cgroup cgroups. Included by profile.bpf.c only.
+ */
+#ifndef PROFILE_MAPS_BPF_H
+#define PROFILE_MAPS_BPF_H
+
+/* Set by userspace before load. */
+const volatile bool filter_pids = false;	/* only tasks whose tgid is in `pids` */
+const volatile bool include_idle = false;	/* keep samples of pid 0 */
+const volatile bool per_thread = false;		/* count per thread, not per process */
+const volatile bool user_stacks = true;
+const volatile bool kernel_stacks = true;
+const volatile bool follow_children = false;	/* add new processes forked by profiled ones */
+const volatile __u32 unwind_mode = UNWIND_AUTO;
+const volatile __u32 stack_copy = PROFILE_STACK_COPY;	/* bytes, at most PROFILE_MAX_STACK_COPY */
+const volatile __u64 min_block_ns = 0;	/* --off-cpu/--wall: shorter blocks are not counted */
+/* --cgroup: only tasks in these cgroups (v2 ids) or below them; 0 of them: any task. */
+const volatile __u32 nr_cgroups = 0;
+const volatile __u64 cgroup_ids[PROFILE_MAX_CGROUPS];
+/* --group-by cgroup: each process's cgroup in `cgroup_of`. */
+const volatile bool group_cgroup = false;
+/* -e: what each event's samples are, how they weigh, in its attachment's BPF cookie
+ * (EV_COOKIE_*). */
+
+/* Set by userspace after load, before attaching: the profiled processes checked without a
+ * map lookup (0-terminated), and whether `pids` may hold others (more pids than slots, or
+ * children added by on_fork). */
+__u32 fast_pids[PROFILE_FAST_PIDS];
+bool pids_spill;
+/* Set by userspace when it sleeps for longer than its 20 ms (no records for a while): the next
+ * record wakes it. */
+bool wake_user;
+/* Bumped after every change to `procs` (by userspace too): per-CPU copies of older
+ * generations are stale. */
+__u64 procs_gen;
+/* Continuous mode (--every): the number of the period being sampled, advanced by userspace
+ * at each period's end. A sample counts in the maps of its period's parity (the `cached`
+ * table of that index, `counts` keys with count_key.period, `ustacks` hashes with that low
+ * bit, `kstacks`/`kstacks2` or `kstacks_b`/`kstacks2_b`): userspace reads the other parity's
+ * and clears them while this one fills. Always 0 otherwise. */
+__u32 period;
+/* --off-cpu/--wall: the last off_pending.seq given. */
+__u64 off_seq;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_DEPTH * sizeof(__u64));
+} kstacks SEC(".maps");
+
+/* --group-by cgroup: the cgroup (v2 id) of each process sampled, noted when a CPU first
+ * samples it (sized by userspace). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cgroup_of SEC(".maps");
+
+/* --off-cpu/--wall: each profiled task off the CPU (by its kernel tid): when it left and the
+ * stacks it left with (sized by userspace; LRU: a task that exits off the CPU never comes
+ * back). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_pending);
+} offpend SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_pending);
+} off_scratch SEC(".maps");
+
+/* --off-cpu/--wall: per task (kernel tid), what the last stacks it left the CPU with that
+ * went to userspace were: a hash of the registers and the stack bytes copied, and their
+ * seq. The next time it leaves with the same (a thread that waits at the same place over and
+ * over), nothing is sent: userspace unwinds nothing, it counts the time on those stacks
+ * (off_weight.same_as). An unwind reads nothing but the registers, the bytes copied (words
+ * past them are read live: the copy size grows then) and the process's files. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_sig);
+} offsig SEC(".maps");
+
+/* Where a kernel stack goes when its bucket in `kstacks` holds another (sized otherwise, so
+ * the same stack falls in another bucket). */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 4096);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_DEPTH * sizeof(__u64));
+} kstacks2 SEC(".maps");
+
+/* The same two for the odd periods of continuous mode (one entry each otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_DEPTH * sizeof(__u64));
+} kstacks_b SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 4096);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_DEPTH * sizeof(__u64));
+} kstacks2_b SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct ustack);
+} ustacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct count_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+/* Per-CPU perf buffers that userspace opens for mmap, comm and fork records (no program
+ * writes to it: the kernel does, for every process). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} mmap_events SEC(".maps");
+
+/* Samples for DWARF unwinding in userspace. Its size is set by userspace (ring_size). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} events SEC(".maps");
+
+/* tgid -> stack-bottom functions and executable ranges of that process (set by userspace
+ * from its mappings). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct proc_ranges);
+} procs SEC(".maps");
+
+/*
+ * Incarnations: tgid -> when (bpf_ktime_get_ns) the process under that pid last began as a
+ * new program: its fork, or its latest exec, seen while profiling. No entry: the program it
+ * ran when profiling began. Samples carry it (count_key.gen), so that userspace names each
+ * with the mappings of the program that ran then, not the last one seen under the pid.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u64);
+} incarns SEC(".maps");
+
+/* Names: tgid -> the process (group leader) name, tid -> the thread name. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, char[PROFILE_COMM_LEN]);
+} comms SEC(".maps");
+
+/*
+ * Hash-map lookups cost 0.3 us each at a sample here: the maps are large and cold, out of
+ * the caches and the TLB by the time the next timer tick comes. So the common case uses
+ * none, only per-CPU state, contiguous and touched at every sample on that CPU:
+ *
+ * `cached`: pairs of slots in front of `counts`. A sample whose key is in one of its pair's
+ * slots adds to that slot; a new key evicts the pair's smaller count to `counts`, and
+ * userspace adds what the slots still hold when sampling has stopped.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);		/* by the period's parity; 1 entry but in continuous mode */
+	__type(key, __u32);
+	__type(value, struct count_slots);
+} cached SEC(".maps");
+
+/*
+ * Never read by a program: userspace updates its entry after advancing `period`, for the
+ * kernel to wait until every program that began before has returned (an update of a map of
+ * maps waits for an RCU grace period, and a perf_event program runs inside a read-side
+ * section): from then on nothing writes the previous period's maps.
+ */
+struct sync_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sync_inner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct sync_inner);
+} period_sync SEC(".maps") = {
+	.values = { &sync_inner },
+};
+
+/* `cur_proc`: the last process sampled on this CPU, with a copy of its `procs` entry (of
+ * generation `gen`). A new one also has its name recorded. */
+struct cpu_proc {
+	__u32 tgid_1;		/* the process's tgid + 1 (pid 0 is the idle task); 0: none yet */
+	__u32 has_ranges;	/* `procs` had an entry: pr is valid */
+	__u64 gen;		/* procs_gen when pr was copied */
+	__u64 since;		/* the process's `incarns` entry then, 0: none */
+	struct proc_ranges pr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_proc);
+} cur_proc SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+/* A page of zeros (never written). */
+struct zero_page {
+	__u8 b[PROFILE_PAGE_SIZE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct zero_page);
+} zeros SEC(".maps");
+
+/* The stack from sp, read at once for the frame-pointer walk. */
+#define WINDOW_WORDS 64
+#define MAIN_STACK_SPAN	(64ULL << 20)	/* sp this far under the stack top: the main thread */
+struct stack_window {
+	__u64 w[WINDOW_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_window);
+} window SEC(".maps");
+
+/* A DWARF sample is built here, then sent with as many bytes as it holds: a record reserved
+ * in the ring at its largest size (30 KiB) would fill the ring 7 times faster than the 3-4
+ * KiB most samples carry, and wake userspace for it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sample_event);
+} event_buf SEC(".maps");
+
+/* -e page-faults: kernel stacks of tasks whose samples carry user registers (KSTACK_TASK);
+ * few distinct ones, evicted when old (userspace shows one evicted as lost). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct ktask_stack);
+} ktasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ktask_stack);
+} kscratch SEC(".maps");
+
+/* Scratch space for the user stack being walked (too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ustack);
+} scratch SEC(".maps");
+
+
+
+static __always_inline void stat_add(__u32 slot, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &slot);
+
+	if (v)
+		*v += n;
+}
+
+static __always_inline void stat_inc(__u32 slot)
+{
+	stat_add(slot, 1);
+}
+
+/* Whether TGID is one of the profiled processes. */
+static __always_inline bool profiled(__u32 tgid)
+{
+	for (int i = 0; i < PROFILE_FAST_PIDS; i++) {
+		if (!fast_pids[i])
+			break;
+		if (fast_pids[i] == tgid)
+			return true;
+	}
+	return pids_spill && bpf_map_lookup_elem(&pids, &tgid);
+}
+
+/* TASK's cgroup (v2) id. */
+static __always_inline __u64 task_cgroup(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+}
+
+/* Whether TASK is in one of the --cgroup cgroups or below one (true without --cgroup). */
+static __always_inline bool in_cgroups(struct task_struct *task)
+{
+	struct cgroup *cg;
+
+	if (!nr_cgroups)
+		return true;
+	cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+	for (int l = 0; l < 64 && cg; l++) {
+		__u64 id = BPF_CORE_READ(cg, kn, id);
+
+		for (int i = 0; i < PROFILE_MAX_CGROUPS; i++) {
+			if (i >= nr_cgroups)
+				break;
+			if (cgroup_ids[i] == id)
+				return true;
+		}
+		/* The cgroup's own css is its first member: its parent's is its parent. */
+		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
+	}
+	return false;
+}
+
+#endif

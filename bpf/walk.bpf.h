@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The user stack in BPF: the user registers, the frame-pointer walk checked against the
+ * process's spans, the stack's words kept past sp, the hashes that tell a task's samples at
+ * the same place apart (same_stacks). Included by profile.bpf.c only.
+ */
+#ifndef PROFILE_WALK_BPF_H
+#define PROFILE_WALK_BPF_H
+
+struct uregs {
+	__u64 ip, sp, bp;
+};
+
+/* The user-mode registers of the current task: the sampled ones when the sample (CTX, NULL
+ * for an off-CPU one) hit user mode, else those the task saved on entering the kernel.
+ * Returns 0 when there are none (kernel threads). */
+static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
+				     struct uregs *r)
+{
+	struct pt_regs *regs;
+	__u64 cs;
+
+	/* ctx loads must be 8 bytes wide, and direct: the verifier rewrites them. */
+	if (ctx) {
+		cs = *(volatile __u64 *)&ctx->regs.cs;
+		if ((cs & 3) == 3) {
+			r->ip = ctx->regs.ip;
+			r->sp = ctx->regs.sp;
+			r->bp = ctx->regs.bp;
+			return 1;
+		}
+	}
+	if (!BPF_CORE_READ(task, mm))
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	r->ip = BPF_CORE_READ(regs, ip);
+	r->sp = BPF_CORE_READ(regs, sp);
+	r->bp = BPF_CORE_READ(regs, bp);
+	return r->ip != 0;
+}
+
+/*
+ * All general user registers into G, in DWARF's numbering: assembly's CFI may define the
+ * frame through any of them (OpenSSL's AES-GCM keeps it in rbx or r11), and the unwinder
+ * restores the callee-saved ones frame by frame. CTX as for user_regs.
+ */
+static __always_inline void user_gprs(struct bpf_perf_event_data *ctx, struct task_struct *task,
+				      __u64 *g)
+{
+	struct pt_regs *regs;
+
+	if (ctx && (*(volatile __u64 *)&ctx->regs.cs & 3) == 3) {
+		g[0] = ctx->regs.ax;
+		g[1] = ctx->regs.dx;
+		g[2] = ctx->regs.cx;
+		g[3] = ctx->regs.bx;
+		g[4] = ctx->regs.si;
+		g[5] = ctx->regs.di;
+		g[6] = ctx->regs.bp;
+		g[7] = ctx->regs.sp;
+		g[8] = ctx->regs.r8;
+		g[9] = ctx->regs.r9;
+		g[10] = ctx->regs.r10;
+		g[11] = ctx->regs.r11;
+		g[12] = ctx->regs.r12;
+		g[13] = ctx->regs.r13;
+		g[14] = ctx->regs.r14;
+		g[15] = ctx->regs.r15;
+		return;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	g[0] = BPF_CORE_READ(regs, ax);
+	g[1] = BPF_CORE_READ(regs, dx);
+	g[2] = BPF_CORE_READ(regs, cx);
+	g[3] = BPF_CORE_READ(regs, bx);
+	g[4] = BPF_CORE_READ(regs, si);
+	g[5] = BPF_CORE_READ(regs, di);
+	g[6] = BPF_CORE_READ(regs, bp);
+	g[7] = BPF_CORE_READ(regs, sp);
+	g[8] = BPF_CORE_READ(regs, r8);
+	g[9] = BPF_CORE_READ(regs, r9);
+	g[10] = BPF_CORE_READ(regs, r10);
+	g[11] = BPF_CORE_READ(regs, r11);
+	g[12] = BPF_CORE_READ(regs, r12);
+	g[13] = BPF_CORE_READ(regs, r13);
+	g[14] = BPF_CORE_READ(regs, r14);
+	g[15] = BPF_CORE_READ(regs, r15);
+}
+
+/* FNV-1a style mixing over the frames, and a second, independent mix for the check word. */
+static __always_inline void hash_frames(struct ustack *st, __u64 *hash, __u32 *check)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+	__u32 c = 0x9747b28c;
+
+	for (int i = 0; i < PROFILE_MAX_DEPTH; i++) {
+		if (i >= st->nr)
+			break;
+		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
+		c = (c ^ (__u32)(st->ips[i] >> 3)) * 0x01000193;
+		c ^= c >> 15;
+	}
+	h = (h ^ st->sp_words[0]) * 0x100000001b3ULL;
+	h = (h ^ st->sp_words[1]) * 0x100000001b3ULL;
+	c = (c ^ (__u32)(st->sp_words[0] >> 3) ^ (__u32)(st->sp_words[1] >> 7)) * 0x01000193;
+	*hash = h ? h : 1;
+	*check = c;
+}
+
+/*
+ * The kind of code at ADDR in PR. A global function: the verifier checks it once, not at
+ * each of the walk's steps (which it cannot otherwise follow within its limit).
+ */
+__noinline __u8 span_kind(const struct proc_ranges *pr, __u64 addr)
+{
+	if (!pr)
+		return SPAN_NONE;
+	return proc_span_kind(pr, addr);
+}
+
+/* How a frame-pointer walk ended. */
+enum walk_end {
+	WALK_BROKEN = 0,	/* no frame pointer, an unreadable or misplaced frame, the depth
+				 * limit, or code the process does not map */
+	WALK_WHOLE,		/* at a stack bottom, or at a saved rbp of 0 in code that keeps
+				 * records */
+	WALK_NOREC,		/* at a function that keeps no frame record where it was: the
+				 * frames past it would be wrong */
+};
+
+/*
+ * Walk the frame-pointer chain from R into ST (leaf first), checking each step against PR,
+ * the kinds of the process's code (see enum profile_span): the leaf must not be in code
+ * without a frame record (a frameless leaf with its return address at sp is fixed up by
+ * userspace), each return address must be in a function that keeps one. PR NULL: nothing is
+ * known of the process, the walk is not checked and ends well at a saved rbp of 0.
+ */
+static __always_inline int walk_user(const struct uregs *r, const struct proc_ranges *pr,
+				     struct ustack *st, struct stack_window **winp)
+{
+	__u64 fp = r->bp, frame[2], off;
+	struct stack_window *win;
+	__u32 zero = 0, idx;
+	__u8 kind;
+	int i;
+
+	st->ips[0] = r->ip;
+	st->nr = 1;
+	/* One read of the stack from sp serves the words at sp (see keep_sp_words) and the
+	 * frames that lie in it, most of them in shallow stacks; frames past it are read one by
+	 * one. Near the top of the stack the read fails and every frame is read alone. */
+	win = bpf_map_lookup_elem(&window, &zero);
+	if (win && bpf_probe_read_user(win->w, sizeof(win->w), (void *)r->sp))
+		win = NULL;
+	*winp = win;
+	if (pr) {
+		kind = span_kind(pr, r->ip);
+		if (kind == SPAN_BOTTOM)
+			return WALK_WHOLE;
+		if (kind == SPAN_NOREC)
+			return WALK_NOREC;
+		if (kind == SPAN_NONE)
+			return WALK_BROKEN;
+	}
+	/* rbp == 0 in a register says nothing: code without frame pointers leaves it so. */
+	if (fp == 0 || fp < r->sp)
+		return WALK_BROKEN;
+	for (i = 1; i < PROFILE_MAX_DEPTH; i++) {
+		if (fp & 7)
+			return WALK_BROKEN;
+		off = fp - r->sp;
+		if (win && fp >= r->sp && off <= (WINDOW_WORDS - 2) * 8) {
+			idx = off / 8;
+			if (idx > WINDOW_WORDS - 2)
+				return WALK_BROKEN;
+			frame[0] = win->w[idx];
+			frame[1] = win->w[idx + 1];
+		} else if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp)) {
+			return WALK_BROKEN;
+		}
+		if (frame[1] == 0)
+			return frame[0] == 0 ? WALK_WHOLE : WALK_BROKEN;
+		st->ips[i] = frame[1];
+		st->nr = i + 1;
+		if (pr) {
+			/* The call is one byte before the return address. */
+			kind = span_kind(pr, frame[1] - 1);
+			if (kind == SPAN_BOTTOM)
+				return WALK_WHOLE;
+			if (kind == SPAN_THIN || kind == SPAN_NOREC)
+				return WALK_NOREC;
+			if (kind != SPAN_TRUSTED)
+				return WALK_BROKEN;
+		}
+		if (frame[0] == 0)
+			return WALK_WHOLE;
+		if (frame[0] <= fp)
+			return WALK_BROKEN;
+		fp = frame[0];
+	}
+	return WALK_BROKEN;
+}
+
+/* Store the user stack in ST, whose hash is HASH, into `ustacks`; returns HASH, or 0 when it
+ * could not be. */
+static __always_inline __u64 store_ustack(struct ustack *st, __u64 hash)
+{
+	struct ustack *old;
+	long err;
+
+	old = bpf_map_lookup_elem(&ustacks, &hash);
+	if (old) {
+		if (old->check == st->check && old->nr == st->nr)
+			return hash;
+		stat_inc(STAT_USTACK_COLLIDE);
+		return 0;
+	}
+	err = bpf_map_update_elem(&ustacks, &hash, st, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST: another CPU stored it first */) {
+		stat_inc(STAT_USTACK_FULL);
+		return 0;
+	}
+	return hash;
+}
+
+/* The words at sp that may be a frameless leaf's return address (see struct ustack), from
+ * the window the walk read at sp when it has one. */
+static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp,
+					  const struct stack_window *win, struct ustack *st)
+{
+	__u64 w[2];
+
+	st->sp_words[0] = st->sp_words[1] = 0;
+	if (!pr)
+		return;
+	if (win) {
+		w[0] = win->w[0];
+		w[1] = win->w[1];
+	} else if (bpf_probe_read_user(w, sizeof(w), (void *)sp)) {
+		return;
+	}
+	if (span_kind(pr, w[0]) != SPAN_NONE)
+		st->sp_words[0] = w[0];
+	if (span_kind(pr, w[1]) != SPAN_NONE)
+		st->sp_words[1] = w[1];
+}
+
+struct hash_ctx {
+	const struct sample_event *e;
+	__u64 h;
+	__u64 base;		/* hash_tail_word: the word its first call hashes */
+};
+
+/* Whether W may be an address in the process (code, stack, data), as opposed to a small
+ * number: only such a word can take an unwind anywhere (a return address, a saved frame
+ * pointer, a register that holds the CFA). */
+static __always_inline bool may_be_address(__u64 w)
+{
+	return w >= 0x10000 && w < 0x800000000000ULL;
+}
+
+/* W, word or register I, into hash H when it may be an address: the words an unwind can
+ * follow, not a loop's counter that changes at every wait in the same place. */
+static __always_inline __u64 hash_mix(__u64 h, __u64 w, __u64 i)
+{
+	if (!may_be_address(w))
+		return h;
+	return (h ^ w ^ i << 48) * 0x100000001b3ULL;
+}
+
+/* bpf_loop's callback: words 8I to 8I + 7 of the stack copy into the hash (the verifier
+ * checks it once, not per word). */
+static long hash_word(__u64 i, void *arg)
+{
+	struct hash_ctx *c = arg;
+	const __u64 *w;
+
+	if (i >= PROFILE_MAX_STACK_COPY / 64)
+		return 1;
+	w = (const __u64 *)&c->e->stack[i * 64];
+	for (int k = 0; k < 8; k++)
+		c->h = hash_mix(c->h, w[k], i * 8 + k + 64);
+	return 0;
+}
+
+/*
+ * Whether E, the stacks of a task leaving the CPU (OP), unwind as those it left with last
+ * time, sent then as OP's off_sig.seq: the same ip, sp, and words that may be addresses, in
+ * the registers, the red zone and the copy, at the same places (OP->same_as says so). Else
+ * they are noted as its last.
+ */
+/* bpf_loop's callback: word BASE + I, one of the copy's last (short of 8). */
+static long hash_tail_word(__u64 i, void *arg)
+{
+	struct hash_ctx *c = arg;
+	__u64 k = c->base + i;
+
+	if (k >= PROFILE_MAX_STACK_COPY / 8)
+		return 1;
+	c->h = hash_mix(c->h, *(const __u64 *)&c->e->stack[k * 8], k + 64);
+	return 0;
+}
+
+static __always_inline bool same_stacks(const struct sample_event *e, struct off_pending *op)
+{
+	struct hash_ctx c = { .e = e, .h = 0x84222325cbf29ce4ULL ^ e->ip };
+	__u32 par = period & 1;
+	struct off_sig *old, sig;
+
+	for (int i = 0; i < PROFILE_NR_REGS; i++)
+		c.h = hash_mix(c.h, e->regs[i], i);
+	for (int i = 0; i < PROFILE_RED_ZONE / 8; i++)
+		c.h = hash_mix(c.h, e->below[i], i + PROFILE_NR_REGS);
+	c.h = (c.h ^ e->sp) * 0x100000001b3ULL;
+	/* (A thread id reused by another process is not the same task; a sample of another
+	 * event at the same place is not the same either.) */
+	c.h = (c.h ^ ((__u64)e->pid << 32 | e->tid)) * 0x100000001b3ULL;
+	c.h = (c.h ^ e->evflags) * 0x100000001b3ULL;
+	c.base = 0;
+	bpf_loop(e->stack_len / 64, hash_word, &c, 0);
+	c.base = e->stack_len / 64 * 8;
+	bpf_loop(e->stack_len / 8 - c.base, hash_tail_word, &c, 0);
+	c.h ^= (__u64)e->holes << 32 | e->stack_len;
+	c.h = (c.h ^ e->gen) * 0x100000001b3ULL;
+	old = bpf_map_lookup_elem(&offsig, &op->ktid);
+	if (old && old->sig == c.h && old->period == par && e->below_ok) {
+		op->same_as = old->seq;
+		return true;
+	}
+	sig = (struct off_sig){ .sig = c.h, .seq = op->seq, .period = par };
+	bpf_map_update_elem(&offsig, &op->ktid, &sig, BPF_ANY);
+	return false;
+}
+
+#endif
