@@ -18,7 +18,7 @@ const unsigned char *cfi_mem__ptr(const struct cfi_mem *m, uint64_t vaddr, uint6
 	return m->image + off;
 }
 
-int cfi_record__open(const struct cfi_mem *m, uint64_t vaddr, struct rd *r, uint64_t *id,
+int cfi_record__open(const struct cfi_mem *m, uint64_t vaddr, struct cfi_rd *r, uint64_t *id,
 		     uint64_t *id_vaddr)
 {
 	const unsigned char *p = cfi_mem__ptr(m, vaddr, 4);
@@ -34,7 +34,7 @@ int cfi_record__open(const struct cfi_mem *m, uint64_t vaddr, struct rd *r, uint
 	p = cfi_mem__ptr(m, vaddr, hdr + len);
 	if (!p || len < 4)
 		return -EINVAL;
-	*r = (struct rd){ .p = p + hdr, .start = p + hdr, .end = p + hdr + len,
+	*r = (struct cfi_rd){ .p = p + hdr, .start = p + hdr, .end = p + hdr + len,
 			  .start_vaddr = vaddr + hdr };
 	*id_vaddr = vaddr + hdr;
 	*id = rd_u(r, 4);
@@ -47,7 +47,7 @@ int cfi_cie__parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c)
 	const char *aug;
 	size_t aug_len, room;
 	const unsigned char *aug_end = NULL;
-	struct rd r;
+	struct cfi_rd r;
 	int err;
 
 	err = cfi_record__open(m, vaddr, &r, &id, &id_vaddr);
@@ -114,7 +114,7 @@ int cfi_cie__parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c)
 }
 
 int cfi_fde__parse(const struct cfi_mem *m, uint64_t fde_vaddr, struct cie *cie,
-		   uint64_t *start, uint64_t *range, struct rd *r)
+		   uint64_t *start, uint64_t *range, struct cfi_rd *r)
 {
 	uint64_t id, id_vaddr;
 	int err;

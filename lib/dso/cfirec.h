@@ -35,18 +35,18 @@ const unsigned char *cfi_mem__ptr(const struct cfi_mem *m, uint64_t vaddr, uint6
 
 /* --- reading ------------------------------------------------------------------------------- */
 
-struct rd {
+struct cfi_rd {
 	const unsigned char *p, *start, *end;
 	uint64_t start_vaddr;	/* link-time address of START */
 	bool bad;		/* read past the end, or an encoding we cannot read */
 };
 
-static inline uint64_t rd_vaddr(const struct rd *r)
+static inline uint64_t rd_vaddr(const struct cfi_rd *r)
 {
 	return r->start_vaddr + (uint64_t)(r->p - r->start);
 }
 
-static inline uint64_t rd_u(struct rd *r, int n)
+static inline uint64_t rd_u(struct cfi_rd *r, int n)
 {
 	uint64_t v = 0;
 
@@ -62,7 +62,7 @@ static inline uint64_t rd_u(struct rd *r, int n)
 }
 
 /* A LEB128 number's bits, and in *SHIFT how many it had (for the sign of SLEB128). */
-static inline uint64_t rd_leb(struct rd *r, int *shift, unsigned char *last)
+static inline uint64_t rd_leb(struct cfi_rd *r, int *shift, unsigned char *last)
 {
 	uint64_t v = 0;
 
@@ -83,7 +83,7 @@ static inline uint64_t rd_leb(struct rd *r, int *shift, unsigned char *last)
 	return 0;
 }
 
-static inline uint64_t rd_uleb(struct rd *r)
+static inline uint64_t rd_uleb(struct cfi_rd *r)
 {
 	unsigned char last;
 	int shift;
@@ -91,7 +91,7 @@ static inline uint64_t rd_uleb(struct rd *r)
 	return rd_leb(r, &shift, &last);
 }
 
-static inline int64_t rd_sleb(struct rd *r)
+static inline int64_t rd_sleb(struct cfi_rd *r)
 {
 	unsigned char last;
 	int shift;
@@ -103,7 +103,7 @@ static inline int64_t rd_sleb(struct rd *r)
 }
 
 /* A pointer in encoding ENC; APPLY adds its base (only pc-relative is known here). */
-static inline uint64_t rd_enc(struct rd *r, uint8_t enc, bool apply)
+static inline uint64_t rd_enc(struct cfi_rd *r, uint8_t enc, bool apply)
 {
 	uint64_t at = rd_vaddr(r), v;
 
@@ -141,7 +141,7 @@ struct cie {
 	uint8_t fde_enc;	/* how its FDEs' addresses are encoded (absptr without 'R') */
 	bool has_z;		/* FDEs carry augmentation data ("z...") */
 	bool signal;		/* 'S': its FDEs describe signal frames */
-	struct rd insns;	/* its initial instructions */
+	struct cfi_rd insns;	/* its initial instructions */
 };
 
 /*
@@ -149,7 +149,7 @@ struct cie {
  * CIE id / CIE pointer field's value, *ID_VADDR to that field's address. Returns 0, -EINVAL
  * (malformed, or the terminator) or -ENOTSUP (64-bit DWARF).
  */
-int cfi_record__open(const struct cfi_mem *m, uint64_t vaddr, struct rd *r, uint64_t *id,
+int cfi_record__open(const struct cfi_mem *m, uint64_t vaddr, struct cfi_rd *r, uint64_t *id,
 		     uint64_t *id_vaddr);
 
 /* The CIE at VADDR into *C (its fields as they are: the caller judges the return address
@@ -163,6 +163,6 @@ int cfi_cie__parse(const struct cfi_mem *m, uint64_t vaddr, struct cie *c);
  * -ENOTSUP (its CIE's version or augmentation).
  */
 int cfi_fde__parse(const struct cfi_mem *m, uint64_t fde_vaddr, struct cie *cie,
-		   uint64_t *start, uint64_t *range, struct rd *r);
+		   uint64_t *start, uint64_t *range, struct cfi_rd *r);
 
 #endif

@@ -264,7 +264,7 @@ static bool fde_covers(const struct cfi_mem *m, uint64_t fde, uint64_t vaddr)
 {
 	uint64_t start, range;
 	struct cie cie;
-	struct rd r;
+	struct cfi_rd r;
 
 	return !cfi_fde__parse(m, fde, &cie, &start, &range, &r) && vaddr >= start &&
 	       vaddr - start < range;

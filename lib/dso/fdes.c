@@ -141,14 +141,14 @@ int fde_index__eh_frame(const unsigned char *sec, size_t len, uint64_t vaddr, ui
 		uint64_t at = vaddr + off, start, range;
 		uint32_t rlen, id;
 		uint8_t enc;
-		struct rd r;
+		struct cfi_rd r;
 
 		memcpy(&rlen, sec + off, 4);
 		if (rlen < 4 || rlen == 0xffffffff || rlen > len - off - 4)
 			break;		/* the terminator, 64-bit DWARF, or cut short */
 		memcpy(&id, sec + off + 4, 4);
 		if (id) {		/* an FDE; its CIE is ID bytes before the field */
-			r = (struct rd){ .p = sec + off + 8, .start = sec + off + 8,
+			r = (struct cfi_rd){ .p = sec + off + 8, .start = sec + off + 8,
 					 .end = sec + off + 4 + rlen, .start_vaddr = at + 8 };
 			if (id > off + 4 || cie_enc(&m, cache, at + 4 - id, &enc)) {
 				ps.skipped++;
@@ -232,7 +232,7 @@ static void put32(unsigned char *p, uint32_t v)
 static uint32_t cie_convert(struct conv *cv, size_t at, uint32_t rlen)
 {
 	const unsigned char *body = cv->sec + at + 8, *fields;
-	struct rd r = { .p = body, .start = body, .end = cv->sec + at + 4 + rlen };
+	struct cfi_rd r = { .p = body, .start = body, .end = cv->sec + at + 4 + rlen };
 	uint8_t version = (uint8_t)rd_u(&r, 1);
 	size_t pos = cv->out_len, n;
 

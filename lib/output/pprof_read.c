@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "base/rd.h"
 #include "output/folded.h"
 #include "output/pprof_read.h"
 
@@ -19,30 +20,7 @@
 
 /* --- reading the wire format ------------------------------------------------------------- */
 
-struct rd {
-	const unsigned char *p, *end;
-	bool bad;
-};
-
-static uint64_t rd_varint(struct rd *r)
-{
-	uint64_t v = 0;
-
-	for (int shift = 0; shift < 64; shift += 7) {
-		unsigned char c;
-
-		if (r->p >= r->end) {
-			r->bad = true;
-			return 0;
-		}
-		c = *r->p++;
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
-	}
-	r->bad = true;
-	return 0;
-}
+/* (The bounded reader is base/rd.h's; a varint is its rd__varint.) */
 
 struct fld {
 	uint32_t num;
@@ -58,29 +36,23 @@ static bool rd_field(struct rd *r, struct fld *f)
 
 	if (r->bad || r->p >= r->end)
 		return false;
-	key = rd_varint(r);
+	key = rd__varint(r);
 	f->num = (uint32_t)(key >> 3);
 	f->wire = (int)(key & 7);
 	switch (f->wire) {
 	case 0:
-		f->v = rd_varint(r);
+		f->v = rd__varint(r);
 		break;
 	case 1:
 	case 5:
-		n = f->wire == 1 ? 8 : 4;
-		if ((uint64_t)(r->end - r->p) < n)
-			r->bad = true;
-		else
-			r->p += n;
+		rd__bytes(r, f->wire == 1 ? 8 : 4);
 		break;
 	case 2:
-		n = rd_varint(r);
-		if (r->bad || n > (uint64_t)(r->end - r->p)) {
+		n = rd__varint(r);
+		if (!r->bad && n <= rd__left(r))
+			f->sub = rd__init(rd__bytes(r, n), n);
+		else
 			r->bad = true;
-			break;
-		}
-		f->sub = (struct rd){ r->p, r->p + n, false };
-		r->p += n;
 		break;
 	default:
 		r->bad = true;
@@ -100,7 +72,7 @@ static bool each_varint(const struct fld *f, void (*fn)(void *ctx, uint64_t v), 
 	if (f->wire != 2)
 		return false;
 	while (r.p < r.end && !r.bad)
-		fn(ctx, rd_varint(&r));
+		fn(ctx, rd__varint(&r));
 	return !r.bad;
 }
 

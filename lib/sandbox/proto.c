@@ -5,51 +5,13 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "base/rd.h"
 #include "sandbox/proto.h"
 #include "symbolize/symfile.h"	/* SYM_KIND__MAX */
 
 /* --- decoding --------------------------------------------------------------------------- */
 
-/* A bounded reader: every read past the end sets BAD and gives zeros. */
-struct rd {
-	const unsigned char *p, *end;
-	bool bad;
-};
-
-static bool rd__has(struct rd *r, size_t n)
-{
-	if (r->bad || (size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		return false;
-	}
-	return true;
-}
-
-static uint8_t rd__u8(struct rd *r)
-{
-	return rd__has(r, 1) ? *r->p++ : 0;
-}
-
-static uint32_t rd__u32(struct rd *r)
-{
-	uint32_t v = 0;
-
-	if (!rd__has(r, 4))
-		return 0;
-	for (int i = 3; i >= 0; i--)
-		v = v << 8 | r->p[i];
-	r->p += 4;
-	return v;
-}
-
-static uint64_t le64(const unsigned char *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
+/* (A bounded reader, base/rd.h: every read past the end sets BAD and gives zeros.) */
 
 /* A string of at most MAX bytes, NUL-terminated and NUL-free; NULL (and BAD) otherwise. */
 static const char *rd__str(struct rd *r, size_t max)
@@ -70,17 +32,6 @@ bad:
 }
 
 /* N u64 addresses: a pointer to them, or NULL (and BAD). */
-static uint64_t rd__u64(struct rd *r)
-{
-	uint64_t v;
-
-	if (!rd__has(r, 8))
-		return 0;
-	v = le64(r->p);
-	r->p += 8;
-	return v;
-}
-
 static const unsigned char *rd__addrs(struct rd *r, uint32_t n)
 {
 	const unsigned char *p = r->p;
@@ -97,7 +48,9 @@ static const unsigned char *rd__addrs(struct rd *r, uint32_t n)
 
 uint64_t sb_msg__addr(const struct sb_msg *m, uint32_t i)
 {
-	return le64(m->addrs + (size_t)i * 8);
+	struct rd r = rd__init(m->addrs + (size_t)i * 8, 8);
+
+	return rd__u64(&r);
 }
 
 /* The strings and entries of an SB_NAMES after its counts, checked whole. */

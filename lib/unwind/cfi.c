@@ -147,7 +147,7 @@ static void advance(struct prog *pg, uint64_t loc)
 }
 
 /* The expression block at R (its length first) into *E, R past it. Returns 0 or -1 (R bad). */
-static int expr_block(struct rd *r, struct rd *e)
+static int expr_block(struct cfi_rd *r, struct cfi_rd *e)
 {
 	uint64_t len = rd_uleb(r);
 
@@ -155,14 +155,14 @@ static int expr_block(struct rd *r, struct rd *e)
 		r->bad = true;
 		return -1;
 	}
-	*e = (struct rd){ .p = r->p, .start = r->p, .end = r->p + len };
+	*e = (struct cfi_rd){ .p = r->p, .start = r->p, .end = r->p + len };
 	r->p += len;
 	return 0;
 }
 
 /* Whether E is DW_OP_bregN OFF (N < 17) and nothing else: *REG and *OFF get them. With
  * DEREF, DW_OP_deref must follow. */
-static bool breg_expr(struct rd e, bool deref, uint8_t *reg, int64_t *off)
+static bool breg_expr(struct cfi_rd e, bool deref, uint8_t *reg, int64_t *off)
 {
 	if (e.p >= e.end || *e.p < OP_breg0 || *e.p > OP_breg0 + CFI_REG_RA)
 		return false;
@@ -178,7 +178,7 @@ static bool breg_expr(struct rd e, bool deref, uint8_t *reg, int64_t *off)
 /* Whether E is the CFA of a .plt section as the linkers write it: DW_OP_breg7 OFF;
  * DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_litCUT; DW_OP_ge; DW_OP_lit3; DW_OP_shl;
  * DW_OP_plus, that is rsp + OFF + (((rip & 15) >= CUT) << 3). */
-static bool plt_expr(struct rd e, int64_t *off, uint8_t *cut)
+static bool plt_expr(struct cfi_rd e, int64_t *off, uint8_t *cut)
 {
 	static const unsigned char tail[] = { OP_lit0 + 15, OP_and, 0, OP_ge, OP_lit0 + 3,
 					       OP_shl, OP_plus };
@@ -204,9 +204,9 @@ static bool plt_expr(struct rd e, int64_t *off, uint8_t *cut)
 
 /* DW_CFA_def_cfa_expression: the two kept, CFA = *(reg + off) (GCC's rule for functions that
  * realign, and a signal frame's) and a .plt section's. */
-static void def_cfa_expr(struct row *row, struct rd *r)
+static void def_cfa_expr(struct row *row, struct cfi_rd *r)
 {
-	struct rd e;
+	struct cfi_rd e;
 	uint8_t reg, cut = 0;
 	int64_t off;
 
@@ -229,10 +229,10 @@ static void def_cfa_expr(struct row *row, struct rd *r)
 
 /* DW_CFA_expression REG: kept when the register is saved at rsp + off (a signal frame's
  * ucontext). */
-static void reg_expr(struct row *row, struct rd *r)
+static void reg_expr(struct row *row, struct cfi_rd *r)
 {
 	uint64_t regno = rd_uleb(r);
-	struct rd e;
+	struct cfi_rd e;
 	uint8_t reg;
 	int64_t off;
 
@@ -244,7 +244,7 @@ static void reg_expr(struct row *row, struct rd *r)
 		set_reg(row, regno, UNSUP, 0);
 }
 
-static void skip_block(struct rd *r)
+static void skip_block(struct cfi_rd *r)
 {
 	uint64_t len = rd_uleb(r);
 
@@ -256,7 +256,7 @@ static void skip_block(struct rd *r)
 
 /* Run the instructions in R until they end or pass pg->pc. INIT: the CIE's row for
  * DW_CFA_restore (NULL while running the CIE's own). */
-static int run(struct prog *pg, struct rd *r, const struct row *init)
+static int run(struct prog *pg, struct cfi_rd *r, const struct row *init)
 {
 	const struct cie *c = pg->cie;
 	struct row *row = &pg->row;
@@ -465,7 +465,7 @@ static void emit_row(struct prog *pg, uint64_t from, uint64_t to)
 struct fde {
 	struct cie cie;
 	uint64_t start, range;
-	struct rd insns;
+	struct cfi_rd insns;
 };
 
 /* Open the FDE at FDE_VADDR (dso/cfirec.h). Returns 0, -EINVAL or -ENOTSUP (a return
@@ -486,7 +486,7 @@ static int fde_open(const struct cfi_mem *m, uint64_t fde_vaddr, struct fde *f)
 /* Run F's CIE instructions, then its own, in PG (set up by the caller: pc, emit). */
 static int fde_run(struct prog *pg, struct fde *f)
 {
-	struct rd insns = f->cie.insns;
+	struct cfi_rd insns = f->cie.insns;
 	cfi_row_fn emit = pg->emit;
 	cfi_rule_fn emit_rule = pg->emit_rule;
 	int err;

@@ -14,6 +14,7 @@
 #include "proc/procmaps.h"
 #include "unwind/utab.h"
 #include "unwind/x86.h"
+#include "base/rd.h"
 #include "unwind/utab_int.h"
 
 
@@ -125,28 +126,8 @@ int utab__encode(const struct utab *t, unsigned char **buf, size_t *len)
 
 /* --- decoding (untrusted) ------------------------------------------------------------------- */
 
-struct rdr {
-	const unsigned char *p;
-	size_t len, off;
-};
-
-static uint32_t get32(struct rdr *r)
-{
-	uint32_t v;
-
-	memcpy(&v, r->p + r->off, 4);
-	r->off += 4;
-	return v;
-}
-
-static uint64_t get64(struct rdr *r)
-{
-	uint64_t v;
-
-	memcpy(&v, r->p + r->off, 8);
-	r->off += 8;
-	return v;
-}
+/* (Read with base/rd.h: the lengths are checked first against the counts, and every read
+ * is bounded all the same.) */
 
 static bool rule_valid(const struct cfi_rule *r)
 {
@@ -166,7 +147,7 @@ static bool rule_valid(const struct cfi_rule *r)
 }
 
 /* N spans of the sorted, non-overlapping kind below KIND_MAX into S. */
-static int get_spans(struct rdr *r, uint32_t n, uint8_t kind_max, struct frame_spans *s)
+static int get_spans(struct rd *r, uint32_t n, uint8_t kind_max, struct frame_spans *s)
 {
 	if (!n)
 		return 0;
@@ -177,13 +158,12 @@ static int get_spans(struct rdr *r, uint32_t n, uint8_t kind_max, struct frame_s
 	for (uint32_t i = 0; i < n; i++) {
 		struct frame_span *v = &s->v[i];
 
-		v->start = get64(r);
-		v->end = get64(r);
-		v->kind = r->p[r->off];
+		v->start = rd__u64(r);
+		v->end = rd__u64(r);
+		v->kind = rd__u8(r);
 		for (int k = 1; k < 8; k++)
-			if (r->p[r->off + k])
+			if (rd__u8(r))
 				return -EBADMSG;
-		r->off += 8;
 		if (v->end <= v->start || !v->kind || v->kind >= kind_max ||
 		    (i && v->start < s->v[i - 1].end))
 			return -EBADMSG;
@@ -194,7 +174,8 @@ static int get_spans(struct rdr *r, uint32_t n, uint8_t kind_max, struct frame_s
 
 int utab__decode(const unsigned char *buf, size_t len, struct utab **out)
 {
-	struct rdr r = { buf, len, 0 };
+	struct rd r = rd__init(buf, len);
+	const unsigned char *p;
 	uint32_t flags, nr_spans, nr_lost, nr_calling, nr_record, idlen;
 	struct utab *t;
 	uint64_t need;
@@ -203,27 +184,27 @@ int utab__decode(const unsigned char *buf, size_t len, struct utab **out)
 	*out = NULL;
 	if (len < HDR_LEN)
 		return -EBADMSG;
-	if (get32(&r) != UTAB_MAGIC)
+	if (rd__u32(&r) != UTAB_MAGIC)
 		return -EBADMSG;
-	flags = get32(&r);
+	flags = rd__u32(&r);
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->base = get64(&r);
-	t->min_vaddr = get64(&r);
-	t->max_vaddr = get64(&r);
-	t->entry = get64(&r);
-	t->file_size = get64(&r);
-	t->nr_segs = get32(&r);
-	t->nr_rules = get32(&r);
-	t->nr_rows = get32(&r);
-	nr_spans = get32(&r);
-	nr_lost = get32(&r);
-	t->nr_funcs = get32(&r);
-	t->nr_calls = get32(&r);
-	nr_calling = get32(&r);
-	nr_record = get32(&r);
-	if (get32(&r) || flags & ~3u || t->nr_segs > UTAB_SEGS_MAX ||
+	t->base = rd__u64(&r);
+	t->min_vaddr = rd__u64(&r);
+	t->max_vaddr = rd__u64(&r);
+	t->entry = rd__u64(&r);
+	t->file_size = rd__u64(&r);
+	t->nr_segs = rd__u32(&r);
+	t->nr_rules = rd__u32(&r);
+	t->nr_rows = rd__u32(&r);
+	nr_spans = rd__u32(&r);
+	nr_lost = rd__u32(&r);
+	t->nr_funcs = rd__u32(&r);
+	t->nr_calls = rd__u32(&r);
+	nr_calling = rd__u32(&r);
+	nr_record = rd__u32(&r);
+	if (rd__u32(&r) || flags & ~3u || t->nr_segs > UTAB_SEGS_MAX ||
 	    t->nr_rules > UTAB_RULES_MAX || t->nr_rows > UTAB_ROWS_MAX ||
 	    nr_spans > UTAB_SPANS_MAX || nr_lost > UTAB_SPANS_MAX ||
 	    t->nr_funcs > UTAB_SPANS_MAX || t->nr_calls > UTAB_CALLS_MAX ||
@@ -248,23 +229,25 @@ int utab__decode(const unsigned char *buf, size_t len, struct utab **out)
 	for (uint32_t i = 0; i < t->nr_segs; i++) {
 		struct dso_seg *s = &t->segs[i];
 
-		s->offset = get64(&r);
-		s->vaddr = get64(&r);
-		s->filesz = get64(&r);
-		s->memsz = get64(&r);
+		s->offset = rd__u64(&r);
+		s->vaddr = rd__u64(&r);
+		s->filesz = rd__u64(&r);
+		s->memsz = rd__u64(&r);
 		if (s->filesz > s->memsz || s->vaddr + s->memsz < s->vaddr ||
 		    s->offset + s->filesz < s->offset)
 			goto fail;
 	}
+	p = rd__bytes(&r, t->nr_rules * sizeof(*t->rules));
+	if (!p)
+		goto fail;
 	if (t->nr_rules)
-		memcpy(t->rules, r.p + r.off, t->nr_rules * sizeof(*t->rules));
-	r.off += t->nr_rules * sizeof(*t->rules);
+		memcpy(t->rules, p, t->nr_rules * sizeof(*t->rules));
 	for (uint32_t i = 0; i < t->nr_rules; i++)
 		if (!rule_valid(&t->rules[i]))
 			goto fail;
 	for (uint32_t i = 0; i < t->nr_rows; i++) {
-		t->rows[i].start = get32(&r);
-		t->rows[i].rule = get32(&r);
+		t->rows[i].start = rd__u32(&r);
+		t->rows[i].rule = rd__u32(&r);
 		if ((i && t->rows[i].start <= t->rows[i - 1].start) ||
 		    (t->rows[i].rule >= t->nr_rules && t->rows[i].rule < UTAB_UNSUP))
 			goto fail;
@@ -280,35 +263,34 @@ int utab__decode(const unsigned char *buf, size_t len, struct utab **out)
 	t->spans.nr_calling = nr_calling;
 	t->spans.nr_record = nr_record;
 	for (uint32_t i = 0; i < t->nr_funcs; i++) {
-		t->funcs[i].start = get32(&r);
-		t->funcs[i].end = get32(&r);
-		t->funcs[i].ok = get32(&r);
+		t->funcs[i].start = rd__u32(&r);
+		t->funcs[i].end = rd__u32(&r);
+		t->funcs[i].ok = rd__u32(&r);
 		if (t->funcs[i].end <= t->funcs[i].start || t->funcs[i].ok > 1 ||
 		    (i && t->funcs[i].start < t->funcs[i - 1].end))
 			goto fail;
 	}
 	for (uint32_t i = 0; i < t->nr_calls; i++) {
-		t->calls[i].ret = get32(&r);
-		t->calls[i].target = get32(&r);
+		t->calls[i].ret = rd__u32(&r);
+		t->calls[i].target = rd__u32(&r);
 		if (i && t->calls[i].ret <= t->calls[i - 1].ret)
 			goto fail;
 	}
-	idlen = get32(&r);
+	idlen = rd__u32(&r);
 	if (idlen != len - need)
 		goto fail;
+	p = rd__bytes(&r, idlen);
+	if (!p || r.bad)
+		goto fail;
 	if (idlen) {
-		for (uint32_t i = 0; i < idlen; i++) {
-			unsigned char c = r.p[r.off + i];
-
-			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+		for (uint32_t i = 0; i < idlen; i++)
+			if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
 				goto fail;
-		}
 		err = -ENOMEM;
-		t->build_id = strndup((const char *)r.p + r.off, idlen);
+		t->build_id = strndup((const char *)p, idlen);
 		if (!t->build_id)
 			goto fail;
 		err = -EBADMSG;
-		r.off += idlen;
 	}
 	err = -ENOMEM;
 	if (!utab__charge(t))

@@ -649,7 +649,7 @@ static void test_fdes_without_hdr(void)
 			uint64_t start = dso__find(e, names[j]), fstart, fde;
 			struct cie cie;
 			uint64_t s, range;
-			struct rd r;
+			struct cfi_rd r;
 
 			CU_ASSERT_NOT_EQUAL_FATAL(start, 0);
 			CU_ASSERT_EQUAL(dso__fde_start(e, start + 3), start);

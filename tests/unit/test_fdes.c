@@ -270,7 +270,7 @@ static void test_debug_frame_converted(void)
 	for (int i = 0; i < 4; i++) {
 		uint64_t start, range;
 		struct cie cie;
-		struct rd r;
+		struct cfi_rd r;
 
 		CU_ASSERT_EQUAL_FATAL(fde_table__find(&t, want[i] + 5, &start, &fde), 0);
 		CU_ASSERT_EQUAL(start, want[i]);
