@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "collect/fixup.h"
 #include "collect/session_int.h"
+#include "collect/stacks.h"
 #include "collect/ucounts.h"
 #include "proc/procmaps.h"
 #include "sandbox/symbolizer.h"
@@ -33,22 +34,53 @@
 _Static_assert(PROFILE_NR_REGS == UNWIND_NR_REGS, "sample_event.regs is unwind_sample.regs");
 _Static_assert(PROFILE_RED_ZONE == UNWIND_RED_ZONE, "sample_event.below is unwind_sample.below");
 
-/*
- * A thread's stack begins where the process's spans say so (SPAN_BOTTOM: CFI's outermost
- * frames, the start functions found in its files, named or not, as musl's): the unwind of
- * the N frames of IPS ends at the first return address there, whole, whatever it made of
- * the words past it. Returns the new number of frames; *STOP set to UNWIND_STOP_END then.
- */
-static int end_at_bottom(struct session *s, pid_t pid, const uint64_t *ips, int n,
-			 enum unwind_stop *stop)
+/* --- the collector as the stack stage sees it (collect/stacks.h) --------------------------- */
+
+static void env_prepare(void *ctx, pid_t pid)
 {
-	for (int i = 1; i < n; i++) {
-		if (session__span_kind(s, pid, ips[i] - 1) == SPAN_BOTTOM) {
-			*stop = UNWIND_STOP_END;
-			return i + 1;
-		}
-	}
-	return n;
+	struct session *s = ctx;
+
+	procmaps__ensure(s->maps, pid);
+	/* BPF knew nothing of the process's code: from now on it checks its walks. */
+	if (!session__described(s, pid))
+		session__describe(s, pid);
+}
+
+static bool env_more_records(void *ctx)
+{
+	struct session *s = ctx;
+	uint64_t seen = s->sideband_records;
+
+	perf_buffer__consume(s->mmap_pb);
+	session__flush_procstate(s);
+	return s->sideband_records != seen;
+}
+
+static bool env_is_bottom(void *ctx, pid_t pid, uint64_t addr)
+{
+	return session__span_kind(ctx, pid, addr) == SPAN_BOTTOM;
+}
+
+static void env_learn_copy(void *ctx, pid_t pid, size_t used, enum unwind_stop stop)
+{
+	session__learn_copy_size(ctx, pid, used, stop);
+}
+
+/* Sample E (its header: from the ring buffer or the queue) with STACK_LEN bytes of STACK from
+ * sp, as plain data: the one place a BPF sample record is read. */
+static void sample__decode(struct sample *smp, const struct sample_event *e, const void *stack,
+			   uint32_t stack_len)
+{
+	*smp = (struct sample){
+		.pid = (pid_t)e->pid, .tid = (pid_t)e->tid, .gen = e->gen, .weight = e->weight,
+		.off_seq = e->off_seq,
+		/* An off-CPU event unwound once its time came: the task has run since. */
+		.copy_only = e->off_seq && e->weight,
+		.walk = (const uint64_t *)e->frames, .nr_walk = e->nr_frames,
+		.ip = e->ip, .sp = e->sp, .bp = e->bp, .regs = (const uint64_t *)e->regs,
+		.stack = stack, .stack_len = stack_len, .holes = e->holes,
+		.below = e->below_ok ? (const uint64_t *)e->below : NULL,
+	};
 }
 
 /*
@@ -60,75 +92,26 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 			uint32_t stack_len, bool may_wait)
 {
 	uint64_t ips[USER_MAX_DEPTH];
+	struct stack_env env = { s, env_prepare, env_more_records, env_is_bottom,
+				 env_learn_copy };
+	struct user_stack us = { .ips = ips };
 	struct count_key key = { 0 };
-	struct unwind_sample us;
+	struct sample smp;
 	enum unwind_stop stop;
-	uint64_t t0;
-	pid_t as;
-	int n;
+	int n, r;
 
-	/* mmap records of a process that just started may still wait in their buffer. */
-	if (!procmaps__find(s->maps, e->pid, e->ip)) {
-		perf_buffer__consume(s->mmap_pb);
-		session__flush_procstate(s);
-	}
-	procmaps__ensure(s->maps, e->pid);
-	/* BPF knew nothing of the process's code: from now on it checks its walks. */
-	if (!session__described(s, e->pid))
-		session__describe(s, e->pid);
-	/* The mappings of the program sampled: an earlier one of the pid when it exec'd since
-	 * (a fork's child sampled before its exec: bash's code, not the new program's), kept
-	 * apart under a pid of their own. */
-	as = procmaps__incarnation(s->maps, (pid_t)e->pid, e->gen);
-	us = (struct unwind_sample){
-		.pid = as, .ip = e->ip, .sp = e->sp, .bp = e->bp, .regs = (const uint64_t *)e->regs,
-		.stack = stack, .stack_len = stack_len,
-		.holes = e->holes, .below = e->below_ok ? (const uint64_t *)e->below : NULL,
-		/* An off-CPU event unwound once its time came: the task has run since. */
-		.copy_only = e->off_seq && e->weight,
-	};
-	t0 = clock_mono_ns();
-	n = unwinder__unwind(s->unw, &us, ips, USER_MAX_DEPTH, &stop);
-	/* A return address into a library whose mmap record still waits in another CPU's
-	 * buffer (the leaf's program was known): read the records, and unwind again if any
-	 * came. */
-	if (stop == UNWIND_STOP_BAD_FRAME || stop == UNWIND_STOP_NO_INFO) {
-		uint64_t seen = s->sideband_records;
-
-		s->stats.unwind_ns += clock_mono_ns() - t0;
-		perf_buffer__consume(s->mmap_pb);
-		t0 = clock_mono_ns();
-		if (s->sideband_records != seen) {
-			session__flush_procstate(s);
-			n = unwinder__unwind(s->unw, &us, ips, USER_MAX_DEPTH, &stop);
-		}
-	}
-	s->stats.unwind_ns += clock_mono_ns() - t0;
-	/* (What the unwinder keeps of a program that is gone is rebuilt if it is needed.) */
-	if (as != (pid_t)e->pid)
-		unwinder__forget(s->unw, as);
-	/* Cut where a table is still being made: again when it came. */
-	if (may_wait && unwinder__met_later(s->unw, NULL))
-		return 1;
-	/* (The spans are the current program's.) */
-	if (as == (pid_t)e->pid)
-		n = end_at_bottom(s, e->pid, ips, n, &stop);
+	sample__decode(&smp, e, stack, stack_len);
+	r = stacks__unwind(&env, s->unw, s->maps, &smp, may_wait, &us, USER_MAX_DEPTH);
+	if (r)
+		return r;
+	n = us.n;
+	stop = us.stop;
+	s->stats.unwind_ns += us.ns;
 	s->stats.unwind_frames += n;
 	s->stats.copy_bytes += e->stack_len;
 	if (!e->off_seq || e->event)
 		s->stats.dwarf++;
 	s->stats.unwind_stop[stop]++;
-	/* A stack not readable at sp (a process between programs in an execve) says nothing of
-	 * the copy it needs. */
-	if (!(us.holes & 1))
-		session__learn_copy_size(s, e->pid, unwinder__stack_used(s->unw), stop);
-	/* No unwind info even at the leaf (code without CFI, JIT code): the frames the
-	 * frame-pointer walk found are the better stack; still truncated unless they reach a
-	 * stack bottom, which the model's builder checks by name. */
-	if (fixup__prefer_walk(n, stop == UNWIND_STOP_END, e->nr_frames)) {
-		n = e->nr_frames;
-		memcpy(ips, e->frames, n * sizeof(*ips));
-	}
 	key.pid = e->pid;
 	key.gen = e->gen;
 	key.tid = s->opts.threads ? e->tid : 0;
@@ -136,7 +119,7 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 	key.period = e->period;
 	if (stop != UNWIND_STOP_END)
 		key.flags |= COUNT_F_USER_TRUNCATED;
-	if ((us.holes & 1) && n == 1 && stop == UNWIND_STOP_NO_MEMORY)
+	if (us.no_stack)
 		key.flags |= COUNT_F_USER_NO_STACK;
 	/* For --explain, counted with the stack (the model's builder reads them once per
 	 * distinct stack): how the unwind stopped, why BPF sent it, and where a walk that met a
@@ -151,9 +134,7 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 	/* Off-CPU stacks: their task's entry, for the times of this wait (still to come, when
 	 * E has no weight) and of later ones at the same place. */
 	if (e->off_seq) {
-		int r = offcpu__park_unwound(s, e, &key, ips, (uint32_t)n,
-				     (us.holes & 1) ? 0 : unwinder__stack_used(s->unw), stop);
-
+		r = offcpu__park_unwound(s, e, &key, ips, (uint32_t)n, us.used, stop);
 		if (r || !e->weight)
 			return r;
 	}

@@ -39,6 +39,7 @@ int main(int argc, char **argv)
 		register_sandbox_suite,
 		register_utab_suite,
 		register_events_suite,
+		register_stacks_suite,
 	};
 	unsigned int failed;
 

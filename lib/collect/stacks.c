@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * collect/stacks: a decoded sample -> its user stack (see stacks.h). No BPF here: what it
+ * needs of the collector comes through struct stack_env.
+ */
+#include <string.h>
+#include "base/clock.h"
+#include "collect/fixup.h"
+#include "collect/stacks.h"
+#include "proc/procmaps.h"
+
+/*
+ * A thread's stack begins where the process's spans say so (CFI's outermost frames, the
+ * start functions found in its files, named or not, as musl's): the unwind of the N frames
+ * of IPS ends at the first return address there, whole, whatever it made of the words past
+ * it. Returns the new number of frames; *STOP set to UNWIND_STOP_END then.
+ */
+static int end_at_bottom(const struct stack_env *env, pid_t pid, const uint64_t *ips, int n,
+			 enum unwind_stop *stop)
+{
+	for (int i = 1; i < n; i++) {
+		if (env->is_bottom(env->ctx, pid, ips[i] - 1)) {
+			*stop = UNWIND_STOP_END;
+			return i + 1;
+		}
+	}
+	return n;
+}
+
+int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct procmaps *pm,
+		   const struct sample *smp, bool may_wait, struct user_stack *out, int max)
+{
+	struct unwind_sample us;
+	uint64_t t0;
+	pid_t as;
+	int n;
+
+	/* Mapping records of a process that just started may still wait in their buffer. */
+	if (!procmaps__find(pm, smp->pid, smp->ip))
+		env->more_records(env->ctx);
+	env->prepare(env->ctx, smp->pid);
+	/* The mappings of the program sampled: an earlier one of the pid when it exec'd since
+	 * (a fork's child sampled before its exec: bash's code, not the new program's), kept
+	 * apart under a pid of their own. */
+	as = procmaps__incarnation(pm, smp->pid, smp->gen);
+	us = (struct unwind_sample){
+		.pid = as, .ip = smp->ip, .sp = smp->sp, .bp = smp->bp, .regs = smp->regs,
+		.stack = smp->stack, .stack_len = smp->stack_len, .holes = smp->holes,
+		.below = smp->below, .copy_only = smp->copy_only,
+	};
+	t0 = clock_mono_ns();
+	n = unwinder__unwind(unw, &us, out->ips, max, &out->stop);
+	out->ns = clock_mono_ns() - t0;
+	/* A return address into a library whose mapping record still waits in another CPU's
+	 * buffer (the leaf's program was known): read the records, and unwind again if any
+	 * came. */
+	if ((out->stop == UNWIND_STOP_BAD_FRAME || out->stop == UNWIND_STOP_NO_INFO) &&
+	    env->more_records(env->ctx)) {
+		t0 = clock_mono_ns();
+		n = unwinder__unwind(unw, &us, out->ips, max, &out->stop);
+		out->ns += clock_mono_ns() - t0;
+	}
+	/* (What the unwinder keeps of a program that is gone is rebuilt if it is needed.) */
+	if (as != smp->pid)
+		unwinder__forget(unw, as);
+	/* Cut where a table is still being made: again when it came. */
+	if (may_wait && unwinder__met_later(unw, NULL))
+		return 1;
+	/* (The spans are the current program's.) */
+	if (as == smp->pid)
+		n = end_at_bottom(env, smp->pid, out->ips, n, &out->stop);
+	/* A stack not readable at sp (a process between programs in an execve) says nothing of
+	 * the copy it needs. */
+	out->used = (us.holes & 1) ? 0 : unwinder__stack_used(unw);
+	if (!(us.holes & 1))
+		env->learn_copy(env->ctx, smp->pid, out->used, out->stop);
+	out->no_stack = (us.holes & 1) && n == 1 && out->stop == UNWIND_STOP_NO_MEMORY;
+	/* No unwind info even at the leaf (code without CFI, JIT code): the frames the
+	 * frame-pointer walk found are the better stack; still truncated unless they reach a
+	 * stack bottom, which the model's builder checks by name. */
+	out->walked = fixup__prefer_walk(n, out->stop == UNWIND_STOP_END, smp->nr_walk);
+	if (out->walked) {
+		n = (int)smp->nr_walk < max ? (int)smp->nr_walk : max;
+		memcpy(out->ips, smp->walk, (size_t)n * sizeof(*out->ips));
+	}
+	out->n = n;
+	return 0;
+}

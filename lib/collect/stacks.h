@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * stacks: the stage that turns a decoded sample into a user stack, with no BPF in it: the
+ * mappings caught up, the DWARF unwind (again once waiting mapping records are read), the
+ * frame-pointer walk's frames where there was no unwind info at all, the thread's stack
+ * bottom, the copy size learnt. What it needs of the collector comes through struct
+ * stack_env, so that unit tests drive it with recorded samples and a fake collector.
+ */
+#ifndef COLLECT_STACKS_H
+#define COLLECT_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "unwind/unwind.h"
+
+struct procmaps;
+
+/* A sample sent for DWARF unwinding, as plain data (samples.c decodes BPF's records into
+ * it: nothing past here reads a BPF type). */
+struct sample {
+	pid_t pid, tid;
+	uint64_t gen;		/* when the program sampled began (0: before the profile) */
+	uint64_t weight;	/* what it weighs; 0: an off-CPU stack whose time comes later */
+	uint64_t off_seq;	/* not 0: the stacks of a task leaving the CPU */
+	bool copy_only;		/* unwound after its task ran again: nothing read live */
+	const uint64_t *walk;	/* the frame-pointer walk's return addresses, leaf first */
+	uint32_t nr_walk;
+	uint64_t ip, sp, bp;
+	const uint64_t *regs;	/* UNWIND_NR_REGS, DWARF's numbering */
+	const void *stack;	/* STACK_LEN bytes copied from sp */
+	uint32_t stack_len;
+	uint64_t holes;		/* pages of the copy that were not there (bit 0: sp's) */
+	const uint64_t *below;	/* the red zone under sp, or NULL */
+};
+
+/* What the stage asks of the collector (CTX is its). */
+struct stack_env {
+	void *ctx;
+	/* PID's mappings known and the process described to the sampler, before its unwind. */
+	void (*prepare)(void *ctx, pid_t pid);
+	/* Read the mapping records that wait; whether any came (an unwind is then tried again). */
+	bool (*more_records)(void *ctx);
+	/* Whether ADDR (a return address less one) of PID is where a thread's stack begins. */
+	bool (*is_bottom)(void *ctx, pid_t pid, uint64_t addr);
+	/* The unwind of PID read USED bytes of the stack, and stopped with STOP. */
+	void (*learn_copy)(void *ctx, pid_t pid, size_t used, enum unwind_stop stop);
+};
+
+/* A user stack made of a sample. */
+struct user_stack {
+	uint64_t *ips;		/* the caller's room for MAX return addresses, leaf first */
+	int n;
+	enum unwind_stop stop;	/* UNWIND_STOP_END: whole */
+	bool no_stack;		/* nothing was readable at sp (a process between programs) */
+	bool walked;		/* the frame-pointer walk's frames (no unwind info at the leaf) */
+	size_t used;		/* bytes of the stack the unwind read; 0: nothing to learn from */
+	uint64_t ns;		/* time spent unwinding */
+};
+
+/*
+ * The user stack of sample SMP (unwound with UNW over the mappings of PM) into OUT, with
+ * room for MAX frames. Returns 0; 1 when MAY_WAIT and the unwind met a file whose table is
+ * still being made (OUT then says nothing: the sample is to be unwound again once it came);
+ * or a negative errno.
+ */
+int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct procmaps *pm,
+		   const struct sample *smp, bool may_wait, struct user_stack *out, int max);
+
+#endif

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * collect/stacks: the stack stage driven with recorded samples and a fake collector, without
+ * BPF or root: samples of this very process (registers and a copy of the top of its stack,
+ * as BPF takes them), and mappings of earlier programs under a pid. What the fake collector
+ * was asked is checked with what the stage made.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "collect/stacks.h"
+#include "dso/dsos.h"
+#include "proc/procmaps.h"
+#include "suites.h"
+
+static struct procmaps *pm;
+static struct dsos *dsos;
+static struct unwinder *unw;
+
+/* The fake collector: what it was asked, and what it answers. */
+struct fake {
+	int prepared, records_read, learnt;
+	bool records_come;		/* more_records says some came */
+	uint64_t bottom;		/* is_bottom's one address (0: none) */
+	int bottoms_asked;
+	size_t used;
+	enum unwind_stop stop;
+};
+
+static void fake_prepare(void *ctx, pid_t pid)
+{
+	struct fake *f = ctx;
+
+	(void)pid;
+	f->prepared++;
+}
+
+static bool fake_more_records(void *ctx)
+{
+	struct fake *f = ctx;
+
+	f->records_read++;
+	return f->records_come;
+}
+
+static bool fake_is_bottom(void *ctx, pid_t pid, uint64_t addr)
+{
+	struct fake *f = ctx;
+
+	(void)pid;
+	f->bottoms_asked++;
+	return f->bottom && addr == f->bottom;
+}
+
+static void fake_learn_copy(void *ctx, pid_t pid, size_t used, enum unwind_stop stop)
+{
+	struct fake *f = ctx;
+
+	(void)pid;
+	f->learnt++;
+	f->used = used;
+	f->stop = stop;
+}
+
+static struct stack_env env_of(struct fake *f)
+{
+	return (struct stack_env){ f, fake_prepare, fake_more_records, fake_is_bottom,
+				   fake_learn_copy };
+}
+
+static int setup(void)
+{
+	pm = procmaps__new();
+	dsos = dsos__new();
+	if (!pm || procmaps__load(pm, getpid()))
+		return -1;
+	unw = dsos ? unwinder__new(pm, dsos) : NULL;
+	return unw ? 0 : -1;
+}
+
+static int teardown(void)
+{
+	unwinder__free(unw);
+	dsos__free(dsos);
+	procmaps__free(pm);
+	return 0;
+}
+
+/* A sample of this process as BPF records it: this frame's registers and COPY bytes of the
+ * stack from sp (read byte by byte: past this frame's objects, as AddressSanitizer lets no
+ * memcpy). */
+struct recorded {
+	struct sample smp;
+	unsigned char stack[8192];
+	uint64_t ret0;		/* the return address of record(), from the compiler */
+};
+
+__attribute__((no_sanitize_address, noinline)) static void copy_bytes(unsigned char *dst,
+								      const void *src, size_t n)
+{
+	const volatile unsigned char *p = src;
+
+	for (size_t i = 0; i < n; i++)
+		dst[i] = p[i];
+}
+
+__attribute__((noinline)) static void record(size_t copy, struct recorded *r)
+{
+	uint64_t ip, sp, bp;
+
+	__asm__ volatile("lea (%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(bp));
+	copy_bytes(r->stack, (void *)sp, copy);
+	r->smp = (struct sample){ .pid = getpid(), .tid = getpid(), .weight = 1, .ip = ip,
+				  .sp = sp, .bp = bp, .stack = r->stack,
+				  .stack_len = (uint32_t)copy };
+	r->ret0 = (uint64_t)__builtin_return_address(0);
+}
+
+__attribute__((noinline)) static void record_in_middle(size_t copy, struct recorded *r)
+{
+	record(copy, r);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* DWARF from a recorded sample: record's caller is the compiler's return address, the stack
+ * whole; the collector prepared the process and learnt how much of the copy the unwind
+ * read. No mapping records were read: the leaf's mapping was known. */
+static void test_dwarf_from_a_recorded_sample(void)
+{
+	static struct recorded r;
+	struct fake f = { 0 };
+	struct stack_env env = env_of(&f);
+	uint64_t ips[128];
+	struct user_stack us = { .ips = ips };
+
+	record_in_middle(4096, &r);
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, unw, pm, &r.smp, true, &us, 128), 0);
+	CU_ASSERT(us.n >= 5);
+	CU_ASSERT_EQUAL(ips[1], r.ret0);
+	CU_ASSERT_EQUAL(us.stop, UNWIND_STOP_END);
+	CU_ASSERT(!us.walked && !us.no_stack);
+	CU_ASSERT_EQUAL(f.prepared, 1);
+	CU_ASSERT_EQUAL(f.records_read, 0);
+	CU_ASSERT_EQUAL(f.learnt, 1);
+	CU_ASSERT(f.used > 0 && f.used == us.used && f.stop == UNWIND_STOP_END);
+}
+
+/* Where the collector's spans say a thread's stack begins, the stack ends there, whole. */
+static void test_ends_at_a_stack_bottom(void)
+{
+	static struct recorded r;
+	struct fake f = { 0 };
+	struct stack_env env = env_of(&f);
+	uint64_t ips[128];
+	struct user_stack us = { .ips = ips };
+
+	record_in_middle(4096, &r);
+	f.bottom = r.ret0 - 1;
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, unw, pm, &r.smp, true, &us, 128), 0);
+	CU_ASSERT_EQUAL(us.n, 2);
+	CU_ASSERT_EQUAL(ips[1], r.ret0);
+	CU_ASSERT_EQUAL(us.stop, UNWIND_STOP_END);
+}
+
+/* A leaf in no mapping the process has: the mapping records that wait are read first, and
+ * again after an unwind that found no unwind info (once more when some came); with no unwind
+ * info at all, the frame-pointer walk's frames are the stack (still not whole). */
+static void test_walk_frames_where_no_unwind_info(void)
+{
+	static const uint64_t walk[] = { 0x10, 0x2000, 0x3000 };
+	uint64_t words[2] = { 0 }, ips[16];
+	struct fake f = { .records_come = true };
+	struct stack_env env = env_of(&f);
+	struct user_stack us = { .ips = ips };
+	struct sample smp = {
+		.pid = getpid(), .ip = 0x10, .sp = 0x1000, .stack = words,
+		.stack_len = sizeof(words), .walk = walk, .nr_walk = 3,
+	};
+
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, unw, pm, &smp, true, &us, 16), 0);
+	CU_ASSERT_EQUAL(f.records_read, 2);
+	CU_ASSERT(us.walked);
+	CU_ASSERT_EQUAL(us.n, 3);
+	CU_ASSERT(!memcmp(ips, walk, sizeof(walk)));
+	CU_ASSERT_NOT_EQUAL(us.stop, UNWIND_STOP_END);
+	/* Only one frame walked: the unwind's own leaf is kept. */
+	smp.nr_walk = 1;
+	f = (struct fake){ 0 };
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, unw, pm, &smp, true, &us, 16), 0);
+	CU_ASSERT(!us.walked && us.n == 1 && ips[0] == 0x10);
+	CU_ASSERT_EQUAL(f.records_read, 2);	/* no record came: not unwound again */
+}
+
+/* Nothing readable at sp (a process between programs in an execve): said so, and nothing is
+ * learnt of the copy size. */
+static void test_no_stack_at_sp(void)
+{
+	uint64_t ips[16];
+	struct fake f = { 0 };
+	struct stack_env env = env_of(&f);
+	struct user_stack us = { .ips = ips };
+	struct sample smp = {
+		.pid = getpid(), .ip = (uint64_t)(uintptr_t)&record, .sp = 0x1000, .holes = 1,
+	};
+
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, unw, pm, &smp, true, &us, 16), 0);
+	CU_ASSERT_EQUAL(us.n, 1);
+	CU_ASSERT(us.no_stack);
+	CU_ASSERT_EQUAL(us.used, 0);
+	CU_ASSERT_EQUAL(f.learnt, 0);
+}
+
+/* A sample of the program a pid ran before its exec (its gen older than the exec): unwound
+ * with that program's mappings, kept apart (here: this process's, and the new program maps
+ * nothing), and the current program's stack bottoms are not asked about. A sample of the
+ * new program, in none of its mappings, is the leaf alone. */
+static void test_exec_between_samples(void)
+{
+	static struct recorded r;
+	struct fake f = { 0 };
+	struct stack_env env = env_of(&f);
+	uint64_t ips[128];
+	struct user_stack us = { .ips = ips };
+	struct procmaps *two = procmaps__new();
+	struct unwinder *u2;
+
+	CU_ASSERT_FATAL(two && !procmaps__load(two, getpid()));
+	u2 = unwinder__new(two, dsos);
+	CU_ASSERT_FATAL(u2 != NULL);
+	CU_ASSERT_EQUAL(procmaps__exec(two, getpid(), 1000, "next"), 0);
+	record_in_middle(4096, &r);
+	r.smp.gen = 500;	/* taken before the exec at 1000 */
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, u2, two, &r.smp, true, &us, 128), 0);
+	CU_ASSERT(us.n >= 5 && ips[1] == r.ret0 && us.stop == UNWIND_STOP_END);
+	CU_ASSERT_EQUAL(f.bottoms_asked, 0);
+	r.smp.gen = 1500;	/* after it: the new program's mappings, which hold nothing */
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, u2, two, &r.smp, true, &us, 128), 0);
+	CU_ASSERT_EQUAL(us.n, 1);
+	CU_ASSERT_NOT_EQUAL(us.stop, UNWIND_STOP_END);
+	unwinder__free(u2);
+	procmaps__free(two);
+}
+
+int register_stacks_suite(void)
+{
+	CU_pSuite s = CU_add_suite("stacks", setup, teardown);
+
+	if (!s || !CU_add_test(s, "DWARF from a recorded sample", test_dwarf_from_a_recorded_sample) ||
+	    !CU_add_test(s, "ends at a stack bottom", test_ends_at_a_stack_bottom) ||
+	    !CU_add_test(s, "the walk's frames where no unwind info",
+			 test_walk_frames_where_no_unwind_info) ||
+	    !CU_add_test(s, "no stack at sp", test_no_stack_at_sp) ||
+	    !CU_add_test(s, "exec between samples", test_exec_between_samples))
+		return CU_get_error();
+	return 0;
+}
