@@ -1997,8 +1997,13 @@ def page_faults_on_the_toucher():
     stacks, _, _, _ = toucher(["-e", "page-faults", "-c", "100"])
     counts = [c for f, c in stacks if f[0] == "events"]
     expect(counts and all(c % 100 == 0 for c in counts), f"-c 100 counts: {counts[:5]}")
+    # -c 16: a sample at every 16th fault of its CPU, weighing the 16 (or more, when one was
+    # not taken): the CPU's count is exact, but another task's faults between two samples go
+    # to whichever task takes the 16th. Within 1% and in sixteens (16,432 once beside two
+    # busy loops; 16,384-16,400 alone).
     _, _, _, mine16 = toucher(["-e", "page-faults", "-c", "16"])
-    expect(abs(mine16 - pages) <= 32, f"-c 16: {mine16} faults in touch_pages, {pages} pages")
+    expect(abs(mine16 - pages) <= 0.01 * pages and mine16 % 16 == 0,
+           f"-c 16: {mine16} faults in touch_pages, {pages} pages")
     return f"{mine} of {all_} faults in touch_pages for {pages} pages ({fault} with the " \
            f"fault's kernel frames), -c 16: {mine16}; steady {steady} for {steady_pages} pages; " \
            f"-F 99: {mine99} + {tail99} in no stack"
