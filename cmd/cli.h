@@ -37,6 +37,7 @@ struct output {
 	const char *path;	/* NULL: standard output */
 	enum out_format format;
 	FILE *f;
+	bool made;		/* the file was made by this run (removed when nothing is) */
 };
 
 struct settings {
@@ -79,6 +80,9 @@ bool counts_events(const char *list);
 /* outputs.c: open every -o before sampling (a path that cannot be written fails first);
  * continuous mode's patterns checked instead. Return 0 or an exit status. */
 int open_outputs(struct settings *st);
+/* Nothing to write (the run failed before sampling): the -o files closed as they were, those
+ * this run made removed. */
+void discard_outputs(struct settings *st);
 int check_patterns(const struct settings *st);
 int write_outputs(const struct settings *st, const struct profile *p, const struct folded *f,
 		  const struct timespec *started, double seconds);

@@ -28,20 +28,47 @@
 #include "unwind/unwind.h"
 #include "cli.h"
 
-/* Open every -o file for writing (standard output otherwise). Returns 0 or EXIT_RUNTIME
- * after one sentence. */
+/* Open every -o file for writing (standard output otherwise), before sampling (a path that
+ * cannot be written fails first; later profile may run as another user): an existing file
+ * is not truncated until its profile is written (write_output), and one made here is removed
+ * again by discard_outputs when nothing is sampled. Returns 0 or EXIT_RUNTIME after one
+ * sentence. */
 int open_outputs(struct settings *st)
 {
 	for (int i = 0; i < st->nr_out; i++) {
 		struct output *o = &st->out[i];
+		int fd = -1;
 
-		o->f = o->path ? fopen(o->path, "we") : stdout;
+		o->f = o->path ? NULL : stdout;
+		if (o->path) {
+			fd = open(o->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+			o->made = fd >= 0;
+			if (fd < 0 && errno == EEXIST)
+				fd = open(o->path, O_WRONLY | O_CLOEXEC);
+			o->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		}
 		if (!o->f) {
 			pr_warn("cannot write '%s': %s", o->path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			discard_outputs(st);
 			return EXIT_RUNTIME;
 		}
 	}
 	return 0;
+}
+
+void discard_outputs(struct settings *st)
+{
+	for (int i = 0; i < st->nr_out; i++) {
+		struct output *o = &st->out[i];
+
+		if (o->f && o->f != stdout)
+			fclose(o->f);
+		if (o->f && o->made && unlink(o->path))
+			pr_warn("cannot remove '%s': %s", o->path, strerror(errno));
+		o->f = NULL;
+	}
 }
 
 /* The profile P (folded: F) into output O, open as OUT and called NAME, in its format; PO
@@ -52,8 +79,15 @@ static int write_output(const struct settings *st, const struct output *o, FILE 
 {
 	static const char *const fmt_names[] = { "folded", "svg", "pprof" };
 	double t = monotonic_seconds();
-	long at = ftell(out);
+	long at;
 	int err;
+
+	/* What the file held is replaced now (a pipe or a device has nothing to cut). */
+	if (o->path && !o->made && ftruncate(fileno(out), 0) && errno != EINVAL) {
+		pr_warn("cannot write %s: %s", name, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	at = ftell(out);
 
 	switch (o->format) {
 	case FMT_SVG: err = flamegraph__write_folded(f, out, &st->fg); break;

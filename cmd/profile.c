@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 			ret = errno == EINVAL ? usage_error("--push: %s", why) : EXIT_RUNTIME;
 			if (errno != EINVAL)
 				pr_warn("cannot push: %s", strerror(errno));
-			goto out;
+			goto discard;
 		}
 	}
 	folded = folded__new();
@@ -99,14 +99,14 @@ int main(int argc, char **argv)
 	if (!folded || !profile) {
 		fprintf(stderr, "profile: out of memory\n");
 		ret = EXIT_RUNTIME;
-		goto out;
+		goto discard;
 	}
 	st.session.status_line = !st.quiet && isatty(STDERR_FILENO);
 	s = session__open(&st.session, &errmsg, &kind);
 	if (!s) {
 		pr_warn("%s", errmsg ? errmsg : "cannot start");
 		ret = exit_status(kind);
-		goto out;
+		goto discard;
 	}
 	if (st.session.every) {
 		ret = run_continuous(&st, s);
@@ -123,9 +123,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	clock_gettime(CLOCK_REALTIME, &started);
-	/* Whatever run says, what was sampled is written. */
+	/* Whatever run says, what was sampled is written; a run that failed before sampling
+	 * (the events refused) writes nothing, and the -o files are left as they were. */
 	if (session__run(s)) {
 		pr_warn("%s", session__error(s, &kind));
+		if (!session__sampled(s)) {
+			ret = exit_status(kind);
+			goto discard;
+		}
 		st.quiet = true;
 		st.explain = false;
 	}
@@ -156,6 +161,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "profile: out of memory\n");
 		ret = EXIT_RUNTIME;
 	}
+	goto out;
+discard:
+	if (!st.session.every)
+		discard_outputs(&st);
 out:
 	if (!st.session.every && close_outputs(&st) && !ret)
 		ret = EXIT_RUNTIME;

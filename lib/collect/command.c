@@ -55,12 +55,39 @@ static void __attribute__((noreturn)) child(struct session *s, int go, int repor
 	_exit(127);
 }
 
+/* Whether a file NAME exists where execvp looks for it (NAME itself when it has a '/', else
+ * along PATH): a command that is nowhere is refused before anything starts (and before the
+ * -o files are touched); one that cannot run for another reason fails at its exec. */
+static bool command_exists(const char *name)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char buf[4096];
+
+	if (strchr(name, '/'))
+		return access(name, F_OK) == 0;
+	for (p = path && *path ? path : "/bin:/usr/bin"; ; p = end + 1) {
+		size_t len;
+
+		end = strchrnul(p, ':');
+		len = (size_t)(end - p);
+		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, p, len ? "/" : "", name) <
+		    (int)sizeof(buf) && access(buf, F_OK) == 0)
+			return true;
+		if (!*end)
+			return false;
+	}
+}
+
 int session__start_command(struct session *s)
 {
 	int go[2] = { -1, -1 }, report[2] = { -1, -1 };
 	char err[256];
 	pid_t pid;
 	int ret;
+
+	if (!command_exists(s->opts.argv[0]))
+		return session__fail(s, SESSION_ERR_TARGET, -ENOENT, "cannot execute '%s': %s",
+				     s->opts.argv[0], strerror(ENOENT));
 
 	if (s->opts.user) {
 		s->runas = calloc(1, sizeof(*s->runas));

@@ -381,9 +381,10 @@ static int session__begin(struct session *s)
 	/* As end_period does: no last period of a few milliseconds. */
 	if (s->deadline && s->period_due > s->deadline - 0.25 * s->opts.every)
 		s->period_due = s->deadline;
-	if (s->child)
-		return session__release_command(s);
-	return 0;
+	/* A command that could not be run was never sampled: nothing to write. */
+	if (s->child && (err = session__release_command(s)))
+		s->run_start = 0;
+	return err;
 }
 
 int session__run(struct session *s)
@@ -441,6 +442,11 @@ const char *session__error(const struct session *s, enum session_err_kind *kind)
 	if (kind)
 		*kind = s->err_kind;
 	return s->err;
+}
+
+bool session__sampled(const struct session *s)
+{
+	return s->run_start > 0;
 }
 
 const struct session_stats *session__stats(struct session *s)

@@ -2923,6 +2923,37 @@ BAD_INPUTS = [
 
 
 @test
+def failed_runs_leave_outputs_as_they_were():
+    # A run that fails before it samples (a pid that is not there, an unknown event, a cgroup
+    # that is not there, a command that is nowhere, an event this machine cannot count)
+    # leaves an -o file that exists byte for byte as it was, and makes none that did not;
+    # a run that samples replaces the file whole. (Issue 25: they were truncated to 0 bytes
+    # or replaced by an empty graph.)
+    d = tempfile.mkdtemp(prefix="keep-", dir=os.path.join(BUILD, "tests"))
+    keep, new = os.path.join(d, "keep.svg"), os.path.join(d, "new.folded")
+    old = b"<svg>the last profile</svg>\n" * 500
+    cases = [["-p", "999999"], ["-e", "nosuchevent", "--", "true"],
+             ["--cgroup", "nosuch.slice", "-d", "1"], ["--", "nosuchcommand_xyz"],
+             ["--", "/nonexistent/command"], ["-e", "cycles", "--", "true"]]
+    for args in cases:
+        with open(keep, "wb") as f:
+            f.write(old)
+        _, err, code = run_profile(["-o", keep, "-o", new] + args, timeout=30, check=False)
+        if args[:2] == ["-e", "cycles"] and code == 0:
+            continue        # a machine with a PMU samples it
+        expect(code != 0, f"{args}: exit 0")
+        with open(keep, "rb") as f:
+            expect(f.read() == old, f"{args}: the existing file changed ({err.strip()})")
+        expect(not os.path.exists(new), f"{args}: {new} made by a failed run")
+    _, err, code = run_profile(["-o", keep, "--", workload("chain_fp"), "1"])
+    with open(keep, "rb") as f:
+        data = f.read()
+    expect(data.startswith(b"<?xml") and b"the last profile" not in data,
+           f"a run that sampled did not replace the file whole: {data[:80]!r}")
+    return f"{len(cases)} failing runs left it as it was"
+
+
+@test
 def bad_inputs_one_sentence():
     for args, status, words in BAD_INPUTS:
         t = time.monotonic()
