@@ -1,29 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* profile: the summary after a run, on stderr. */
-#include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
-#include <limits.h>
-#include <math.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <libgen.h>
-#include "flamegraph.h"
-#include "flamegraph_cmd.h"
-#include "output/folded.h"
-#include "output/pprof.h"
-#include "output/push.h"
 #include "base/limits.h"
 #include "base/log.h"
-#include "collect/events.h"
-#include "collect/explain.h"
-#include "collect/session.h"
-#include "profile/profile.h"
 #include "unwind/unwind.h"
 #include "cli.h"
 
