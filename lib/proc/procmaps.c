@@ -317,11 +317,9 @@ int procmaps__exec(struct procmaps *pm, pid_t pid, uint64_t time, const char *co
 	 * incarnation begun by then takes the exec's name (its samples were named "sh" when
 	 * a shell's fork of the next program under the pid came first). */
 	if (time && time < p->since) {
-		struct pmaps *a = NULL;
+		pid_t as = procmaps__incarnation(pm, pid, time);
+		struct pmaps *a = as != pid ? pmaps__get(pm, as) : NULL;
 
-		for (uint32_t i = 0; i < p->nr_old; i++)
-			if (p->old[i].since <= time)
-				a = pmaps__get(pm, p->old[i].as);
 		if (a)
 			snprintf(a->comm, sizeof(a->comm), "%s", comm ? comm : "");
 		return 0;
