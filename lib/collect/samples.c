@@ -14,11 +14,9 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "base/clock.h"
 #include "base/grow.h"
 #include "base/limits.h"
 #include "base/log.h"
-#include "collect/fixup.h"
 #include "collect/session_int.h"
 #include "collect/stacks.h"
 #include "collect/ucounts.h"
@@ -27,7 +25,6 @@
 #include "unwind/unwind.h"
 #include "profile.skel.h"
 #include "collect/samples_int.h"
-
 
 /* A sample whose user stack BPF could not complete: unwind it with DWARF now, while the
  * process still runs (older frames past the copy are read from it). */

@@ -74,7 +74,6 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
 	out->used = (us.holes & 1) ? 0 : unwinder__stack_used(unw);
 	if (!(us.holes & 1))
 		env->learn_copy(env->ctx, smp->pid, out->used, out->stop);
-	out->no_stack = (us.holes & 1) && n == 1 && out->stop == UNWIND_STOP_NO_MEMORY;
 	/* No unwind info even at the leaf (code without CFI, JIT code): the frames the
 	 * frame-pointer walk found are the better stack; still truncated unless they reach a
 	 * stack bottom, which the model's builder checks by name. */
@@ -83,6 +82,7 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
 		n = (int)smp->nr_walk < max ? (int)smp->nr_walk : max;
 		memcpy(out->ips, smp->walk, (size_t)n * sizeof(*out->ips));
 	}
+	out->no_stack = (us.holes & 1) && n == 1 && out->stop == UNWIND_STOP_NO_MEMORY;
 	out->n = n;
 	return 0;
 }
