@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -478,7 +478,7 @@ int pprof__read(const unsigned char *data, size_t len, struct folded *f, char *e
 		}
 		data = raw;
 	}
-	r = (struct rd){ data, data + len, false };
+	r = rd__init(data, len);
 	if (!read_tables(&t, r)) {
 		e = t.nomem ? -ENOMEM : -EINVAL;
 		set_err(err, errsz, "%s", t.nomem ? "out of memory" :

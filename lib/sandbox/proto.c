@@ -200,7 +200,7 @@ static void rd__answer(struct rd *r, struct sb_msg *m)
 int sb_msg__decode(const void *buf, size_t len, unsigned int nfds, bool to_worker,
 		   struct sb_msg *m)
 {
-	struct rd r = { buf, (const unsigned char *)buf + len, false };
+	struct rd r = rd__init(buf, len);
 
 	memset(m, 0, sizeof(*m));
 	if (len > SB_MSG_MAX)
@@ -226,7 +226,7 @@ int sb_msg__decode(const void *buf, size_t len, unsigned int nfds, bool to_worke
 
 void sb_names__strings(const struct sb_msg *m, const char **strs)
 {
-	struct rd r = { m->strs, m->strs + m->strs_len, false };
+	struct rd r = rd__init(m->strs, m->strs_len);
 
 	for (uint32_t i = 0; i < m->nstr; i++)
 		strs[i] = rd__str(&r, SB_STR_MAX);
