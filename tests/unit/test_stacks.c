@@ -11,6 +11,7 @@
 #include "collect/stacks.h"
 #include "dso/dsos.h"
 #include "proc/procmaps.h"
+#include "self.h"
 #include "suites.h"
 
 static struct procmaps *pm;
@@ -70,39 +71,22 @@ static struct stack_env env_of(struct fake *f)
 
 static int setup(void)
 {
-	pm = procmaps__new();
-	dsos = dsos__new();
-	if (!pm || procmaps__load(pm, getpid()))
-		return -1;
-	unw = dsos ? unwinder__new(pm, dsos) : NULL;
-	return unw ? 0 : -1;
+	return self_unwinder_open(&pm, &dsos, &unw);
 }
 
 static int teardown(void)
 {
-	unwinder__free(unw);
-	dsos__free(dsos);
-	procmaps__free(pm);
+	self_unwinder_close(pm, dsos, unw);
 	return 0;
 }
 
 /* A sample of this process as BPF records it: this frame's registers and COPY bytes of the
- * stack from sp (read byte by byte: past this frame's objects, as AddressSanitizer lets no
- * memcpy). */
+ * stack from sp. */
 struct recorded {
 	struct sample smp;
 	unsigned char stack[8192];
 	uint64_t ret0;		/* the return address of record(), from the compiler */
 };
-
-__attribute__((no_sanitize_address, noinline)) static void copy_bytes(unsigned char *dst,
-								      const void *src, size_t n)
-{
-	const volatile unsigned char *p = src;
-
-	for (size_t i = 0; i < n; i++)
-		dst[i] = p[i];
-}
 
 __attribute__((noinline)) static void record(size_t copy, struct recorded *r)
 {
@@ -110,7 +94,7 @@ __attribute__((noinline)) static void record(size_t copy, struct recorded *r)
 
 	__asm__ volatile("lea (%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
 			 : "=r"(ip), "=r"(sp), "=r"(bp));
-	copy_bytes(r->stack, (void *)sp, copy);
+	self_copy_stack(r->stack, (void *)sp, copy);
 	r->smp = (struct sample){ .pid = getpid(), .tid = getpid(), .weight = 1, .ip = ip,
 				  .sp = sp, .bp = bp, .stack = r->stack,
 				  .stack_len = (uint32_t)copy };

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "proc/procmaps.h"
+#include "self.h"
 #include "suites.h"
 #include "dso/dsos.h"
 #include "unwind/unwind.h"
@@ -18,19 +19,12 @@ static struct unwinder *unw;
 
 static int setup(void)
 {
-	pm = procmaps__new();
-	dsos = dsos__new();
-	if (!pm || procmaps__load(pm, getpid()))
-		return -1;
-	unw = dsos ? unwinder__new(pm, dsos) : NULL;
-	return unw ? 0 : -1;
+	return self_unwinder_open(&pm, &dsos, &unw);
 }
 
 static int teardown(void)
 {
-	unwinder__free(unw);
-	dsos__free(dsos);
-	procmaps__free(pm);
+	self_unwinder_close(pm, dsos, unw);
 	return 0;
 }
 
@@ -41,17 +35,6 @@ struct result {
 	uint64_t ret0;	/* return address of capture(), from the compiler */
 };
 
-/* LEN bytes of our own stack at SRC, past the objects of this frame, as BPF copies them:
- * neither checked by AddressSanitizer (its red zones are part of the stack) nor its memcpy. */
-__attribute__((no_sanitize_address, noinline)) static void copy_stack(unsigned char *dst,
-								     const void *src, size_t len)
-{
-	const volatile unsigned char *p = src;
-
-	for (size_t i = 0; i < len; i++)
-		dst[i] = p[i];
-}
-
 /* Take this frame's registers and COPY bytes of stack, as BPF would, and unwind. */
 __attribute__((noinline)) static void capture(size_t copy, struct result *r)
 {
@@ -61,7 +44,7 @@ __attribute__((noinline)) static void capture(size_t copy, struct result *r)
 
 	__asm__ volatile("lea (%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
 			 : "=r"(ip), "=r"(sp), "=r"(bp));
-	copy_stack(buf, (void *)sp, copy);
+	self_copy_stack(buf, (void *)sp, copy);
 	s.ip = ip;
 	s.sp = sp;
 	s.bp = bp;
