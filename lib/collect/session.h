@@ -144,8 +144,8 @@ const char *session__error(const struct session *s, enum session_err_kind *kind)
 /* Counters of the run, valid after session__build_profile. */
 const struct session_stats *session__stats(struct session *s);
 
-/* Whether sampling began (the events attached): a run that failed before has nothing to
- * write. */
+/* Whether sampling began: the events attached and, with a command, the command started (one
+ * that could not be run was never sampled). A run that failed before has nothing to write. */
 bool session__sampled(const struct session *s);
 
 struct explain;
