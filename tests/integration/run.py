@@ -1902,11 +1902,12 @@ def reused_pid_profiled_afresh():
     # the next pid N. What the unwinder and BPF knew of pid N (chain_fp's files, its frame
     # spans) must not serve chain_nofp, and the first program's samples, counted under the
     # same pid, are not named with the second's mappings: both whole, each under its name.
-    # (chain_fp starts once profile says it samples: under load a second was not always
-    # enough for -a to attach, and chain_fp ran unseen.)
-    log = tempfile.mktemp(prefix="reused-", dir=os.path.abspath(os.path.join(BUILD, "tests")))
+    # (chain_fp starts once profile says it samples, not a fixed second after it started.)
+    log = os.path.join(os.path.abspath(tempfile.mkdtemp(prefix="reused-", dir=os.path.join(
+        BUILD, "tests"))), "profile.err")
     script = (f"{shlex.quote(os.path.abspath(profile_bin()))} -v -a -F 499 -d 6 2>{log} & "
-              f"until grep -q 'sampling on' {log}; do sleep 0.05; done; "
+              f"until grep -q 'sampling on' {log} || ! kill -0 $! 2>/dev/null; "
+              "do sleep 0.05; done; "
               f"{workload('chain_fp')} 1 & p=$!; wait $p; "
               "echo $((p - 1)) > /proc/sys/kernel/ns_last_pid; "
               f"{workload('chain_nofp')} 1 & q=$!; wait $q; echo \"pids $p $q\" >&2; wait")
