@@ -53,13 +53,7 @@ struct count_key {
 	__s32 kstack_id;	/* id in `kstacks` (KSTACK_SECOND: `kstacks2`), KSTACK_LOST,
 				 * or -1 when none */
 	__u32 flags;		/* COUNT_F_* */
-	union {
-		__u64 ustack_hash;	/* key in `ustacks`, or 0 when no user stack */
-		/* In ucounts (DWARF samples, set by userspace): the frame-pointer walk's last
-		 * address when it stopped at a function that keeps no frame record
-		 * (SEND_NOREC), else 0. */
-		__u64 walk_end;
-	};
+	__u64 ustack_hash;	/* key in `ustacks`, or 0 when no user stack */
 	__u32 ucheck;		/* the stack's check word (struct ustack), or 0 */
 	__u32 period;		/* continuous mode: the parity of the period counted in (in
 				 * ucounts: 0); 0 otherwise */
@@ -96,14 +90,8 @@ struct count_slots {
 	struct count_slot s[PROFILE_CACHE_SLOTS];
 };
 
+/* (Userspace decodes a count_key into its own struct stack_key, lib/collect/stacks.h.) */
 #define COUNT_F_USER_TRUNCATED	1	/* the user frame-pointer walk did not end cleanly */
-#define COUNT_F_USER_NO_STACK	2	/* set by userspace: the stack at sp was not readable */
-/* Set by userspace on DWARF samples, for --explain: how the unwind stopped (enum unwind_stop
- * of lib/unwind) and why BPF sent the sample (enum profile_send). */
-#define COUNT_F_STOP_SHIFT	2
-#define COUNT_F_STOP_MASK	(7u << COUNT_F_STOP_SHIFT)
-#define COUNT_F_SEND_SHIFT	5
-#define COUNT_F_SEND_MASK	(7u << COUNT_F_SEND_SHIFT)
 /* The count is nanoseconds off the CPU (--off-cpu, --wall), not samples. */
 #define COUNT_F_OFF_CPU		(1u << 8)
 /* Which of the -e events the sample is of (its index in the order given). */

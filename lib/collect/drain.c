@@ -37,7 +37,7 @@
  * addresses of IPS (room for NU + 1); KEY's flags say whether the stack is truncated;
  * PID is the pid whose mappings are the sampled program's (procmaps__incarnation).
  */
-static int add_leaf_caller(struct session *s, struct count_key *key, pid_t pid,
+static int add_leaf_caller(struct session *s, struct stack_key *key, pid_t pid,
 			   const __u64 *words, uint64_t *ips, int nu)
 {
 	struct unwind_sample us = {
@@ -49,7 +49,7 @@ static int add_leaf_caller(struct session *s, struct count_key *key, pid_t pid,
 
 	n = nu >= 1 ? unwinder__fp_window(s->unw, pid, ips, nu) : nu;
 	if (n < 0) {
-		key->flags |= COUNT_F_USER_TRUNCATED;
+		key->truncated = true;
 		return 1;
 	}
 	if (n != nu)
@@ -67,10 +67,10 @@ static int add_leaf_caller(struct session *s, struct count_key *key, pid_t pid,
 	case SPAN_TRUSTED:
 		return n;
 	case SPAN_BOTTOM:
-		key->flags &= ~COUNT_F_USER_TRUNCATED;
+		key->truncated = false;
 		return 2;
 	default:
-		key->flags |= COUNT_F_USER_TRUNCATED;
+		key->truncated = true;
 		return 2;
 	}
 }
@@ -82,7 +82,7 @@ static int add_leaf_caller(struct session *s, struct count_key *key, pid_t pid,
  */
 struct drained {
 	struct drained_stack {
-		struct count_key key;
+		struct stack_key key;
 		uint64_t count;
 		size_t ips;		/* index of its first address in IPS */
 		int nr;
@@ -94,7 +94,7 @@ struct drained {
 
 /* Keep KEY's COUNT samples with the NR addresses IPS; noted for the symbolizer. Returns 0 or
  * -ENOMEM. */
-static int drained__add(struct drained *d, struct builder *b, const struct count_key *key,
+static int drained__add(struct drained *d, struct builder *b, const struct stack_key *key,
 			const uint64_t *ips, int nr, uint64_t count)
 {
 	if (d->nr == d->cap) {
@@ -137,17 +137,19 @@ static int drain_key(struct session *s, struct builder *b, struct drained *d,
 		     const struct count_key *bpf_key, uint64_t count)
 {
 	uint64_t ips[PROFILE_MAX_DEPTH + 1];
-	struct count_key key = *bpf_key;
+	struct stack_key key;
 	struct ustack us;
 	int nr = 0;
 
-	if (key.ustack_hash &&
-	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.ustacks), &key.ustack_hash, &us) == 0) {
+	stack_key__decode(&key, bpf_key);
+	if (bpf_key->ustack_hash &&
+	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.ustacks), &bpf_key->ustack_hash,
+				&us) == 0) {
 		nr = us.nr < PROFILE_MAX_DEPTH ? (int)us.nr : PROFILE_MAX_DEPTH;
 		memcpy(ips, us.ips, nr * sizeof(*ips));
 		/* The mappings of the program sampled (an earlier one under the pid, kept
 		 * apart). */
-		pid_t pid = procmaps__incarnation(s->maps, (pid_t)key.pid, key.gen);
+		pid_t pid = procmaps__incarnation(s->maps, key.pid, key.gen);
 
 		procmaps__ensure(s->maps, pid);
 		nr = add_leaf_caller(s, &key, pid, us.sp_words, ips, nr);

@@ -103,11 +103,11 @@ int explain__add(struct explain *ex, int file, enum explain_reason reason, uint6
 	return 0;
 }
 
-enum explain_reason explain__cut_reason(uint32_t flags)
+enum explain_reason explain__cut_reason(bool no_stack, enum unwind_stop stop)
 {
-	if (flags & COUNT_F_USER_NO_STACK)
+	if (no_stack)
 		return EXPLAIN_CUT_NO_STACK;
-	switch ((flags & COUNT_F_STOP_MASK) >> COUNT_F_STOP_SHIFT) {
+	switch (stop) {
 	case UNWIND_STOP_NO_INFO: return EXPLAIN_CUT_NO_INFO;
 	case UNWIND_STOP_BAD_FRAME: return EXPLAIN_CUT_BAD_FRAME;
 	case UNWIND_STOP_NO_MEMORY: return EXPLAIN_CUT_NO_STACK;

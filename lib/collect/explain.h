@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "unwind/unwind.h"
 
 /* What happened to a stack in a file. The order is the order of equal shares. */
 enum explain_reason {
@@ -65,9 +66,9 @@ int explain__file(struct explain *ex, const char *path);
 int explain__add(struct explain *ex, int file, enum explain_reason reason, uint64_t count,
 		 uint64_t whole);
 
-/* Why a stack counted with the count_key FLAGS (COUNT_F_*) was cut: how its DWARF unwind
- * stopped, else its frame-pointer walk broke off. */
-enum explain_reason explain__cut_reason(uint32_t flags);
+/* Why a stack was cut: nothing readable at sp (NO_STACK), else how its DWARF unwind stopped
+ * (STOP), else (UNWIND_STOP_END: no DWARF unwind) its frame-pointer walk broke off. */
+enum explain_reason explain__cut_reason(bool no_stack, enum unwind_stop stop);
 
 /* Every (file, reason) with samples, most samples first (then by reason, then by file), into
  * a malloc'd array *OUT (NULL when none). Returns how many, or -ENOMEM. */

@@ -385,9 +385,9 @@ static int user_locations(struct builder *b, pid_t pid, const uint64_t *ips, int
 /* The pid whose mappings name KEY's user frames: the program that ran under KEY->pid when
  * it was sampled (an earlier one kept apart after an exec or a pid used again), or that pid
  * itself. */
-static pid_t key_pid(const struct builder *b, const struct count_key *key)
+static pid_t key_pid(const struct builder *b, const struct stack_key *key)
 {
-	return procmaps__incarnation(b->s->maps, (pid_t)key->pid, key->gen);
+	return procmaps__incarnation(b->s->maps, key->pid, key->gen);
 }
 
 /*
@@ -397,21 +397,21 @@ static pid_t key_pid(const struct builder *b, const struct count_key *key)
  * met a function without a frame record, the files where its frames have no name (once
  * each). Returns 0 or -errno.
  */
-static int builder__explain(struct builder *b, const struct count_key *key, pid_t pid,
+static int builder__explain(struct builder *b, const struct stack_key *key, pid_t pid,
 			    const uint64_t *ips, int nu, uint64_t count, bool truncated)
 {
 	struct explain *ex = b->s->explain;
-	uint32_t send = (key->flags & COUNT_F_SEND_MASK) >> COUNT_F_SEND_SHIFT;
 	int32_t seen[EXPLAIN_STACK_UNNAMED][2];
 	int file, nseen = 0, err = 0;
 
 	if (truncated) {
 		file = b->nr_ustack ? b->ents[b->ustack[b->nr_ustack - 1]].file :
 				      explain__file(ex, EXPLAIN_NO_USER);
-		err = file < 0 ? file : explain__add(ex, file, explain__cut_reason(key->flags),
-						     count, 0);
+		err = file < 0 ? file :
+				 explain__add(ex, file, explain__cut_reason(key->no_stack, key->stop),
+					      count, 0);
 	}
-	if (!err && send == SEND_NOREC && key->walk_end) {
+	if (!err && key->sent == STACK_SENT_NOREC && key->walk_end) {
 		/* The walk's last address: a return address (looked up inside the call) unless
 		 * it is the leaf. */
 		uint64_t at = nu && ips[0] == key->walk_end ? key->walk_end : key->walk_end - 1;
@@ -480,17 +480,17 @@ static int cgroup_label(struct builder *b, uint32_t pid, struct profile_labels *
 	return 0;
 }
 
-static int builder__labels(struct builder *b, const struct count_key *key, pid_t as,
+static int builder__labels(struct builder *b, const struct stack_key *key, pid_t as,
 			   struct profile_labels *l)
 {
-	const char *comm = as != (pid_t)key->pid ? procmaps__comm(b->s->maps, as) : NULL;
+	const char *comm = as != key->pid ? procmaps__comm(b->s->maps, as) : NULL;
 	/* An earlier program under the pid: its own name, when known. */
 	int id = comm ? profile__intern(b->p, comm, strlen(comm)) : comm_of(b, key->pid);
 
 	*l = (struct profile_labels){ .pid = key->pid, .comm = id, .thread_comm = PROFILE_NONE };
 	/* Several events: which one, as its name (the folded root frame, pprof's label). */
 	if (id >= 0 && b->s->nr_evs > 1) {
-		uint32_t i = (key->flags & COUNT_F_EVENT_MASK) >> COUNT_F_EVENT_SHIFT;
+		unsigned int i = key->event;
 		const char *ev = b->s->evs[i < b->s->nr_evs ? i : 0].name;
 		int sid = profile__intern(b->p, ev, strlen(ev));
 
@@ -509,7 +509,7 @@ static int builder__labels(struct builder *b, const struct count_key *key, pid_t
 	return id < 0 ? id : 0;
 }
 
-void builder__want(struct builder *b, const struct count_key *key, const uint64_t *ips, int nu)
+void builder__want(struct builder *b, const struct stack_key *key, const uint64_t *ips, int nu)
 {
 	struct session *s = b->s;
 	pid_t pid = key_pid(b, key);
@@ -522,13 +522,13 @@ void builder__want(struct builder *b, const struct count_key *key, const uint64_
 		symbolizer__want(s->sym, pid, ips[i], i > 0);
 }
 
-int builder__add(struct builder *b, const struct count_key *key, const uint64_t *ips, int nu,
+int builder__add(struct builder *b, const struct stack_key *key, const uint64_t *ips, int nu,
 		 uint64_t count)
 {
 	struct session *s = b->s;
 	struct profile_labels labels;
 	pid_t pid = key_pid(b, key);
-	bool in_exec = false, off = key->flags & COUNT_F_OFF_CPU;
+	bool in_exec = false, off = key->off_cpu;
 	/* --wall: an on-CPU sample weighs its period. */
 	uint64_t weight = off || !s->opts.wall ? count : count * (1000000000ull / s->opts.freq);
 	const char *outer;
@@ -536,7 +536,7 @@ int builder__add(struct builder *b, const struct count_key *key, const uint64_t 
 
 	/* The command's waits before its exec (gen 0: forked before the profile began) are
 	 * profile's own, held until sampling began. */
-	if (off && key->gen == 0 && s->command_pid && key->pid == (uint32_t)s->command_pid)
+	if (off && key->gen == 0 && s->command_pid && key->pid == s->command_pid)
 		return 0;
 	nk = kernel_locations(b, key->kstack_id, key->period, b->locs, &in_exec);
 	if (nk < 0) {
@@ -546,14 +546,14 @@ int builder__add(struct builder *b, const struct count_key *key, const uint64_t 
 	/* In an execve, with a user ip or stack the process no longer maps: no user frames. */
 	if (in_exec && nu) {
 		procmaps__ensure(s->maps, pid);
-		if ((key->flags & COUNT_F_USER_NO_STACK) || !procmaps__find(s->maps, pid, ips[0]))
+		if (key->no_stack || !procmaps__find(s->maps, pid, ips[0]))
 			nu = 0;
 	}
 	n = user_locations(b, pid, ips, nu, b->locs + PROFILE_MAX_DEPTH, &outer);
 	err = n < 0 ? n : builder__labels(b, key, pid, &labels);
 	if (err)
 		goto fail;
-	labels.truncated = fixup__truncated(key->flags & COUNT_F_USER_TRUNCATED, outer);
+	labels.truncated = fixup__truncated(key->truncated, outer);
 	if (in_exec && !nu)
 		labels.truncated = false;
 	labels.off_cpu = off;

@@ -48,7 +48,7 @@ struct parked {
 	pid_t pid;
 	size_t used;		/* stack bytes its unwind read (0: none to learn from) */
 	enum unwind_stop stop;
-	struct count_key key;
+	struct stack_key key;
 	uint32_t nr;
 	uint64_t ips[];
 };
@@ -159,7 +159,7 @@ static struct parked *parked_new(const struct sample_event *e, uint32_t nr)
 /* The unwound stacks of off-CPU event E (its unwind read USED bytes of stack, and stopped
  * as STOP): its task's entry, unless that holds a later one. */
 int offcpu__park_unwound(struct session *s, const struct sample_event *e,
-			const struct count_key *key, const uint64_t *ips, uint32_t nr,
+			const struct stack_key *key, const uint64_t *ips, uint32_t nr,
 			size_t used, enum unwind_stop stop)
 {
 	uint32_t id = parked_find(s, e->tid);
@@ -233,7 +233,7 @@ int offcpu__on_weight(struct session *s, const struct off_weight *w, uint64_t ns
 	uint64_t seq = w->same_as ? w->same_as : w->seq;
 	uint32_t id = parked_find(s, w->tid);
 	struct parked *p = id == HTAB_NONE ? NULL : s->parked.v[id];
-	struct count_key key;
+	struct stack_key key;
 	int r;
 
 	if (!p || p->seq != seq) {
@@ -248,7 +248,7 @@ int offcpu__on_weight(struct session *s, const struct off_weight *w, uint64_t ns
 		if (w->same_as && p->used)
 			session__learn_copy_size(s, p->pid, p->used, p->stop);
 		/* An event's sample on the stacks DWARF unwound: one of the DWARF-unwound. */
-		if (!(p->key.flags & COUNT_F_OFF_CPU))
+		if (!p->key.off_cpu)
 			s->stats.dwarf++;
 		return ucounts__add(s->unwound, &key, p->ips, p->nr, ns);
 	}
@@ -417,7 +417,7 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
 
 	while (us && !err && bpf_map_get_next_key(fd, prev, &key) == 0) {
 		struct sample_event e = { 0 };
-		struct count_key k;
+		struct stack_key k;
 		const uint64_t *ips = NULL;
 		uint32_t nr = 0, id = HTAB_NONE;
 		uint64_t ns, count;
@@ -428,7 +428,7 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
 		ns = end_ns - op.start;
 		/* The stacks, for the rest of the wait: the user frames in a parked entry of a
 		 * new seq, the kernel's copied out of the maps about to be cleared. */
-		k = op.key;
+		stack_key__decode(&k, &op.key);
 		if (op.seq) {
 			id = parked_find(s, op.tid);
 			if (id == HTAB_NONE || s->parked.v[id]->raw ||
@@ -443,8 +443,6 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
 				continue;
 			ips = (const uint64_t *)us->ips;
 			nr = us->nr < PROFILE_MAX_DEPTH ? us->nr : PROFILE_MAX_DEPTH;
-			k.walk_end = 0;
-			k.ucheck = 0;
 		}
 		nop = op;
 		nop.start = end_ns;

@@ -80,6 +80,30 @@ static void sample__decode(struct sample *smp, const struct sample_event *e, con
 	};
 }
 
+/* Why BPF sent a stack (its enum profile_send), as the stages past it say it. */
+static enum stack_sent sent_of(uint32_t why)
+{
+	switch (why) {
+	case SEND_WALK_BROKEN: return STACK_SENT_WALK_BROKEN;
+	case SEND_NOREC: return STACK_SENT_NOREC;
+	case SEND_NO_PROC: return STACK_SENT_NO_PROC;
+	case SEND_DWARF: return STACK_SENT_DWARF;
+	default: return STACK_COUNTED;
+	}
+}
+
+void stack_key__decode(struct stack_key *out, const struct count_key *k)
+{
+	*out = (struct stack_key){
+		.pid = (pid_t)k->pid, .tid = (pid_t)k->tid, .gen = k->gen,
+		.kstack_id = k->kstack_id, .period = k->period,
+		.event = (k->flags & COUNT_F_EVENT_MASK) >> COUNT_F_EVENT_SHIFT,
+		.off_cpu = k->flags & COUNT_F_OFF_CPU,
+		.truncated = k->flags & COUNT_F_USER_TRUNCATED,
+		.stop = UNWIND_STOP_END, .sent = STACK_COUNTED,
+	};
+}
+
 /*
  * Unwind sample E (its header: from the ring buffer or the queue) with STACK_LEN bytes of
  * STACK from sp, and count it; or, when MAY_WAIT and its unwind met a file whose table the
@@ -92,7 +116,7 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 	struct stack_env env = { s, env_prepare, env_more_records, env_is_bottom,
 				 env_learn_copy };
 	struct user_stack us = { .ips = ips };
-	struct count_key key = { 0 };
+	struct stack_key key;
 	struct sample smp;
 	enum unwind_stop stop;
 	int n, r;
@@ -109,25 +133,17 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 	if (!e->off_seq || e->event)
 		s->stats.dwarf++;
 	s->stats.unwind_stop[stop]++;
-	key.pid = e->pid;
-	key.gen = e->gen;
-	key.tid = s->opts.threads ? e->tid : 0;
-	key.kstack_id = e->kstack_id;
-	key.period = e->period;
-	if (stop != UNWIND_STOP_END)
-		key.flags |= COUNT_F_USER_TRUNCATED;
-	if (us.no_stack)
-		key.flags |= COUNT_F_USER_NO_STACK;
 	/* For --explain, counted with the stack (the model's builder reads them once per
 	 * distinct stack): how the unwind stopped, why BPF sent it, and where a walk that met a
 	 * function keeping no frame record stopped. */
-	key.flags |= (uint32_t)stop << COUNT_F_STOP_SHIFT & COUNT_F_STOP_MASK;
-	key.flags |= e->why << COUNT_F_SEND_SHIFT & COUNT_F_SEND_MASK;
-	key.flags |= e->evflags & COUNT_F_EVENT_MASK;
-	if (e->why == SEND_NOREC && e->nr_frames)
-		key.walk_end = e->frames[e->nr_frames - 1];
-	if (e->off_seq && !e->event)
-		key.flags |= COUNT_F_OFF_CPU;
+	key = (struct stack_key){
+		.pid = smp.pid, .tid = s->opts.threads ? smp.tid : 0, .gen = smp.gen,
+		.kstack_id = e->kstack_id, .period = e->period,
+		.event = (e->evflags & COUNT_F_EVENT_MASK) >> COUNT_F_EVENT_SHIFT,
+		.off_cpu = e->off_seq && !e->event, .truncated = stop != UNWIND_STOP_END,
+		.no_stack = us.no_stack, .stop = stop, .sent = sent_of(e->why),
+		.walk_end = e->why == SEND_NOREC && e->nr_frames ? e->frames[e->nr_frames - 1] : 0,
+	};
 	/* Off-CPU stacks: their task's entry, for the times of this wait (still to come, when
 	 * E has no weight) and of later ones at the same place. */
 	if (e->off_seq) {

@@ -45,7 +45,7 @@ int samples__queue_kept(struct session *s, struct queued *q);
 /* offcpu.c: the stacks of a task leaving the CPU (E: its off_seq), unwound into KEY and the
  * NR frames of IPS (USED bytes read, STOP), kept until their time comes. 0 or -ENOMEM. */
 int offcpu__park_unwound(struct session *s, const struct sample_event *e,
-			 const struct count_key *key, const uint64_t *ips, uint32_t nr,
+			 const struct stack_key *key, const uint64_t *ips, uint32_t nr,
 			 size_t used, enum unwind_stop stop);
 /* offcpu.c: event E of a task leaving the CPU, unwound now or kept raw. 0 or -ENOMEM. */
 int offcpu__park(struct session *s, const struct sample_event *e);

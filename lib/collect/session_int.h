@@ -30,6 +30,7 @@
 #include "base/htab.h"
 #include "collect/events.h"
 #include "collect/session.h"
+#include "collect/stacks.h"
 #include "proc/ns.h"
 #include "unwind/unwind.h"
 
@@ -309,6 +310,10 @@ void session__learn_copy_size(struct session *s, pid_t pid, size_t used, enum un
  * errno with the error set. */
 int session__open_sideband(struct session *s);
 
+/* samples.c: KEY of BPF's `counts` (or of an off-CPU wait it keeps) as the stages past BPF
+ * see it: the only place a count_key is read for what it says of a stack. */
+void stack_key__decode(struct stack_key *out, const struct count_key *key);
+
 /* samples.c: open the ring buffer of DWARF samples (S->events), consumed into S->unwound.
  * Returns 0 or negative errno with the error set. */
 int session__open_samples(struct session *s);
@@ -321,14 +326,14 @@ void builder__free(struct builder *b);
 /* model.c: the NU user addresses IPS (leaf first) of KEY are to be named: the symbolizer
  * names every address so noted at once, per file (symbolizer__resolve), before the samples
  * are added. */
-void builder__want(struct builder *b, const struct count_key *key, const uint64_t *ips, int nu);
+void builder__want(struct builder *b, const struct stack_key *key, const uint64_t *ips, int nu);
 
 /*
  * COUNT samples of KEY with the NU user addresses IPS (leaf first) into the model: symbolized,
  * trimmed at a stack bottom, marked truncated unless complete, with KEY's kernel stack and
  * labels; S->stats counts them. Returns 0 or negative errno with the error set.
  */
-int builder__add(struct builder *b, const struct count_key *key, const uint64_t *ips, int nu,
+int builder__add(struct builder *b, const struct stack_key *key, const uint64_t *ips, int nu,
 		 uint64_t count);
 
 #endif

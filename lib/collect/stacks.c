@@ -5,9 +5,30 @@
  */
 #include <string.h>
 #include "base/clock.h"
+#include "base/htab.h"
 #include "collect/fixup.h"
 #include "collect/stacks.h"
 #include "proc/procmaps.h"
+
+uint64_t stack_key__hash(uint64_t seed, const struct stack_key *k)
+{
+	uint64_t h = hash_u64(seed, (uint64_t)(uint32_t)k->pid << 32 | (uint32_t)k->tid);
+
+	h = hash_u64(h, k->gen);
+	h = hash_u64(h, (uint64_t)(uint32_t)k->kstack_id << 32 | k->period);
+	h = hash_u64(h, (uint64_t)k->event << 32 | (uint64_t)k->stop << 16 |
+			(uint64_t)k->sent << 8 | k->off_cpu << 2 | k->truncated << 1 | k->no_stack);
+	return hash_u64(h, k->walk_end);
+}
+
+bool stack_key__same(const struct stack_key *a, const struct stack_key *b)
+{
+	return a->pid == b->pid && a->tid == b->tid && a->gen == b->gen &&
+	       a->kstack_id == b->kstack_id && a->period == b->period && a->event == b->event &&
+	       a->off_cpu == b->off_cpu && a->truncated == b->truncated &&
+	       a->no_stack == b->no_stack && a->stop == b->stop && a->sent == b->sent &&
+	       a->walk_end == b->walk_end;
+}
 
 /*
  * A thread's stack begins where the process's spans say so (CFI's outermost frames, the

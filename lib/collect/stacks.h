@@ -35,6 +35,40 @@ struct sample {
 	const uint64_t *below;	/* the red zone under sp, or NULL */
 };
 
+/* Why BPF sent a stack to userspace rather than counting it (its enum profile_send). */
+enum stack_sent {
+	STACK_COUNTED = 0,	/* not sent: the frame-pointer walk's, counted in BPF */
+	STACK_SENT_WALK_BROKEN,	/* the walk broke off */
+	STACK_SENT_NOREC,	/* the walk met a function that keeps no frame record there */
+	STACK_SENT_NO_PROC,	/* the process was not described to BPF yet */
+	STACK_SENT_DWARF,	/* --unwind dwarf: every sample */
+};
+
+/*
+ * What a stack is counted under past the BPF boundary (samples.c decodes BPF's count_key
+ * into it): its process and program, thread, event, kernel stack, and what is known of how
+ * its user stack was made.
+ */
+struct stack_key {
+	pid_t pid;		/* the process (tgid) */
+	pid_t tid;		/* the thread with per-thread output, else 0 */
+	uint64_t gen;		/* which program under the pid (struct sample's gen) */
+	int32_t kstack_id;	/* its kernel stack: an id in the maps of PERIOD, KSTACK_LOST,
+				 * or -1 when none */
+	uint32_t period;	/* continuous mode: the parity of those maps; 0 otherwise */
+	unsigned int event;	/* the index of its -e event, in the order given */
+	bool off_cpu;		/* counted in ns off the CPU, not samples */
+	bool truncated;		/* the user stack did not end where the thread began */
+	bool no_stack;		/* nothing was readable at sp */
+	enum unwind_stop stop;	/* how its DWARF unwind stopped (UNWIND_STOP_END when none) */
+	enum stack_sent sent;	/* why BPF sent it */
+	uint64_t walk_end;	/* STACK_SENT_NOREC: the walk's last address, else 0 */
+};
+
+/* A hash of KEY, and whether keys A and B are the same (field by field). */
+uint64_t stack_key__hash(uint64_t seed, const struct stack_key *key);
+bool stack_key__same(const struct stack_key *a, const struct stack_key *b);
+
 /* What the stage asks of the collector (CTX is its). */
 struct stack_env {
 	void *ctx;

@@ -21,21 +21,19 @@ static uint64_t entry_bytes(uint32_t nr)
 	return sizeof(struct ucount) + nr * sizeof(uint64_t) + sizeof(struct ucount *) + 16;
 }
 
-static uint64_t hash_entry(const struct count_key *key, const uint64_t *ips, uint32_t nr)
+static uint64_t hash_entry(const struct stack_key *key, const uint64_t *ips, uint32_t nr)
 {
-	uint64_t h = hash_bytes(HASH_SEED, key, offsetof(struct count_key, ucheck));
+	uint64_t h = stack_key__hash(HASH_SEED, key);
 
-	h = hash_u64(h, key->period);
 	for (uint32_t i = 0; i < nr; i++)
 		h = hash_u64(h, ips[i]);
 	return h;
 }
 
-static bool same(const struct ucount *e, const struct count_key *key, const uint64_t *ips,
+static bool same(const struct ucount *e, const struct stack_key *key, const uint64_t *ips,
 		 uint32_t nr)
 {
-	return e->nr == nr && !memcmp(&e->key, key, offsetof(struct count_key, ucheck)) &&
-	       e->key.period == key->period &&
+	return e->nr == nr && stack_key__same(&e->key, key) &&
 	       !memcmp(e->ips, ips, nr * sizeof(*ips));
 }
 
@@ -56,7 +54,7 @@ void ucounts__free(struct ucounts *st)
 	free(st);
 }
 
-int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t *ips,
+int ucounts__add(struct ucounts *st, const struct stack_key *key, const uint64_t *ips,
 		uint32_t nr, uint64_t n)
 {
 	uint64_t h = hash_entry(key, ips, nr);
@@ -94,7 +92,6 @@ int ucounts__add(struct ucounts *st, const struct count_key *key, const uint64_t
 	if (!e)
 		return -ENOMEM;
 	e->key = *key;
-	e->key.ucheck = 0;
 	e->nr = nr;
 	e->count = n;
 	memcpy(e->ips, ips, nr * sizeof(*ips));

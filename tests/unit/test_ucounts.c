@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-/* ucounts: identical (key, frames) merge, the walk's end part of the key, the check word
- * ignored, growth past the first
- * 1024 slots, iteration over every entry once. */
+/* ucounts: identical (key, frames) merge, every field of the stack_key part of the key
+ * (the walk's end, how the stack was made), growth past the first 1024 slots, iteration
+ * over every entry once. */
 #include <stdlib.h>
 #include <string.h>
 #include "base/limits.h"
@@ -9,17 +9,14 @@
 #include "suites.h"
 
 /* The entry of (KEY, IPS[0..NR)), found by iterating; NULL when none. */
-static const struct ucount *lookup(const struct ucounts *uc, const struct count_key *key,
+static const struct ucount *lookup(const struct ucounts *uc, const struct stack_key *key,
 				   const uint64_t *ips, uint32_t nr)
 {
 	const struct ucount *e;
 	size_t pos = 0;
 
 	while ((e = ucounts__next(uc, &pos)))
-		if (e->key.pid == key->pid && e->key.tid == key->tid &&
-		    e->key.kstack_id == key->kstack_id && e->key.flags == key->flags &&
-		    e->key.walk_end == key->walk_end &&
-		    e->nr == nr && !memcmp(e->ips, ips, nr * sizeof(*ips)))
+		if (stack_key__same(&e->key, key) && e->nr == nr && !memcmp(e->ips, ips, nr * sizeof(*ips)))
 			return e;
 	return NULL;
 }
@@ -36,43 +33,50 @@ static size_t nr_entries(const struct ucounts *uc)
 static void test_merge(void)
 {
 	struct ucounts *uc = ucounts__new();
-	struct count_key k = { .pid = 10, .kstack_id = -1, .ucheck = 0x1234 };
-	struct count_key k2 = k, tid = k, trunc = k, kst = k, norec = k;
+	struct stack_key k = { .pid = 10, .kstack_id = -1 };
+	struct stack_key k2 = k, v[10];
 	uint64_t ips[] = { 0x401000, 0x402000, 0x403000 }, other[] = { 0x401000, 0x402001 };
 	const struct ucount *e;
+	int nv = 0;
 
 	CU_ASSERT_FATAL(uc != NULL);
 	CU_ASSERT_EQUAL(nr_entries(uc), 0);
-	k2.ucheck = 0x9999;	/* not part of the key here */
-	norec.walk_end = 0x402000;	/* where a frame-pointer walk stopped: part of it */
-	tid.tid = 11;
-	trunc.flags = COUNT_F_USER_TRUNCATED;
-	kst.kstack_id = 3;
+	/* Keys that differ in one field each. */
+	for (int i = 0; i < 10; i++)
+		v[i] = k;
+	v[nv++].walk_end = 0x402000;	/* where a frame-pointer walk stopped */
+	v[nv++].tid = 11;
+	v[nv++].truncated = true;
+	v[nv++].kstack_id = 3;
+	v[nv++].stop = UNWIND_STOP_BAD_FRAME;
+	v[nv++].sent = STACK_SENT_NOREC;
+	v[nv++].event = 1;
+	v[nv++].off_cpu = true;
+	v[nv++].gen = 1000;
+	v[nv++].no_stack = true;
 	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 3, 1), 0);
 	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 3, 1), 0);
-	CU_ASSERT_EQUAL(ucounts__add(uc, &k2, ips, 3, 1), 0);
+	CU_ASSERT_EQUAL(ucounts__add(uc, &k2, ips, 3, 1), 0);	/* the same key, copied */
 	CU_ASSERT_EQUAL(ucounts__add(uc, &k, ips, 2, 1), 0);	/* fewer frames */
 	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 2, 1), 0);
-	CU_ASSERT_EQUAL(ucounts__add(uc, &tid, ips, 3, 1), 0);
-	CU_ASSERT_EQUAL(ucounts__add(uc, &trunc, ips, 3, 1), 0);
-	CU_ASSERT_EQUAL(ucounts__add(uc, &kst, ips, 3, 1), 0);
-	CU_ASSERT_EQUAL(ucounts__add(uc, &norec, ips, 3, 1), 0);
+	for (int i = 0; i < nv; i++)
+		CU_ASSERT_EQUAL(ucounts__add(uc, &v[i], ips, 3, 1), 0);
 	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 0, 1), 0);	/* no user frames */
 	CU_ASSERT_EQUAL(ucounts__add(uc, &k, other, 0, 1), 0);
-	CU_ASSERT_EQUAL(nr_entries(uc), 8);
+	CU_ASSERT_EQUAL(nr_entries(uc), 4 + (size_t)nv);
 
 	e = lookup(uc, &k, ips, 3);
 	CU_ASSERT_FATAL(e != NULL);
 	CU_ASSERT_EQUAL(e->count, 3);
-	CU_ASSERT_EQUAL(e->key.ucheck, 0);
 	CU_ASSERT_EQUAL(e->key.walk_end, 0);
 	CU_ASSERT_EQUAL(e->ips[2], 0x403000);
 	CU_ASSERT_EQUAL(lookup(uc, &k, ips, 2)->count, 1);
 	CU_ASSERT_EQUAL(lookup(uc, &k, other, 2)->count, 1);
-	CU_ASSERT_EQUAL(lookup(uc, &tid, ips, 3)->count, 1);
-	CU_ASSERT_EQUAL(lookup(uc, &trunc, ips, 3)->count, 1);
-	CU_ASSERT_EQUAL(lookup(uc, &kst, ips, 3)->count, 1);
-	CU_ASSERT_EQUAL(lookup(uc, &norec, ips, 3)->count, 1);
+	for (int i = 0; i < nv; i++) {
+		CU_ASSERT_FALSE(stack_key__same(&v[i], &k));
+		CU_ASSERT_NOT_EQUAL(stack_key__hash(1, &v[i]), stack_key__hash(1, &k));
+		CU_ASSERT_EQUAL(lookup(uc, &v[i], ips, 3)->count, 1);
+	}
 	CU_ASSERT_EQUAL(lookup(uc, &k, other, 0)->count, 2);
 	ucounts__free(uc);
 	ucounts__free(NULL);
@@ -84,7 +88,7 @@ static void test_growth_and_iteration(void)
 {
 	struct ucounts *uc = ucounts__new();
 	unsigned char *seen = calloc(MANY, 1);
-	struct count_key k = { .pid = 1, .kstack_id = -1 };
+	struct stack_key k = { .pid = 1, .kstack_id = -1 };
 	const struct ucount *e;
 	size_t pos = 0, n = 0;
 	int bad = 0;
@@ -116,7 +120,7 @@ static void test_growth_and_iteration(void)
 static void test_budget(void)
 {
 	struct ucounts *uc = ucounts__new();
-	struct count_key k = { .pid = 10, .kstack_id = -1 };
+	struct stack_key k = { .pid = 10, .kstack_id = -1 };
 	uint64_t ips[64] = { 0 };
 	size_t kept;
 
