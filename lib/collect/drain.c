@@ -28,54 +28,6 @@
 #include "profile.skel.h"
 
 /*
- * The caller of a leaf that keeps no frame, which a frame-pointer walk skips: when BPF kept
- * WORDS at sp that may be its return address, the leaf's CFI says whether one is. That
- * caller must keep a frame record where it called, or the walk from rbp skipped its callers
- * too: then the stack ends there, truncated (or whole, when the caller is where the thread
- * began). Go's prologues and epilogues, where the walk goes wrong otherwise, are put right by
- * the unwinder, or the stack is only its leaf, truncated. Returns the new number of the NU
- * addresses of IPS (room for NU + 1); KEY's flags say whether the stack is truncated;
- * PID is the pid whose mappings are the sampled program's (procmaps__incarnation).
- */
-static int add_leaf_caller(struct session *s, struct stack_key *key, pid_t pid,
-			   const __u64 *words, uint64_t *ips, int nu)
-{
-	struct unwind_sample us = {
-		.pid = pid, .ip = ips[0], .sp = 0x100000, .bp = 0,
-		.stack = words, .stack_len = 2 * sizeof(*words),
-	};
-	uint64_t ret;
-	int n;
-
-	n = nu >= 1 ? unwinder__fp_window(s->unw, pid, ips, nu) : nu;
-	if (n < 0) {
-		key->truncated = true;
-		return 1;
-	}
-	if (n != nu)
-		return n;
-	if (nu < 1 || (!words[0] && !words[1]))
-		return nu;
-	/* Only the words matter: the CFI at ip says at which offset from sp the return address
-	 * is; rbp-based rules read outside the copy and fail, as they should. */
-	if (unwinder__leaf_return(s->unw, &us, &ret))
-		return nu;
-	n = fixup__add_leaf_caller(ips, nu, ret);
-	if (n == nu)
-		return n;
-	switch (session__span_kind(s, key->pid, ret - 1)) {
-	case SPAN_TRUSTED:
-		return n;
-	case SPAN_BOTTOM:
-		key->truncated = false;
-		return 2;
-	default:
-		key->truncated = true;
-		return 2;
-	}
-}
-
-/*
  * The stacks BPF counted, read out of the maps before any is symbolized: the symbolizer
  * names all their addresses at once, per file (a batch for the worker each), not a stack at
  * a time.
@@ -137,6 +89,7 @@ static int drain_key(struct session *s, struct builder *b, struct drained *d,
 		     const struct count_key *bpf_key, uint64_t count)
 {
 	uint64_t ips[PROFILE_MAX_DEPTH + 1];
+	struct stack_env env = session__stack_env(s);
 	struct stack_key key;
 	struct ustack us;
 	int nr = 0;
@@ -152,7 +105,8 @@ static int drain_key(struct session *s, struct builder *b, struct drained *d,
 		pid_t pid = procmaps__incarnation(s->maps, key.pid, key.gen);
 
 		procmaps__ensure(s->maps, pid);
-		nr = add_leaf_caller(s, &key, pid, us.sp_words, ips, nr);
+		nr = stacks__leaf_caller(&env, s->unw, key.pid, pid, (const uint64_t *)us.sp_words,
+					 ips, nr, &key.truncated);
 	}
 	if (drained__add(d, b, &key, ips, nr, count))
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");

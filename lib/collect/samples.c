@@ -53,14 +53,23 @@ static bool env_more_records(void *ctx)
 	return s->sideband_records != seen;
 }
 
-static bool env_is_bottom(void *ctx, pid_t pid, uint64_t addr)
+static enum stack_place env_place(void *ctx, pid_t pid, uint64_t addr)
 {
-	return session__span_kind(ctx, pid, addr) == SPAN_BOTTOM;
+	switch (session__span_kind(ctx, pid, addr)) {
+	case SPAN_TRUSTED: return STACK_PLACE_TRUSTED;
+	case SPAN_BOTTOM: return STACK_PLACE_BOTTOM;
+	default: return STACK_PLACE_OTHER;
+	}
 }
 
 static void env_learn_copy(void *ctx, pid_t pid, size_t used, enum unwind_stop stop)
 {
 	session__learn_copy_size(ctx, pid, used, stop);
+}
+
+struct stack_env session__stack_env(struct session *s)
+{
+	return (struct stack_env){ s, env_prepare, env_more_records, env_place, env_learn_copy };
 }
 
 /* Sample E (its header: from the ring buffer or the queue) with STACK_LEN bytes of STACK from
@@ -113,8 +122,7 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 			uint32_t stack_len, bool may_wait)
 {
 	uint64_t ips[USER_MAX_DEPTH];
-	struct stack_env env = { s, env_prepare, env_more_records, env_is_bottom,
-				 env_learn_copy };
+	struct stack_env env = session__stack_env(s);
 	struct user_stack us = { .ips = ips };
 	struct stack_key key;
 	struct sample smp;

@@ -310,6 +310,9 @@ void session__learn_copy_size(struct session *s, pid_t pid, size_t used, enum un
  * errno with the error set. */
 int session__open_sideband(struct session *s);
 
+/* samples.c: S as the stack stage's collector (collect/stacks.h). */
+struct stack_env session__stack_env(struct session *s);
+
 /* samples.c: KEY of BPF's `counts` (or of an off-CPU wait it keeps) as the stages past BPF
  * see it: the only place a count_key is read for what it says of a stack. */
 void stack_key__decode(struct stack_key *out, const struct count_key *key);

@@ -40,7 +40,7 @@ static int end_at_bottom(const struct stack_env *env, pid_t pid, const uint64_t 
 			 enum unwind_stop *stop)
 {
 	for (int i = 1; i < n; i++) {
-		if (env->is_bottom(env->ctx, pid, ips[i] - 1)) {
+		if (env->place(env->ctx, pid, ips[i] - 1) == STACK_PLACE_BOTTOM) {
 			*stop = UNWIND_STOP_END;
 			return i + 1;
 		}
@@ -106,4 +106,42 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
 	out->no_stack = (us.holes & 1) && n == 1 && out->stop == UNWIND_STOP_NO_MEMORY;
 	out->n = n;
 	return 0;
+}
+
+int stacks__leaf_caller(const struct stack_env *env, struct unwinder *unw, pid_t pid, pid_t as,
+			const uint64_t words[2], uint64_t *ips, int nu, bool *truncated)
+{
+	struct unwind_sample us = {
+		.pid = as, .ip = nu ? ips[0] : 0, .sp = 0x100000, .bp = 0,
+		.stack = words, .stack_len = 2 * sizeof(*words),
+	};
+	uint64_t ret;
+	int n;
+
+	n = nu >= 1 ? unwinder__fp_window(unw, as, ips, nu) : nu;
+	if (n < 0) {
+		*truncated = true;
+		return 1;
+	}
+	if (n != nu)
+		return n;
+	if (nu < 1 || (!words[0] && !words[1]))
+		return nu;
+	/* Only the words matter: the CFI at ip says at which offset from sp the return address
+	 * is; rbp-based rules read outside the copy and fail, as they should. */
+	if (unwinder__leaf_return(unw, &us, &ret))
+		return nu;
+	n = fixup__add_leaf_caller(ips, nu, ret);
+	if (n == nu)
+		return n;
+	switch (env->place(env->ctx, pid, ret - 1)) {
+	case STACK_PLACE_TRUSTED:
+		return n;
+	case STACK_PLACE_BOTTOM:
+		*truncated = false;
+		return 2;
+	default:
+		*truncated = true;
+		return 2;
+	}
 }

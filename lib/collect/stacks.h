@@ -69,6 +69,13 @@ struct stack_key {
 uint64_t stack_key__hash(uint64_t seed, const struct stack_key *key);
 bool stack_key__same(const struct stack_key *a, const struct stack_key *b);
 
+/* What the collector knows of the code at an address, from the process's spans. */
+enum stack_place {
+	STACK_PLACE_OTHER = 0,	/* nothing that vouches for or ends a stack */
+	STACK_PLACE_TRUSTED,	/* code that keeps frame records where it calls */
+	STACK_PLACE_BOTTOM,	/* where a thread's stack begins */
+};
+
 /* What the stage asks of the collector (CTX is its). */
 struct stack_env {
 	void *ctx;
@@ -76,8 +83,8 @@ struct stack_env {
 	void (*prepare)(void *ctx, pid_t pid);
 	/* Read the mapping records that wait; whether any came (an unwind is then tried again). */
 	bool (*more_records)(void *ctx);
-	/* Whether ADDR (a return address less one) of PID is where a thread's stack begins. */
-	bool (*is_bottom)(void *ctx, pid_t pid, uint64_t addr);
+	/* What ADDR (a return address less one) of PID is. */
+	enum stack_place (*place)(void *ctx, pid_t pid, uint64_t addr);
 	/* The unwind of PID read USED bytes of the stack, and stopped with STOP. */
 	void (*learn_copy)(void *ctx, pid_t pid, size_t used, enum unwind_stop stop);
 };
@@ -101,5 +108,19 @@ struct user_stack {
  */
 int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct procmaps *pm,
 		   const struct sample *smp, bool may_wait, struct user_stack *out, int max);
+
+/*
+ * The caller of a leaf that keeps no frame, which a frame-pointer walk skips, put into the
+ * walk's NU addresses IPS (room for NU + 1) of process PID (AS: the pid whose mappings are
+ * the sampled program's, procmaps__incarnation): WORDS are the two words BPF kept at sp
+ * that may be its return address, which the leaf's CFI (UNW's) picks or not. That caller
+ * must keep a frame record where it called, or the walk from rbp skipped its callers too:
+ * the stack then ends there, truncated (whole where the thread began). Where Go's
+ * prologues and epilogues send the walk wrong it is put right, or only the leaf is left,
+ * truncated. Returns the new number of addresses; *TRUNCATED is set or cleared when that
+ * changes what the stack is.
+ */
+int stacks__leaf_caller(const struct stack_env *env, struct unwinder *unw, pid_t pid, pid_t as,
+			const uint64_t words[2], uint64_t *ips, int nu, bool *truncated);
 
 #endif

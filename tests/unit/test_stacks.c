@@ -11,6 +11,7 @@
 #include "collect/stacks.h"
 #include "dso/dsos.h"
 #include "proc/procmaps.h"
+#include "unwind/utab.h"
 #include "self.h"
 #include "suites.h"
 
@@ -22,7 +23,8 @@ static struct unwinder *unw;
 struct fake {
 	int prepared, records_read, learnt;
 	bool records_come;		/* more_records says some came */
-	uint64_t bottom;		/* is_bottom's one address (0: none) */
+	uint64_t bottom;		/* the one address where a stack begins (0: none) */
+	uint64_t trusted;		/* the one address in code with frame records (0: none) */
 	int bottoms_asked;
 	size_t used;
 	enum unwind_stop stop;
@@ -44,13 +46,15 @@ static bool fake_more_records(void *ctx)
 	return f->records_come;
 }
 
-static bool fake_is_bottom(void *ctx, pid_t pid, uint64_t addr)
+static enum stack_place fake_place(void *ctx, pid_t pid, uint64_t addr)
 {
 	struct fake *f = ctx;
 
 	(void)pid;
 	f->bottoms_asked++;
-	return f->bottom && addr == f->bottom;
+	if (f->bottom && addr == f->bottom)
+		return STACK_PLACE_BOTTOM;
+	return f->trusted && addr == f->trusted ? STACK_PLACE_TRUSTED : STACK_PLACE_OTHER;
 }
 
 static void fake_learn_copy(void *ctx, pid_t pid, size_t used, enum unwind_stop stop)
@@ -65,7 +69,7 @@ static void fake_learn_copy(void *ctx, pid_t pid, size_t used, enum unwind_stop 
 
 static struct stack_env env_of(struct fake *f)
 {
-	return (struct stack_env){ f, fake_prepare, fake_more_records, fake_is_bottom,
+	return (struct stack_env){ f, fake_prepare, fake_more_records, fake_place,
 				   fake_learn_copy };
 }
 
@@ -226,6 +230,126 @@ static void test_exec_between_samples(void)
 	procmaps__free(two);
 }
 
+/*
+ * The caller of a leaf that keeps no frame: at record()'s first instruction its CFI finds
+ * the return address at sp, in the words BPF kept there. Put after the leaf; the walk's
+ * callers stay only where that caller keeps frame records; where the thread began the stack
+ * is whole, else truncated. Already there, or no words: the walk as it was.
+ */
+static void test_leaf_caller(void)
+{
+	static struct recorded r;
+	struct fake f = { 0 };
+	struct stack_env env = env_of(&f);
+	uint64_t leaf = (uint64_t)(uintptr_t)&record, words[2] = { 0 }, ips[8];
+	bool truncated = false;
+
+	record_in_middle(64, &r);
+	words[0] = r.ret0;
+	/* Code that keeps frame records: the walk's frames go on past it. */
+	f.trusted = r.ret0 - 1;
+	ips[0] = leaf, ips[1] = 0x1111, ips[2] = 0x2222;
+	CU_ASSERT_EQUAL(stacks__leaf_caller(&env, unw, getpid(), getpid(), words, ips, 3,
+					    &truncated), 4);
+	CU_ASSERT(ips[0] == leaf && ips[1] == r.ret0 && ips[2] == 0x1111 && ips[3] == 0x2222);
+	CU_ASSERT_FALSE(truncated);
+	/* Code that does not: cut after it, truncated. */
+	f.trusted = 0;
+	ips[0] = leaf, ips[1] = 0x1111, ips[2] = 0x2222;
+	CU_ASSERT_EQUAL(stacks__leaf_caller(&env, unw, getpid(), getpid(), words, ips, 3,
+					    &truncated), 2);
+	CU_ASSERT(ips[0] == leaf && ips[1] == r.ret0);
+	CU_ASSERT_TRUE(truncated);
+	/* Where the thread began: whole. */
+	f.bottom = r.ret0 - 1;
+	ips[0] = leaf, ips[1] = 0x1111;
+	CU_ASSERT_EQUAL(stacks__leaf_caller(&env, unw, getpid(), getpid(), words, ips, 2,
+					    &truncated), 2);
+	CU_ASSERT_FALSE(truncated);
+	/* The walk has it already; or no words were kept: nothing changes. */
+	truncated = true;
+	ips[0] = leaf, ips[1] = r.ret0, ips[2] = 0x1111;
+	CU_ASSERT_EQUAL(stacks__leaf_caller(&env, unw, getpid(), getpid(), words, ips, 3,
+					    &truncated), 3);
+	words[0] = 0;
+	ips[1] = 0x1111;
+	CU_ASSERT_EQUAL(stacks__leaf_caller(&env, unw, getpid(), getpid(), words, ips, 2,
+					    &truncated), 2);
+	CU_ASSERT(ips[1] == 0x1111 && truncated);
+	/* Not the leaf's return address by its CFI (past record()'s prologue the return
+	 * address is deeper than these words): nothing added. */
+	words[0] = r.ret0;
+	ips[0] = r.smp.ip;
+	CU_ASSERT_EQUAL(stacks__leaf_caller(&env, unw, getpid(), getpid(), words, ips, 2,
+					    &truncated), 2);
+	CU_ASSERT_EQUAL(ips[1], 0x1111);
+}
+
+/* A table source whose tables are still being made until READY: then built from the dsos. */
+struct late_tables {
+	bool ready;
+	int asked;
+	uint32_t ids[64];
+	struct utab *t[64];
+	int n;
+};
+
+static const struct utab *late_table(void *ctx, pid_t pid, const struct map *m, bool *later)
+{
+	struct late_tables *l = ctx;
+	struct dso *d;
+	uint32_t id;
+
+	l->asked++;
+	*later = !l->ready;
+	if (!l->ready)
+		return NULL;
+	d = dsos__get(dsos, pid, m, &id);
+	if (!d)
+		return NULL;
+	for (int i = 0; i < l->n; i++)
+		if (l->ids[i] == id)
+			return l->t[i];
+	if (l->n == 64)
+		return NULL;
+	l->ids[l->n] = id;
+	l->t[l->n] = utab__build(d, NULL, 0);
+	return l->t[l->n++];
+}
+
+/*
+ * A table that arrives late: while the leaf's file's table is still being made, a sample
+ * that may wait is given back to wait (1, nothing said of it, nothing learnt); one that may
+ * not is cut there, not whole. Once the table came, the same sample unwinds whole.
+ */
+static void test_table_arrives_late(void)
+{
+	static struct recorded r;
+	struct late_tables l = { 0 };
+	struct fake f = { 0 };
+	struct stack_env env = env_of(&f);
+	uint64_t ips[128];
+	struct user_stack us = { .ips = ips };
+	struct unwinder *u2 = unwinder__new(pm, dsos);
+
+	CU_ASSERT_FATAL(u2 != NULL);
+	unwinder__set_table_source(u2, late_table, &l);
+	record_in_middle(4096, &r);
+	CU_ASSERT_EQUAL(stacks__unwind(&env, u2, pm, &r.smp, true, &us, 128), 1);
+	CU_ASSERT(l.asked > 0);
+	CU_ASSERT_EQUAL(f.learnt, 0);
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, u2, pm, &r.smp, false, &us, 128), 0);
+	CU_ASSERT_NOT_EQUAL(us.stop, UNWIND_STOP_END);
+	CU_ASSERT(us.n <= 1);
+	l.ready = true;
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, u2, pm, &r.smp, true, &us, 128), 0);
+	CU_ASSERT(us.n >= 5 && ips[1] == r.ret0);
+	CU_ASSERT_EQUAL(us.stop, UNWIND_STOP_END);
+	unwinder__free(u2);
+	for (int i = 0; i < l.n; i++)
+		utab__free(l.t[i]);
+}
+
 int register_stacks_suite(void)
 {
 	CU_pSuite s = CU_add_suite("stacks", setup, teardown);
@@ -235,7 +359,9 @@ int register_stacks_suite(void)
 	    !CU_add_test(s, "the walk's frames where no unwind info",
 			 test_walk_frames_where_no_unwind_info) ||
 	    !CU_add_test(s, "no stack at sp", test_no_stack_at_sp) ||
-	    !CU_add_test(s, "exec between samples", test_exec_between_samples))
+	    !CU_add_test(s, "exec between samples", test_exec_between_samples) ||
+	    !CU_add_test(s, "a leaf's caller", test_leaf_caller) ||
+	    !CU_add_test(s, "a table that arrives late", test_table_arrives_late))
 		return CU_get_error();
 	return 0;
 }
