@@ -18,6 +18,7 @@
 #include "base/limits.h"
 #include "base/log.h"
 #include "collect/fixup.h"
+#include "collect/parking.h"
 #include "collect/session_int.h"
 #include "collect/ucounts.h"
 #include "proc/procmaps.h"
@@ -30,33 +31,13 @@
 
 /*
  * The stacks a task last left the CPU with that came for DWARF unwinding
- * (sample_event.off_seq), one entry per task: unwound at once (the task is off the CPU: its
- * stack is as it left it, older frames read live), or, when the unwind waits for a file's
- * table, the event itself with 64 KiB of the live stack read past the copy (raw), unwound
- * from those bytes only once its time comes (the task has run since). Its time comes in an
- * off_weight of its seq; so do the times of the task's later waits with the same registers
- * and stack bytes, which BPF sends no event for (off_weight.same_as): the entry stays until
- * the task sends other stacks.
+ * (sample_event.off_seq) wait in the session's parking (collect/parking.h), one entry per
+ * task: unwound at once, or, when the unwind waits for a file's table, the event itself
+ * (a struct queued) with 64 KiB of the live stack read past the copy, unwound from those
+ * bytes only once its time comes (the task has run since). Its time comes in an off_weight
+ * of its seq; so do the times of the task's later waits with the same registers and stack
+ * bytes, which BPF sends no event for (off_weight.same_as).
  */
-struct parked {
-	uint32_t tid;
-	uint64_t seq;
-	struct queued *raw;	/* the event, or NULL: unwound into key and ips */
-	uint64_t pending_ns;	/* raw: time off the CPU on it not counted yet (its table is
-				 * still being made) */
-	int32_t pending_kstack;	/* ... and the kernel stack of the last of those waits */
-	pid_t pid;
-	size_t used;		/* stack bytes its unwind read (0: none to learn from) */
-	enum unwind_stop stop;
-	struct stack_key key;
-	uint32_t nr;
-	uint64_t ips[];
-};
-
-static uint64_t tid_hash(uint32_t tid)
-{
-	return hash_u64(HASH_SEED, tid);
-}
 
 static void kept_free(struct queued *q)
 {
@@ -64,96 +45,36 @@ static void kept_free(struct queued *q)
 	free(q);
 }
 
-static void parked_free(struct parked *p)
+void offcpu__free_raw(void *raw)
 {
-	if (!p)
-		return;
-	if (p->raw)
-		kept_free(p->raw);
-	limits__release(sizeof(*p) + p->nr * sizeof(p->ips[0]));
-	free(p);
+	kept_free(raw);
 }
 
-/* The index of task TID's entry in s->parked.v, or HTAB_NONE. */
-static uint32_t parked_find(const struct session *s, uint32_t tid)
+/* Before task TID's entry is replaced: the time on its raw sample not counted yet waits in
+ * the queue, with the other samples that wait for a table (or is counted now, cut, when
+ * the queue is full). Returns 0 or -ENOMEM. */
+static int settle_raw(struct session *s, pid_t tid)
 {
-	uint32_t pos, id;
+	struct parked *old = parking__find(&s->parked, tid);
+	struct queued *q;
+	struct sample_event *e;
 
-	for (id = htab__first(&s->parked.index, tid_hash(tid), &pos); id != HTAB_NONE;
-	     id = htab__next(&s->parked.index, tid_hash(tid), &pos))
-		if (s->parked.v[id]->tid == tid)
-			break;
-	return id;
-}
-
-/* Make P (made by the caller) its task's entry, in place of the one it had (whose time is
- * counted first). Returns 0 or -ENOMEM (P is freed then). */
-static int parked_put(struct session *s, struct parked *p)
-{
-	uint32_t id = parked_find(s, p->tid);
-
-	if (id != HTAB_NONE && s->parked.v[id]->raw && s->parked.v[id]->pending_ns) {
-		/* Its time waits in the queue, with the other samples that wait for a table. */
-		struct parked *old = s->parked.v[id];
-		struct queued *q = old->raw;
-		struct sample_event *e = (struct sample_event *)q->event;
-
-		old->raw = NULL;
-		e->weight = old->pending_ns;
-		e->kstack_id = old->pending_kstack;
-		if (samples__queue_kept(s, q)) {
-			limits__hit(LIMIT_TABLE_QUEUE, 1);
-			if (samples__unwind(s, e, q->stack, q->stack_len, false) < 0) {
-				kept_free(q);
-				parked_free(p);
-				return -ENOMEM;
-			}
-			kept_free(q);
-		}
-		id = parked_find(s, p->tid);
-	}
-
-	if (id != HTAB_NONE) {
-		parked_free(s->parked.v[id]);
-		s->parked.v[id] = p;
+	if (!old || !old->raw || !old->pending_ns)
 		return 0;
-	}
-	if (s->parked.nr == s->parked.cap) {
-		size_t cap = s->parked.cap ? 2 * s->parked.cap : 64;
-		struct parked **v = realloc(s->parked.v, cap * sizeof(*v));
-
-		if (!v) {
-			parked_free(p);
+	q = old->raw;
+	e = (struct sample_event *)q->event;
+	old->raw = NULL;
+	e->weight = old->pending_ns;
+	e->kstack_id = old->pending_kstack;
+	if (samples__queue_kept(s, q)) {
+		limits__hit(LIMIT_TABLE_QUEUE, 1);
+		if (samples__unwind(s, e, q->stack, q->stack_len, false) < 0) {
+			kept_free(q);
 			return -ENOMEM;
 		}
-		s->parked.v = v;
-		s->parked.cap = cap;
+		kept_free(q);
 	}
-	if (htab__insert(&s->parked.index, tid_hash(p->tid), (uint32_t)s->parked.nr)) {
-		parked_free(p);
-		return -ENOMEM;
-	}
-	s->parked.v[s->parked.nr++] = p;
 	return 0;
-}
-
-/* An entry for E's task, with room for NR frames; NULL past the memory budget. */
-static struct parked *parked_new(const struct sample_event *e, uint32_t nr)
-{
-	size_t size = sizeof(struct parked) + nr * sizeof(uint64_t);
-	struct parked *p;
-
-	if (!limits__reserve(size))
-		return NULL;
-	p = calloc(1, size);
-	if (!p) {
-		limits__release(size);
-		return NULL;
-	}
-	p->tid = e->tid;
-	p->seq = e->off_seq;
-	p->nr = nr;
-	return p;
 }
 
 /* The unwound stacks of off-CPU event E (its unwind read USED bytes of stack, and stopped
@@ -162,22 +83,27 @@ int offcpu__park_unwound(struct session *s, const struct sample_event *e,
 			const struct stack_key *key, const uint64_t *ips, uint32_t nr,
 			size_t used, enum unwind_stop stop)
 {
-	uint32_t id = parked_find(s, e->tid);
-	struct parked *p;
+	struct parked *p = parking__find(&s->parked, (pid_t)e->tid);
 
-	if (id != HTAB_NONE && s->parked.v[id]->seq > e->off_seq)
+	if (p && p->seq > e->off_seq)
 		return 0;
-	p = parked_new(e, nr);
-	if (!p) {
-		limits__hit(LIMIT_TABLE_QUEUE, 1);
-		return 0;
+	if (settle_raw(s, (pid_t)e->tid))
+		return -ENOMEM;
+	return parking__park(&s->parked, (pid_t)e->tid, e->off_seq, (pid_t)e->pid, key, ips, nr,
+			     used, stop);
+}
+
+/* P (raw) as its task's entry, unless that is of a later wait. Returns 0 or -ENOMEM (P is
+ * freed then). */
+static int put_parked(struct session *s, struct parked *p)
+{
+	struct parked *cur = parking__find(&s->parked, p->tid);
+
+	if ((cur && cur->seq > p->seq) || settle_raw(s, p->tid)) {
+		parked__free(&s->parked, p);
+		return cur && cur->seq > p->seq ? 0 : -ENOMEM;
 	}
-	p->key = *key;
-	p->pid = (pid_t)e->pid;
-	p->used = used;
-	p->stop = stop;
-	memcpy(p->ips, ips, nr * sizeof(*ips));
-	return parked_put(s, p);
+	return parking__put(&s->parked, p);
 }
 
 /* Off-CPU event E from the ring (or an -e event's sample with a seq): unwound now and
@@ -189,7 +115,7 @@ int offcpu__park(struct session *s, const struct sample_event *e)
 
 	if (r != 1)
 		return r;
-	p = parked_new(e, 0);
+	p = parked__new((pid_t)e->tid, e->off_seq, 0);
 	if (p) {
 		p->raw = samples__keep(e, e->stack, e->stack_len, true);
 		/* An event's sample weighs already: counted once its table comes. */
@@ -197,11 +123,11 @@ int offcpu__park(struct session *s, const struct sample_event *e)
 		p->pending_kstack = e->kstack_id;
 	}
 	if (!p || !p->raw) {
-		parked_free(p);
+		parked__free(&s->parked, p);
 		limits__hit(LIMIT_TABLE_QUEUE, 1);
 		return 0;
 	}
-	return parked_put(s, p);
+	return put_parked(s, p);
 }
 
 /* Entry P, raw with time to count: unwound now, unless its table is still being made (then
@@ -230,19 +156,15 @@ static int flush_raw(struct session *s, struct parked *p)
  * with kernel stack W->kstack_id: counted. */
 int offcpu__on_weight(struct session *s, const struct off_weight *w, uint64_t ns)
 {
-	uint64_t seq = w->same_as ? w->same_as : w->seq;
-	uint32_t id = parked_find(s, w->tid);
-	struct parked *p = id == HTAB_NONE ? NULL : s->parked.v[id];
-	struct stack_key key;
-	int r;
+	struct parked *p;
+	int r = parking__weigh(&s->parked, s->unwound, (pid_t)w->tid,
+			       w->same_as ? w->same_as : w->seq, w->kstack_id, ns, &p);
 
-	if (!p || p->seq != seq) {
+	switch (r) {
+	case PARK_UNMATCHED:
 		s->stats.off_unmatched++;
 		return 0;
-	}
-	if (!p->raw) {
-		key = p->key;
-		key.kstack_id = w->kstack_id;
+	case PARK_COUNTED:
 		/* A wait at the same place as the one unwound: the copy it needed, again (the
 		 * process's copies shrink to what its unwinds need after 256 of them). */
 		if (w->same_as && p->used)
@@ -250,14 +172,15 @@ int offcpu__on_weight(struct session *s, const struct off_weight *w, uint64_t ns
 		/* An event's sample on the stacks DWARF unwound: one of the DWARF-unwound. */
 		if (!p->key.off_cpu)
 			s->stats.dwarf++;
-		return ucounts__add(s->unwound, &key, p->ips, p->nr, ns);
+		return 0;
+	case PARK_RAW:
+		if (((const struct sample_event *)((struct queued *)p->raw)->event)->event)
+			s->stats.dwarf++;
+		r = flush_raw(s, p);
+		return r < 0 ? r : 0;
+	default:
+		return r;
 	}
-	p->pending_ns += ns;
-	p->pending_kstack = w->kstack_id;
-	if (((const struct sample_event *)p->raw->event)->event)
-		s->stats.dwarf++;
-	r = flush_raw(s, p);
-	return r < 0 ? r : 0;
 }
 
 /* Raw entries with time to count, tried again (a table came, or the end: S->tables_wait). */
@@ -419,7 +342,7 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
 		struct sample_event e = { 0 };
 		struct stack_key k;
 		const uint64_t *ips = NULL;
-		uint32_t nr = 0, id = HTAB_NONE;
+		uint32_t nr = 0;
 		uint64_t ns, count;
 
 		prev = &key;
@@ -430,14 +353,14 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
 		 * new seq, the kernel's copied out of the maps about to be cleared. */
 		stack_key__decode(&k, &op.key);
 		if (op.seq) {
-			id = parked_find(s, op.tid);
-			if (id == HTAB_NONE || s->parked.v[id]->raw ||
-			    s->parked.v[id]->seq != (op.same_as ? op.same_as : op.seq))
+			const struct parked *p = parking__find(&s->parked, (pid_t)op.tid);
+
+			if (!p || p->raw || p->seq != (op.same_as ? op.same_as : op.seq))
 				continue;
-			k = s->parked.v[id]->key;
+			k = p->key;
 			k.kstack_id = op.key.kstack_id;
-			ips = s->parked.v[id]->ips;
-			nr = s->parked.v[id]->nr;
+			ips = p->ips;
+			nr = p->nr;
 		} else if (op.key.ustack_hash) {
 			if (bpf_map_lookup_elem(ufd, &op.key.ustack_hash, us))
 				continue;
@@ -519,10 +442,5 @@ void session__off_cpu_begin(struct session *s)
 
 void session__free_parked(struct session *s)
 {
-	for (size_t i = 0; i < s->parked.nr; i++)
-		parked_free(s->parked.v[i]);
-	free(s->parked.v);
-	s->parked.v = NULL;
-	s->parked.nr = s->parked.cap = 0;
-	htab__free(&s->parked.index);
+	parking__clear(&s->parked);
 }

@@ -230,6 +230,7 @@ struct session *session__open(const struct session_opts *opts, char **errmsg,
 	s->opts = *opts;
 	s->go_fd = s->exec_err_fd = s->epfd = s->ep_sock = -1;
 	s->stats.cmd_status = -1;
+	s->parked.free_raw = offcpu__free_raw;
 	libbpf_set_print(session__libbpf_print);
 	if (!session__start(s))
 		return s;

@@ -29,6 +29,7 @@
 #include <bpf/libbpf.h>
 #include "base/htab.h"
 #include "collect/events.h"
+#include "collect/parking.h"
 #include "collect/session.h"
 #include "collect/stacks.h"
 #include "proc/ns.h"
@@ -43,7 +44,6 @@ struct builder;
 struct pstates;
 struct queued;
 struct cgroup_names;
-struct parked;
 
 struct session {
 	struct session_opts opts;
@@ -94,11 +94,7 @@ struct session {
 					 * 0-padded (ids KSTACK_EXTRA | index) */
 		uint32_t nr, cap;
 	} xk;
-	struct {
-		struct parked **v;	/* samples.c: off-CPU stacks waiting for their time */
-		size_t nr, cap;
-		struct htab index;	/* by tid */
-	} parked;
+	struct parking parked;		/* offcpu.c: off-CPU stacks waiting for their time */
 	bool tables_wait;		/* the unwinder's tables are waited for (the end of a
 					 * period or run), not queued for */
 	uint64_t sideband_records;	/* fork, exec and mmap records read so far */
@@ -160,6 +156,9 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par);
 /* Kernel stack ID (KSTACK_EXTRA) into KIPS (PROFILE_MAX_DEPTH frames, 0-padded); -ENOENT
  * when there is none. */
 int session__extra_kstack(const struct session *s, int32_t id, uint64_t *kips);
+/* offcpu.c: frees a parked raw sample (a struct queued): the parking's free_raw. */
+void offcpu__free_raw(void *raw);
+/* offcpu.c: every parked stack freed. */
 void session__free_parked(struct session *s);
 
 /* samples.c: wait up to MS milliseconds for DWARF samples in the ring buffer (those that ask

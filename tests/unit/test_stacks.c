@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "base/limits.h"
+#include "collect/parking.h"
 #include "collect/stacks.h"
+#include "collect/ucounts.h"
 #include "dso/dsos.h"
 #include "proc/procmaps.h"
 #include "unwind/utab.h"
@@ -350,6 +353,89 @@ static void test_table_arrives_late(void)
 		utab__free(l.t[i]);
 }
 
+static int raw_freed;
+
+static void count_raw_free(void *raw)
+{
+	raw_freed++;
+	free(raw);
+}
+
+/*
+ * Off-CPU park and weight: the stacks a task left the CPU with (a recorded sample of seq 5,
+ * no weight yet) wait parked until its weights come; each counts on those stacks with its
+ * own kernel stack, a later wait at the same place too. An older wait's stacks do not
+ * replace them; a weight of a wait whose stacks are gone matches nothing. A raw entry
+ * (waiting for a table) gathers its time until it can be unwound; freed with the parking.
+ */
+static void test_off_cpu_park_and_weight(void)
+{
+	static struct recorded r;
+	struct fake f = { 0 };
+	struct stack_env env = env_of(&f);
+	uint64_t ips[128];
+	struct user_stack us = { .ips = ips };
+	struct parking pk = { .free_raw = count_raw_free };
+	struct ucounts *uc = ucounts__new();
+	struct stack_key key = { .pid = getpid(), .kstack_id = -1, .off_cpu = true }, k7;
+	const struct ucount *e;
+	struct parked *p;
+	uint64_t used = limits__used();
+	size_t pos = 0;
+	int n = 0;
+
+	CU_ASSERT_FATAL(uc != NULL);
+	record_in_middle(4096, &r);
+	r.smp.off_seq = 5;
+	r.smp.weight = 0;
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, unw, pm, &r.smp, true, &us, 128), 0);
+	CU_ASSERT_FATAL(us.n >= 5 && us.stop == UNWIND_STOP_END);
+	CU_ASSERT_EQUAL(parking__park(&pk, r.smp.tid, 5, r.smp.pid, &key, ips, (uint32_t)us.n,
+				      us.used, us.stop), 0);
+	/* Its wait: 2 ms with kernel stack 7; later ones at the same place, 3 ms with 8 and
+	 * 0.5 ms with 7. */
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 5, 7, 2000000, &p), PARK_COUNTED);
+	CU_ASSERT(p != NULL && p->used == us.used);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 5, 8, 3000000, &p), PARK_COUNTED);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 5, 7, 500000, &p), PARK_COUNTED);
+	k7 = key;
+	k7.kstack_id = 7;
+	while ((e = ucounts__next(uc, &pos))) {
+		n++;
+		CU_ASSERT(e->nr == (uint32_t)us.n && !memcmp(e->ips, ips, e->nr * sizeof(*ips)));
+		CU_ASSERT(e->key.off_cpu && e->key.pid == getpid());
+		CU_ASSERT_EQUAL(e->count, stack_key__same(&e->key, &k7) ? 2500000 : 3000000);
+		CU_ASSERT(e->key.kstack_id == 7 || e->key.kstack_id == 8);
+	}
+	CU_ASSERT_EQUAL(n, 2);
+	/* An older wait's stacks come late: kept out; its weight matches nothing. */
+	CU_ASSERT_EQUAL(parking__park(&pk, r.smp.tid, 4, r.smp.pid, &key, ips, 1, 0,
+				      UNWIND_STOP_END), 0);
+	CU_ASSERT_EQUAL(parking__find(&pk, r.smp.tid)->seq, 5);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 4, 7, 1000, &p), PARK_UNMATCHED);
+	CU_ASSERT_PTR_NULL(p);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid + 1, 5, 7, 1000, &p), PARK_UNMATCHED);
+	/* A raw entry of the next wait replaces them and gathers its time. */
+	p = parked__new(r.smp.tid, 6, 0);
+	CU_ASSERT_FATAL(p != NULL);
+	p->raw = malloc(16);
+	CU_ASSERT_EQUAL(parking__put(&pk, p), 0);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 5, 7, 1000, &p), PARK_UNMATCHED);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 6, 9, 1000, &p), PARK_RAW);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 6, 10, 500, &p), PARK_RAW);
+	CU_ASSERT(p && p->pending_ns == 1500 && p->pending_kstack == 10);
+	n = 0;
+	for (pos = 0; ucounts__next(uc, &pos);)
+		n++;
+	CU_ASSERT_EQUAL(n, 2);
+	raw_freed = 0;
+	parking__clear(&pk);
+	CU_ASSERT_EQUAL(raw_freed, 1);
+	CU_ASSERT_PTR_NULL(parking__find(&pk, r.smp.tid));
+	ucounts__free(uc);
+	CU_ASSERT_EQUAL(limits__used(), used);
+}
+
 int register_stacks_suite(void)
 {
 	CU_pSuite s = CU_add_suite("stacks", setup, teardown);
@@ -361,7 +447,8 @@ int register_stacks_suite(void)
 	    !CU_add_test(s, "no stack at sp", test_no_stack_at_sp) ||
 	    !CU_add_test(s, "exec between samples", test_exec_between_samples) ||
 	    !CU_add_test(s, "a leaf's caller", test_leaf_caller) ||
-	    !CU_add_test(s, "a table that arrives late", test_table_arrives_late))
+	    !CU_add_test(s, "a table that arrives late", test_table_arrives_late) ||
+	    !CU_add_test(s, "off-CPU park and weight", test_off_cpu_park_and_weight))
 		return CU_get_error();
 	return 0;
 }
