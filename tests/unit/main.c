@@ -40,6 +40,7 @@ int main(int argc, char **argv)
 		register_utab_suite,
 		register_events_suite,
 		register_stacks_suite,
+		register_grow_suite,
 	};
 	unsigned int failed;
 
