@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/grow.h"
 #include "flamegraph.h"
 #include "internal.h"
 #include "out.h"
@@ -96,15 +97,8 @@ struct walk {
 static int walk_push(struct walk **st, size_t *nr, size_t *cap, uint32_t node, uint32_t next,
 		     double start)
 {
-	if (*nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		struct walk *p = realloc(*st, ncap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		*st = p;
-		*cap = ncap;
-	}
+	if (array_grow(st, cap, sizeof(**st), *nr))
+		return -ENOMEM;
 	(*st)[(*nr)++] = (struct walk){ node, next, start, start };
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include "base/grow.h"
 #include "flamegraph.h"
 #include "output/folded.h"
 #include "output/folded_read.h"
@@ -46,26 +47,6 @@ static uint64_t hash_node(uint32_t parent, uint32_t name)
 	uint64_t h = ((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ULL;
 
 	return h ^ (h >> 29);
-}
-
-static int grow(void **p, uint32_t *cap, size_t size, uint32_t need)
-{
-	uint32_t ncap = *cap ? *cap : 1024;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need) {
-		if (ncap > UINT32_MAX / 2)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	np = realloc(*p, (size_t)ncap * size);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
 }
 
 /* Double the name table (a power of two) and re-insert every name. */
@@ -156,7 +137,7 @@ static int64_t intern(struct flamegraph *fg, const char *s, size_t len)
 		if (nm->hash == h && nm->len == len && !memcmp(fg->arena + nm->off, s, len))
 			return fg->name_tab[j] - 1;
 	}
-	if (grow((void **)&fg->names, &fg->names_cap, sizeof(*fg->names), fg->nr_names + 1))
+	if (array_grow(&fg->names, &fg->names_cap, sizeof(*fg->names), fg->nr_names))
 		return -ENOMEM;
 	if (fg->arena_len + len > fg->arena_cap) {
 		size_t cap = fg->arena_cap ? fg->arena_cap : 1 << 16;
@@ -193,7 +174,7 @@ static int64_t child(struct flamegraph *fg, uint32_t parent, uint32_t name)
 		if (sl->parent == parent && sl->name == name)
 			return sl->id - 1;
 	}
-	if (grow((void **)&fg->nodes, &fg->nodes_cap, sizeof(*fg->nodes), fg->nr_nodes + 1))
+	if (array_grow(&fg->nodes, &fg->nodes_cap, sizeof(*fg->nodes), fg->nr_nodes))
 		return -ENOMEM;
 	id = fg->nr_nodes++;
 	fg->nodes[id] = (struct node){ .name = name, .parent = parent };
@@ -211,7 +192,7 @@ struct flamegraph *flamegraph__new(const struct fg_opts *o)
 		fg->o = *o;
 	else
 		fg_opts__init(&fg->o);
-	if (grow((void **)&fg->nodes, &fg->nodes_cap, sizeof(*fg->nodes), 1) ||
+	if (array_grow(&fg->nodes, &fg->nodes_cap, sizeof(*fg->nodes), 0) ||
 	    intern(fg, "all", 3) < 0) {
 		flamegraph__free(fg);
 		return NULL;
@@ -256,15 +237,8 @@ static int split_frames(struct flamegraph *fg, const char *stack, size_t len, si
 		const char *semi = memchr(stack + start, ';', len - start);
 		size_t end = semi ? (size_t)(semi - stack) : len;
 
-		if (fg->path_nr == fg->path_cap) {
-			size_t cap = fg->path_cap ? fg->path_cap * 2 : 128;
-			struct frame *p = realloc(fg->path, cap * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			fg->path = p;
-			fg->path_cap = cap;
-		}
+		if (array_grow(&fg->path, &fg->path_cap, sizeof(*fg->path), fg->path_nr))
+			return -ENOMEM;
 		fg->path[fg->path_nr++] = (struct frame){ (uint32_t)start, (uint32_t)(end - start), 0 };
 		if (!semi)
 			return 0;

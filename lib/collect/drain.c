@@ -49,27 +49,9 @@ struct drained {
 static int drained__add(struct drained *d, struct builder *b, const struct stack_key *key,
 			const uint64_t *ips, int nr, uint64_t count)
 {
-	if (d->nr == d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 1024;
-		struct drained_stack *v = realloc(d->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->v = v;
-		d->cap = cap;
-	}
-	if (d->nr_ips + (size_t)nr > d->cap_ips) {
-		size_t cap = d->cap_ips ? 2 * d->cap_ips : 16384;
-		uint64_t *p;
-
-		while (cap < d->nr_ips + (size_t)nr)
-			cap *= 2;
-		p = realloc(d->ips, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		d->ips = p;
-		d->cap_ips = cap;
-	}
+	if (array_grow(&d->v, &d->cap, sizeof(*d->v), d->nr) ||
+	    (nr && array_grow(&d->ips, &d->cap_ips, sizeof(*d->ips), d->nr_ips + (size_t)nr - 1)))
+		return -ENOMEM;
 	if (nr)			/* none yet: d->ips may be NULL */
 		memcpy(d->ips + d->nr_ips, ips, (size_t)nr * sizeof(*ips));
 	d->v[d->nr++] = (struct drained_stack){ *key, count, d->nr_ips, nr };
@@ -158,15 +140,8 @@ struct keys {
 
 static int keys__add(struct keys *k, const void *key)
 {
-	if (k->nr == k->cap) {
-		size_t cap = k->cap ? 2 * k->cap : 1024;
-		void *v = realloc(k->v, cap * k->size);
-
-		if (!v)
-			return -ENOMEM;
-		k->v = v;
-		k->cap = cap;
-	}
+	if (array_grow(&k->v, &k->cap, k->size, k->nr))
+		return -ENOMEM;
 	memcpy((char *)k->v + k->nr++ * k->size, key, k->size);
 	return 0;
 }

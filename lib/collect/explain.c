@@ -5,6 +5,7 @@
 #include <linux/types.h>
 #include "base/htab.h"
 #include "base/log.h"
+#include "base/grow.h"
 #include "collect/explain.h"
 #include "profile.h"
 #include "unwind/unwind.h"
@@ -75,15 +76,8 @@ int explain__file(struct explain *ex, const char *path)
 	     id = htab__next(&ex->index, h, &pos))
 		if (!strcmp(ex->files[id].path, path))
 			return (int)id;
-	if (ex->nr == ex->cap) {
-		size_t cap = ex->cap ? 2 * ex->cap : 64;
-
-		f = realloc(ex->files, cap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		ex->files = f;
-		ex->cap = cap;
-	}
+	if (array_grow(&ex->files, &ex->cap, sizeof(*ex->files), ex->nr))
+		return -ENOMEM;
 	f = &ex->files[ex->nr];
 	*f = (struct explain_file){ .path = strdup(path) };
 	if (!f->path || htab__insert(&ex->index, h, (uint32_t)ex->nr)) {

@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/htab.h"
+#include "base/grow.h"
 #include "collect/explain.h"
 #include "collect/fixup.h"
 #include "collect/session_int.h"
@@ -238,15 +239,8 @@ static int builder__addr(struct builder *b, uint32_t pid, uint64_t addr, bool ke
 	}
 	if (loc < 0)
 		return loc;
-	if (b->nr == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 1024;
-		struct addr_ent *ents = realloc(b->ents, cap * sizeof(*ents));
-
-		if (!ents)
-			return -ENOMEM;
-		b->ents = ents;
-		b->cap = cap;
-	}
+	if (array_grow(&b->ents, &b->cap, sizeof(*b->ents), b->nr))
+		return -ENOMEM;
 	id = b->nr;
 	b->ents[id] = (struct addr_ent){ addr, pid, kernel, is_return, loc, nr, fr[0].name, file,
 					 unnamed };

@@ -122,17 +122,8 @@ static int pstate__add(struct session *s, struct pstate *p, const struct map *m)
 	pm.later = err == 1;
 	if (err == 1)
 		err = 0;
-	if (!err && p->nr == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 16;
-		struct pmap *maps = realloc(p->maps, cap * sizeof(*maps));
-
-		if (!maps)
-			err = -ENOMEM;
-		else {
-			p->maps = maps;
-			p->cap = cap;
-		}
-	}
+	if (!err)
+		err = array_grow(&p->maps, &p->cap, sizeof(*p->maps), p->nr);
 	if (err) {
 		frames__free(&pm.spans);
 		return err;
@@ -243,15 +234,8 @@ int session__describe(struct session *s, pid_t pid)
 		if (!ps)
 			return -ENOMEM;
 	}
-	if (ps->nr == ps->cap) {
-		size_t cap = ps->cap ? 2 * ps->cap : 64;
-		struct pstate *v = realloc(ps->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ps->v = v;
-		ps->cap = cap;
-	}
+	if (array_grow(&ps->v, &ps->cap, sizeof(*ps->v), ps->nr))
+		return -ENOMEM;
 	err = htab__insert(&ps->index, pid_hash(pid), (uint32_t)ps->nr);
 	if (err)
 		return err;

@@ -208,15 +208,8 @@ int samples__queue_kept(struct session *s, struct queued *q)
 {
 	if (s->queue.bytes + q->bytes > LIMIT_TABLE_QUEUE_MAX)
 		return -ENOSPC;
-	if (s->queue.nr == s->queue.cap) {
-		size_t cap = s->queue.cap ? 2 * s->queue.cap : 64;
-		struct queued **v = realloc(s->queue.v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOSPC;
-		s->queue.v = v;
-		s->queue.cap = cap;
-	}
+	if (array_grow(&s->queue.v, &s->queue.cap, sizeof(*s->queue.v), s->queue.nr))
+		return -ENOSPC;
 	unwinder__met_later(s->unw, &q->file);
 	s->queue.v[s->queue.nr++] = q;
 	s->queue.bytes += q->bytes;

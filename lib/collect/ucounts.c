@@ -5,6 +5,7 @@
 #include <string.h>
 #include "base/htab.h"
 #include "base/limits.h"
+#include "base/grow.h"
 #include "collect/ucounts.h"
 
 /* The entries in order of first addition, found through one htab by their hash. */
@@ -79,15 +80,8 @@ int ucounts__add(struct ucounts *st, const struct stack_key *key, const uint64_t
 		return 0;
 	}
 	st->bytes += entry_bytes(nr);
-	if (st->nr == st->cap) {
-		size_t cap = st->cap ? 2 * st->cap : 1024;
-		struct ucount **ents = realloc(st->ents, cap * sizeof(*ents));
-
-		if (!ents)
-			return -ENOMEM;
-		st->ents = ents;
-		st->cap = cap;
-	}
+	if (array_grow(&st->ents, &st->cap, sizeof(*st->ents), st->nr))
+		return -ENOMEM;
 	e = malloc(sizeof(*e) + nr * sizeof(*ips));
 	if (!e)
 		return -ENOMEM;

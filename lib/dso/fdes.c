@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/grow.h"
 #include "dso/cfirec.h"
 #include "dso/fdes.h"
 
@@ -44,18 +45,8 @@ static int pairs__add(struct pairs *ps, uint64_t start, uint64_t range, uint64_t
 		ps->skipped++;
 		return 0;
 	}
-	if (ps->n == ps->cap) {
-		uint32_t cap = ps->cap ? 2 * ps->cap : 256;
-		struct pair *v;
-
-		if (cap > FDES_MAX)
-			cap = FDES_MAX;
-		v = realloc(ps->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		ps->v = v;
-		ps->cap = cap;
-	}
+	if (array_grow(&ps->v, &ps->cap, sizeof(*ps->v), ps->n))
+		return -ENOMEM;
 	ps->v[ps->n++] = (struct pair){ (int32_t)(start - base), (int32_t)(fde - base) };
 	return 1;
 }
@@ -292,15 +283,8 @@ static int convert_cies(struct conv *cv)
 	while (at = off, (k = dbg_next(cv->sec, cv->len, &off, &rlen, &id)) >= 0) {
 		if (!k || id != DEBUG_CIE_ID || at > UINT32_MAX)
 			continue;
-		if (cv->nr_cies == cv->cap_cies) {
-			uint32_t cap = cv->cap_cies ? 2 * cv->cap_cies : 16;
-			struct cie_map *c = realloc(cv->cies, cap * sizeof(*c));
-
-			if (!c)
-				return -ENOMEM;
-			cv->cies = c;
-			cv->cap_cies = cap;
-		}
+		if (array_grow(&cv->cies, &cv->cap_cies, sizeof(*cv->cies), cv->nr_cies))
+			return -ENOMEM;
 		cv->cies[cv->nr_cies++] = (struct cie_map){ (uint32_t)at, cie_convert(cv, at, rlen) };
 	}
 	return 0;

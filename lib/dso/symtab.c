@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/limits.h"
+#include "base/grow.h"
 #include "dso/symtab.h"
 
 #define SYM_NAME_MAX		4095		/* longer names are truncated */
@@ -67,19 +68,8 @@ bool elf__has_debug_info(Elf *elf)
 
 int symtab__push(struct symtab *e, const struct symtab_sym *sym)
 {
-	struct symtab_sym *syms;
-	size_t cap;
-
-	if (e->nr == e->cap) {
-		cap = e->cap ? 2 * e->cap : 256;
-		if (cap > SIZE_MAX / sizeof(*syms))
-			return -ENOMEM;
-		syms = realloc(e->syms, cap * sizeof(*syms));
-		if (!syms)
-			return -ENOMEM;
-		e->syms = syms;
-		e->cap = cap;
-	}
+	if (array_grow(&e->syms, &e->cap, sizeof(*e->syms), e->nr))
+		return -ENOMEM;
 	e->syms[e->nr++] = *sym;
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/htab.h"
+#include "base/grow.h"
 #include "output/folded.h"
 #include "profile/profile.h"
 
@@ -52,15 +53,8 @@ int folded__add(struct folded *f, const char *stack, uint64_t count)
 			return 0;
 		}
 	}
-	if (f->nr == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 1024;
-
-		e = realloc(f->ents, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		f->ents = e;
-		f->cap = cap;
-	}
+	if (array_grow(&f->ents, &f->cap, sizeof(*f->ents), f->nr))
+		return -ENOMEM;
 	e = &f->ents[f->nr];
 	e->stack = strdup(stack);
 	if (!e->stack)
@@ -129,17 +123,8 @@ int folded__push_frame(char **buf, size_t *len, size_t *cap, const char *name,
 	size_t need = *len + 1 + nlen + slen + 1;
 	char *p;
 
-	if (need > *cap) {
-		size_t ncap = *cap ? *cap : 256;
-
-		while (ncap < need)
-			ncap *= 2;
-		p = realloc(*buf, ncap);
-		if (!p)
-			return -ENOMEM;
-		*buf = p;
-		*cap = ncap;
-	}
+	if (array_grow(buf, cap, 1, need - 1))
+		return -ENOMEM;
 	p = *buf + *len;
 	if (*len)
 		*p++ = ';';

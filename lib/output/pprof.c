@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "base/grow.h"
 #include "output/pprof.h"
 #include "profile/profile.h"
 
@@ -23,24 +24,11 @@ struct pb {
 
 static void pb_reserve(struct pb *b, size_t n)
 {
-	size_t cap = b->cap ? b->cap : 256;
-	unsigned char *p;
-
 	if (b->err || b->len + n <= b->cap)
 		return;
-	while (cap < b->len + n && cap < ((size_t)2 << 30))
-		cap *= 2;
-	if (cap < b->len + n) {
+	/* At most 2 GiB. */
+	if (b->len + n > ((size_t)2 << 30) || array_grow(&b->p, &b->cap, 1, b->len + n - 1))
 		b->err = true;
-		return;
-	}
-	p = realloc(b->p, cap);
-	if (!p) {
-		b->err = true;
-		return;
-	}
-	b->p = p;
-	b->cap = cap;
 }
 
 static void pb_varint(struct pb *b, uint64_t v)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "base/rd.h"
+#include "base/grow.h"
 #include "output/folded.h"
 #include "output/pprof_read.h"
 
@@ -109,18 +110,10 @@ struct tables {
 /* Room for one more of *N elements of SIZE at *V (capacity *CAP). */
 static bool grow(void **v, size_t *cap, size_t n, size_t size, bool *nomem)
 {
-	size_t c = *cap ? 2 * *cap : 64;
-	void *p;
-
-	if (n < *cap)
-		return true;
-	p = realloc(*v, c * size);
-	if (!p) {
+	if (array_grow(v, cap, size, n)) {
 		*nomem = true;
 		return false;
 	}
-	*v = p;
-	*cap = c;
 	return true;
 }
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include "base/htab.h"
+#include "base/grow.h"
 #include "proc/cgroup.h"
 
 #define CGROUP2_MAGIC	0x63677270	/* statfs's f_type of cgroup v2 */
@@ -65,17 +66,13 @@ static int names_add(struct cgroup_names *n, uint64_t id, const char *path)
 {
 	char *p;
 
+	/* Two arrays of one capacity: the second grows with a copy of the first's counter. */
 	if (n->nr == n->cap) {
-		size_t cap = n->cap ? 2 * n->cap : 64;
-		uint64_t *ids = realloc(n->ids, cap * sizeof(*ids));
-		char **paths = ids ? realloc(n->paths, cap * sizeof(*paths)) : NULL;
+		size_t cap = n->cap;
 
-		if (ids)
-			n->ids = ids;
-		if (!paths)
+		if (array_grow(&n->ids, &cap, sizeof(*n->ids), n->nr) ||
+		    array_grow(&n->paths, &n->cap, sizeof(*n->paths), n->nr))
 			return -ENOMEM;
-		n->paths = paths;
-		n->cap = cap;
 	}
 	p = strdup(path);
 	if (!p || htab__insert(&n->index, hash_u64(HASH_SEED, id), (uint32_t)n->nr)) {

@@ -7,6 +7,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "base/limits.h"
+#include "base/grow.h"
 #include "proc/procmaps.h"
 
 #define NR_BUCKETS 1024
@@ -204,16 +205,9 @@ int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m)
 	path = strdup(m->path ? m->path : "");
 	if (!path)
 		return -ENOMEM;
-	if (p->nr == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		struct map *maps = realloc(p->maps, cap * sizeof(*maps));
-
-		if (!maps) {
-			free(path);
-			return -ENOMEM;
-		}
-		p->maps = maps;
-		p->cap = cap;
+	if (array_grow(&p->maps, &p->cap, sizeof(*p->maps), p->nr)) {
+		free(path);
+		return -ENOMEM;
 	}
 	for (size_t i = first; i < last; i++)
 		map__drop(p, &p->maps[i]);
@@ -264,15 +258,8 @@ static int pmaps__archive(struct procmaps *pm, struct pmaps *p, uint64_t time)
 		if (!pm->next_as || pm->next_as >= PROCMAPS_ARCHIVED_PID + LIMIT_INCARNATIONS_MAX)
 			pm->next_as = PROCMAPS_ARCHIVED_PID;
 	} while (pmaps__get(pm, pm->next_as) && ++pm->next_as);
-	if (p->nr_old == p->cap_old) {
-		uint32_t cap = p->cap_old ? 2 * p->cap_old : 2;
-		struct incarn *old = realloc(p->old, cap * sizeof(*old));
-
-		if (!old)
-			return -ENOMEM;
-		p->old = old;
-		p->cap_old = cap;
-	}
+	if (array_grow(&p->old, &p->cap_old, sizeof(*p->old), p->nr_old))
+		return -ENOMEM;
 	a = pmaps__get_or_add(pm, pm->next_as);
 	if (!a)
 		return -ENOMEM;
@@ -570,15 +557,10 @@ pid_t *procmaps__pids(const struct procmaps *pm, size_t *n)
 		for (const struct pmaps *p = pm->buckets[b]; p; p = p->next) {
 			if (p->archived)
 				continue;
-			if (*n == cap) {
-				pid_t *nv = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*v));
-
-				if (!nv) {
-					free(v);
-					*n = 0;
-					return NULL;
-				}
-				v = nv;
+			if (array_grow(&v, &cap, sizeof(*v), *n)) {
+				free(v);
+				*n = 0;
+				return NULL;
 			}
 			v[(*n)++] = p->pid;
 		}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/htab.h"
+#include "base/grow.h"
 #include "profile/profile.h"
 
 struct str {
@@ -44,21 +45,11 @@ struct profile {
 /* Room for N more entries of SIZE bytes in V. Returns 0 or -ENOMEM. */
 static int vec__reserve(struct vec *v, size_t n, size_t size)
 {
-	size_t cap = v->cap ? v->cap : 16;
-	void *a;
-
-	if (v->nr + n <= v->cap)
+	if (!n || v->nr + n <= v->cap)
 		return 0;
-	while (cap < v->nr + n)
-		cap *= 2;
-	if (cap > UINT32_MAX)
+	if (v->nr + n - 1 >= UINT32_MAX)	/* ids are 32-bit */
 		return -E2BIG;
-	a = realloc(v->a, cap * size);
-	if (!a)
-		return -ENOMEM;
-	v->a = a;
-	v->cap = cap;
-	return 0;
+	return array_grow(&v->a, &v->cap, size, v->nr + n - 1);
 }
 
 typedef bool (*equal_fn)(const struct profile *p, uint32_t id, const void *key);

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "base/rd.h"
+#include "base/grow.h"
 #include "sandbox/proto.h"
 #include "symbolize/symfile.h"	/* SYM_KIND__MAX */
 
@@ -257,19 +258,9 @@ static unsigned char *sb_buf__room(struct sb_buf *b, size_t n)
 		b->err = -EMSGSIZE;
 		return NULL;
 	}
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		unsigned char *p;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->err = -ENOMEM;
-			return NULL;
-		}
-		b->p = p;
-		b->cap = cap;
+	if (n && array_grow(&b->p, &b->cap, 1, b->len + n - 1)) {
+		b->err = -ENOMEM;
+		return NULL;
 	}
 	b->len += n;
 	return b->p + b->len - n;

@@ -211,19 +211,8 @@ struct sym_src *sym_src__of(struct symbolizer *s, uint32_t src)
 struct sym_src *sym_src__file_at(struct symbolizer *s, uint32_t id, struct dso *dso,
 				 const char *path)
 {
-	if (id >= s->cap_files) {
-		uint32_t cap = s->cap_files ? s->cap_files : 64;
-		struct sym_src **files;
-
-		while (cap <= id)
-			cap *= 2;
-		files = realloc(s->files, cap * sizeof(*files));
-		if (!files)
-			return NULL;
-		memset(files + s->cap_files, 0, (cap - s->cap_files) * sizeof(*files));
-		s->files = files;
-		s->cap_files = cap;
-	}
+	if (array_grow(&s->files, &s->cap_files, sizeof(*s->files), id))
+		return NULL;
 	if (!s->files[id] && (s->files[id] = sym_src__new(path, id, false)))
 		s->files[id]->dso = dso;
 	return s->files[id];

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "base/log.h"
+#include "base/grow.h"
 #include "dso/dso.h"
 #include "sandbox/worker_int.h"
 
@@ -22,19 +23,13 @@ int worker__defer(struct worker *w, const void *buf, long len, int *fds, unsigne
 	struct wmsg *m;
 
 	if (w->nr == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 16;
-
 		if (w->head) {	/* room at the front first */
 			memmove(w->backlog, w->backlog + w->head,
 				(w->nr - w->head) * sizeof(*m));
 			w->nr -= w->head;
 			w->head = 0;
-		} else {
-			m = realloc(w->backlog, cap * sizeof(*m));
-			if (!m)
-				return -ENOMEM;
-			w->backlog = m;
-			w->cap = cap;
+		} else if (array_grow(&w->backlog, &w->cap, sizeof(*m), w->nr)) {
+			return -ENOMEM;
 		}
 	}
 	m = &w->backlog[w->nr];

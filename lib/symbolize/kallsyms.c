@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/grow.h"
 #include "symbolize/kallsyms.h"
 
 #define KSYM_NAME_MAX 255
@@ -116,15 +117,8 @@ struct ksyms *ksyms__parse(FILE *f)
 			continue;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
-		if (ks->nr == ks->cap) {
-			size_t cap = ks->cap ? ks->cap * 2 : 4096;
-			struct ksym *syms = realloc(ks->syms, cap * sizeof(*syms));
-
-			if (!syms)
-				goto nomem;
-			ks->syms = syms;
-			ks->cap = cap;
-		}
+		if (array_grow(&ks->syms, &ks->cap, sizeof(*ks->syms), ks->nr))
+			goto nomem;
 		s = &ks->syms[ks->nr];
 		s->addr = addr;
 		s->name = ksyms__strdup(ks, name, name_len);

@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include "base/limits.h"
 #include "base/log.h"
+#include "base/grow.h"
 #include "dso/dso.h"
 #include "dso/dsos.h"
 #include "proc/procmaps.h"
@@ -95,19 +96,8 @@ struct ufile *unwinder__file(struct unwinder *u, pid_t pid, const struct map *m)
 
 	if (id == UINT32_MAX)
 		return NULL;
-	if (id >= u->cap_files) {
-		uint32_t cap = u->cap_files ? u->cap_files : 64;
-		struct ufile **files;
-
-		while (cap <= id)
-			cap *= 2;
-		files = realloc(u->files, cap * sizeof(*files));
-		if (!files)
-			return NULL;
-		memset(files + u->cap_files, 0, (cap - u->cap_files) * sizeof(*files));
-		u->files = files;
-		u->cap_files = cap;
-	}
+	if (array_grow(&u->files, &u->cap_files, sizeof(*u->files), id))
+		return NULL;
 	if (u->files[id]) {
 		f = u->files[id];
 		if (f->later)
@@ -269,15 +259,8 @@ struct loaded *uproc__loaded_for_ip(struct uctx *c, uint64_t ip)
 	}
 	if (!f || !f->tab || utab__bias(f->tab, m, ip, &bias))
 		return NULL;
-	if (p->nr_loaded == p->cap_loaded) {
-		size_t cap = p->cap_loaded ? p->cap_loaded * 2 : 8;
-		struct loaded *n = realloc(p->loaded, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		p->loaded = n;
-		p->cap_loaded = cap;
-	}
+	if (array_grow(&p->loaded, &p->cap_loaded, sizeof(*p->loaded), p->nr_loaded))
+		return NULL;
 	l = &p->loaded[p->nr_loaded++];
 	l->f = f;
 	l->bias = bias;

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/grow.h"
 #include "unwind/frames.h"
 
 /* Code between FDEs shorter than this is alignment padding: it takes the kind before it. */
@@ -130,15 +131,8 @@ int frames__append(struct frame_spans *s, uint64_t start, uint64_t end, uint8_t 
 	}
 	if (s->nr == FRAMES_MAX_SPANS)
 		return -E2BIG;
-	if (s->nr == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct frame_span *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (array_grow(&s->v, &s->cap, sizeof(*s->v), s->nr))
+		return -ENOMEM;
 	s->v[s->nr++] = (struct frame_span){ start, end, kind };
 	return 0;
 }
@@ -290,19 +284,9 @@ enum frame_kind frames__kind(const struct frame_spans *s, uint64_t vaddr)
 /* Room for N more spans in S. Returns 0 or -ENOMEM. */
 int frames__reserve(struct frame_spans *s, size_t n)
 {
-	size_t cap = s->cap ? s->cap : 16;
-	struct frame_span *v;
-
-	if (s->nr + n <= s->cap)
+	if (!n)
 		return 0;
-	while (cap < s->nr + n)
-		cap *= 2;
-	v = realloc(s->v, cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	s->v = v;
-	s->cap = cap;
-	return 0;
+	return array_grow(&s->v, &s->cap, sizeof(*s->v), s->nr + n - 1);
 }
 
 int frames__paint(struct frame_spans *s, uint64_t start, uint64_t end, uint8_t kind)

@@ -10,6 +10,7 @@
 #include "base/htab.h"
 #include "base/limits.h"
 #include "base/log.h"
+#include "base/grow.h"
 #include "dso/dso.h"
 #include "proc/procmaps.h"
 #include "unwind/utab.h"
@@ -38,16 +39,9 @@ static void ivals__add(struct ivals *iv, uint64_t start, uint64_t end, uint32_t 
 		iv->v[iv->nr - 1].end = end;
 		return;
 	}
-	if (iv->nr == iv->cap) {
-		size_t cap = iv->cap ? 2 * iv->cap : 1024;
-		struct ival *v = cap <= UTAB_ROWS_MAX ? realloc(iv->v, cap * sizeof(*v)) : NULL;
-
-		if (!v) {
-			iv->nomem = true;
-			return;
-		}
-		iv->v = v;
-		iv->cap = cap;
+	if (iv->nr >= UTAB_ROWS_MAX || array_grow(&iv->v, &iv->cap, sizeof(*iv->v), iv->nr)) {
+		iv->nomem = true;
+		return;
 	}
 	iv->v[iv->nr++] = (struct ival){ start, end, rule };
 }
@@ -84,17 +78,10 @@ static uint32_t rule_id(struct gather *g, const struct cfi_rule *r)
 	     id = htab__next(&g->index, h, &pos))
 		if (!memcmp(&t->rules[id], r, sizeof(*r)))
 			return id;
-	if (t->nr_rules == g->cap_rules) {
-		size_t cap = g->cap_rules ? 2 * g->cap_rules : 64;
-		struct cfi_rule *v = cap <= UTAB_RULES_MAX ?
-				     realloc(t->rules, cap * sizeof(*v)) : NULL;
-
-		if (!v) {
-			g->nomem = true;
-			return UTAB_UNSUP;
-		}
-		t->rules = v;
-		g->cap_rules = cap;
+	if (t->nr_rules >= UTAB_RULES_MAX ||
+	    array_grow(&t->rules, &g->cap_rules, sizeof(*t->rules), t->nr_rules)) {
+		g->nomem = true;
+		return UTAB_UNSUP;
 	}
 	if (htab__insert(&g->index, h, t->nr_rules)) {
 		g->nomem = true;
@@ -422,16 +409,9 @@ static int make_go_calls(const struct src *s, struct utab *t)
 				continue;
 			ret = start + off;
 			target = in.op == 0xe8 && in.map == X86_MAP_1B ? ret + (uint64_t)in.imm : 0;
-			if (t->nr_calls == cap_calls) {
-				size_t cap = cap_calls ? 2 * cap_calls : 1024;
-				struct utab_call *v = cap <= UTAB_CALLS_MAX ?
-						      realloc(t->calls, cap * sizeof(*v)) : NULL;
-
-				if (!v)
-					return -ENOMEM;
-				t->calls = v;
-				cap_calls = cap;
-			}
+			if (t->nr_calls >= UTAB_CALLS_MAX ||
+			    array_grow(&t->calls, &cap_calls, sizeof(*t->calls), t->nr_calls))
+				return -ENOMEM;
 			t->calls[t->nr_calls++] = (struct utab_call){
 				(uint32_t)(ret - t->base),
 				target && in_reach(t, target, target) ? (uint32_t)(target - t->base) :
@@ -440,16 +420,9 @@ static int make_go_calls(const struct src *s, struct utab *t)
 		}
 		if (!ok)
 			t->nr_calls = calls_before;
-		if (t->nr_funcs == cap_funcs) {
-			size_t cap = cap_funcs ? 2 * cap_funcs : 1024;
-			struct utab_range *v = cap <= UTAB_SPANS_MAX ?
-					       realloc(t->funcs, cap * sizeof(*v)) : NULL;
-
-			if (!v)
-				return -ENOMEM;
-			t->funcs = v;
-			cap_funcs = cap;
-		}
+		if (t->nr_funcs >= UTAB_SPANS_MAX ||
+		    array_grow(&t->funcs, &cap_funcs, sizeof(*t->funcs), t->nr_funcs))
+			return -ENOMEM;
 		t->funcs[t->nr_funcs++] = (struct utab_range){ (uint32_t)(start - t->base),
 							       (uint32_t)(end - t->base), ok };
 	}
