@@ -54,40 +54,36 @@ static __always_inline void sample_kstack(void *ctx, struct bpf_perf_event_data 
 }
 
 /*
- * The user stack of a sample to userspace for DWARF unwinding (REGS, ST the frames walked,
- * END how the walk ended; OP as take_sample's). A task's samples of an -e event at the same
- * place again send no stacks (as waits off the CPU do): their WEIGHT goes to the ones it
- * sent (same_stacks), in an off_weight.
+ * The user stack of sample D to userspace for DWARF unwinding. A task's samples of an -e
+ * event at the same place again (COOKIE's EV_COOKIE_DEDUPE) send no stacks, as waits off
+ * the CPU do: their weight goes to the ones it sent (same_stacks), in an off_weight.
  */
 static __always_inline void send_for_dwarf(struct bpf_perf_event_data *pctx,
-					   struct task_struct *task, const struct uregs *regs,
-					   const struct ustack *st, const struct proc_ranges *pr,
-					   __u32 tgid, __u32 tid, const struct count_key *key,
-					   int end, struct off_pending *op, __u64 weight,
+					   struct task_struct *task, struct dwarf_send *d,
 					   __u64 cookie)
 {
+	struct off_pending *op = d->op;
 	__u32 zero = 0;
 
 	if (!op && (cookie & EV_COOKIE_DEDUPE)) {
 		op = bpf_map_lookup_elem(&off_scratch, &zero);
 		if (op) {
 			op->seq = __sync_fetch_and_add(&off_seq, 1) + 1;
-			op->tid = tid;
+			op->tid = d->tid;
 			op->ktid = BPF_CORE_READ(task, pid);
 			op->same_as = 0;
 		}
 	}
 	/* The kernel stack and period of the stacks. */
 	if (op)
-		op->key = *key;
-	send_event(pctx, task, regs, st, pr, tgid, tid, key, BPF_CORE_READ(task, mm, start_stack),
-		   unwind_mode == UNWIND_DWARF ? SEND_DWARF : !pr ? SEND_NO_PROC :
-		   end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN, op, weight);
-	if (op && op->same_as && !(key->flags & COUNT_F_OFF_CPU)) {
+		op->key = *d->ck;
+	d->op = op;
+	send_event(pctx, task, d);
+	if (op && op->same_as && !(d->ck->flags & COUNT_F_OFF_CPU)) {
 		struct off_weight w = {
-			.tid = tid, .kstack_id = key->kstack_id,
+			.tid = d->tid, .kstack_id = d->ck->kstack_id,
 			.seq = op->seq, .same_as = op->same_as,
-			.ns = weight,
+			.ns = d->weight,
 		};
 
 		if (bpf_ringbuf_output(&events, &w, sizeof(w), 0))
@@ -153,8 +149,16 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 			}
 			if (unwind_mode == UNWIND_DWARF ||
 			    (unwind_mode == UNWIND_AUTO && !complete)) {
-				send_for_dwarf(pctx, task, &regs, st, pr, tgid, tid, &key, end,
-					       op, weight, cookie);
+				struct dwarf_send d = {
+					.r = &regs, .st = st, .pr = pr, .ck = &key, .op = op,
+					.weight = weight, .tgid = tgid, .tid = tid,
+					.stack_top = BPF_CORE_READ(task, mm, start_stack),
+					.why = unwind_mode == UNWIND_DWARF ? SEND_DWARF :
+					       !pr ? SEND_NO_PROC :
+					       end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN,
+				};
+
+				send_for_dwarf(pctx, task, &d, cookie);
 				return 0;
 			}
 			if (!complete)

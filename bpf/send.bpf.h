@@ -6,68 +6,74 @@
 #ifndef PROFILE_SEND_BPF_H
 #define PROFILE_SEND_BPF_H
 
-/*
- * Send the sample to userspace for DWARF unwinding, WHY (enum profile_send) it was sent (OFF_SEQ
- * not 0: the stacks of a task leaving the CPU, whose time off it comes later in a struct
- * off_weight of that seq; CTX NULL then):
- * registers, the frames found, and the user stack from sp, copied a page at a time (bpf_probe_read_user is all or nothing) up to
- * `stack_copy` bytes or the first unreadable page, the end of the stack. A page that is not
- * there (never written: a frame just made, or the unused part of a large frame, as in the
- * dynamic linker's start-up) is not the end when it is sp's own page or lies below the main
- * thread's stack top (STACK_TOP, 0 when unknown): zeros stand for it, marked in `holes`, and
- * the copy goes on. The record is built in `event_buf` and goes to the ring with only the
- * stack_len bytes of stack it holds.
- */
-static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct task_struct *task,
-				       const struct uregs *r, const struct ustack *st,
-				       const struct proc_ranges *pr, __u32 tgid, __u32 tid,
-				       const struct count_key *ck, __u64 stack_top, __u32 why,
-				       struct off_pending *op, __u64 ck_weight)
+/* What is sent of a sample for DWARF unwinding. */
+struct dwarf_send {
+	const struct uregs *r;		/* its user registers */
+	const struct ustack *st;	/* the frames the frame-pointer walk found */
+	const struct proc_ranges *pr;	/* its process as userspace described it, or NULL */
+	const struct count_key *ck;	/* its kernel stack, period, program and event */
+	struct off_pending *op;		/* a task leaving the CPU (or an event's sample with a
+					 * seq): its seq; else NULL */
+	__u64 weight;			/* what the sample weighs (0: its time comes later) */
+	__u64 stack_top;		/* the main thread's stack top (mm->start_stack) */
+	__u32 tgid, tid;
+	__u32 why;			/* enum profile_send */
+};
+
+/* The header of the record of D into E: who, why, registers, the walk's frames. */
+static __always_inline void event_header(struct bpf_perf_event_data *ctx,
+					 struct task_struct *task, const struct dwarf_send *d,
+					 struct sample_event *e)
 {
-	struct sample_event *e;
-	__u64 off = 0, n, want = stack_copy, flags = BPF_RB_NO_WAKEUP;
-	__u32 key = 0;
-	const struct zero_page *zero = bpf_map_lookup_elem(&zeros, &key);
+	const struct uregs *r = d->r;
 
-	if (pr && pr->copy_hint && pr->copy_hint < want)
-		want = pr->copy_hint;
-
-	stat_inc(STAT_EVENTS);
-	e = bpf_map_lookup_elem(&event_buf, &key);
-	if (!e) {
-		stat_inc(STAT_EVENTS_LOST);
-		return;
-	}
-	e->pid = tgid;
-	e->tid = tid;
-	e->kstack_id = ck->kstack_id;
-	e->period = ck->period;
+	e->pid = d->tgid;
+	e->tid = d->tid;
+	e->kstack_id = d->ck->kstack_id;
+	e->period = d->ck->period;
 	e->ip = r->ip;
 	e->sp = r->sp;
 	e->bp = r->bp;
 	user_gprs(ctx, task, e->regs);
-	e->nr_frames = st->nr;
+	e->nr_frames = d->st->nr;
 	e->holes = 0;
-	e->why = why;
+	e->why = d->why;
 	e->below_ok = !bpf_probe_read_user(e->below, sizeof(e->below),
 					   (void *)(r->sp - sizeof(e->below)));
-	e->gen = ck->gen;
-	e->weight = ck_weight;
-	e->off_seq = op ? op->seq : 0;
-	e->event = op && !(ck->flags & COUNT_F_OFF_CPU);
-	e->evflags = ck->flags & COUNT_F_EVENT_MASK;
+	e->gen = d->ck->gen;
+	e->weight = d->weight;
+	e->off_seq = d->op ? d->op->seq : 0;
+	e->event = d->op && !(d->ck->flags & COUNT_F_OFF_CPU);
+	e->evflags = d->ck->flags & COUNT_F_EVENT_MASK;
 	e->pad = 0;
-	/* Only a main thread's sp lies this close under its stack top. */
-	if (stack_top <= r->sp || stack_top - r->sp > MAIN_STACK_SPAN)
-		stack_top = 0;
 	for (int i = 0; i < PROFILE_MAX_DEPTH; i++) {
-		if (i >= st->nr)
+		if (i >= d->st->nr)
 			break;
-		e->frames[i] = st->ips[i];
+		e->frames[i] = d->st->ips[i];
 	}
+}
+
+/*
+ * Up to WANT bytes of the user stack from SP into E->stack, a page at a time
+ * (bpf_probe_read_user is all or nothing), to the first unreadable page: the end of the
+ * stack. A page that is not there (never written: a frame just made, or the unused part of
+ * a large frame, as in the dynamic linker's start-up) is not the end when it is sp's own
+ * page or lies below the main thread's STACK_TOP (0 when unknown): zeros stand for it,
+ * marked in `holes`, and the copy goes on. Returns the bytes copied.
+ */
+static __always_inline __u64 copy_user_stack(struct sample_event *e, __u64 sp, __u64 want,
+					     __u64 stack_top)
+{
+	__u32 key = 0;
+	const struct zero_page *zero = bpf_map_lookup_elem(&zeros, &key);
+	__u64 off = 0, n;
+
+	/* Only a main thread's sp lies this close under its stack top. */
+	if (stack_top <= sp || stack_top - sp > MAIN_STACK_SPAN)
+		stack_top = 0;
 	if (want > PROFILE_MAX_STACK_COPY)
 		want = PROFILE_MAX_STACK_COPY;
-	n = PROFILE_PAGE_SIZE - (r->sp & (PROFILE_PAGE_SIZE - 1));
+	n = PROFILE_PAGE_SIZE - (sp & (PROFILE_PAGE_SIZE - 1));
 	for (int i = 0; i < PROFILE_MAX_STACK_COPY / PROFILE_PAGE_SIZE + 1; i++) {
 		if (off >= want)
 			break;
@@ -77,8 +83,8 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 		asm volatile("" : "+r"(n), "+r"(off));
 		if (off > PROFILE_MAX_STACK_COPY || n > PROFILE_PAGE_SIZE || n == 0)
 			break;
-		if (bpf_probe_read_user(&e->stack[off], n, (void *)(r->sp + off))) {
-			if (off && r->sp + off + n > stack_top)
+		if (bpf_probe_read_user(&e->stack[off], n, (void *)(sp + off))) {
+			if (off && sp + off + n > stack_top)
 				break;
 			if (!zero || bpf_probe_read_kernel(&e->stack[off], n, zero->b))
 				break;
@@ -87,6 +93,33 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 		off += n;
 		n = PROFILE_PAGE_SIZE;
 	}
+	return off;
+}
+
+/*
+ * Send sample D to userspace for DWARF unwinding (D->op set: the stacks of a task leaving
+ * the CPU, whose time off it comes later in a struct off_weight of that seq; CTX NULL then):
+ * its header and `stack_copy` bytes of its stack at most (fewer where its process's copies
+ * were found to need less). The record is built in `event_buf` and goes to the ring with
+ * only the bytes of stack it holds; not at all when it is the task's last stacks again.
+ */
+static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct task_struct *task,
+				       const struct dwarf_send *d)
+{
+	struct sample_event *e;
+	__u64 off, want = stack_copy, flags = BPF_RB_NO_WAKEUP;
+	__u32 key = 0;
+
+	if (d->pr && d->pr->copy_hint && d->pr->copy_hint < want)
+		want = d->pr->copy_hint;
+	stat_inc(STAT_EVENTS);
+	e = bpf_map_lookup_elem(&event_buf, &key);
+	if (!e) {
+		stat_inc(STAT_EVENTS_LOST);
+		return;
+	}
+	event_header(ctx, task, d, e);
+	off = copy_user_stack(e, d->r->sp, want, d->stack_top);
 	e->stack_len = off;
 	/* A wakeup per record costs about 8 us here (an IPI in a VM) against 1 us for the
 	 * whole sample: userspace polls every 20 ms while records come, and is woken only when
@@ -100,7 +133,7 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 	}
 	if (off > PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE)
 		return;
-	if (op && same_stacks(e, op))
+	if (d->op && same_stacks(e, d->op))
 		return;
 	if (bpf_ringbuf_output(&events, e, offsetof(struct sample_event, stack) + off, flags))
 		stat_inc(STAT_EVENTS_LOST);
