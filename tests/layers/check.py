@@ -22,9 +22,10 @@ ALLOWED = {
     "collect": {"base", "proc", "dso", "unwind", "sandbox", "profile", "output"},
     "flamegraph": {"base", "output"},
 }
-# The stack stage: no BPF in it, nor the session that holds BPF's objects (it asks the
+# The stack stage (stacks, parking, ucounts): no BPF in it, nor the session that holds BPF's objects (it asks the
 # collector through struct stack_env), so that unit tests drive it without root.
-NO_KERNEL_SIDE = {("collect", "stacks.c"), ("collect", "stacks.h")}
+NO_KERNEL_SIDE = {("collect", f) for f in ("stacks.c", "stacks.h", "parking.c", "parking.h",
+                                         "ucounts.c", "ucounts.h")}
 SESSION = re.compile(r'#include\s+"collect/session_int\.h"')
 KERNEL_SIDE = re.compile(r'#include\s+(<bpf/|"profile\.h"|"profile\.skel\.h"|<linux/bpf\.h>)')
 INCLUDE = re.compile(r'#include\s+"([a-z_]+)/[^"]+"')
