@@ -228,7 +228,9 @@ static bool id_gone(__u32 id)
  * symbolizer and its worker, the dsos: descriptors closed), their ids for files opened later;
  * the perf maps of PIDS, and the names of addresses not sampled lately. Else a week-long run
  * keeps every file every program that ran in it mapped (a deleted one's disk space too) and
- * the names of every address.
+ * the names of every address. In this order: the unwinder first (its tables are the
+ * symbolizer's, freed there), then the symbolizer and its worker (which reach a file
+ * through its dso), the dsos last: only then may an id go to a file opened later.
  */
 static void forget_files(struct session *s, const pid_t *pids, size_t np)
 {
@@ -409,6 +411,15 @@ static int set_meta(struct session *s, struct profile *p)
 	return 0;
 }
 
+/*
+ * A profile of what was counted, in this order, each step needing the one before: the
+ * period flipped (continuous mode: BPF counts into the other parity from here on, and what
+ * was sent before the flip is read: end_period); what BPF counted read out of the slots and
+ * `counts` (drain_slots, drain_key), and every user address of those and of the stacks
+ * unwound here noted; all of them named at once, per file; each stack added to the model;
+ * then the period's maps cleared, and the processes and files gone forgotten (clear_period,
+ * forget_gone, forget_files), after their last samples were named.
+ */
 int session__build_profile(struct session *s, struct profile *p)
 {
 	int fd = bpf_map__fd(s->skel->maps.counts);
