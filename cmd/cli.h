@@ -51,6 +51,8 @@ struct settings {
 	struct fg_opts fg;	/* the flame graph's options (--title, --width, ...) */
 	bool quiet;
 	bool explain;		/* --explain: the whole report, also with -q */
+	unsigned int top;	/* --top N: the hottest functions after the summary */
+	bool top_set;		/* --top given (else 10 on a terminal) */
 	bool lines;		/* --lines: source lines in folded and SVG output */
 	/* Continuous mode (--every): each -o path a strftime pattern expanded at the period's
 	 * start; --push sends each period to a Pyroscope server. */
@@ -95,6 +97,9 @@ int run_continuous(struct settings *st, struct session *s);
 void print_summary(const struct session_stats *st, size_t nr_stacks,
 		   const struct settings *set);
 uint64_t explain_total(struct session *s, const struct settings *st);
+/* summary.c: the hottest functions of F after the summary (--top; 10 on a terminal).
+ * Returns 0 or an exit status. */
+int print_top(const struct folded *f, const struct settings *set);
 
 /* profile.c */
 double monotonic_seconds(void);

@@ -9,9 +9,9 @@
 #include <string.h>
 #include "flamegraph.h"
 #include "flamegraph_cmd.h"
+#include "inputs.h"
 #include "output/folded.h"
 #include "output/folded_read.h"
-#include "output/pprof_read.h"
 
 static void usage(FILE *f)
 {
@@ -42,74 +42,18 @@ static void usage(FILE *f)
 		FG_OPTIONS_HELP);
 }
 
-/* Whether PATH names a pprof file: by its name, or its first bytes (gzip). */
-static bool is_pprof(const char *path)
-{
-	size_t n = strlen(path);
-	unsigned char head[2];
-	bool gz = false;
-	FILE *f;
-
-	if ((n > 3 && !strcmp(path + n - 3, ".pb")) || (n > 6 && !strcmp(path + n - 6, ".pb.gz")) ||
-	    (n > 6 && !strcmp(path + n - 6, ".pprof")))
-		return true;
-	if (!strcmp(path, "-"))
-		return false;
-	f = fopen(path, "re");
-	if (f) {
-		gz = fread(head, 1, 2, f) == 2 && pprof__is_gzip(head, 2);
-		fclose(f);
-	}
-	return gz;
-}
-
 /* The pprof file PATH into FG. Returns 0, or 1 after one sentence. */
 static int read_pprof(struct flamegraph *fg, const char *path)
 {
-	FILE *f = fopen(path, "re");
 	struct folded *folded = folded__new();
-	unsigned char *buf = NULL;
-	size_t len = 0, cap = 0, n;
-	char err[256] = "";
-	int e = 0;
+	int e = folded ? input_read_pprof("profile flamegraph", path, folded, NULL) : 1;
 
-	if (!f || !folded) {
-		fprintf(stderr, "profile flamegraph: cannot read %s: %s.\n", path,
-			strerror(f ? ENOMEM : errno));
-		e = 1;
-		goto out;
-	}
-	do {
-		if (len == cap) {
-			unsigned char *p;
-
-			cap = cap ? 2 * cap : 1 << 16;
-			p = cap <= PPROF_READ_MAX ? realloc(buf, cap) : NULL;
-			if (!p) {
-				fprintf(stderr, "profile flamegraph: %s: too large or out of memory.\n",
-					path);
-				e = 1;
-				goto out;
-			}
-			buf = p;
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-	} while (n);
-	if (ferror(f)) {
-		fprintf(stderr, "profile flamegraph: cannot read %s: %s.\n", path, strerror(errno));
-		e = 1;
-	} else if (pprof__read(buf, len, folded, err, sizeof(err))) {
-		fprintf(stderr, "profile flamegraph: %s: %s.\n", path, err);
-		e = 1;
-	} else if (flamegraph__add_folded(fg, folded)) {
+	if (!folded)
+		fprintf(stderr, "profile flamegraph: out of memory.\n");
+	else if (!e && flamegraph__add_folded(fg, folded)) {
 		fprintf(stderr, "profile flamegraph: out of memory.\n");
 		e = 1;
 	}
-out:
-	if (f)
-		fclose(f);
-	free(buf);
 	folded__free(folded);
 	return e;
 }
@@ -168,7 +112,7 @@ int flamegraph_main(int argc, char **argv)
 		struct folded_reader *r;
 		int e;
 
-		if (is_pprof(path)) {
+		if (input_is_pprof(path)) {
 			if (read_pprof(fg, path))
 				goto out;
 			continue;

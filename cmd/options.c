@@ -61,6 +61,8 @@ static const char usage_text[] =
 "      --debuginfod-timeout SECONDS\n"
 "                           a debug file's fetch, and the end's wait for those under way,\n"
 "                           at most SECONDS (default 15)\n"
+"      --top N              after the summary: the N hottest functions by self time, with\n"
+"                           their total (default 10 on a terminal, else none; 0: none)\n"
 "      --explain            after the summary: where stacks were cut, untrusted or left\n"
 "                           unnamed, per file, and what to do about it\n"
 "      --max-memory SIZE    memory for what grows with the profiled programs' files and\n"
@@ -242,7 +244,7 @@ enum {
 	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
 	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY, OPT_LINES, OPT_EVERY, OPT_PUSH,
 	OPT_APP_NAME, OPT_OFF_CPU, OPT_WALL, OPT_MIN_BLOCK, OPT_CGROUP, OPT_GROUP_BY,
-	OPT_EVENT_LIST, OPT_NO_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT,
+	OPT_EVENT_LIST, OPT_NO_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT, OPT_TOP,
 };
 
 #define MIN_MEMORY	(16u << 20)
@@ -340,6 +342,7 @@ static const struct option own[] = {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "explain", no_argument, NULL, OPT_EXPLAIN },
+	{ "top", required_argument, NULL, OPT_TOP },
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
@@ -434,6 +437,10 @@ int parse_args(int argc, char **argv, struct settings *st)
 		case OPT_NO_INLINE: o->no_inline = true; break;
 		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
 		case OPT_EXPLAIN: st->explain = true; break;
+		case OPT_TOP:
+			err = parse_uint(optarg, "--top", 0, 1000, &st->top);
+			st->top_set = true;
+			break;
 		case OPT_LINES: st->lines = true; break;
 		case OPT_USER: o->user = optarg; break;
 		case OPT_MAX_MEMORY: err = parse_max_memory(optarg); break;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "flamegraph_cmd.h"
+#include "report_cmd.h"
 #include "output/folded.h"
 #include "output/push.h"
 #include "base/log.h"
@@ -56,6 +57,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "flamegraph"))
 		return flamegraph_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return report_main(argc - 1, argv + 1);
 	ret = parse_args(argc, argv, &st);
 	if (ret)
 		return ret;
@@ -137,8 +140,11 @@ int main(int argc, char **argv)
 		monotonic_seconds() - t_sampled);
 	if (session__error(s, &kind))
 		ret = exit_status(kind);
-	if (!st.quiet)
+	if (!st.quiet) {
 		print_summary(session__stats(s), folded__nr_stacks(folded), &st);
+		if (print_top(folded, &st))
+			ret = EXIT_RUNTIME;
+	}
 	if (session__explain(s) && (st.explain || !st.quiet) &&
 	    explain__write(session__explain(s), stderr, explain_total(s, &st),
 			   st.session.off_cpu || st.session.wall,

@@ -2,8 +2,10 @@
 /* profile: the summary after a run, on stderr. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "base/limits.h"
 #include "base/log.h"
+#include "output/top.h"
 #include "unwind/unwind.h"
 #include "cli.h"
 
@@ -164,4 +166,41 @@ uint64_t explain_total(struct session *s, const struct settings *st)
 	if (st->session.wall)
 		return ss->off_ns + ss->samples * (1000000000ull / st->session.freq);
 	return ss->samples;
+}
+
+int print_top(const struct folded *f, const struct settings *set)
+{
+	size_t n = set->top_set ? set->top : (isatty(STDERR_FILENO) ? 10 : 0);
+	struct top *t;
+	uint64_t total;
+	char unit[160];
+	int err;
+
+	if (!n)
+		return 0;
+	t = top__new(TOP_ROOT_IS_PROCESS);
+	if (!t || top__add_folded(t, f)) {
+		top__free(t);
+		fprintf(stderr, "profile: out of memory\n");
+		return EXIT_RUNTIME;
+	}
+	total = top__total(t);
+	if (!total) {
+		top__free(t);
+		return 0;
+	}
+	/* What the folded counts are: samples, events, or microseconds. */
+	if (set->session.off_cpu || set->session.wall)
+		snprintf(unit, sizeof(unit), "%.3f s%s", total / 1e6,
+			 set->session.off_cpu ? " off the CPU" : "");
+	else if (set->session.event && counts_events(set->session.event))
+		snprintf(unit, sizeof(unit), "%llu %s", (unsigned long long)total,
+			 set->session.event);
+	else
+		snprintf(unit, sizeof(unit), "%llu sample%s", (unsigned long long)total,
+			 total == 1 ? "" : "s");
+	fprintf(stderr, "profile: hottest functions by self time (of %s):\n", unit);
+	err = top__write(t, stderr, TOP_BY_SELF, n, 120);
+	top__free(t);
+	return err ? EXIT_RUNTIME : 0;
 }

@@ -455,7 +455,7 @@ static void set_err(char *err, size_t errsz, const char *fmt, ...)
 }
 
 int pprof__read(const unsigned char *data, size_t len, struct folded *f, char *err,
-		size_t errsz)
+		size_t errsz, bool *process)
 {
 	unsigned char *raw = NULL;
 	struct tables t = { 0 };
@@ -478,6 +478,8 @@ int pprof__read(const unsigned char *data, size_t len, struct folded *f, char *e
 			"not a pprof profile (malformed profile.proto)");
 	} else {
 		e = read_samples(&t, r, f);
+		if (process)
+			*process = t.process_str != 0;
 		if (e)
 			set_err(err, errsz, "%s", e == -ENOMEM ? "out of memory" :
 				"not a pprof profile (malformed sample)");

@@ -24,10 +24,12 @@ bool pprof__is_gzip(const unsigned char *data, size_t len);
  * then for each location (outermost first) its lines from the caller they were inlined into
  * down to the innermost, those inlined suffixed "_[i]", a location of a mapping named
  * "[kernel.kallsyms]" suffixed "_[k]"; a location without lines is "[unknown]". The count is
- * the sample's first value. Returns 0, or a negative errno with one sentence in ERR (ERRSZ
- * bytes): -EINVAL for what is not a profile, -E2BIG past PPROF_READ_MAX, -ENOMEM.
+ * the sample's first value. *PROCESS (when not NULL) says whether the profile has the
+ * "process" label (its stacks begin with the process, as folded ones of profile's do).
+ * Returns 0, or a negative errno with one sentence in ERR (ERRSZ bytes): -EINVAL for what
+ * is not a profile, -E2BIG past PPROF_READ_MAX, -ENOMEM.
  */
 int pprof__read(const unsigned char *data, size_t len, struct folded *f, char *err,
-		size_t errsz);
+		size_t errsz, bool *process);
 
 #endif

@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!f)
 		return 0;
-	pprof__read(data, size, f, err, sizeof(err));
+	pprof__read(data, size, f, err, sizeof(err), NULL);
 	folded__total(f);
 	folded__free(f);
 	return 0;

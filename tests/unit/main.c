@@ -41,6 +41,7 @@ int main(int argc, char **argv)
 		register_events_suite,
 		register_stacks_suite,
 		register_grow_suite,
+		register_top_suite,
 	};
 	unsigned int failed;
 

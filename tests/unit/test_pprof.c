@@ -237,6 +237,7 @@ static void test_read_back(void)
 	unsigned char *buf, *gz = NULL;
 	size_t len, gzlen = 0;
 	char err[128], *a, *b, *c;
+	bool process = false;
 	FILE *f;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
@@ -261,12 +262,13 @@ static void test_read_back(void)
 									  ids[1] }, 3), 4, &lab) >= 0);
 	CU_ASSERT_EQUAL_FATAL(folded__add_profile(direct, p, 0), 0);
 	CU_ASSERT_EQUAL_FATAL(pprof__encode(p, &o, &buf, &len), 0);
-	CU_ASSERT_EQUAL(pprof__read(buf, len, raw, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(pprof__read(buf, len, raw, err, sizeof(err), NULL), 0);
 	f = open_memstream((char **)&gz, &gzlen);
 	CU_ASSERT_EQUAL(pprof__write(p, &o, f), 0);
 	fclose(f);
 	CU_ASSERT_TRUE(pprof__is_gzip(gz, gzlen));
-	CU_ASSERT_EQUAL(pprof__read(gz, gzlen, back, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(pprof__read(gz, gzlen, back, err, sizeof(err), &process), 0);
+	CU_ASSERT_TRUE(process);	/* our stacks begin with the process */
 	a = folded_text(direct);
 	b = folded_text(back);
 	c = folded_text(raw);
@@ -274,9 +276,9 @@ static void test_read_back(void)
 	CU_ASSERT_STRING_EQUAL(a, c);
 	CU_ASSERT_PTR_NOT_NULL(strstr(a, "app;[truncated];main;outer;inner_[i];vfs_read_[k] 4"));
 	/* Cut short, and not a profile at all. */
-	CU_ASSERT_EQUAL(pprof__read(gz, gzlen / 2, raw, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_EQUAL(pprof__read(gz, gzlen / 2, raw, err, sizeof(err), NULL), -EINVAL);
 	CU_ASSERT_EQUAL(pprof__read((const unsigned char *)"\x0a\xff", 2, raw, err,
-				    sizeof(err)), -EINVAL);
+				    sizeof(err), NULL), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "not a pprof profile"));
 	free(a);
 	free(b);
@@ -320,7 +322,7 @@ static void test_wall(void)
 	CU_ASSERT_PTR_NOT_NULL(memmem(buf, len, "[off-cpu]", 9));
 	CU_ASSERT_PTR_NOT_NULL(memmem(buf, len, "off_cpu", 7));
 	CU_ASSERT_PTR_NOT_NULL(memmem(buf, len, "nanoseconds", 11));
-	CU_ASSERT_EQUAL(pprof__read(buf, len, back, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(pprof__read(buf, len, back, err, sizeof(err), NULL), 0);
 	a = folded_text(direct);
 	b = folded_text(back);
 	CU_ASSERT_STRING_EQUAL(a, "app;main 3000\napp;main;[off-cpu] 5000\n");
@@ -372,7 +374,7 @@ static void test_events(void)
 	CU_ASSERT(d.values[0][0] == 0 && d.values[0][1] == 7);
 	CU_ASSERT(d.values[1][0] == 300 && d.values[1][1] == 0);
 	CU_ASSERT_PTR_NOT_NULL(memmem(buf, len, "page-faults", 11));
-	CU_ASSERT_EQUAL(pprof__read(buf, len, back, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(pprof__read(buf, len, back, err, sizeof(err), NULL), 0);
 	a = folded_text(direct);
 	b = folded_text(back);
 	CU_ASSERT_STRING_EQUAL(a, "context-switches;/web;app;main 7\npage-faults;/web;app;main 300\n");
