@@ -1351,6 +1351,114 @@ def pprof_read_by_go_tool_pprof():
     expect(re.search(r"M=\d+ mix_inner .*\n\s+mix_outer .*\n\s+hash_loop", raw),
            "no location with mix_inner inlined into mix_outer into hash_loop")
     return f"{len(ours)} stacks, {sum(ours.values())} samples alike; build id {build_id[:12]}"
+TOP_ROW = re.compile(r"^ +([0-9.]+)% +([0-9.]+)%  (\[[.kij]\]) (.*)$", re.M)
+
+
+def top_rows(text):
+    """The rows of a hottest-functions table: [(self%, total%, tag, name)]."""
+    return [(float(a), float(b), t, n) for a, b, t, n in TOP_ROW.findall(text)]
+
+
+def report(args):
+    p = subprocess.run([os.path.abspath(profile_bin()), "report"] + args, capture_output=True,
+                       text=True, timeout=60, errors="replace")
+    expect(p.returncode == 0, f"profile report {args} exited {p.returncode}: {p.stderr}")
+    return p.stdout
+
+
+@test
+def top_functions_agree_with_report_and_pprof():
+    # Debian's python3 in a loop: the summary's hottest functions (--top, as on a terminal)
+    # are the rows profile report gives of the run's folded and pprof files, and each row's
+    # self and total shares are go tool pprof -top's flat% and cum% of the same function.
+    d = tempfile.mkdtemp(prefix="top-", dir=os.path.join(BUILD, "tests"))
+    folded, pb = os.path.join(d, "p.folded"), os.path.join(d, "p.pb.gz")
+    _, err, _ = run_profile(["-F", "499", "--top", "12", "-o", folded, "-o", pb, "--",
+                             "python3", "-c", PY_LOOP])
+    expect("hottest functions by self time (of " in err, f"no hottest functions: {err}")
+    summary = top_rows(err)
+    expect(len(summary) == 12, f"{len(summary)} rows in the summary, not 12: {err}")
+    from_folded = top_rows(report(["-n", "12", folded]))
+    from_pprof = top_rows(report(["-n", "12", pb]))
+    expect(summary == from_folded, f"the summary {summary[:3]} and profile report of the "
+           f"folded file {from_folded[:3]} differ")
+    expect(summary == from_pprof, f"the summary {summary[:3]} and profile report of the "
+           f"pprof file {from_pprof[:3]} differ")
+    expect(any(n.startswith("_PyEval_EvalFrameDefault") or "Eval" in n for _, _, _, n in
+               top_rows(report(["-n", "0", "--sort", "total", folded]))[:15]),
+           "no interpreter loop among the hottest by total")
+    go = go_tool()
+    if not go:
+        return f"{summary[0][3]} {summary[0][0]}%; go tool pprof not here (golang-go)"
+    top = subprocess.run([go, "tool", "pprof", "-top", "-nodecount=100000",
+                          "-sample_index=samples", pb], capture_output=True, text=True,
+                         timeout=60).stdout
+    theirs = {}
+    for m in re.finditer(r"^\s*\d+\s+([0-9.]+)%\s+[0-9.]+%\s+\d+\s+([0-9.]+)%\s+(.+?)"
+                         r"( \(inline\))?$", top, re.M):
+        theirs[m.group(3)] = (float(m.group(1)), float(m.group(2)))
+    for self_, total, tag, name in summary:
+        expect(name in theirs, f"{tag} {name} is not among go tool pprof -top's rows")
+        flat, cum = theirs[name]
+        expect(abs(flat - self_) <= 0.06 and abs(cum - total) <= 0.06,
+               f"{name}: self {self_}% total {total}%, pprof's flat {flat}% cum {cum}%")
+    return f"{len(summary)} rows alike; {summary[0][3]} {summary[0][0]}% self"
+
+
+PY_LOOP = "s = 0\nfor i in range(5000000):\n    s += i * i % 7\n"
+
+
+@test
+def report_reads_perf_folded_as_perf_report_counts():
+    # perf record -g on the same python3 loop; its perf script folded as
+    # stackcollapse-perf.pl folds it (a stand-in: the process name as the root frame, the
+    # frames root first, each symbol or [unknown]; FlameGraph is not a Debian package here).
+    # profile report of that file gives each of perf report's five hottest symbols (by
+    # samples, no children) the same self count.
+    if not shutil.which("perf"):
+        return "skipped: no perf"
+    d = tempfile.mkdtemp(prefix="perfrep-", dir=os.path.join(BUILD, "tests"))
+    data = os.path.join(d, "perf.data")
+    subprocess.run(["perf", "record", "-q", "-F", "499", "-g", "-o", data, "--", "python3",
+                    "-c", PY_LOOP], capture_output=True, timeout=120, check=True)
+    script = subprocess.run(["perf", "script", "-i", data, "-F", "comm,ip,sym"],
+                            capture_output=True, text=True, timeout=120,
+                            errors="replace").stdout
+    stacks = {}
+    for block in script.split("\n\n"):
+        lines = [x for x in block.splitlines() if x.strip()]
+        if not lines:
+            continue
+        comm = lines[0].strip().split()[0]
+        frames = []
+        for line in lines[1:]:
+            parts = line.split(None, 1)
+            sym = parts[1].strip() if len(parts) > 1 else "[unknown]"
+            frames.append(re.sub(r"\+0x[0-9a-f]+$", "", sym) or "[unknown]")
+        key = ";".join([comm] + frames[::-1])
+        stacks[key] = stacks.get(key, 0) + 1
+    folded = os.path.join(d, "perf.folded")
+    with open(folded, "w") as f:
+        f.writelines(f"{k} {v}\n" for k, v in stacks.items())
+    total = sum(stacks.values())
+    perf_rep = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "-n",
+                               "--sort", "sym", "-g", "none", "-F", "sample,sym"],
+                              capture_output=True, text=True, timeout=120,
+                              errors="replace").stdout
+    perf_rows = [(int(n), name.strip()) for n, name in
+                 re.findall(r"^\s+(\d+)\s+\[[.k]\]\s+(.+)$", perf_rep, re.M)]
+    ours = {n: s for s, _, _, n in top_rows(report(["-n", "0", folded]))}
+    checked = 0
+    for n, name in perf_rows[:5]:
+        if name.startswith("0x"):
+            continue
+        expect(name in ours, f"perf report's {name} is not in profile report's rows")
+        mine = round(ours[name] * total / 100)
+        expect(abs(mine - n) <= max(1, total // 1000),
+               f"{name}: perf report {n} samples, profile report {ours[name]}% of {total}")
+        checked += 1
+    expect(checked >= 3, f"only {checked} named rows in perf report: {perf_rep[:600]}")
+    return f"{checked} of perf report's hottest alike, {total} samples"
 # --- the symbolizer worker: confined, and replaced when it fails ----------------------------
 
 @test
