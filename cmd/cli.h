@@ -53,6 +53,7 @@ struct settings {
 	bool explain;		/* --explain: the whole report, also with -q */
 	unsigned int top;	/* --top N: the hottest functions after the summary */
 	bool top_set;		/* --top given (else 10 on a terminal) */
+	bool top_view;		/* `profile top`: a view, no file (set before parse_args) */
 	bool lines;		/* --lines: source lines in folded and SVG output */
 	/* Continuous mode (--every): each -o path a strftime pattern expanded at the period's
 	 * start; --push sends each period to a Pyroscope server. */

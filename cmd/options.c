@@ -17,6 +17,8 @@ static const char usage_text[] =
 "       profile [OPTIONS] -a\n"
 "       profile [OPTIONS] [--] COMMAND [ARGS...]\n"
 "       profile flamegraph [OPTIONS] [FILE...]   (see profile flamegraph --help)\n"
+"       profile report [OPTIONS] FILE...         (see profile report --help)\n"
+"       profile top [OPTIONS] -p PID | -a | COMMAND   the hottest functions, live\n"
 "\n"
 "Sample on-CPU stacks with BPF (or time off the CPU, by stack) and write them as folded\n"
 "stacks, a flame graph or pprof.\n"
@@ -97,6 +99,8 @@ static const char usage_text[] =
 "  profile -p 1234 -d 10 -o app.svg            an interactive flame graph\n"
 "  profile -o make.svg --title 'make -j2' -- make -j2\n"
 "  profile flamegraph app.folded > app.svg     a flame graph of any folded file\n"
+"  profile report app.pb.gz                    its hottest functions as text\n"
+"  profile top -p 1234                         the hottest functions, every second\n"
 "  profile --off-cpu -p 1234 -d 10 -o blocked.svg\n"
 "                                              where a process waits, for 10 seconds\n"
 "  profile --wall -o server.svg -- ./server --once\n"
@@ -533,14 +537,19 @@ static int check_settings(struct settings *st, bool min_block)
 		return usage_error("%s", "--min-block goes with --off-cpu or --wall");
 	if (st->app_name && !st->push_url)
 		return usage_error("%s", "--app-name goes with --push: it names what is pushed");
-	if (o->every && !st->nr_out && !st->push_url)
+	if (st->top_view && (st->nr_out || st->push_url || st->format))
+		return usage_error("%s", "top shows the hottest functions and writes no file: "
+				   "-o, -f and --push are for profile itself");
+	if (st->top_view && !o->every)
+		o->every = 1;		/* a refresh a second */
+	if (o->every && !st->nr_out && !st->push_url && !st->top_view)
 		return usage_error("%s", "--every writes a profile per period: give -o PATTERN "
 				   "(a strftime pattern) or --push URL");
 	if (o->every && st->push_url)
 		o->lines = true;	/* pprof, as a pprof file */
 	/* Files are made as the run goes: as the user we are, not uid 65534. */
 	o->keep_uid = o->every && st->nr_out;
-	if (!st->nr_out && !o->every)
+	if (!st->nr_out && !o->every && !st->top_view)
 		st->nr_out = 1;		/* standard output */
 	for (int i = 0; i < st->nr_out; i++) {
 		st->out[i].format = output_format(st->format, st->out[i].path);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "flamegraph_cmd.h"
 #include "report_cmd.h"
+#include "top_cmd.h"
 #include "output/folded.h"
 #include "output/push.h"
 #include "base/log.h"
@@ -59,6 +60,8 @@ int main(int argc, char **argv)
 		return flamegraph_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "report"))
 		return report_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "top"))
+		return top_main(argc - 1, argv + 1);
 	ret = parse_args(argc, argv, &st);
 	if (ret)
 		return ret;

@@ -1459,6 +1459,58 @@ def report_reads_perf_folded_as_perf_report_counts():
         checked += 1
     expect(checked >= 3, f"only {checked} named rows in perf report: {perf_rep[:600]}")
     return f"{checked} of perf report's hottest alike, {total} samples"
+def tmux_top(key):
+    """profile top of chain_fp in a tmux pane: (seconds until chain_hot_loop showed, the
+    pane's text then, seconds from KEY to profile's exit, its exit status)."""
+    if not shutil.which("tmux"):
+        raise AssertionError("no tmux (scripts/deps.sh installs it)")
+    d = tempfile.mkdtemp(prefix="top-", dir=os.path.join(BUILD, "tests"))
+    done = os.path.join(d, "exit")
+    name = f"ptop{os.getpid()}{key.replace('-', '')}"
+    cmd = (f"{shlex.quote(os.path.abspath(profile_bin()))} top -- "
+           f"{shlex.quote(os.path.abspath(workload('chain_fp')))} 60; echo $? > {done}")
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "40", cmd],
+                   check=True, timeout=10)
+    try:
+        t0, shown, text = time.monotonic(), None, ""
+        while time.monotonic() - t0 < 10:
+            text = subprocess.run(["tmux", "capture-pane", "-p", "-t", name],
+                                  capture_output=True, text=True, timeout=10).stdout
+            if re.search(r"%  \[\.\] chain_hot_loop", text):
+                shown = time.monotonic() - t0
+                break
+            time.sleep(0.1)
+        t1 = time.monotonic()
+        subprocess.run(["tmux", "send-keys", "-t", name, key], check=True, timeout=10)
+        while not os.path.exists(done) and time.monotonic() - t1 < 15:
+            time.sleep(0.05)
+        gone = time.monotonic() - t1
+        time.sleep(0.1)
+        status = open(done).read().strip() if os.path.exists(done) else None
+        return shown, text, gone, status
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=10)
+
+
+@test
+def top_view_in_tmux():
+    # profile top on a terminal (a tmux pane): chain_fp's hot loop is on the screen within
+    # 2 s of the start (a refresh a second), its share and the header's; q ends it with exit
+    # status 0, and so does Ctrl-C, each within a refresh and the end's work.
+    notes = []
+    for key in ("q", "C-c"):
+        shown, text, gone, status = tmux_top(key)
+        expect(shown is not None, f"chain_hot_loop never shown: {text[-800:]}")
+        expect(shown <= 2.5, f"chain_hot_loop shown after {shown:.1f} s")
+        expect(re.search(r"^profile top: chain_fp 60, 99 Hz; last [0-9.]+ s: \d+ samples", text,
+                         re.M), f"no header: {text[:300]}")
+        expect(re.search(r"q quits", text), "the header does not say q quits")
+        expect(status == "0", f"{key}: exit status {status} after {gone:.1f} s")
+        expect_rate(gone <= 4, f"{key}: ended {gone:.1f} s after the key")
+        notes.append(f"{key}: shown at {shown:.1f} s, ended {gone:.1f} s after")
+    return "; ".join(notes)
+
+
 # --- the symbolizer worker: confined, and replaced when it fails ----------------------------
 
 @test
@@ -2988,7 +3040,11 @@ def installed_binary_and_man_page():
     for section in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXAMPLES", "OUTPUT",
                     "OVERHEAD", "DEBUGGING", "FILES", "EXIT STATUS", "SEE ALSO"):
         expect(re.search(rf"^{section}$", text, re.M), f"man page lacks {section}")
-    # Every long option of --help is documented.
+    # Every long option of --help is documented, and of the subcommands' --help.
+    for sub in ("report", "flamegraph"):
+        sh = subprocess.run([binary, sub, "--help"], capture_output=True, text=True)
+        expect(sh.returncode == 0 and "Examples:" in sh.stdout, f"{sub} --help: {sh.stdout!r}")
+        h += sh.stdout
     missing = [o for o in sorted(set(re.findall(r"(--[a-z][a-z-]+)", h)))
                if o.replace("-", "\\-") not in source and o not in text]
     expect(not missing, f"options missing from the man page: {missing}")
