@@ -102,6 +102,19 @@ uint64_t explain_total(struct session *s, const struct settings *st);
  * Returns 0 or an exit status. */
 int print_top(const struct folded *f, const struct settings *set);
 
+/* janitor.c: while still root, a process that removes the -o files this run made when
+ * told to (janitor_remove: true when it did; janitor_keep: they stay). Nothing without
+ * such files, or when not root. */
+void janitor_start(const struct settings *st);
+bool janitor_remove(void);
+void janitor_keep(void);
+
+/* nothing.c: the -p pids' CPU time now (clock ticks, -1: unreadable) into TICKS (one per
+ * pid); after a run that sampled nothing, why, on stderr. Returns the exit status. */
+void cpu_snapshot(const struct settings *st, long long *ticks);
+int say_why_nothing(const struct settings *st, const struct session_stats *ss,
+		    const long long *before);
+
 /* profile.c */
 double monotonic_seconds(void);
 int exit_status(enum session_err_kind kind);

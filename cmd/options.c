@@ -25,6 +25,8 @@ static const char usage_text[] =
 "\n"
 "Targets:\n"
 "  -p, --pid PID[,PID...]   profile these running processes and all their threads\n"
+"      --children           with -p: the processes under them too, those there and those\n"
+"                           they start (a command's always are)\n"
 "  -a, --all                profile the whole system\n"
 "      --cgroup PATH        only tasks in this cgroup (v2: a path under /sys/fs/cgroup or\n"
 "                           relative to it) or below it; several allowed; alone: -a\n"
@@ -127,7 +129,8 @@ static const char usage_text[] =
 "Flame graph options (with -f svg or -o FILE.svg):\n"
 "%s"
 "\n"
-"Exit status: 0 written, 1 runtime failure, 2 bad usage, 3 bad target (pid, command),\n"
+"Exit status: 0 written, 1 runtime failure, 2 bad usage, 3 bad target (pid, command;\n"
+"nothing sampled: the -o files as they were),\n"
 "4 environment (privileges, BTF). See profile(1).\n";
 
 int usage_error(const char *fmt, const char *arg)
@@ -248,7 +251,7 @@ enum {
 	OPT_IDLE = 256, OPT_THREADS, OPT_MAP_SIZE, OPT_UNWIND, OPT_STACK_COPY, OPT_NO_INLINE,
 	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY, OPT_LINES, OPT_EVERY, OPT_PUSH,
 	OPT_APP_NAME, OPT_OFF_CPU, OPT_WALL, OPT_MIN_BLOCK, OPT_CGROUP, OPT_GROUP_BY,
-	OPT_EVENT_LIST, OPT_NO_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT, OPT_TOP,
+	OPT_EVENT_LIST, OPT_NO_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT, OPT_TOP, OPT_CHILDREN,
 };
 
 #define MIN_MEMORY	(16u << 20)
@@ -346,6 +349,7 @@ static const struct option own[] = {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "explain", no_argument, NULL, OPT_EXPLAIN },
+	{ "children", no_argument, NULL, OPT_CHILDREN },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "user", required_argument, NULL, OPT_USER },
@@ -441,6 +445,7 @@ int parse_args(int argc, char **argv, struct settings *st)
 		case OPT_NO_INLINE: o->no_inline = true; break;
 		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
 		case OPT_EXPLAIN: st->explain = true; break;
+		case OPT_CHILDREN: o->children = true; break;
 		case OPT_TOP:
 			err = parse_uint(optarg, "--top", 0, 1000, &st->top);
 			st->top_set = true;
@@ -537,6 +542,9 @@ static int check_settings(struct settings *st, bool min_block)
 		return usage_error("%s", "--min-block goes with --off-cpu or --wall");
 	if (st->app_name && !st->push_url)
 		return usage_error("%s", "--app-name goes with --push: it names what is pushed");
+	if (o->children && !o->nr_pids)
+		return usage_error("%s", "--children goes with -p (a command's children are "
+				   "profiled anyway, and -a has every process)");
 	if (st->top_view && (st->nr_out || st->push_url || st->format))
 		return usage_error("%s", "top shows the hottest functions and writes no file: "
 				   "-o, -f and --push are for profile itself");

@@ -48,15 +48,25 @@ int open_outputs(struct settings *st)
 
 void discard_outputs(struct settings *st)
 {
+	bool removed;
+
 	for (int i = 0; i < st->nr_out; i++) {
 		struct output *o = &st->out[i];
 
 		if (o->f && o->f != stdout)
 			fclose(o->f);
-		if (o->f && o->made && unlink(o->path))
-			pr_warn("cannot remove '%s': %s", o->path, strerror(errno));
 		o->f = NULL;
 	}
+	/* Those made here: by the janitor (who is root still), or by us. */
+	removed = janitor_remove();
+	for (int i = 0; i < st->nr_out && !removed; i++) {
+		struct output *o = &st->out[i];
+
+		if (o->made && unlink(o->path) && errno != ENOENT)
+			pr_warn("cannot remove '%s': %s", o->path, strerror(errno));
+	}
+	for (int i = 0; i < st->nr_out; i++)
+		st->out[i].made = false;
 }
 
 /* The profile P (folded: F) into output O, open as OUT and called NAME, in its format; PO
@@ -130,6 +140,7 @@ int close_outputs(struct settings *st)
 {
 	int ret = 0;
 
+	janitor_keep();
 	for (int i = 0; i < st->nr_out; i++) {
 		struct output *o = &st->out[i];
 

@@ -53,6 +53,7 @@ int main(int argc, char **argv)
 	struct folded *folded = NULL;
 	char *errmsg = NULL;
 	double t_sampled;
+	long long cpu_before[MAX_PIDS];
 	struct timespec started;
 	int ret;
 
@@ -70,6 +71,8 @@ int main(int argc, char **argv)
 	ret = st.session.every ? check_patterns(&st) : open_outputs(&st);
 	if (ret)
 		goto out;
+	if (!st.session.every)
+		janitor_start(&st);
 	if (st.push_url) {
 		char app[300];
 		const char *why;
@@ -113,6 +116,7 @@ int main(int argc, char **argv)
 		}
 		goto out;
 	}
+	cpu_snapshot(&st, cpu_before);
 	clock_gettime(CLOCK_REALTIME, &started);
 	/* Whatever run says, what was sampled is written; a run that failed before sampling
 	 * (the events refused) writes nothing, and the -o files are left as they were. */
@@ -135,6 +139,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "profile: out of memory\n");
 		ret = EXIT_RUNTIME;
 		goto out;
+	}
+	/* Nothing sampled: why, when it can be told; the -o files stay as they were. */
+	if (!folded__nr_stacks(folded)) {
+		ret = say_why_nothing(&st, session__stats(s), cpu_before);
+		goto discard;
 	}
 	ret = write_outputs(&st, profile, folded, &started, session__stats(s)->seconds);
 	if (ret)

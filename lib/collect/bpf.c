@@ -249,7 +249,7 @@ int session__load_bpf(struct session *s)
 	skel->rodata->per_thread = o->threads;
 	skel->rodata->user_stacks = !o->kernel_only;
 	skel->rodata->kernel_stacks = !o->user_only;
-	skel->rodata->follow_children = o->argv != NULL;
+	skel->rodata->follow_children = o->argv != NULL || o->children;
 	skel->rodata->unwind_mode = o->unwind_mode;
 	skel->rodata->stack_copy = session__stack_copy_max(o);
 	skel->rodata->nr_cgroups = (__u32)o->nr_cgroups;

@@ -1,14 +1,22 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* collect/pids: the processes of -p. A thread's id (not its process's leader) stands for its
- * process, with a note; a process given twice is profiled once. */
+ * process, with a note; a process given twice is profiled once; with --children, the
+ * processes under them too. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "base/grow.h"
 #include "base/log.h"
+#include <bpf/bpf.h>
 #include "collect/session_int.h"
+#include "profile.skel.h"
+
+/* Processes at most, the pids' descendants with them (the BPF filter holds 65,536). */
+#define PIDS_MAX	16384
 
 /* The process (thread group) of thread TID, from /proc/TID/status; TID itself when it cannot
  * be read (check_pids then says it is gone). */
@@ -31,14 +39,60 @@ static pid_t tgid_of(pid_t tid)
 	return p ? (pid_t)strtol(p + 6, NULL, 10) : tid;
 }
 
+/* The children of process PID (of all its threads) added to *V (N of them, room CAP) unless
+ * there already. Returns 0 or -ENOMEM. */
+static int add_children(pid_t pid, pid_t **v, size_t *n, size_t *cap)
+{
+	char path[96], buf[4096];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;		/* gone meanwhile */
+	while (!err && (de = readdir(d))) {
+		char *p, *end;
+		ssize_t got;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)pid, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		got = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[got > 0 ? got : 0] = '\0';
+		for (p = buf; !err; p = end) {
+			long c = strtol(p, &end, 10);
+			size_t k = 0;
+
+			if (end == p || c <= 0)
+				break;
+			while (k < *n && (*v)[k] != (pid_t)c)
+				k++;
+			if (k < *n)
+				continue;
+			if (*n >= PIDS_MAX || array_grow(v, cap, sizeof(**v), *n))
+				err = -ENOMEM;
+			else
+				(*v)[(*n)++] = (pid_t)c;
+		}
+	}
+	closedir(d);
+	return err;
+}
+
 int session__resolve_pids(struct session *s)
 {
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 
 	if (!s->opts.nr_pids)
 		return 0;
-	s->pids = calloc(s->opts.nr_pids, sizeof(*s->pids));
-	if (!s->pids)
+	if (array_grow(&s->pids, &cap, sizeof(*s->pids), s->opts.nr_pids))
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < s->opts.nr_pids; i++) {
 		pid_t pid = s->opts.pids[i], tgid = tgid_of(pid);
@@ -56,5 +110,45 @@ int session__resolve_pids(struct session *s)
 	}
 	s->opts.pids = s->pids;
 	s->opts.nr_pids = n;
+	return 0;
+}
+
+int session__add_children(struct session *s)
+{
+	size_t n = s->opts.nr_pids, cap = n;
+
+	/* Their descendants now (breadth first); BPF adds those forked later. */
+	for (size_t i = 0; s->opts.children && i < n; i++)
+		if (add_children(s->pids[i], &s->pids, &n, &cap))
+			return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM,
+					     "too many processes under the pids (at most %d)",
+					     PIDS_MAX);
+	if (n > s->opts.nr_pids)
+		pr_info("--children: %zu processes under the pids", n - s->opts.nr_pids);
+	s->opts.pids = s->pids;
+	s->opts.nr_pids = n;
+	return 0;
+}
+
+int session__add_children_late(struct session *s)
+{
+	size_t had = s->opts.nr_pids, n = had, cap = had;
+	__u8 one = 1;
+
+	/* Those forked between the first look and on_fork's attach. */
+	for (size_t i = 0; s->opts.children && i < n; i++)
+		if (add_children(s->pids[i], &s->pids, &n, &cap))
+			break;		/* too many: those found so far */
+	s->opts.pids = s->pids;
+	s->opts.nr_pids = n;
+	for (size_t i = had; i < n; i++) {
+		__u32 key = (__u32)s->pids[i];
+
+		/* The map only: fast_pids[] is read by samples already. */
+		bpf_map_update_elem(bpf_map__fd(s->skel->maps.pids), &key, &one, BPF_ANY);
+		s->skel->bss->pids_spill = true;
+	}
+	if (n > had)
+		pr_info("--children: %zu more processes under the pids as sampling began", n - had);
 	return 0;
 }

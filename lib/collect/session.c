@@ -194,6 +194,8 @@ static int session__start(struct session *s)
 	if (!err)
 		err = check_pids(s);
 	if (!err)
+		err = session__add_children(s);
+	if (!err)
 		err = session__check_btf(s);
 	if (!err)
 		err = session__load_bpf(s);
@@ -362,6 +364,8 @@ static int session__begin(struct session *s)
 	err = session__attach(s);
 	if (!err)
 		err = profile_bpf__attach(s->skel);
+	if (!err)
+		err = session__add_children_late(s);
 	if (!err && (s->opts.off_cpu || s->opts.wall))
 		session__off_cpu_begin(s);
 	if (!err)

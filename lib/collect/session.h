@@ -20,6 +20,8 @@ struct session_opts {
 	const pid_t *pids;	/* processes to profile (-p), or NULL */
 	size_t nr_pids;
 	bool all;		/* -a: every process */
+	bool children;		/* --children: the pids' descendants too, those there at the
+				 * start and those they fork later */
 	char *const *argv;	/* command to start and profile, or NULL */
 	const char *user;	/* with argv: run it as "USER[:GROUP]" (names or ids), or NULL:
 				 * as we run */

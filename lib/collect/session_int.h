@@ -136,6 +136,11 @@ int session__fail(struct session *s, enum session_err_kind kind, int err, const 
 /* pids.c: opts.pids made S->pids: a thread's id replaced by its process's (with a note on
  * stderr), each process once. Returns 0 or -ENOMEM with the error set. */
 int session__resolve_pids(struct session *s);
+/* pids.c: --children: the processes under the pids added to them. 0 or -errno, the error set. */
+int session__add_children(struct session *s);
+/* pids.c: --children, once on_fork is attached: the processes forked under the pids since
+ * session__add_children looked, added (to the BPF filter's map). Returns 0. */
+int session__add_children_late(struct session *s);
 
 /* samples.c: the queued samples tried again when a table came since the last call (with
  * ALL, every one, tables waited for: a period or the run ends). Returns 0 or -ENOMEM. */

@@ -3097,9 +3097,33 @@ def failed_runs_leave_outputs_as_they_were():
     d = tempfile.mkdtemp(prefix="keep-", dir=os.path.join(BUILD, "tests"))
     keep, new = os.path.join(d, "keep.svg"), os.path.join(d, "new.folded")
     old = b"<svg>the last profile</svg>\n" * 500
+    sleeper = subprocess.Popen(["sleep", "60"])
     cases = [["-p", "999999"], ["-e", "nosuchevent", "--", "true"],
              ["--cgroup", "nosuch.slice", "-d", "1"], ["--", "nosuchcommand_xyz"],
-             ["--", "/nonexistent/command"], ["-e", "cycles", "--", "true"]]
+             ["--", "/nonexistent/command"], ["-e", "cycles", "--", "true"],
+             ["-p", str(sleeper.pid), "-d", "1"]]      # nothing sampled
+    try:
+        check_failed_runs(cases, keep, new, old)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    # Without privileges (uid 65534 in a folder it may write): nothing made there either.
+    d2 = scratch_dir()
+    mine = os.path.join(d2, "nobody.svg")
+    p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                        os.path.abspath(profile_bin()), "-o", mine, "-a", "-d", "1"],
+                       capture_output=True, text=True, timeout=20)
+    expect(p.returncode == 4 and not os.path.exists(mine),
+           f"unprivileged: exit {p.returncode}, {mine} made: {os.path.exists(mine)}")
+    _, err, code = run_profile(["-o", keep, "--", workload("chain_fp"), "1"])
+    with open(keep, "rb") as f:
+        data = f.read()
+    expect(data.startswith(b"<?xml") and b"the last profile" not in data,
+           f"a run that sampled did not replace the file whole: {data[:80]!r}")
+    return f"{len(cases) + 1} failing runs left it as it was"
+
+
+def check_failed_runs(cases, keep, new, old):
     for args in cases:
         with open(keep, "wb") as f:
             f.write(old)
@@ -3110,12 +3134,40 @@ def failed_runs_leave_outputs_as_they_were():
         with open(keep, "rb") as f:
             expect(f.read() == old, f"{args}: the existing file changed ({err.strip()})")
         expect(not os.path.exists(new), f"{args}: {new} made by a failed run")
-    _, err, code = run_profile(["-o", keep, "--", workload("chain_fp"), "1"])
-    with open(keep, "rb") as f:
-        data = f.read()
-    expect(data.startswith(b"<?xml") and b"the last profile" not in data,
-           f"a run that sampled did not replace the file whole: {data[:80]!r}")
-    return f"{len(cases)} failing runs left it as it was"
+
+
+@test
+def nothing_sampled_says_why():
+    # A run that samples nothing exits 3 and says why: a pid that only waits (try
+    # --off-cpu); a shell whose grandchild does the work (timeout's python3: its pid, and
+    # --children, which then profiles it); a command too brief for the rate.
+    sleeper = subprocess.Popen(["sleep", "60"])
+    shell = subprocess.Popen(["bash", "-c", "sleep 0.3; timeout 8 python3 -c "
+                              f"{shlex.quote(PY_LOOP.replace('5000000', '10**9'))} & wait"])
+    try:
+        _, err, code = run_profile(["-p", str(sleeper.pid), "-d", "1"], check=False)
+        expect(code == 3 and f"pid {sleeper.pid} (sleep) did not run on a CPU" in err and
+               "--off-cpu" in err, f"a sleeping pid: exit {code}: {err}")
+        time.sleep(0.8)
+        _, err, code = run_profile(["-p", str(shell.pid), "-d", "1"], check=False)
+        m = re.search(rf"processes under pid {shell.pid} ran: (\d+) \(python3\) "
+                      r"\(--children profiles them too\)", err)
+        expect(code == 3 and m, f"a shell whose grandchild works: exit {code}: {err}")
+        stacks, err, code = run_profile(["-p", str(shell.pid), "--children", "-d", "1"])
+        py = total(stacks, "python3")
+        expect(py > 20 and share(stacks, lambda f: any(x.startswith("_PyEval_EvalFrame")
+                                                      for x in f), "python3") > 0.9,
+               f"--children: {py} python3 samples: {err}")
+    finally:
+        for p in (sleeper, shell):
+            p.kill()
+            p.wait()
+        subprocess.run(["pkill", "-f", "10\\*\\*9"], capture_output=True)
+    _, err, code = run_profile(["--", "true"], check=False)
+    expect(code == 3 and re.search(r"the command (used [0-9.]+ s of CPU, too little for a "
+                                   r"sample at 99 Hz|did not run on a CPU)", err),
+           f"true: exit {code}: {err}")
+    return f"--children: {py} python3 samples"
 
 
 @test
