@@ -38,7 +38,8 @@ static void usage(FILE *f)
 "  profile flamegraph app.pb.gz > app.svg\n"
 "  stackcollapse-perf.pl perf.script | profile flamegraph > perf.svg\n"
 "\n"
-"Exit status: 0 written, 1 unreadable or malformed input or a write error, 2 bad usage.\n",
+"Exit status: 0 written, 1 unreadable, malformed or empty input or a write error, 2 bad\n"
+"usage.\n",
 		FG_OPTIONS_HELP);
 }
 
@@ -134,8 +135,12 @@ int flamegraph_main(int argc, char **argv)
 		}
 		folded_reader__free(r);
 	}
-	if (flamegraph__total(fg) <= 0)
-		fprintf(stderr, "profile flamegraph: warning: no stack counts found in the input.\n");
+	/* Nothing to draw: a sentence and status 1, as for any input that is not stacks. */
+	if (flamegraph__total(fg) <= 0) {
+		fprintf(stderr, "profile flamegraph: no stacks in %s (an empty file?); nothing "
+			"written.\n", optind < argc ? argv[optind] : "the standard input");
+		goto out;
+	}
 	if (output && strcmp(output, "-")) {
 		out = fopen(output, "w");
 		if (!out) {

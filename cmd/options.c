@@ -221,6 +221,40 @@ static int list_events(void)
 	return EXIT_OK;
 }
 
+/* Whether ARG is spelled as an option: "-x..." or "--x..." ("-", "--" and "-5" are not). */
+static bool looks_like_option(const char *arg)
+{
+	const char *p = arg[0] == '-' ? (arg[1] == '-' ? arg + 2 : arg + 1) : NULL;
+
+	return p && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'));
+}
+
+/* The option getopt stopped at: short OPT ("-F", even inside "-qF"), else ARG as given. */
+static const char *option_name(int opt, const char *arg)
+{
+	static char buf[8];
+
+	if (opt > 0 && opt < 128 && arg[0] == '-' && arg[1] != '-') {
+		snprintf(buf, sizeof(buf), "-%c", opt);
+		return buf;
+	}
+	return arg;
+}
+
+/* The sentence for option OPT whose value VALUE is another option. */
+static const char *value_is_option(const char *opt, const char *value)
+{
+	static char msg[256];
+
+	if (opt[0] == '-' && opt[1] == '-')
+		snprintf(msg, sizeof(msg), "%s needs a value, and '%s' is an option (%s=%s "
+			 "gives it a value that begins with '-')", opt, value, opt, value);
+	else
+		snprintf(msg, sizeof(msg), "%s needs a value, and '%s' is an option (%s%s "
+			 "gives it a value that begins with '-')", opt, value, opt, value);
+	return msg;
+}
+
 static int parse_every(const char *arg, double *out)
 {
 	char *end;
@@ -229,7 +263,8 @@ static int parse_every(const char *arg, double *out)
 	errno = 0;
 	v = strtod(arg, &end);
 	if (errno || *end || end == arg || !isfinite(v) || v < 0.1 || v > 31536000)
-		return usage_error("invalid period '%s': expected seconds, at least 0.1", arg);
+		return usage_error("invalid period '%s': expected a number of seconds (10, or "
+				   "2.5), from 0.1 to 31536000 (a year)", arg);
 	*out = v;
 	return 0;
 }
@@ -242,7 +277,8 @@ static int parse_duration(const char *arg, double *out)
 	errno = 0;
 	v = strtod(arg, &end);
 	if (errno || *end || end == arg || !isfinite(v) || v <= 0 || v > 31536000)
-		return usage_error("invalid duration '%s': expected seconds greater than 0", arg);
+		return usage_error("invalid duration '%s': expected a number of seconds (10, or "
+				   "2.5), more than 0 and at most 31536000 (a year)", arg);
 	*out = v;
 	return 0;
 }
@@ -301,6 +337,53 @@ static enum out_format output_format(const char *format, const char *path)
 		     ends_with(path, ".pprof")))
 		return FMT_PPROF;
 	return FMT_FOLDED;
+}
+
+/* The format PATH's end names: FMT_SVG, FMT_PPROF, FMT_FOLDED for .folded and the like, or
+ * no extension at all (/dev/null, "out": *NAMED false); -1 for an extension of another
+ * format. */
+static int format_of_name(const char *path, bool *named)
+{
+	static const char *const folded[] = { ".folded", ".txt", ".collapsed", ".stacks" };
+	const char *base = strrchr(path, '/'), *dot;
+
+	base = base ? base + 1 : path;
+	dot = strrchr(base, '.');
+	*named = dot && dot != base;
+	if (!*named)
+		return FMT_FOLDED;
+	if (ends_with(base, ".svg"))
+		return FMT_SVG;
+	if (ends_with(base, ".pb.gz") || ends_with(base, ".pb") || ends_with(base, ".pprof"))
+		return FMT_PPROF;
+	for (size_t i = 0; i < sizeof(folded) / sizeof(folded[0]); i++)
+		if (!strcmp(dot, folded[i]))
+			return FMT_FOLDED;
+	return -1;
+}
+
+/* -o PATH with -f FORMAT (or none): an extension of no format of ours is refused unless -f
+ * says one; one that says another than -f is a clash. Returns 0 or EXIT_USAGE. */
+static int check_output_name(const char *path, const char *format)
+{
+	static const char *const names[] = { "folded", "svg", "pprof" };
+	bool named;
+	int by_name = format_of_name(path, &named);
+
+	if (by_name < 0 && !format) {
+		fprintf(stderr, "profile: -o %s: its name says no format of profile's; name it "
+			"*.folded, *.svg or *.pb.gz, or say which with -f folded, svg or pprof\n",
+			path);
+		fputs("Try 'profile --help' for more information.\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (named && by_name >= 0 && format && strcmp(names[by_name], format)) {
+		fprintf(stderr, "profile: -o %s is named as %s and -f says %s: one of them is "
+			"wrong\n", path, names[by_name], format);
+		fputs("Try 'profile --help' for more information.\n", stderr);
+		return EXIT_USAGE;
+	}
+	return 0;
 }
 
 /* Whether -e's LIST (NULL: cpu-clock) names an event other than the clocks: the counts are
@@ -394,9 +477,20 @@ int parse_args(int argc, char **argv, struct settings *st)
 	o->freq = 99;
 	o->pids = st->pids;
 	/* '+': stop at the first non-option, the command. */
-	while ((c = getopt_long(argc, argv, "+p:aF:d:o:f:UKqvhVe:c:", longopts, NULL)) != -1) {
+	optind = 1;
+	opterr = 0;	/* our own sentences, beginning "profile:" */
+	while ((c = getopt_long(argc, argv, "+:p:aF:d:o:f:UKqvhVe:c:", longopts, NULL)) != -1) {
 		err = 0;
+		/* An option's value that is the next option ("--title -d 1"): refused; a value
+		 * that begins with '-' goes as --title=-x. ("-" alone is standard output.) */
+		if (c != '?' && c != ':' && optarg && optarg == argv[optind - 1] &&
+		    looks_like_option(optarg))
+			return usage_error("%s", value_is_option(argv[optind - 2], optarg));
 		switch (c) {
+		case '?':
+		case ':':
+			return usage_error(c == '?' ? "unknown option '%s'" : "%s needs a value",
+					   option_name(optopt, argv[optind - 1]));
 		case 'p': err = parse_pids(st, optarg); break;
 		case 'a': o->all = true; break;
 		case 'F':
@@ -427,7 +521,8 @@ int parse_args(int argc, char **argv, struct settings *st)
 		case 'o':
 			if (st->nr_out == MAX_OUTPUTS)
 				return usage_error("%s", "at most 8 outputs (-o)");
-			st->out[st->nr_out++].path = optarg;
+			/* "-": standard output, as for profile flamegraph. */
+			st->out[st->nr_out++].path = strcmp(optarg, "-") ? optarg : NULL;
 			break;
 		case 'f': st->format = optarg; break;
 		case 'U': o->user_only = true; break;
@@ -560,6 +655,9 @@ static int check_settings(struct settings *st, bool min_block)
 	if (!st->nr_out && !o->every && !st->top_view)
 		st->nr_out = 1;		/* standard output */
 	for (int i = 0; i < st->nr_out; i++) {
+		/* (Continuous mode's names are strftime patterns: their ends say all the same.) */
+		if (st->out[i].path && check_output_name(st->out[i].path, st->format))
+			return EXIT_USAGE;
 		st->out[i].format = output_format(st->format, st->out[i].path);
 		/* pprof keeps each frame's line where DWARF has one, asked or not. */
 		if (st->out[i].format == FMT_PPROF)

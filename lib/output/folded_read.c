@@ -220,11 +220,43 @@ static void excerpt(char *dst, size_t size, const char *s, size_t len)
 	for (size_t i = 0; i < len && n + 4 < size; i++) {
 		unsigned char c = s[i];
 
-		dst[n++] = c >= 0x20 && c < 0x7f && c != '"' ? (char)c : '?';
+		dst[n++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
 	}
 	if (n + 4 >= size)
 		memcpy(dst + n, "...", 3), n += 3;
 	dst[n] = '\0';
+}
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* Whether LINE (LEN bytes) looks like perf script's output: a frame ("\t  7f3a2c1b4e10
+ * func+0x12 (/lib/x.so)") or a sample's header ("comm 1234 [001] 12.345: cpu-clock:"). */
+static bool perf_script_line(const char *s, size_t len)
+{
+	size_t i = 0, h = 0;
+
+	while (i < len && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (i > 0) {
+		while (i + h < len && is_hex(s[i + h]))
+			h++;
+		if (h >= 4 && i + h < len && s[i + h] == ' ')
+			return true;
+	}
+	for (i = 0; i + 3 < len; i++) {
+		if (s[i] == ' ' && s[i + 1] == '[' && s[i + 2] >= '0' && s[i + 2] <= '9') {
+			size_t j = i + 2;
+
+			while (j < len && s[j] >= '0' && s[j] <= '9')
+				j++;
+			if (j + 1 < len && s[j] == ']' && memchr(s + j, ':', len - j))
+				return true;
+		}
+	}
+	return false;
 }
 
 int folded_reader__next(struct folded_reader *r, struct folded_rec *rec)
@@ -249,8 +281,13 @@ int folded_reader__next(struct folded_reader *r, struct folded_rec *rec)
 			return ret;
 		}
 		if (memchr(r->line, '\0', len)) {
-			snprintf(r->err, sizeof(r->err), "%s:%zu: NUL byte in the line", r->name,
-				 r->lineno);
+			if (r->lineno == 1 && len >= 8 && !memcmp(r->line, "PERFILE", 7))
+				snprintf(r->err, sizeof(r->err), "%s is a perf.data file, not folded "
+					 "stacks: fold it first (perf script -i %s | "
+					 "stackcollapse-perf.pl)", r->name, r->name);
+			else
+				snprintf(r->err, sizeof(r->err), "%s:%zu: NUL byte in the line: not "
+					 "a text file of folded stacks", r->name, r->lineno);
 			return -EINVAL;
 		}
 		ret = folded__parse_line(r->line, len, rec);
@@ -258,9 +295,14 @@ int folded_reader__next(struct folded_reader *r, struct folded_rec *rec)
 			continue;
 		if (ret < 0) {
 			excerpt(what, sizeof(what), r->line, len);
-			snprintf(r->err, sizeof(r->err),
-				 "%s:%zu: expected 'STACK COUNT' (a count after the last blank), found \"%s\"",
-				 r->name, r->lineno, what);
+			if (perf_script_line(r->line, len))
+				snprintf(r->err, sizeof(r->err), "%s:%zu: this is perf script's "
+					 "output, not folded stacks: fold it first (perf script | "
+					 "stackcollapse-perf.pl), found '%s'", r->name, r->lineno, what);
+			else
+				snprintf(r->err, sizeof(r->err), "%s:%zu: expected 'STACK COUNT' (a "
+					 "count after the last blank), found '%s'", r->name,
+					 r->lineno, what);
 			return ret;
 		}
 		rec->lineno = r->lineno;

@@ -3052,6 +3052,16 @@ def installed_binary_and_man_page():
 
 
 BAD_INPUTS = [
+    (["-d", "10s", "-a"], 2, "expected a number of seconds (10, or 2.5)"),
+    (["-d", "99999999", "-a"], 2, "at most 31536000 (a year)"),
+    (["--title", "-d", "1"], 2, "--title needs a value, and '-d' is an option"),
+    (["-o", "-d", "1", "-a"], 2, "-o needs a value, and '-d' is an option"),
+    (["--nosuch", "-a"], 2, "profile: unknown option '--nosuch'"),
+    (["-qX", "-a"], 2, "profile: unknown option '-X'"),
+    (["-a", "-F"], 2, "profile: -F needs a value"),
+    (["-o", "x.json", "-a", "-d", "1"], 2, "x.json: its name says no format of profile's"),
+    (["-o", "a.svg", "-f", "pprof", "-a"], 2, "named as svg and -f says pprof"),
+    (["--children", "-a"], 2, "--children goes with -p"),
     (["-e", "no-such-event", "-a", "-d", "1"], 2, "unknown event"),
     (["-e", "nosuchcat:nosuchtp", "-a", "-d", "1"], 2, "no tracepoint"),
     (["-e", "page-faults,faults", "-a", "-d", "1"], 2, "named twice"),
@@ -3073,7 +3083,7 @@ BAD_INPUTS = [
     (["-d", "0", "-a"], 2, "invalid duration"),
     (["-d", "soon", "-a"], 2, "invalid duration"),
     (["-a", "-f", "json"], 2, "unknown format"),
-    (["--no-such-option"], 2, "unrecognized option"),
+    (["--no-such-option"], 2, "unknown option"),
     ([], 2, "nothing to profile"),
     (["-a", "-p", "1"], 2, "only one of"),
     (["--", "/nonexistent/command"], 3, "cannot execute"),
@@ -3179,7 +3189,30 @@ def bad_inputs_one_sentence():
         expect(words in err, f"{args}: stderr {err!r} lacks {words!r}")
         expect(time.monotonic() - t < 10, f"{args}: took too long")
         expect("libbpf:" not in err, f"{args}: libbpf output without -v: {err!r}")
-    return f"{len(BAD_INPUTS)} cases"
+        expect(all(x.startswith(("profile:", "Try 'profile --help'"))
+                   for x in err.splitlines() if x), f"{args}: a line not profile's: {err!r}")
+    # profile flamegraph and report: what the file is, and how to fold it; nothing to draw
+    # is an error.
+    d = tempfile.mkdtemp(prefix="badin-", dir=os.path.join(BUILD, "tests"))
+    files = {"perf.data": b"PERFILE2" + bytes(200), "script.txt":
+             b"python3  1234 [001]  10.5:   10101 cpu-clock:pppH:\n\t    7f3a2c1b4e10 "
+             b"main+0x12 (/usr/bin/python3)\n\n", "empty.folded": b"",
+             "quote.folded": b'say "hi" there\n'}
+    expect_fg = {"perf.data": "is a perf.data file, not folded stacks: fold it first (perf "
+                 "script -i", "script.txt": "this is perf script's output, not folded stacks",
+                 "empty.folded": "no stacks in", "quote.folded": "found 'say \"hi\" there'"}
+    for name, data in files.items():
+        path = os.path.join(d, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        for sub in ("flamegraph", "report"):
+            p = subprocess.run([os.path.abspath(profile_bin()), sub, path], capture_output=True,
+                               text=True, timeout=20)
+            want = expect_fg[name] if sub == "flamegraph" or name != "empty.folded" else \
+                "no stacks with functions in"
+            expect(p.returncode == 1 and want in p.stderr and
+                   p.stderr.count("\n") == 1, f"{sub} {name}: exit {p.returncode}: {p.stderr!r}")
+    return f"{len(BAD_INPUTS)} cases, {len(files)} files"
 
 
 @test
