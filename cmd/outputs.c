@@ -123,16 +123,18 @@ int write_outputs(const struct settings *st, const struct profile *p,
 			 const struct folded *f, const struct timespec *started, double seconds)
 {
 	struct pprof_opts po = pprof_times(started, seconds);
+	int ret = 0;
 
+	/* One that cannot be written (a full disk) costs only itself. */
 	for (int i = 0; i < st->nr_out; i++) {
 		const struct output *o = &st->out[i];
 		int err = write_output(st, o, o->f, o->path ? o->path : "standard output", p, f,
 				       &po);
 
-		if (err)
-			return err;
+		if (err && !ret)
+			ret = err;
 	}
-	return 0;
+	return ret;
 }
 
 /* Close the -o files. Returns 0, or -1 after one sentence per file that failed. */

@@ -3147,6 +3147,23 @@ def check_failed_runs(cases, keep, new, old):
 
 
 @test
+def one_output_that_fails_costs_only_itself():
+    # -o /dev/full -o ok.folded: the full device's write fails (exit 1, one sentence), the
+    # other file is written whole all the same.
+    d = tempfile.mkdtemp(prefix="full-", dir=os.path.join(BUILD, "tests"))
+    ok = os.path.join(d, "ok.folded")
+    _, err, code = run_profile(["-o", "/dev/full", "-o", ok, "--", workload("chain_fp"), "1"],
+                               check=False)
+    expect(code == 1 and "cannot write /dev/full: No space left on device" in err,
+           f"exit {code}: {err}")
+    with open(ok) as f:
+        stacks = parse_folded(f.read())
+    expect(share(stacks, lambda fr: has_chain(fr, CHAIN), "chain_fp") > 0.9,
+           f"ok.folded: {total(stacks)} samples, not chain_fp's stacks")
+    return f"{total(stacks)} samples in the other file"
+
+
+@test
 def nothing_sampled_says_why():
     # A run that samples nothing exits 3 and says why: a pid that only waits (try
     # --off-cpu); a shell whose grandchild does the work (timeout's python3: its pid, and
