@@ -102,6 +102,9 @@ uint64_t explain_total(struct session *s, const struct settings *st);
  * Returns 0 or an exit status. */
 int print_top(const struct folded *f, const struct settings *set);
 
+/* outputs.c: what is profiled, in a few words ("xz -6 file", "pid 12 (python3)"). */
+void describe_target(const struct settings *st, char *buf, size_t len);
+
 /* janitor.c: while still root, a process that removes the -o files this run made when
  * told to (janitor_remove: true when it did; janitor_keep: they stay). Nothing without
  * such files, or when not root. */

@@ -678,9 +678,6 @@ static int check_settings(struct settings *st, bool min_block)
 	if (counts_events(o->event) &&
 	    !strcmp(st->fg.countname, "samples"))
 		st->fg.countname = "events";
-	if (o->off_cpu && !st->fg.title)
-		st->fg.title = "Off-CPU Time Flame Graph";
-	if (o->wall && !st->fg.title)
-		st->fg.title = "Wall-Clock Time Flame Graph";
+	/* (The graph's title says what was profiled, its subtitle what time: outputs.c.) */
 	return 0;
 }

@@ -69,6 +69,79 @@ void discard_outputs(struct settings *st)
 		st->out[i].made = false;
 }
 
+void describe_target(const struct settings *st, char *buf, size_t len)
+{
+	const struct session_opts *o = &st->session;
+
+	if (o->argv) {
+		/* The command's name and arguments, as far as they fit. */
+		const char *base = strrchr(o->argv[0], '/');
+		size_t n = (size_t)snprintf(buf, len, "%s", base ? base + 1 : o->argv[0]);
+
+		for (int i = 1; o->argv[i] && n + 1 < len && n < 60; i++)
+			n += (size_t)snprintf(buf + n, len - n, " %s", o->argv[i]);
+	} else if (o->nr_pids) {
+		char path[64], comm[64] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)o->pids[0]);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		snprintf(buf, len, "pid %d%s%s%s%s", (int)o->pids[0], *comm ? " (" : "", comm,
+			 *comm ? ")" : "", o->nr_pids > 1 ? " and more" : "");
+	} else if (o->nr_cgroups) {
+		snprintf(buf, len, "cgroup %s%s", o->cgroups[0], o->nr_cgroups > 1 ? " and more" : "");
+	} else {
+		snprintf(buf, len, "the whole system");
+	}
+}
+
+/* The flame graph's default title and subtitle (--title and --subtitle say otherwise): what
+ * was profiled; what was sampled, how often, how long, when and where (PO). */
+static void graph_titles(const struct settings *st, const struct pprof_opts *po,
+			 struct fg_opts *fo, char *title, size_t tl, char *sub, size_t sl)
+{
+	const struct session_opts *o = &st->session;
+	time_t when = (time_t)(po->time_nanos / 1000000000);
+	char what[128], host[128] = "", date[64] = "";
+	struct tm tm;
+
+	if (!fo->title) {
+		describe_target(st, what, sizeof(what));
+		snprintf(title, tl, "%s: %s", o->off_cpu ? "Off-CPU time" : o->wall ?
+			 "Wall-clock time" : "profile", what);
+		fo->title = title;
+	}
+	if (fo->subtitle)
+		return;
+	if (o->off_cpu)
+		snprintf(what, sizeof(what), "time off the CPU");
+	else if (o->wall)
+		snprintf(what, sizeof(what), "wall-clock time (on-CPU at %u Hz)", o->freq);
+	else if (o->event && counts_events(o->event))
+		snprintf(what, sizeof(what), "%s, %s", o->event, o->count ? "every Nth" :
+			 "sampled");
+	else
+		snprintf(what, sizeof(what), "%s at %u Hz", o->event ? o->event : "cpu-clock",
+			 o->freq);
+	if (o->event && counts_events(o->event) && !o->count)
+		snprintf(what + strlen(what), sizeof(what) - strlen(what), " at %u Hz",
+			 o->event_freq ? o->event_freq : o->freq);
+	else if (o->count)
+		snprintf(what, sizeof(what), "%s, a sample every %llu", o->event ? o->event :
+			 "cpu-clock", (unsigned long long)o->count);
+	gethostname(host, sizeof(host) - 1);
+	if (when && localtime_r(&when, &tm))
+		strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", &tm);
+	snprintf(sub, sl, "%s, %.1f s from %s on %s", what, po->duration_nanos / 1e9, date,
+		 *host ? host : "this host");
+	fo->subtitle = sub;
+}
+
 /* The profile P (folded: F) into output O, open as OUT and called NAME, in its format; PO
  * says when it was sampled. Returns 0 or EXIT_RUNTIME after one sentence. */
 static int write_output(const struct settings *st, const struct output *o, FILE *out,
@@ -88,7 +161,14 @@ static int write_output(const struct settings *st, const struct output *o, FILE 
 	at = ftell(out);
 
 	switch (o->format) {
-	case FMT_SVG: err = flamegraph__write_folded(f, out, &st->fg); break;
+	case FMT_SVG: {
+		struct fg_opts fo = st->fg;
+		char title[256], sub[512];
+
+		graph_titles(st, po, &fo, title, sizeof(title), sub, sizeof(sub));
+		err = flamegraph__write_folded(f, out, &fo);
+		break;
+	}
 	case FMT_PPROF: err = pprof__write(p, po, out); break;
 	default: err = folded__write(f, out); break;
 	}

@@ -68,27 +68,6 @@ static bool quit_pressed(const struct screen *sc)
 	return false;
 }
 
-/* What is sampled, for the header. */
-static void target(const struct settings *st, char *buf, size_t len)
-{
-	const struct session_opts *o = &st->session;
-
-	if (o->argv) {
-		/* The command's name and arguments, as far as they fit. */
-		const char *base = strrchr(o->argv[0], '/');
-		size_t n = (size_t)snprintf(buf, len, "%s", base ? base + 1 : o->argv[0]);
-
-		for (int i = 1; o->argv[i] && n + 1 < len && n < 60; i++)
-			n += (size_t)snprintf(buf + n, len - n, " %s", o->argv[i]);
-	}
-	else if (o->nr_pids == 1)
-		snprintf(buf, len, "pid %d", (int)o->pids[0]);
-	else if (o->nr_pids > 1)
-		snprintf(buf, len, "pid %d and %zu more", (int)o->pids[0], o->nr_pids - 1);
-	else
-		snprintf(buf, len, "the whole system");
-}
-
 /* The period that just ended, drawn. Returns 0 or an exit status. */
 static int show_period(struct settings *st, struct session *s, struct screen *sc)
 {
@@ -124,7 +103,7 @@ static int show_period(struct settings *st, struct session *s, struct screen *sc
 	rows = ws.ws_row > 6 ? ws.ws_row - 4u : 2;
 	width = ws.ws_col > 40 ? ws.ws_col - 24u : 16;
 	sc->all += top__total(t);
-	target(st, what, sizeof(what));
+	describe_target(st, what, sizeof(what));
 	if (sc->tty)
 		fputs("\033[H\033[2J", stdout);
 	else if (sc->frames)

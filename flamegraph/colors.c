@@ -108,3 +108,18 @@ struct rgb colors__diff(double delta, double maxdelta)
 		c.r = c.g = (unsigned int)(210 * (maxdelta + delta) / maxdelta);
 	return c;
 }
+
+struct rgb colors__legend(const struct fg_opts *o, enum hint hint, bool off_cpu)
+{
+	enum fg_palette p = o->colors;
+
+	if (off_cpu)
+		p = FG_IO;
+	else if (p == FG_HOT && hint == HINT_KERNEL)
+		p = FG_ORANGE;
+	else if (p == FG_HOT && hint == HINT_INLINE)
+		p = FG_AQUA;
+	else if (p == FG_HOT && hint == HINT_JIT)
+		p = FG_GREEN;
+	return palette(p, 0.5, 0.5, 0.5);
+}

@@ -81,6 +81,10 @@ size_t colors__strip_hint(const char *name, size_t len, enum hint *hint);
 struct rgb colors__frame(const struct fg_opts *o, const char *name, size_t len,
 			 enum hint hint);
 
+/* The colour that stands for frames of HINT (or off the CPU) in the legend: the middle of
+ * their palette in O->colors. */
+struct rgb colors__legend(const struct fg_opts *o, enum hint hint, bool off_cpu);
+
 /*
  * flamegraph.pl's differential scale: DELTA (COUNT2 - COUNT) clamped to +-MAXDELTA, red for
  * more samples, blue for fewer, white for none or when MAXDELTA is not positive.

@@ -15,6 +15,9 @@
 #include "out.h"
 #include "fg_assets.h"
 
+/* A frame's kind in its tooltip, after its count (enum hint). */
+static const char *const hint_words[] = { "", ", kernel", ", inlined", ", JIT", ", waker" };
+
 /*
  * Layout constants of flamegraph.pl, so that graphs look the same: average character
  * width relative to the font size, padding, a pixel between frames.
@@ -132,7 +135,11 @@ static void frame_open(struct flamegraph *fg, struct layout *l, struct out *o, u
 	out_mem(o, " (", 2);
 	out_count(o, n->value);
 	out_mem(o, " ", 1);
-	out_text_str(o, opt->countname);
+	/* "1 sample", not "1 samples". */
+	if (n->value == 1 && !strcmp(opt->countname, "samples"))
+		out_mem(o, "sample", 6);
+	else
+		out_text_str(o, opt->countname);
 	pct = l->total > 0 ? 100 * n->value / l->total : 0;
 	if (id == 0)
 		out_mem(o, ", 100%", 6);
@@ -141,6 +148,9 @@ static void frame_open(struct flamegraph *fg, struct layout *l, struct out *o, u
 	if (fg->diff)
 		out_fmt(o, "; %s%.2f%%", n->delta > 0 ? "+" : "",
 			l->total > 0 ? 100 * n->delta / l->total : 0);
+	/* What kind of frame, which the colour says too (the legend). */
+	if (hint != HINT_NONE)
+		out_str(o, hint_words[hint]);
 	out_mem(o, ")</title><rect x=\"", 18);
 	out_tenths(o, rx1);
 	out_mem(o, "\" y=\"", 5);
@@ -270,6 +280,67 @@ static void write_header(struct flamegraph *fg, struct layout *l, struct out *o)
 	out_str(o, "\"> </text>\n<g id=\"frames\">");
 }
 
+/* The kinds of frame FG has (1 << enum hint; [off-cpu]: LEGEND_OFF_CPU). */
+#define LEGEND_OFF_CPU	(1u << 8)
+
+static unsigned int kinds_of(const struct flamegraph *fg)
+{
+	unsigned int kinds = 0;
+
+	for (uint32_t i = 0; i < fg->nr_names; i++) {
+		const char *name = fg->arena + fg->names[i].off;
+		size_t len = fg->names[i].len;
+		enum hint h;
+
+		len = colors__strip_hint(name, len, &h);
+		kinds |= 1u << h;
+		if (len == 9 && !memcmp(name, "[off-cpu]", 9))
+			kinds |= LEGEND_OFF_CPU;
+	}
+	return kinds;
+}
+
+/*
+ * The legend of the colours, left of Search, when they say a frame's kind (the hot palette,
+ * not a differential graph) and there is more than one kind: a swatch and a word each.
+ */
+static void write_legend(const struct flamegraph *fg, const struct layout *l, struct out *o)
+{
+	static const struct { unsigned int bit; enum hint hint; const char *word; } items[] = {
+		{ 1u << HINT_NONE, HINT_NONE, "user" },
+		{ 1u << HINT_KERNEL, HINT_KERNEL, "kernel" },
+		{ 1u << HINT_INLINE, HINT_INLINE, "inlined" },
+		{ 1u << HINT_JIT, HINT_JIT, "JIT" },
+		{ LEGEND_OFF_CPU, HINT_NONE, "off-CPU" },
+	};
+	const struct fg_opts *opt = &fg->o;
+	unsigned int kinds = kinds_of(fg), n = 0;
+	double fs = opt->fontsize, x;
+
+	if (opt->colors != FG_HOT || fg->diff)
+		return;
+	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
+		n += !!(kinds & items[i].bit);
+	if (n < 2)
+		return;
+	x = opt->width - XPAD - 110.0 - n * 70.0;
+	out_str(o, "\n<g id=\"legend\">");
+	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
+		struct rgb c;
+
+		if (!(kinds & items[i].bit))
+			continue;
+		c = colors__legend(opt, items[i].hint, items[i].bit == LEGEND_OFF_CPU);
+		out_fmt(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			"fill=\"#%02x%02x%02x\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>", x,
+			fs * 2 - fs + 2, fs - 2, fs - 2, c.r, c.g, c.b, x + fs + 1, fs * 2,
+			items[i].word);
+		x += 70;
+	}
+	out_str(o, "</g>");
+	(void)l;
+}
+
 int flamegraph__write(struct flamegraph *fg, FILE *f)
 {
 	const struct fg_opts *opt = &fg->o;
@@ -308,8 +379,13 @@ int flamegraph__write(struct flamegraph *fg, FILE *f)
 		out_str(o, "\" text-anchor=\"middle\">No stack counts found</text>");
 		err = 0;
 	}
-	if (!err)
-		out_str(o, l.total > 0 ? "\n</g>\n</svg>\n" : "\n</svg>\n");
+	if (!err && l.total > 0) {
+		out_str(o, "\n</g>");
+		write_legend(fg, &l, o);
+		out_str(o, "\n</svg>\n");
+	} else if (!err) {
+		out_str(o, "\n</svg>\n");
+	}
 	out_flush(o);
 	if (!err && (fflush(f) || ferror(f)))
 		err = -(errno ? errno : EIO);

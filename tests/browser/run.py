@@ -263,7 +263,10 @@ def wall_clock_graph_from_the_profiler():
     expect(p.returncode == 0, f"profile --wall exited {p.returncode}: {p.stderr}")
     b = open_svg(svg)
     title = b.eval("document.getElementById('title').textContent")
-    expect(title == "Wall-Clock Time Flame Graph", f"title {title!r}")
+    expect(title == "Wall-clock time: wallhalf 0.3", f"title {title!r}")
+    sub = b.eval("document.getElementById('subtitle').textContent")
+    expect(re.fullmatch(r"wall-clock time \(on-CPU at 499 Hz\), [0-9.]+ s from "
+                        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \w+ on \S+", sub), f"subtitle {sub!r}")
     off = frame(b, "[off-cpu] (")
     m = re.fullmatch(r"#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})", off["fill"] or "")
     rgb = [int(x, 16) for x in m.groups()] if m else None
@@ -275,6 +278,45 @@ def wall_clock_graph_from_the_profiler():
            f"details line on hover: {d!r}")
     sleep = frame(b, "wall_sleep (")
     expect(sleep["w"] > 200, f"wall_sleep, half of the time, is {sleep['w']} px wide")
+
+
+@test
+def graph_says_what_it_shows():
+    # profile writes the SVG of a command that reads /dev/zero (user and kernel frames):
+    # the title is the command, the subtitle what was sampled, how often, how long, when and
+    # where; the legend, drawn, names the kinds the graph has; hovering a kernel frame says
+    # so, and a frame of one sample says "1 sample".
+    wl = os.path.join(ARGS.build, "tests", "workloads", "readloop")
+    expect(os.access(wl, os.X_OK), f"{wl} is missing (make test builds it)")
+    svg = os.path.join(ARGS.workdir, "says.svg")
+    p = subprocess.run([ARGS.profile, "-F", "199", "-o", svg, "--", wl, "0.6"],
+                       capture_output=True, text=True, timeout=60)
+    expect(p.returncode == 0, f"profile exited {p.returncode}: {p.stderr}")
+    b = open_svg(svg)
+    expect(text_of(b, "title") == "profile: readloop 0.6", f"title {text_of(b, 'title')!r}")
+    sub = text_of(b, "subtitle")
+    expect(re.fullmatch(r"cpu-clock at 199 Hz, 0\.[5-9] s from \d{4}-\d\d-\d\d "
+                        r"\d\d:\d\d:\d\d \w+ on \S+", sub), f"subtitle {sub!r}")
+    legend = b.eval("""(function () {
+      var g = document.getElementById('legend'); if (!g) return null;
+      var r = g.getBoundingClientRect();
+      return {words: [].map.call(g.querySelectorAll('text'), function (t) {
+                return t.textContent; }),
+              shown: r.width > 0 && r.height > 0, top: r.top}; })()""")
+    expect(legend and legend["shown"], f"no legend drawn: {legend}")
+    expect(legend["words"][:2] == ["user", "kernel"], f"legend words {legend['words']}")
+    k = b.eval("""(function () {
+      var t = [].filter.call(document.querySelectorAll('#frames title'), function (e) {
+        return / \\(\\d[\\d,]* samples?, [\\d.]+%, kernel\\)$/.test(e.textContent); })[0];
+      return t ? t.textContent : null; })()""")
+    expect(k, "no frame says it is a kernel frame")
+    f = frame(b, k)
+    b.hover(f["cx"], f["cy"])
+    expect(text_of(b, "details").endswith(", kernel)"), f"details {text_of(b, 'details')!r}")
+    ones = b.eval("[].filter.call(document.querySelectorAll('#frames title'), function (e) {"
+                  " return / \\(1 samples?,/.test(e.textContent); }).map(function (e) {"
+                  " return e.textContent; })")
+    expect(all("(1 sample," in t for t in ones), f"'1 samples' in {ones[:3]}")
 
 
 def main():

@@ -74,7 +74,7 @@ static void test_tree_merge(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>foo.bar (4 samples, 26.67%)"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>all (15 samples, 100%)"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>c (7 samples, 46.67%)"));	/* a;b;c twice */
-	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>c (1 samples, 6.67%)"));	/* b;c */
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>c (1 sample, 6.67%)"));	/* b;c */
 	CU_ASSERT_EQUAL(count_of(svg, "<g><title>"), 10);
 	free(svg);
 }
@@ -136,7 +136,7 @@ static void test_reverse_inverted(void)
 	svg = render("main;f;leaf 3\nmain;g;leaf 2\nmain;g;other 1\n", &o);
 	/* the leaves become roots: leaf (5) with f and g above it */
 	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>leaf (5 samples"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>other (1 samples"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>other (1 sample"));
 	CU_ASSERT_EQUAL(count_of(svg, "<title>main ("), 3);	/* under leaf;f, leaf;g, other;g */
 	free(svg);
 
@@ -198,19 +198,33 @@ static void test_hints_and_colors(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(svg);
 	CU_ASSERT_PTR_NULL(strstr(svg, "_[k]"));
 	CU_ASSERT_PTR_NULL(strstr(svg, "_[i]"));
-	CU_ASSERT_EQUAL(rect_of(svg, "read (1 samples", &x, &w, &y), 0);	/* shown bare */
+	CU_ASSERT_EQUAL(rect_of(svg, "read (1 sample", &x, &w, &y), 0);	/* shown bare */
 	CU_ASSERT_PTR_NOT_NULL(strstr(svg, ">read</text>"));
 	/* the same name, the same colour: "rd" under p and under q */
-	a = strstr(svg, "<title>rd (1 samples");
-	b = a ? strstr(a + 1, "<title>rd (1 samples") : NULL;
+	a = strstr(svg, "<title>rd (1 sample,");
+	b = a ? strstr(a + 1, "<title>rd (1 sample,") : NULL;
 	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
 	CU_ASSERT_NSTRING_EQUAL(strstr(a, "fill="), strstr(b, "fill="), 14);
+	/* The kind in the tooltip, and a legend of the kinds there are. */
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>read (1 sample, 20.00%, kernel)</title>"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>inl (1 sample, 20.00%, inlined)</title>"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>jit (1 sample, 20.00%, JIT)</title>"));
+	a = strstr(svg, "<g id=\"legend\">");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT(strstr(a, ">user<") && strstr(a, ">kernel<") && strstr(a, ">inlined<") &&
+		  strstr(a, ">JIT<") && !strstr(a, ">off-CPU<"));
+	free(svg);
+	/* One kind only: no legend. */
+	svg = render("p;a 1\np;b 2\n", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(svg);
+	CU_ASSERT_PTR_NULL(strstr(svg, "id=\"legend\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>b (2 samples, 66.67%)</title>"));
 	free(svg);
 
 	/* Time off the CPU (--wall's [off-cpu] leaves): blue, in the hot palette. */
 	svg = render("p;main;[off-cpu] 1\np;main 1\n", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(svg);
-	a = strstr(svg, "<title>[off-cpu] (1 samples");
+	a = strstr(svg, "<title>[off-cpu] (1 sample,");
 	a = a ? strstr(a, "fill=\"#") : NULL;
 	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
 	{
@@ -238,7 +252,7 @@ static void test_differential(void)
 	CU_ASSERT_EQUAL(flamegraph__write(fg, out), 0);
 	fclose(out);
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "<title>grew (5 samples, 83.33%; +66.67%)"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "<title>shrank (1 samples, 16.67%; -50.00%)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "<title>shrank (1 sample, 16.67%; -50.00%)"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "fill=\"#ff0000\""));	/* +4 of max 4: red */
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "fill=\"#3434ff\""));	/* -3: blue */
 	free(buf);
