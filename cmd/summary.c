@@ -14,6 +14,18 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
+/* PART of WHOLE as "12.3%", "<0.1%" when some but under 0.05%, never over 100%. */
+static const char *share(uint64_t part, uint64_t whole, char *buf, size_t len)
+{
+	double p = pct(part < whole ? part : whole, whole);
+
+	if (part && p < 0.05)
+		snprintf(buf, len, "<0.1%%");
+	else
+		snprintf(buf, len, "%.1f%%", p);
+	return buf;
+}
+
 /* What was lost, when something was: WHAT ("samples", "waits") the maps or the ring buffer
  * had no room for, stacks, mmap records. */
 /* What debuginfod did, when it did anything. */
@@ -87,8 +99,11 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 	const char *ev = set->session.event;
 	/* -e EVENT other than the clocks: the counts are events, the samples BPF's count. */
 	bool events = counts_events(ev);
-	uint64_t nsamples = events ? st->bpf[STAT_SAMPLES] : st->samples;
-	char what[128];
+	/* The samples taken: those BPF took (some may be lost on the way), or those in the
+	 * profile if more (the shares below are of them, and add up). */
+	uint64_t nsamples = st->bpf[STAT_SAMPLES] > st->samples || events ?
+			    st->bpf[STAT_SAMPLES] : st->samples;
+	char what[128], b1[16], b2[16];
 
 	if (events)
 		snprintf(what, sizeof(what), "%llu %s (%llu samples)",
@@ -106,22 +121,24 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 		fprintf(stderr, "profile: %llu %s came after the last sample on their CPU (any "
 			"task's): in no stack\n", (unsigned long long)st->ev_unsampled,
 			strchr(ev, ',') ? "events" : ev);
-	fprintf(stderr, "profile: user stacks %.1f%% DWARF-unwound", pct(st->dwarf, nsamples));
+	fprintf(stderr, "profile: user stacks %s DWARF-unwound",
+		share(st->dwarf, nsamples, b1, sizeof(b1)));
 	/* Walks that met a function keeping no frame record where it called: perf -g and bcc
 	 * show those stacks with frames missing. */
 	if (st->bpf[STAT_FP_NOREC])
-		fprintf(stderr, " (%.1f%% where frame pointers could not be trusted)",
-			pct(st->bpf[STAT_FP_NOREC], nsamples));
-	fprintf(stderr, ", %.1f%% truncated", pct(st->truncated, st->samples));
+		fprintf(stderr, " (%s of all where frame pointers could not be trusted)",
+			share(st->bpf[STAT_FP_NOREC], nsamples, b1, sizeof(b1)));
+	fprintf(stderr, ", %s truncated", share(st->truncated, st->samples, b2, sizeof(b2)));
+	/* Of the truncated ones: where their DWARF unwind stopped. */
 	for (int i = 1, first = 1; i < UNWIND_STOP__MAX; i++) {
-		if (!st->unwind_stop[i])
+		if (!st->cut_stop[i])
 			continue;
-		fprintf(stderr, "%s%s %llu", first ? " (DWARF stopped early: " : ", ",
-			unwind_stop_names[i], (unsigned long long)st->unwind_stop[i]);
+		fprintf(stderr, "%s%s %llu", first ? " (where DWARF stopped: " : ", ",
+			unwind_stop_names[i], (unsigned long long)st->cut_stop[i]);
 		first = 0;
 	}
 	for (int i = 1; i < UNWIND_STOP__MAX; i++)
-		if (st->unwind_stop[i]) {
+		if (st->cut_stop[i]) {
 			fputc(')', stderr);
 			break;
 		}

@@ -568,8 +568,10 @@ int builder__add(struct builder *b, const struct stack_key *key, const uint64_t 
 			s->stats.off_truncated_ns += count;
 	} else {
 		s->stats.samples += count;
-		if (labels.truncated)
+		if (labels.truncated) {
 			s->stats.truncated += count;
+			s->stats.cut_stop[key->stop] += count;
+		}
 	}
 	return 0;
 fail:

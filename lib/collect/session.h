@@ -78,6 +78,9 @@ struct session_stats {
 					 * sample (any task's), in no stack */
 	uint64_t dwarf;			/* samples unwound with DWARF in userspace */
 	uint64_t unwind_stop[8];	/* of those, by enum unwind_stop */
+	uint64_t cut_stop[8];		/* samples truncated in the profile, by how their DWARF
+					 * unwind stopped (UNWIND_STOP_END: no DWARF unwind, or
+					 * it ended and the stack was cut after) */
 	uint64_t unwind_frames;		/* frames those unwinds produced */
 	uint64_t unwind_ns;		/* time spent unwinding them */
 	uint64_t unwind_fast;		/* of the unwinds, those done by cached CFI rules alone */

@@ -45,6 +45,12 @@ def run_profile(args, timeout=60, check=True, cwd=None):
                        text=True, timeout=timeout, errors="replace", cwd=cwd)
     if check and p.returncode != 0:
         raise AssertionError(f"profile {' '.join(args)} exited {p.returncode}: {p.stderr}")
+    # Every run's summary: its shares are of what they say, none over 100% (issue 25: 132.8%
+    # where samples were lost).
+    for line in re.findall(r"^profile: user stacks .*$", p.stderr, re.M):
+        over = [x for x in re.findall(r"(\d+(?:\.\d+)?)%", line) if float(x) > 100]
+        if over:
+            raise AssertionError(f"a share over 100% in the summary: {line}")
     return parse_folded(p.stdout), p.stderr, p.returncode
 
 
