@@ -98,6 +98,10 @@ int run_continuous(struct settings *st, struct session *s);
 void print_summary(const struct session_stats *st, size_t nr_stacks,
 		   const struct settings *set);
 uint64_t explain_total(struct session *s, const struct settings *st);
+/* summary.c: the files where more than a few percent of the TOTAL samples (explain_total's
+ * unit) have frames without names, and what would name them. */
+struct explain;
+void print_unnamed(const struct explain *ex, uint64_t total);
 /* summary.c: the hottest functions of F after the summary (--top; 10 on a terminal).
  * Returns 0 or an exit status. */
 int print_top(const struct folded *f, const struct settings *set);

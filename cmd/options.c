@@ -603,7 +603,9 @@ static int check_settings(struct settings *st, bool min_block)
 	int targets;
 
 	/* -v shows the report's first lines after the summary. */
-	o->explain = st->explain || (log_level >= LOG_INFO && !st->quiet);
+	/* Gathered always: the summary names the files without names; the report is shown
+	 * with --explain, its first lines with -v. */
+	o->explain = true;
 	o->cgroups = st->cgroups;
 	targets = (o->nr_pids > 0) + o->all + (o->argv != NULL);
 	/* --cgroup alone: the whole system, those cgroups of it. */

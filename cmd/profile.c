@@ -44,6 +44,13 @@ static void sudo_notice(const struct settings *st)
 			user && *user ? user : uid);
 }
 
+/* --explain's report: asked for, or its first lines with -v (it is gathered always: the
+ * summary names the files without names). */
+static bool show_explain(const struct settings *st)
+{
+	return st->explain || (log_level >= LOG_INFO && !st->quiet);
+}
+
 int main(int argc, char **argv)
 {
 	struct settings st = { 0 };
@@ -107,7 +114,7 @@ int main(int argc, char **argv)
 		if (!st.quiet)
 			print_summary(session__stats(s), 0, &st);
 		/* --explain: over the whole run. */
-		if (session__explain(s) && (st.explain || !st.quiet) &&
+		if (session__explain(s) && show_explain(&st) &&
 		    explain__write(session__explain(s), stderr, explain_total(s, &st),
 				   st.session.off_cpu || st.session.wall,
 				   st.explain ? EXPLAIN_LINES : EXPLAIN_LINES_VERBOSE)) {
@@ -154,10 +161,11 @@ int main(int argc, char **argv)
 		ret = exit_status(kind);
 	if (!st.quiet) {
 		print_summary(session__stats(s), folded__nr_stacks(folded), &st);
+		print_unnamed(session__explain(s), explain_total(s, &st));
 		if (print_top(folded, &st))
 			ret = EXIT_RUNTIME;
 	}
-	if (session__explain(s) && (st.explain || !st.quiet) &&
+	if (session__explain(s) && show_explain(&st) &&
 	    explain__write(session__explain(s), stderr, explain_total(s, &st),
 			   st.session.off_cpu || st.session.wall,
 			   st.explain ? EXPLAIN_LINES : EXPLAIN_LINES_VERBOSE)) {

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* profile: the summary after a run, on stderr. */
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "base/limits.h"
 #include "base/log.h"
+#include "collect/explain.h"
 #include "output/top.h"
 #include "unwind/unwind.h"
 #include "cli.h"
+
+extern char **environ;
 
 static double pct(uint64_t part, uint64_t whole)
 {
@@ -220,4 +226,98 @@ int print_top(const struct folded *f, const struct settings *set)
 	err = top__write(t, stderr, TOP_BY_SELF, n, 120);
 	top__free(t);
 	return err ? EXIT_RUNTIME : 0;
+}
+
+/* The Debian package that has file PATH (dpkg-query -S; also as /lib for /usr/lib, merged
+ * /usr), into PKG (LEN bytes, without its ":arch"); false when none says so. */
+static bool package_of(const char *path, char *pkg, size_t len)
+{
+	const char *try[2] = { path, !strncmp(path, "/usr/lib/", 9) ? path + 4 : NULL };
+
+	if (access("/usr/bin/dpkg-query", X_OK))
+		return false;
+	for (int i = 0; i < 2 && try[i]; i++) {
+		char *argv[] = { "dpkg-query", "-S", "--", (char *)try[i], NULL };
+		char out[512];
+		posix_spawn_file_actions_t fa;
+		int p[2];
+		pid_t pid;
+		ssize_t n = 0, got;
+		bool ok;
+
+		if (pipe2(p, O_CLOEXEC))
+			return false;
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+		ok = !posix_spawn(&pid, "/usr/bin/dpkg-query", &fa, NULL, argv, environ);
+		posix_spawn_file_actions_destroy(&fa);
+		close(p[1]);
+		while (ok && n < (ssize_t)sizeof(out) - 1 &&
+		       (got = read(p[0], out + n, sizeof(out) - 1 - (size_t)n)) > 0)
+			n += got;
+		close(p[0]);
+		if (ok)
+			waitpid(pid, NULL, 0);
+		out[n > 0 ? n : 0] = '\0';
+		/* "liblzma5:amd64: /lib/x86_64-linux-gnu/liblzma.so.5.4.1" */
+		if (n > 0 && strchr(out, ':') && !strchr(out, ',')) {
+			size_t k = strcspn(out, ":");
+
+			if (k && k < len) {
+				memcpy(pkg, out, k);
+				pkg[k] = '\0';
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* What would name the frames of FILE, unnamed for REASON. */
+static void naming_hint(const char *file, enum explain_reason reason, char *buf, size_t len)
+{
+	char pkg[128];
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	if (reason == EXPLAIN_UNNAMED_JIT || reason == EXPLAIN_UNNAMED_JIT_MISSING) {
+		snprintf(buf, len, "JIT code: have the runtime write a perf map (node "
+			 "--perf-basic-prof, python3.12 -X perf, java with perf-map-agent)");
+		return;
+	}
+	if (package_of(file, pkg, sizeof(pkg)))
+		snprintf(buf, len, "install %s-dbgsym (Debian's debug archive)%s", pkg,
+			 urls && *urls ? "" : ", or set DEBUGINFOD_URLS=https://debuginfod.debian.net");
+	else
+		snprintf(buf, len, "install its debug symbols%s",
+			 urls && *urls ? "" : ", or set DEBUGINFOD_URLS to a debuginfod server");
+}
+
+/* Share at and over which a file's unnamed frames are named in the summary. */
+#define UNNAMED_SHARE	5.0
+
+void print_unnamed(const struct explain *ex, uint64_t total)
+{
+	struct explain_line *lines = NULL;
+	int n = ex && total ? explain__lines(ex, &lines) : 0, said = 0;
+
+	/* Most samples first: the first three files at UNNAMED_SHARE or more. */
+	for (int i = 0; i < n && said < 3; i++) {
+		const struct explain_line *l = &lines[i];
+		char hint[512];
+
+		if (l->reason != EXPLAIN_UNNAMED_NO_SYMS && l->reason != EXPLAIN_UNNAMED_NO_DEBUG &&
+		    l->reason != EXPLAIN_UNNAMED_JIT && l->reason != EXPLAIN_UNNAMED_JIT_MISSING)
+			continue;
+		if (pct(l->count, total) < UNNAMED_SHARE)
+			break;
+		naming_hint(l->file, l->reason, hint, sizeof(hint));
+		fprintf(stderr, "profile: %.1f%% of samples have frames without names in ",
+			pct(l->count, total));
+		for (const char *c = l->file; *c; c++)
+			fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, stderr);
+		fprintf(stderr, ": %s\n", hint);
+		said++;
+	}
+	free(lines);
 }

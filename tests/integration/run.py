@@ -3170,6 +3170,33 @@ def one_output_that_fails_costs_only_itself():
 
 
 @test
+def summary_names_what_would_name_unnamed_code():
+    # Debian's xz, stripped, without its -dbgsym packages: the summary says which files the
+    # unnamed frames are in and which packages have their symbols (dpkg's), as --explain
+    # does at length; not with -q.
+    if not shutil.which("xz"):
+        return "skipped: no xz"
+    d = tempfile.mkdtemp(prefix="unnamed-", dir=os.path.join(BUILD, "tests"))
+    out = os.path.join(d, "xz.folded")
+    env = dict(os.environ)
+    env.pop("DEBUGINFOD_URLS", None)
+    p = subprocess.run([os.path.abspath(profile_bin()), "-F", "499", "-o", out, "--", "sh",
+                        "-c", "xz -6 -T1 -c /usr/bin/gcc-12 /usr/bin/perl > /dev/null"],
+                       capture_output=True, text=True, timeout=120, env=env)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    m = re.search(r"^profile: ([0-9.]+)% of samples have frames without names in "
+                  r"\S*/liblzma\.so\.5[^:]*: install liblzma5-dbgsym \(Debian's debug "
+                  r"archive\), or set DEBUGINFOD_URLS=https://debuginfod\.debian\.net$",
+                  p.stderr, re.M)
+    expect(m and float(m.group(1)) > 50, f"no line naming liblzma5-dbgsym: {p.stderr}")
+    q = subprocess.run([os.path.abspath(profile_bin()), "-q", "-o", out, "--", "sh", "-c",
+                        "xz -6 -T1 -c /usr/bin/gcc-12 > /dev/null"], capture_output=True,
+                       text=True, timeout=120, env=env)
+    expect(q.returncode == 0 and "without names" not in q.stderr, f"-q: {q.stderr}")
+    return f"liblzma: {m.group(1)}% unnamed"
+
+
+@test
 def nothing_sampled_says_why():
     # A run that samples nothing exits 3 and says why: a pid that only waits (try
     # --off-cpu); a shell whose grandchild does the work (timeout's python3: its pid, and
