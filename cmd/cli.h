@@ -22,6 +22,7 @@ enum {
 	EXIT_USAGE = 2,
 	EXIT_TARGET = 3,
 	EXIT_ENV = 4,
+	EXIT_INTERRUPTED = 130,	/* Ctrl-C before sampling began: as a shell says SIGINT */
 };
 
 #define MAX_PIDS 1024

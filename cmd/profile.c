@@ -28,6 +28,7 @@ int exit_status(enum session_err_kind kind)
 	case SESSION_ERR_USAGE: return EXIT_USAGE;
 	case SESSION_ERR_TARGET: return EXIT_TARGET;
 	case SESSION_ERR_ENV: return EXIT_ENV;
+	case SESSION_ERR_INTERRUPTED: return EXIT_INTERRUPTED;
 	default: return EXIT_RUNTIME;
 	}
 }

@@ -230,6 +230,7 @@ struct session *session__open(const struct session_opts *opts, char **errmsg,
 		return NULL;
 	}
 	s->opts = *opts;
+	s->opened = clock_mono_seconds();
 	s->go_fd = s->exec_err_fd = s->epfd = s->ep_sock = -1;
 	s->stats.cmd_status = -1;
 	s->parked.free_raw = offcpu__free_raw;
@@ -337,6 +338,17 @@ static int session__loop(struct session *s)
 	return 0;
 }
 
+/* A SIGINT or SIGTERM while starting: it ends the start at once (in step DOING), nothing
+ * sampled. Returns -EINTR with the error set, or 0 when none came. */
+static int interrupted(struct session *s, const char *doing)
+{
+	if (!session_stop_signal || session_stop_signal == SIGHUP)
+		return 0;
+	return session__fail(s, SESSION_ERR_INTERRUPTED, -EINTR, "interrupted while starting "
+			     "(%s, %.1f s in): nothing was sampled", doing,
+			     clock_mono_seconds() - s->opened);
+}
+
 /* Attach and start sampling (the first session__run). Returns 0 or negative errno with the
  * error set. */
 static int session__begin(struct session *s)
@@ -348,26 +360,34 @@ static int session__begin(struct session *s)
 	err = session__open_sideband(s);
 	if (!err)
 		err = session__open_samples(s);
+	if (!err)
+		err = interrupted(s, "opening the buffers");
 	if (err)
 		return err;
 	/* Mappings that exist already; later ones arrive as mmap records. */
 	if (s->opts.all)
 		procmaps__load_all(s->maps);
-	for (size_t i = 0; i < s->opts.nr_pids; i++) {
+	for (size_t i = 0; !err && i < s->opts.nr_pids; i++) {
 		procmaps__load(s->maps, s->opts.pids[i]);
 		session__describe(s, s->opts.pids[i]);
+		err = interrupted(s, "reading the processes' mappings");
 	}
 	/* The command has not run yet: its mappings come as mmap records. */
-	if (s->child)
+	if (!err && s->child)
 		session__describe(s, s->child);
 
-	err = session__attach(s);
+	if (!err)
+		err = interrupted(s, "describing the processes");
+	if (!err)
+		err = session__attach(s);
 	if (!err)
 		err = profile_bpf__attach(s->skel);
 	if (!err)
 		err = session__add_children_late(s);
 	if (!err && (s->opts.off_cpu || s->opts.wall))
 		session__off_cpu_begin(s);
+	if (!err)
+		err = interrupted(s, "attaching");
 	if (!err)
 		err = session__drop_privs(s);
 	if (err) {

@@ -63,6 +63,7 @@ enum session_err_kind {
 	SESSION_ERR_USAGE = 2,		/* an option value the kernel will not take */
 	SESSION_ERR_TARGET = 3,		/* unknown pid, command that cannot be executed */
 	SESSION_ERR_ENV = 4,		/* no privileges, no BTF */
+	SESSION_ERR_INTERRUPTED = 5,	/* SIGINT or SIGTERM before sampling began */
 };
 
 struct session_stats {

@@ -111,6 +111,7 @@ struct session {
 	double period_mono;		/* began, CLOCK_MONOTONIC */
 	struct timespec period_real;	/* ... and CLOCK_REALTIME */
 	double period_due;		/* when its time is up (CLOCK_MONOTONIC) */
+	double opened;			/* session__open was called (CLOCK_MONOTONIC) */
 	double run_start;		/* sampling began (CLOCK_MONOTONIC) */
 	double deadline;		/* the duration ends (0: none) */
 	pid_t *gone;			/* processes found gone at the last period's end:
