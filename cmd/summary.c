@@ -122,6 +122,11 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 	else
 		fprintf(stderr, "profile: %s in %.1f s on %d CPUs, %zu distinct stacks, written "
 			"to %s\n", what, st->seconds, st->nr_cpus, nr_stacks, where);
+	/* A counted event sampled a few times: its stacks are a rough guide. */
+	if (events && nsamples && nsamples < 50)
+		fprintf(stderr, "profile: only %llu samples of %s: too few to trust its stacks' "
+			"shares; -c N takes a sample every N events (-c 1: each), -F a higher rate\n",
+			(unsigned long long)nsamples, ev);
 	/* How far the counts may fall short: the events after each CPU's last sample. */
 	if (events && st->ev_unsampled)
 		fprintf(stderr, "profile: %llu %s came after the last sample on their CPU (any "

@@ -2150,6 +2150,10 @@ def page_faults_on_the_toucher():
     tail99 = int(m.group(1)) if m else 0
     expect(mine99 <= 1.1 * pages and mine99 + tail99 >= 0.95 * pages,
            f"-F 99: {mine99} faults in touch_pages and {tail99} in no stack, {pages} pages")
+    # ... and that a few samples are too few to trust, with what would take more.
+    expect(re.search(r"only \d+ samples of page-faults: too few to trust its stacks' shares; "
+                     r"-c N takes a sample every N events", err99),
+           f"-F 99: no word that its few samples are too few: {err99}")
     _, _, steady_pages, steady = toucher(["-e", "page-faults"], ("steady", "2"))
     expect(0.9 * steady_pages <= steady <= 1.1 * steady_pages,
            f"steady: {steady} faults in touch_pages for {steady_pages} pages")
