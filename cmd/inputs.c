@@ -85,6 +85,14 @@ int input_read_folded(const char *who, const char *path, struct folded *folded)
 		/* A differential line: the second profile's count. */
 		double c = rec.diff ? rec.count2 : rec.count;
 
+		/* Whole counts as a double holds them exactly; a sum of them fits 64 bits. */
+		if (!(c < 9007199254740992.0)) {
+			fprintf(stderr, "%s: %s:%zu: a count over 2^53 (%g).\n", who, path,
+				rec.lineno, c);
+			e = -ERANGE;
+			break;
+		}
+
 		if (rec.len + 1 > cap) {
 			char *p = realloc(stack, rec.len + 1);
 
@@ -102,7 +110,7 @@ int input_read_folded(const char *who, const char *path, struct folded *folded)
 			break;
 		}
 	}
-	if (e < 0) {
+	if (e < 0 && e != -ERANGE) {
 		if (*folded_reader__error(r))
 			fprintf(stderr, "%s: %s.\n", who, folded_reader__error(r));
 		else

@@ -34,11 +34,11 @@ fuzz_srcs_utab	:= lib/unwind/utab.c lib/unwind/utab_build.c lib/unwind/utab_code
 		   lib/unwind/x86.c lib/base/htab.c $(fuzz_srcs_dso)
 fuzz_libs_utab	:= -lelf -lz
 fuzz_srcs_flamegraph	:= lib/output/folded_read.c lib/output/folded.c lib/profile/profile.c lib/base/htab.c \
-			   lib/base/log.c flamegraph/options.c \
+			   lib/base/log.c lib/output/top.c flamegraph/options.c \
 			   flamegraph/tree.c flamegraph/out.c flamegraph/colors.c flamegraph/svg.c
 fuzz_libs_flamegraph	:= -lm
 fuzz_srcs_pprof	:= lib/output/pprof_read.c lib/output/folded.c lib/profile/profile.c lib/base/htab.c \
-			   lib/base/log.c
+			   lib/base/log.c lib/output/top.c
 fuzz_libs_pprof	:= -lz
 FUZZ_BINS	:= $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 
