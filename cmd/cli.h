@@ -75,7 +75,11 @@ struct settings {
 /* options.c: the settings from ARGV (exits for --help, --version, -e list). Returns 0 or an
  * exit status, the message printed. */
 int parse_args(int argc, char **argv, struct settings *st);
-/* Prints "profile: " FMT with ARG (FMT has one %s) and the --help hint; returns EXIT_USAGE. */
+/* usage.c: --help's text on stdout; -e list (returns the exit status). */
+void print_usage(void);
+int list_events(void);
+/* usage.c: prints "profile: " FMT with ARG (FMT has one %s) and the --help hint; returns
+ * EXIT_USAGE. */
 int usage_error(const char *fmt, const char *arg);
 /* Whether -e's events LIST counts events (a tracepoint, a software or hardware event), not
  * time. */
