@@ -205,8 +205,9 @@ int unwind_libunwind(struct uctx *c, uint64_t *ips, int max, enum unwind_stop *s
 				c->mem_fault ? UNWIND_STOP_NO_MEMORY : UNWIND_STOP_BAD_FRAME;
 			break;
 		}
+		/* A 0 is no root (unwind.c says why): a bad frame, as the fast path has it. */
 		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0) {
-			*stop = ip == 0 ? UNWIND_STOP_END : UNWIND_STOP_BAD_FRAME;
+			*stop = UNWIND_STOP_BAD_FRAME;
 			break;
 		}
 		if (!uctx__return_mapped(c, ip)) {

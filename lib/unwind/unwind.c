@@ -322,8 +322,12 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 		sp = cfa;
 		ip = ra;
 		exact = r->signal;
+		/* A return address of 0 is no root: a true one says so (CFI leaving it
+		 * undefined, the entry point, the start functions: the stage's bottoms). In
+		 * code without CFI, or CFI that does not follow its code, it is a zeroed word
+		 * read as a frame: a bad frame, cut and marked. */
 		if (!ip) {
-			*stop = UNWIND_STOP_END;
+			*stop = UNWIND_STOP_BAD_FRAME;
 			return n;
 		}
 		if (!uctx__return_mapped(c, exact ? ip + 1 : ip)) {

@@ -158,12 +158,13 @@ static void test_red_zone_from_the_sample(void)
 	enum unwind_stop stop;
 	int n;
 
-	words[(rbp - sp) / 8 + 1] = 0;	/* rz_caller's return address: the outermost frame */
+	words[(rbp - sp) / 8 + 1] = 0;	/* rz_caller's return address: a zeroed word */
 	below[15] = rbp;		/* the word at sp - 8: rbp as the epilogue popped it */
 	n = unwinder__unwind(unw, &s, ips, 8, &stop);
 	CU_ASSERT_EQUAL(n, 2);
 	CU_ASSERT_EQUAL(ips[1], (uint64_t)(uintptr_t)rz_caller_ret);
-	CU_ASSERT_EQUAL(stop, UNWIND_STOP_END);
+	/* A return address of 0 is no root (CFI would say undefined): a bad frame, cut. */
+	CU_ASSERT_EQUAL(stop, UNWIND_STOP_BAD_FRAME);
 	/* Without the words below sp (not readable here): cut where rbp is needed, truncated,
 	 * not guessed. */
 	s.below = NULL;
@@ -205,13 +206,13 @@ static void test_return_address_in_a_register(void)
 	regs[5] = (uint64_t)(uintptr_t)rz_caller_ret;	/* rdi */
 	regs[6] = rbp;
 	regs[7] = sp;
-	words[(rbp - sp) / 8 + 1] = 0;	/* rz_caller's return address: the outermost frame */
+	words[(rbp - sp) / 8 + 1] = 0;	/* rz_caller's return address: a zeroed word */
 	s.regs = regs;
 	fast = unwinder__counts(unw)->fast;
 	n = unwinder__unwind(unw, &s, ips, 8, &stop);
 	CU_ASSERT_EQUAL(n, 2);
 	CU_ASSERT_EQUAL(ips[1], (uint64_t)(uintptr_t)rz_caller_ret);
-	CU_ASSERT_EQUAL(stop, UNWIND_STOP_END);
+	CU_ASSERT_EQUAL(stop, UNWIND_STOP_BAD_FRAME);	/* a 0: no root */
 	CU_ASSERT_EQUAL(unwinder__counts(unw)->fast, fast + 1);	/* by the cached rules */
 	/* Without the registers: rdi unknown, so is the caller (libunwind too). */
 	s.regs = NULL;
