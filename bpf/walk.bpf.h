@@ -122,8 +122,8 @@ __noinline __u8 span_kind(const struct proc_ranges *pr, __u64 addr)
 enum walk_end {
 	WALK_BROKEN = 0,	/* no frame pointer, an unreadable or misplaced frame, the depth
 				 * limit, or code the process does not map */
-	WALK_WHOLE,		/* at a stack bottom, or at a saved rbp of 0 in code that keeps
-				 * records */
+	WALK_WHOLE,		/* at a stack bottom; at a saved rbp of 0 above a frame whose
+				 * return address is in code that keeps records */
 	WALK_NOREC,		/* at a function that keeps no frame record where it was: the
 				 * frames past it would be wrong */
 };
@@ -141,9 +141,11 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 	__u64 fp = r->bp, frame[2], off;
 	struct stack_window *win;
 	__u32 zero = 0, idx;
+	__u64 checked = pr != NULL;	/* a scalar: the verifier allows no arithmetic on pr */
 	__u8 kind;
 	int i;
 
+	asm volatile("" : "+r"(checked));
 	st->ips[0] = r->ip;
 	st->nr = 1;
 	/* One read of the stack from sp serves the words at sp (see keep_sp_words) and the
@@ -178,8 +180,11 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 		} else if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp)) {
 			return WALK_BROKEN;
 		}
+		/* A return address of 0 is no root: zeroed words read as a frame record.
+		 * Known code ends at its bottoms (SPAN_BOTTOM); only an unchecked walk takes a
+		 * record of zeros for the end. */
 		if (frame[1] == 0)
-			return frame[0] == 0 ? WALK_WHOLE : WALK_BROKEN;
+			return !checked && frame[0] == 0 ? WALK_WHOLE : WALK_BROKEN;
 		st->ips[i] = frame[1];
 		st->nr = i + 1;
 		if (pr) {

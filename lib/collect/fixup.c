@@ -67,7 +67,7 @@ bool fixup__is_sampling_frame(const char *name)
 	return false;
 }
 
-bool fixup__prefer_walk(int n, bool complete, uint32_t nr_walk)
+bool fixup__prefer_walk(int n, enum unwind_stop stop, uint32_t nr_walk)
 {
-	return n == 1 && !complete && nr_walk > 1;
+	return n == 1 && stop == UNWIND_STOP_NO_INFO && nr_walk > 1;
 }

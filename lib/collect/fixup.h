@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "unwind/unwind.h"
 #include "profile/profile.h"
 #include "unwind/utab.h"
 
@@ -61,10 +62,12 @@ int fixup__kernel_depth(const uint64_t *ips, int max);
 bool fixup__is_sampling_frame(const char *name);
 
 /*
- * Whether a DWARF unwind that found N frames and did not end cleanly (COMPLETE false) should
- * give way to the NR_WALK frames the frame-pointer walk found: it had no unwind info even
- * at the leaf (code without CFI, JIT code).
+ * Whether a DWARF unwind that found N frames and stopped as STOP should give way to the
+ * NR_WALK frames the frame-pointer walk found: it had no unwind info even at the leaf (code
+ * without CFI in no file: JIT code). A leaf whose unwind info led to a bad frame (a return
+ * address of 0, CFI that does not follow its code) does not: the walk from rbp skips a
+ * frameless leaf's caller, and would be shown whole.
  */
-bool fixup__prefer_walk(int n, bool complete, uint32_t nr_walk);
+bool fixup__prefer_walk(int n, enum unwind_stop stop, uint32_t nr_walk);
 
 #endif

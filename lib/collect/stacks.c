@@ -98,7 +98,7 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
 	/* No unwind info even at the leaf (code without CFI, JIT code): the frames the
 	 * frame-pointer walk found are the better stack; still truncated unless they reach a
 	 * stack bottom, which the model's builder checks by name. */
-	out->walked = fixup__prefer_walk(n, out->stop == UNWIND_STOP_END, smp->nr_walk);
+	out->walked = fixup__prefer_walk(n, out->stop, smp->nr_walk);
 	if (out->walked) {
 		n = (int)smp->nr_walk < max ? (int)smp->nr_walk : max;
 		memcpy(out->ips, smp->walk, (size_t)n * sizeof(*out->ips));
@@ -116,6 +116,7 @@ int stacks__leaf_caller(const struct stack_env *env, struct unwinder *unw, pid_t
 		.stack = words, .stack_len = 2 * sizeof(*words),
 	};
 	uint64_t ret;
+	bool skipped;
 	int n;
 
 	n = nu >= 1 ? unwinder__fp_window(unw, as, ips, nu) : nu;
@@ -125,12 +126,25 @@ int stacks__leaf_caller(const struct stack_env *env, struct unwinder *unw, pid_t
 	}
 	if (n != nu)
 		return n;
-	if (nu < 1 || (!words[0] && !words[1]))
+	if (nu < 1)
 		return nu;
+	/* A leaf whose CFI says it keeps no frame record (its return address at sp): the walk
+	 * from rbp skipped its caller, which must be found in the words, or the stack is cut
+	 * there, marked. (No CFI at the leaf: the walk is all there is.) */
+	skipped = unwinder__leaf_frameless(unw, as, ips[0]) == 1 &&
+		  env->place(env->ctx, pid, ips[0]) != STACK_PLACE_BOTTOM;
+	if (!words[0] && !words[1]) {
+		if (skipped)
+			*truncated = true;
+		return nu;
+	}
 	/* Only the words matter: the CFI at ip says at which offset from sp the return address
 	 * is; rbp-based rules read outside the copy and fail, as they should. */
-	if (unwinder__leaf_return(unw, &us, &ret))
+	if (unwinder__leaf_return(unw, &us, &ret)) {
+		if (skipped)
+			*truncated = true;
 		return nu;
+	}
 	n = fixup__add_leaf_caller(ips, nu, ret);
 	if (n == nu)
 		return n;

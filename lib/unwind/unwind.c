@@ -356,6 +356,23 @@ int unwinder__leaf_return(struct unwinder *u, const struct unwind_sample *s, uin
 	return 0;
 }
 
+int unwinder__leaf_frameless(struct unwinder *u, pid_t pid, uint64_t ip)
+{
+	struct unwind_sample s = { .pid = pid, .ip = ip };
+	struct uctx *c = uctx__begin(u, &s);
+	struct cfi_rule r;
+	struct loaded *l;
+
+	if (!c)
+		return -ENOMEM;
+	c->copy_only = true;
+	c->p = unwinder__proc(u, pid);
+	l = c->p ? uproc__loaded_for_ip(c, ip) : NULL;
+	if (!l || ufile__rule(l->f, ip - l->bias, &r))
+		return -ENOENT;
+	return r.cfa_reg == CFI_REG_RSP && !r.signal && r.ra == CFI_AT_CFA;
+}
+
 /* PROFILE_UNWIND_CHECK: libunwind's answer for the stack the fast path unwound into IPS. */
 static void check_fast(struct unwinder *u, const struct unwind_sample *s, const uint64_t *ips,
 		       int n, enum unwind_stop stop, int max)

@@ -78,6 +78,11 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
  */
 int unwinder__leaf_return(struct unwinder *u, const struct unwind_sample *s, uint64_t *ret);
 
+/* Whether the code at IP of process PID keeps no frame record of its own there, by its CFI:
+ * 1 (its CFA is sp-based: its return address lies at sp, and a walk from rbp skips its
+ * caller), 0 (it keeps one, or it is a signal frame), -ENOENT (no CFI covers IP). */
+int unwinder__leaf_frameless(struct unwinder *u, pid_t pid, uint64_t ip);
+
 /* How the stacks were unwound so far. */
 struct unwind_counts {
 	uint64_t fast;		/* by cached CFI rules alone */

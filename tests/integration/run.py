@@ -3571,6 +3571,29 @@ def leaf_without_cfi_never_whole_and_wrong():
     return ", ".join(notes)
 
 
+@test
+def zero_return_addresses_never_whole():
+    # zerora: a leaf whose unwind reads a return address of 0 where its caller's is (a 5 KiB
+    # stretch of assembly without CFI over zeroed words; CFI that says the return address is
+    # at sp where the code pushed zeros). A 0 is no root: every sample is whole with its real
+    # callers (main -> zr_caller -> the leaf) or marked, by default and with --unwind dwarf.
+    # (Issue 26: ffmpeg;[libx264.so.164] shown whole.)
+    notes = []
+    for mode, leaf in (("big", "zr_big_leaf"), ("badcfi", "zr_badcfi_leaf")):
+        for unwind in ("auto", "dwarf"):
+            stacks, _, _ = run_profile(["-F", "499", "--unwind", unwind, "--",
+                                        workload("zerora"), mode, "1"])
+            mine = [(f, c) for f, c in stacks if leaf in f]
+            n = sum(c for _, c in mine)
+            expect_rate(n >= 100, f"{mode} {unwind}: only {n} samples in {leaf}")
+            wrong = [(f, c) for f, c in mine if "[truncated]" not in f and
+                     not has_chain(f, ["main", "zr_caller", leaf])]
+            expect(not wrong, f"{mode} {unwind}: whole and wrong: {wrong[:3]}")
+            marked = sum(c for f, c in mine if "[truncated]" in f)
+            notes.append(f"{mode}/{unwind}: {marked} of {n} marked")
+    return ", ".join(notes)
+
+
 def debuginfod_server(directory, port, db):
     """Debian's debuginfod serving the debug files under DIRECTORY on PORT, once it answers
     for them: the Popen."""

@@ -149,10 +149,13 @@ static void test_kernel_depth(void)
 
 static void test_prefer_walk(void)
 {
-	CU_ASSERT_TRUE(fixup__prefer_walk(1, false, 5));	/* no CFI even at the leaf */
-	CU_ASSERT_FALSE(fixup__prefer_walk(1, true, 5));	/* a one-frame stack, complete */
-	CU_ASSERT_FALSE(fixup__prefer_walk(2, false, 5));	/* DWARF got further */
-	CU_ASSERT_FALSE(fixup__prefer_walk(1, false, 1));	/* the walk has no more */
+	CU_ASSERT_TRUE(fixup__prefer_walk(1, UNWIND_STOP_NO_INFO, 5));	/* no CFI at the leaf */
+	CU_ASSERT_FALSE(fixup__prefer_walk(1, UNWIND_STOP_END, 5));	/* one frame, complete */
+	CU_ASSERT_FALSE(fixup__prefer_walk(2, UNWIND_STOP_NO_INFO, 5));	/* DWARF got further */
+	CU_ASSERT_FALSE(fixup__prefer_walk(1, UNWIND_STOP_NO_INFO, 1));	/* the walk has no more */
+	/* CFI at the leaf that led to a bad frame (a 0, CFI not following its code): the walk
+	 * from rbp would skip a frameless leaf's caller. */
+	CU_ASSERT_FALSE(fixup__prefer_walk(1, UNWIND_STOP_BAD_FRAME, 5));
 }
 
 static void test_is_exec(void)

@@ -14,7 +14,8 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/mixed $(WL)/jitmap $(WL)/chain_static $(WL)/chain_static_fp $(WL)/chain_spie \
 		   $(WL)/chain_spie_fp $(WL)/hostile $(WL)/libhostile.so \
 		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug $(WL)/offcpu $(WL)/offcpu_fp \
-		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so $(WL)/gapleaf_fp $(WL)/gapleaf
+		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so $(WL)/gapleaf_fp $(WL)/gapleaf \
+		   $(WL)/zerora
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -312,3 +313,10 @@ $(WL)/gapleaf: tests/workloads/gapleaf.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) $< -o $@
+
+# Leaves whose unwind reads a return address of 0: assembly without CFI over zeroed words,
+# and CFI that does not follow its code (frame pointers kept elsewhere).
+$(WL)/zerora: tests/workloads/zerora.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) $(WL_FP) $< -o $@
