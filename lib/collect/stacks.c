@@ -45,6 +45,13 @@ static int end_at_bottom(const struct stack_env *env, pid_t pid, const uint64_t 
 			return i + 1;
 		}
 	}
+	/* A coroutine's first frame: makecontext makes its function "return" into the first
+	 * instruction of glibc's __start_context, no call before it: the unwind stopped
+	 * there (the byte before is another function's), at a bottom all the same. */
+	if (n > 1 && *stop != UNWIND_STOP_END &&
+	    env->place(env->ctx, pid, ips[n - 1]) == STACK_PLACE_BOTTOM &&
+	    env->place(env->ctx, pid, ips[n - 1] - 1) != STACK_PLACE_BOTTOM)
+		*stop = UNWIND_STOP_END;
 	return n;
 }
 

@@ -24,6 +24,8 @@ const char *const utab_stack_bottoms[UTAB_NR_STACK_BOTTOMS] = {
 	"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
 	/* musl's main thread (its libc.so has no symbols: only static programs name it). */
 	"libc_start_main_stage2",
+	/* A makecontext coroutine's first frame (glibc). */
+	"__start_context",
 };
 
 /* --- the table ------------------------------------------------------------------------------ */

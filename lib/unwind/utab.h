@@ -53,11 +53,12 @@ struct utab_call {
  * main thread, start_thread for the others; glibc leaves a non-zero rbp in them (it uses rbp
  * as a general register), so a frame-pointer walk never ends at rbp == 0 on Debian. Go's:
  * runtime.goexit under every goroutine, runtime.mstart and runtime.rt0_go under the system
- * stacks. musl's: libc_start_main_stage2 under main. FRAME_BOTTOM in the spans of the files
- * that can be run (programs, static or not, and the C library).
+ * stacks. musl's: libc_start_main_stage2 under main. glibc's __start_context under a
+ * coroutine of makecontext (which "returns" into its first instruction). FRAME_BOTTOM in the
+ * spans of the files that can be run (programs, static or not, and the C library).
  */
 extern const char *const utab_stack_bottoms[];
-#define UTAB_NR_STACK_BOTTOMS 9
+#define UTAB_NR_STACK_BOTTOMS 10
 
 /* Bounds on what a table holds (a decoded one is refused past them). */
 #define UTAB_SEGS_MAX	64

@@ -3594,6 +3594,25 @@ def zero_return_addresses_never_whole():
     return ", ".join(notes)
 
 
+@test
+def coroutines_whole_down_to_start_context():
+    # coro: a makecontext coroutine on a heap stack (co_entry -> co_work). Its stacks end at
+    # glibc's __start_context, the coroutine's bottom (co_entry "returns" into its first
+    # instruction): whole there, not cut as a bad frame (issue 26).
+    stacks, _, _ = run_profile(["-F", "499", "--", workload("coro"), "1"])
+    co = [(f, c) for f, c in stacks if "co_work" in f]
+    n = sum(c for _, c in co)
+    expect_rate(n >= 100, f"only {n} samples in co_work")
+    whole = sum(c for f, c in co if "[truncated]" not in f and
+                has_chain(f, ["__start_context", "co_entry", "co_work"]))
+    wrong = [f for f, _ in co if "[truncated]" not in f and
+             not has_chain(f, ["__start_context", "co_entry", "co_work"])]
+    expect(not wrong, f"whole and wrong: {wrong[:3]}")
+    expect(whole >= 0.95 * n, f"{whole} of {n} whole down to __start_context: "
+           f"{sorted(co, key=lambda x: -x[1])[:3]}")
+    return f"{whole} of {n} whole"
+
+
 def debuginfod_server(directory, port, db):
     """Debian's debuginfod serving the debug files under DIRECTORY on PORT, once it answers
     for them: the Popen."""

@@ -15,7 +15,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/chain_spie_fp $(WL)/hostile $(WL)/libhostile.so \
 		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug $(WL)/offcpu $(WL)/offcpu_fp \
 		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so $(WL)/gapleaf_fp $(WL)/gapleaf \
-		   $(WL)/zerora
+		   $(WL)/zerora $(WL)/coro
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -320,3 +320,9 @@ $(WL)/zerora: tests/workloads/zerora.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WL_CC) $(WL_FP) $< -o $@
+
+# A makecontext coroutine on a heap stack.
+$(WL)/coro: tests/workloads/coro.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $@
