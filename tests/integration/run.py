@@ -3211,8 +3211,11 @@ def ctrl_c_ends_any_phase_of_the_start():
     seen = {}
     for i, delay in enumerate((0.02, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0)):
         out = os.path.join(d, f"{i}.svg")
+        # (SIGINT as a terminal's Ctrl-C finds it: not ignored, as a background job of a
+        # non-interactive shell, CI's, would have it.)
         p = subprocess.Popen([os.path.abspath(profile_bin()), "-a", "-d", "20", "-o", out],
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         time.sleep(delay)
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
