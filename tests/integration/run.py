@@ -3350,9 +3350,10 @@ def user_runs_command_as_that_user():
     expect(total(stacks, "chain_fp") >= 30 and s >= 0.95,
            f"{total(stacks, 'chain_fp')} samples as nobody, {s:.1%} whole")
     # By number, with a group of its own: that group alone.
+    # (id is too brief to be sampled: 3, nothing written, or 0 when a sample caught it.)
     p = subprocess.run([profile_bin(), "-q", "-o", os.devnull, "--user", "65534:0", "--",
                         "id"], capture_output=True, text=True, timeout=30)
-    expect(p.returncode == 0 and p.stdout.startswith("uid=65534") and
+    expect(p.returncode in (0, 3) and p.stdout.startswith("uid=65534") and
            "gid=0(root) groups=0(root)" in p.stdout, f"--user 65534:0: {p.stdout!r} {p.stderr!r}")
     return f"{total(stacks, 'chain_fp')} samples, {s:.1%} whole"
 
