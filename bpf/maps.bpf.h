@@ -9,6 +9,10 @@
 
 /* Set by userspace before load. */
 const volatile bool filter_pids = false;	/* only tasks whose tgid is in `pids` */
+const volatile bool leave_self = false;	/* -a without --self: not profile's own processes */
+/* profile's own processes (itself, its symbolizer worker, its debuginfod fetcher; 0: none),
+ * in the profiler's pid namespace: set by userspace as they start. */
+__u32 self_tgids[4] = {};
 const volatile bool include_idle = false;	/* keep samples of pid 0 */
 const volatile bool per_thread = false;		/* count per thread, not per process */
 const volatile bool user_stacks = true;
@@ -327,6 +331,22 @@ static __always_inline bool profiled(__u32 tgid)
 			return true;
 	}
 	return pids_spill && bpf_map_lookup_elem(&pids, &tgid);
+}
+
+/* Whether TGID is one of profile's own processes. */
+static __always_inline bool is_self(__u32 tgid)
+{
+	return tgid && (self_tgids[0] == tgid || self_tgids[1] == tgid ||
+			self_tgids[2] == tgid || self_tgids[3] == tgid);
+}
+
+/* Whether process TGID's tasks are sampled: a profiled one's (-p, a command), or with -a any
+ * but profile's own (unless --self). */
+static __always_inline bool wanted(__u32 tgid)
+{
+	if (filter_pids)
+		return profiled(tgid);
+	return !leave_self || !is_self(tgid);
 }
 
 /* TASK's cgroup (v2) id. */

@@ -205,7 +205,7 @@ static __always_inline bool sampled_task(struct task_struct *task, __u64 *id)
 		return false;
 	if ((__u32)*id == 0 && !include_idle)
 		return false;
-	if (filter_pids && !profiled(*id >> 32))
+	if (!wanted(*id >> 32))
 		return false;
 	return in_cgroups(task);
 }
@@ -327,7 +327,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		id = bpf_get_current_pid_tgid();
 	else if (!current_ns_ids(task, &id))
 		return 0;
-	if ((filter_pids && !profiled(id >> 32)) || !in_cgroups(task))
+	if (!wanted(id >> 32) || !in_cgroups(task))
 		return 0;
 	op = bpf_map_lookup_elem(&off_scratch, &(__u32){ 0 });
 	if (!op)
@@ -371,7 +371,7 @@ int off_tasks(struct bpf_iter__task *ctx)
 		return 0;
 	tgid = task_tgid(task);
 	tid = pidns_ino ? pid_nr_ns(task->thread_pid) : task->pid;
-	if (!tgid || !tid || (filter_pids && !profiled(tgid)) || !in_cgroups(task))
+	if (!tgid || !tid || !wanted(tgid) || !in_cgroups(task))
 		return 0;
 	r = bpf_map_lookup_elem(&off_task_buf, &zero);
 	if (!r)

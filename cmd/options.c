@@ -140,6 +140,7 @@ enum {
 	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY, OPT_LINES, OPT_EVERY, OPT_PUSH,
 	OPT_APP_NAME, OPT_OFF_CPU, OPT_WALL, OPT_MIN_BLOCK, OPT_CGROUP, OPT_GROUP_BY,
 	OPT_EVENT_LIST, OPT_NO_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT, OPT_TOP, OPT_CHILDREN,
+	OPT_SELF,
 };
 
 #define MIN_MEMORY	(16u << 20)
@@ -285,6 +286,7 @@ static const struct option own[] = {
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "explain", no_argument, NULL, OPT_EXPLAIN },
 	{ "children", no_argument, NULL, OPT_CHILDREN },
+	{ "self", no_argument, NULL, OPT_SELF },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "user", required_argument, NULL, OPT_USER },
@@ -393,6 +395,7 @@ int parse_args(int argc, char **argv, struct settings *st)
 		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
 		case OPT_EXPLAIN: st->explain = true; break;
 		case OPT_CHILDREN: o->children = true; break;
+		case OPT_SELF: o->self = true; break;
 		case OPT_TOP:
 			err = parse_uint(optarg, "--top", 0, 1000, &st->top);
 			st->top_set = true;
@@ -491,6 +494,9 @@ static int check_settings(struct settings *st, bool min_block)
 		return usage_error("%s", "--min-block goes with --off-cpu or --wall");
 	if (st->app_name && !st->push_url)
 		return usage_error("%s", "--app-name goes with --push: it names what is pushed");
+	if (o->self && !o->all)
+		return usage_error("%s", "--self goes with -a (profile's own processes are left "
+				   "out of the whole system's unless asked for)");
 	if (o->children && !o->nr_pids)
 		return usage_error("%s", "--children goes with -p (a command's children are "
 				   "profiled anyway, and -a has every process)");

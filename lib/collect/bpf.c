@@ -245,6 +245,7 @@ int session__load_bpf(struct session *s)
 				     "cannot open the BPF programs: %s", strerror(errno));
 	s->skel = skel;
 	skel->rodata->filter_pids = !o->all;
+	skel->rodata->leave_self = o->all && !o->self;
 	skel->rodata->include_idle = o->idle;
 	skel->rodata->per_thread = o->threads;
 	skel->rodata->user_stacks = !o->kernel_only;

@@ -267,6 +267,18 @@ static void show_status(struct session *s, double elapsed)
 /* Sample until the deadline (S->deadline, 0: none), a signal, the targets' exit or an error
  * reading the buffers (returned, with the error set): 0; in continuous mode
  * SESSION_PERIOD_END when the period's time is up or SIGHUP came first. */
+/* -a: profile's own processes, as BPF leaves them out (a worker replaced, the fetcher
+ * started since). */
+static void note_self(struct session *s)
+{
+	__u32 now[3] = { (__u32)getpid(), (__u32)symbolizer__worker_pid(s->sym),
+			 (__u32)symbolizer__fetcher_pid(s->sym) };
+
+	for (int i = 0; i < 3; i++)
+		if (s->skel->bss->self_tgids[i] != now[i])
+			s->skel->bss->self_tgids[i] = now[i];
+}
+
 static int session__loop(struct session *s)
 {
 	double start = s->run_start, deadline = s->deadline;
@@ -286,6 +298,7 @@ static int session__loop(struct session *s)
 		/* What the symbolizer's worker asked meanwhile, and the files opened since; the
 		 * samples that waited for tables it made. */
 		symbolizer__poll(s->sym);
+		note_self(s);
 		if (session__retry_queued(s, false))
 			return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 		if (s->opts.status_line && clock_mono_seconds() >= next_status) {
@@ -378,8 +391,10 @@ static int session__begin(struct session *s)
 
 	if (!err)
 		err = interrupted(s, "describing the processes");
-	if (!err)
+	if (!err) {
+		note_self(s);
 		err = session__attach(s);
+	}
 	if (!err)
 		err = profile_bpf__attach(s->skel);
 	if (!err)

@@ -20,6 +20,7 @@ struct session_opts {
 	const pid_t *pids;	/* processes to profile (-p), or NULL */
 	size_t nr_pids;
 	bool all;		/* -a: every process */
+	bool self;		/* --self: with -a, profile's own processes too */
 	bool children;		/* --children: the pids' descendants too, those there at the
 				 * start and those they fork later */
 	char *const *argv;	/* command to start and profile, or NULL */

@@ -408,6 +408,11 @@ static int dfetch__start(struct dfetch *f)
 	return 0;
 }
 
+pid_t dfetch__pid(const struct dfetch *f)
+{
+	return f && f->sock >= 0 ? f->pid : 0;
+}
+
 /* The fetcher failed (ERR): no more fetches; those under way given up on. */
 static void dfetch__fail(struct dfetch *f, int err)
 {

@@ -40,6 +40,9 @@ struct dfetch *dfetch__new(double timeout, uid_t uid, gid_t gid);
 /* End the fetcher, remove a directory made for this run only. NULL is fine. */
 void dfetch__free(struct dfetch *f);
 
+/* The fetcher's pid while it runs, else 0. */
+pid_t dfetch__pid(const struct dfetch *f);
+
 /*
  * The places BUILD_ID's debug file would be at in the caches: up to 2 pairs of (directory
  * descriptor, path relative to it), to open inside that directory (fileio's ROOT_FD). Returns

@@ -176,6 +176,11 @@ pid_t symbolizer__worker_pid(const struct symbolizer *s)
 	return s->c.sock >= 0 ? s->c.pid : 0;
 }
 
+pid_t symbolizer__fetcher_pid(const struct symbolizer *s)
+{
+	return dfetch__pid(s->fetch);
+}
+
 /* --- sources: files and perf maps ----------------------------------------------------------- */
 
 /* A source named NAME (copied); NULL on ENOMEM. */

@@ -45,6 +45,8 @@ void symbolizer__free(struct symbolizer *s);
 
 /* The worker's pid (0 when none runs now). */
 pid_t symbolizer__worker_pid(const struct symbolizer *s);
+/* The debuginfod fetcher's pid while it runs, else 0. */
+pid_t symbolizer__fetcher_pid(const struct symbolizer *s);
 
 /*
  * Fetch the debug files of files that have no symbols or no DWARF here from the debuginfod
