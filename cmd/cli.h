@@ -96,6 +96,11 @@ int write_outputs(const struct settings *st, const struct profile *p, const stru
 		  const struct timespec *started, double seconds);
 int close_outputs(struct settings *st);
 void default_app_name(char *buf, size_t size);
+/* outputs.c: the period that just ended as the profile P and (F not NULL) its folded stacks
+ * (FLAGS: folded__add_profile's), when it began and how long it lasted. Returns 0, an exit
+ * status (the session failed), or -1 (out of memory: the period lost), with one sentence. */
+int build_period(struct session *s, struct profile *p, struct folded *f, unsigned int flags,
+		 struct timespec *start, double *secs);
 /* --every: period after period until the end. Returns the exit status. */
 int run_continuous(struct settings *st, struct session *s);
 

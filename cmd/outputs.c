@@ -333,6 +333,23 @@ static void push_period(struct settings *st, const struct profile *p,
 	pusher__push(st->pusher, buf, len, from, until > from ? until : from + 1);
 }
 
+int build_period(struct session *s, struct profile *p, struct folded *f, unsigned int flags,
+		 struct timespec *start, double *secs)
+{
+	enum session_err_kind kind;
+
+	if (session__build_profile(s, p)) {
+		pr_warn("%s", session__error(s, &kind));
+		return exit_status(kind);
+	}
+	session__period(s, start, secs);
+	if (f && folded__add_profile(f, p, flags)) {
+		pr_warn("out of memory: this period's profile is lost");
+		return -1;
+	}
+	return 0;
+}
+
 /* The period that just ended (session__build_profile takes it) into every -o file and to the
  * server. A period lost counts in st->period_failed; returns 0, or an exit status when the
  * session failed. */
@@ -340,7 +357,6 @@ static int take_period(struct settings *st, struct session *s)
 {
 	struct profile *p = profile__new();
 	struct folded *f = NULL;
-	enum session_err_kind kind;
 	struct pprof_opts po;
 	struct timespec start;
 	double secs;
@@ -356,18 +372,14 @@ static int take_period(struct settings *st, struct session *s)
 		st->period_failed = true;
 		goto out;
 	}
-	if (session__build_profile(s, p)) {
-		pr_warn("%s", session__error(s, &kind));
-		ret = exit_status(kind);
-		goto out;
-	}
-	session__period(s, &start, &secs);
-	po = pprof_times(&start, secs);
-	if (f && folded__add_profile(f, p, st->lines ? FOLDED_LINES : 0)) {
-		pr_warn("out of memory: this period's profile is lost");
+	ret = build_period(s, p, f, st->lines ? FOLDED_LINES : 0, &start, &secs);
+	if (ret < 0) {
 		st->period_failed = true;
-		goto out;
+		ret = 0;
 	}
+	if (ret || st->period_failed)
+		goto out;
+	po = pprof_times(&start, secs);
 	for (int i = 0; i < st->nr_out; i++)
 		if (write_period_file(st, &st->out[i], start.tv_sec, p, f, &po))
 			st->period_failed = true;

@@ -75,7 +75,6 @@ static int show_period(struct settings *st, struct session *s, struct screen *sc
 	struct folded *f = folded__new();
 	struct top *t = top__new(TOP_ROOT_IS_PROCESS);
 	struct winsize ws = { .ws_row = 24, .ws_col = 100 };
-	enum session_err_kind kind;
 	struct timespec start;
 	char what[128];
 	double secs;
@@ -87,17 +86,14 @@ static int show_period(struct settings *st, struct session *s, struct screen *sc
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
-	if (session__build_profile(s, p)) {
-		pr_warn("%s", session__error(s, &kind));
-		ret = exit_status(kind);
-		goto out;
-	}
-	session__period(s, &start, &secs);
-	if (folded__add_profile(f, p, 0) || top__add_folded(t, f)) {
+	ret = build_period(s, p, f, 0, &start, &secs);
+	ret = ret < 0 ? EXIT_RUNTIME : ret;
+	if (!ret && top__add_folded(t, f)) {
 		pr_warn("out of memory");
 		ret = EXIT_RUNTIME;
-		goto out;
 	}
+	if (ret)
+		goto out;
 	if (sc->tty)
 		ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws);
 	rows = ws.ws_row > 6 ? ws.ws_row - 4u : 2;
