@@ -75,6 +75,8 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret;
 	sudo_notice(&st);
+	/* Ctrl-C from here until sampling begins ends it at once, with a sentence. */
+	session__signals_starting();
 	/* Open the outputs first: a path that cannot be written fails before any sampling. */
 	ret = st.session.every ? check_patterns(&st) : open_outputs(&st);
 	if (ret)

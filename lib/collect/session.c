@@ -231,6 +231,7 @@ struct session *session__open(const struct session_opts *opts, char **errmsg,
 	}
 	s->opts = *opts;
 	s->opened = clock_mono_seconds();
+	session__signals_starting();
 	s->go_fd = s->exec_err_fd = s->epfd = s->ep_sock = -1;
 	s->stats.cmd_status = -1;
 	s->parked.free_raw = offcpu__free_raw;

@@ -113,6 +113,10 @@ struct session;
 struct session *session__open(const struct session_opts *opts, char **errmsg,
 			      enum session_err_kind *kind);
 
+/* From now until sampling begins (session__open calls it too): SIGINT or SIGTERM ends the
+ * process at once with a sentence, exit 130 (or 128 + the signal): nothing was sampled. */
+void session__signals_starting(void);
+
 /*
  * Attach sampling, keep only the capabilities still needed (no longer root: see
  * collect/privs.c), release the command, and sample until the duration ends, SIGINT/SIGTERM

@@ -60,6 +60,25 @@ static void on_signal(int sig)
 	_exit(128 + sig);
 }
 
+/* While starting (loading BPF, before session__catch_signals): nothing was sampled, nothing
+ * is to be kept. A sentence, and out at once (the held command reads EOF and exits, the
+ * worker its socket's end, the -o janitor removes what was made). */
+static void on_start_signal(int sig)
+{
+	say("\nprofile: interrupted while starting (loading the BPF programs): nothing was "
+	    "sampled\n");
+	_exit(sig == SIGINT ? 130 : 128 + sig);
+}
+
+void session__signals_starting(void)
+{
+	struct sigaction sa = { .sa_handler = on_start_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 static void install(bool restart)
 {
 	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = restart ? SA_RESTART : 0 };
