@@ -39,6 +39,9 @@ struct output {
 	enum out_format format;
 	FILE *f;
 	bool made;		/* the file was made by this run (removed when nothing is) */
+	char *tmp;		/* an existing regular file: the file beside it written instead,
+				 * renamed over it once written whole (else removed) */
+	bool failed;		/* its profile could not be written */
 };
 
 struct settings {
@@ -92,7 +95,7 @@ int open_outputs(struct settings *st);
  * this run made removed. */
 void discard_outputs(struct settings *st);
 int check_patterns(const struct settings *st);
-int write_outputs(const struct settings *st, const struct profile *p, const struct folded *f,
+int write_outputs(struct settings *st, const struct profile *p, const struct folded *f,
 		  const struct timespec *started, double seconds);
 int close_outputs(struct settings *st);
 void default_app_name(char *buf, size_t size);
@@ -119,12 +122,14 @@ int print_top(const struct folded *f, const struct settings *set);
 /* outputs.c: what is profiled, in a few words ("xz -6 file", "pid 12 (python3)"). */
 void describe_target(const struct settings *st, char *buf, size_t len);
 
-/* janitor.c: while still root, a process that removes the -o files this run made when
- * told to (janitor_remove: true when it did; janitor_keep: they stay). Nothing without
- * such files, or when not root. */
+/* janitor.c: the -o files settled once the run is over: each one written whole kept (a
+ * temporary file renamed over the file it replaces), the others removed (a file this run
+ * made, a temporary one), so that an existing file is replaced whole or not at all. When
+ * root, a process forked while still root does it (janitor_start), as uid 65534 may not;
+ * else settle_outputs does it itself. KEEP false: none is kept. Returns 0, or -1 after a
+ * sentence per file that could not be settled. */
 void janitor_start(const struct settings *st);
-bool janitor_remove(void);
-void janitor_keep(void);
+int settle_outputs(struct settings *st, bool keep);
 
 /* nothing.c: the -p pids' CPU time now (clock ticks, -1: unreadable) into TICKS (one per
  * pid); after a run that sampled nothing, why, on stderr. Returns the exit status. */

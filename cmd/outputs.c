@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 #include <libgen.h>
@@ -16,16 +17,52 @@
 #include "profile/profile.h"
 #include "cli.h"
 
+/*
+ * The file beside existing regular file PATH (its status SB) that its profile is written to:
+ * ".NAME.profile-PID-N" in its folder, with its owner and mode, its name into *TMP (malloc'd).
+ * Returns the open descriptor, or -1 (errno set) when it cannot be made as PATH is (another
+ * folder's rules, an owner we may not give): PATH is then written in place.
+ */
+static int make_beside(const char *path, const struct stat *sb, char **tmp)
+{
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path + 1) : 0;
+	size_t len = strlen(path) + 48;
+	char *name = malloc(len);
+	int fd = -1;
+
+	for (int n = 0; name && fd < 0 && n < 100; n++) {
+		snprintf(name, len, "%.*s.%s.profile-%d-%d", dirlen, path, slash ? slash + 1 : path,
+			 (int)getpid(), n);
+		fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd >= 0 && (fchown(fd, sb->st_uid, sb->st_gid) || fchmod(fd, sb->st_mode & 07777))) {
+		close(fd);
+		unlink(name);
+		fd = -1;
+	}
+	if (fd < 0) {
+		free(name);
+		return -1;
+	}
+	*tmp = name;
+	return fd;
+}
+
 /* Open every -o file for writing (standard output otherwise), before sampling (a path that
- * cannot be written fails first; later profile may run as another user): an existing file
- * is not truncated until its profile is written (write_output), and one made here is removed
- * again by discard_outputs when nothing is sampled. Returns 0 or EXIT_RUNTIME after one
- * sentence. */
+ * cannot be written fails first; later profile may run as another user): an existing regular
+ * file gets a file beside it, renamed over it once its profile is written whole (janitor.c),
+ * another existing file is not truncated until its profile is written (write_output), and one
+ * made here is removed again when nothing is written to it. Returns 0 or EXIT_RUNTIME after
+ * one sentence. */
 int open_outputs(struct settings *st)
 {
 	for (int i = 0; i < st->nr_out; i++) {
 		struct output *o = &st->out[i];
-		int fd = -1;
+		struct stat sb;
+		int fd = -1, beside;
 
 		o->f = o->path ? NULL : stdout;
 		if (o->path) {
@@ -33,6 +70,12 @@ int open_outputs(struct settings *st)
 			o->made = fd >= 0;
 			if (fd < 0 && errno == EEXIST)
 				fd = open(o->path, O_WRONLY | O_CLOEXEC);
+			/* Writable, regular, not a link: replaced whole, or not at all. */
+			if (fd >= 0 && !o->made && !lstat(o->path, &sb) && S_ISREG(sb.st_mode) &&
+			    (beside = make_beside(o->path, &sb, &o->tmp)) >= 0) {
+				close(fd);
+				fd = beside;
+			}
 			o->f = fd >= 0 ? fdopen(fd, "w") : NULL;
 		}
 		if (!o->f) {
@@ -48,8 +91,6 @@ int open_outputs(struct settings *st)
 
 void discard_outputs(struct settings *st)
 {
-	bool removed;
-
 	for (int i = 0; i < st->nr_out; i++) {
 		struct output *o = &st->out[i];
 
@@ -57,16 +98,8 @@ void discard_outputs(struct settings *st)
 			fclose(o->f);
 		o->f = NULL;
 	}
-	/* Those made here: by the janitor (who is root still), or by us. */
-	removed = janitor_remove();
-	for (int i = 0; i < st->nr_out && !removed; i++) {
-		struct output *o = &st->out[i];
-
-		if (o->made && unlink(o->path) && errno != ENOENT)
-			pr_warn("cannot remove '%s': %s", o->path, strerror(errno));
-	}
-	for (int i = 0; i < st->nr_out; i++)
-		st->out[i].made = false;
+	/* Those made here and those beside: removed (by the janitor, who is root still). */
+	settle_outputs(st, false);
 }
 
 void describe_target(const struct settings *st, char *buf, size_t len)
@@ -153,8 +186,9 @@ static int write_output(const struct settings *st, const struct output *o, FILE 
 	long at;
 	int err;
 
-	/* What the file held is replaced now (a pipe or a device has nothing to cut). */
-	if (o->path && !o->made && ftruncate(fileno(out), 0) && errno != EINVAL) {
+	/* What the file held is replaced now (a pipe or a device has nothing to cut; a file
+	 * beside is new). */
+	if (o->path && !o->made && !o->tmp && ftruncate(fileno(out), 0) && errno != EINVAL) {
 		pr_warn("cannot write %s: %s", name, strerror(errno));
 		return EXIT_RUNTIME;
 	}
@@ -199,7 +233,7 @@ static struct pprof_opts pprof_times(const struct timespec *started, double seco
 /* The profile P (folded: F) into every output, each in its format; STARTED and SECONDS say
  * when and how long it was sampled (pprof keeps them). Returns 0 or EXIT_RUNTIME after one
  * sentence. */
-int write_outputs(const struct settings *st, const struct profile *p,
+int write_outputs(struct settings *st, const struct profile *p,
 			 const struct folded *f, const struct timespec *started, double seconds)
 {
 	struct pprof_opts po = pprof_times(started, seconds);
@@ -207,31 +241,35 @@ int write_outputs(const struct settings *st, const struct profile *p,
 
 	/* One that cannot be written (a full disk) costs only itself. */
 	for (int i = 0; i < st->nr_out; i++) {
-		const struct output *o = &st->out[i];
+		struct output *o = &st->out[i];
 		int err = write_output(st, o, o->f, o->path ? o->path : "standard output", p, f,
 				       &po);
 
+		o->failed = err != 0;
 		if (err && !ret)
 			ret = err;
 	}
 	return ret;
 }
 
-/* Close the -o files. Returns 0, or -1 after one sentence per file that failed. */
+/* Close the -o files, and settle them: those written whole kept (over the files they
+ * replace), the others removed. Returns 0, or -1 after one sentence per file that failed. */
 int close_outputs(struct settings *st)
 {
 	int ret = 0;
 
-	janitor_keep();
 	for (int i = 0; i < st->nr_out; i++) {
 		struct output *o = &st->out[i];
 
 		if (o->f && o->f != stdout && fclose(o->f)) {
 			pr_warn("cannot write '%s': %s", o->path, strerror(errno));
+			o->failed = true;
 			ret = -1;
 		}
 		o->f = NULL;
 	}
+	if (settle_outputs(st, true))
+		ret = -1;
 	return ret;
 }
 

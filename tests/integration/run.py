@@ -3154,12 +3154,15 @@ def check_failed_runs(cases, keep, new, old):
         with open(keep, "rb") as f:
             expect(f.read() == old, f"{args}: the existing file changed ({err.strip()})")
         expect(not os.path.exists(new), f"{args}: {new} made by a failed run")
+        left = [x for x in os.listdir(os.path.dirname(keep)) if ".profile-" in x]
+        expect(not left, f"{args}: files left beside it: {left}")
 
 
 @test
 def one_output_that_fails_costs_only_itself():
     # -o /dev/full -o ok.folded: the full device's write fails (exit 1, one sentence), the
-    # other file is written whole all the same.
+    # other file is written whole all the same. An existing file is replaced whole or not
+    # at all (issue 25: a disk that filled up cut the last profile).
     d = tempfile.mkdtemp(prefix="full-", dir=os.path.join(BUILD, "tests"))
     ok = os.path.join(d, "ok.folded")
     _, err, code = run_profile(["-o", "/dev/full", "-o", ok, "--", workload("chain_fp"), "1"],
@@ -3170,7 +3173,35 @@ def one_output_that_fails_costs_only_itself():
         stacks = parse_folded(f.read())
     expect(share(stacks, lambda fr: has_chain(fr, CHAIN), "chain_fp") > 0.9,
            f"ok.folded: {total(stacks)} samples, not chain_fp's stacks")
-    return f"{total(stacks)} samples in the other file"
+    # An existing file on a filesystem with no room for its new profile (an 8 KiB tmpfs):
+    # left byte for byte as it was, nothing left beside it; with room, replaced whole with
+    # its owner and mode (nobody's, 0640).
+    small = os.path.join(d, "small")
+    os.mkdir(small)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", small], check=True)
+    try:
+        keep = os.path.join(small, "keep.svg")
+        with open(keep, "w") as f:
+            f.write("the last profile\n")
+        _, err, code = run_profile(["-o", keep, "-o", ok, "--", workload("chain_fp"), "1"],
+                                   check=False)
+        expect(code == 1 and "No space left on device" in err, f"full: exit {code}: {err}")
+        expect(open(keep).read() == "the last profile\n" and os.listdir(small) == ["keep.svg"],
+               f"the file on the full disk: {os.listdir(small)}, {open(keep).read()[:40]!r}")
+    finally:
+        subprocess.run(["umount", small], check=True)
+    mine = os.path.join(d, "mine.svg")
+    with open(mine, "w") as f:
+        f.write("the last profile\n")
+    os.chown(mine, 65534, 65534)
+    os.chmod(mine, 0o640)
+    run_profile(["-o", mine, "--", workload("chain_fp"), "1"])
+    st = os.stat(mine)
+    expect(open(mine).read().startswith("<?xml") and (st.st_uid, st.st_gid) == (65534, 65534)
+           and st.st_mode & 0o7777 == 0o640 and os.listdir(d).count("mine.svg") == 1 and
+           not [x for x in os.listdir(d) if ".profile-" in x],
+           f"replaced: uid {st.st_uid} mode {oct(st.st_mode)}, {os.listdir(d)}")
+    return f"{total(stacks)} samples in the other file; the full disk's file kept whole"
 
 
 @test
