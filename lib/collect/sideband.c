@@ -135,7 +135,11 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 			return LIBBPF_PERF_EVENT_CONT;
 		if (!memchr(r->filename, '\0', max))
 			return LIBBPF_PERF_EVENT_CONT;
-		m.path = r->filename;
+		/* The kernel names anonymous code "//anon" (as /proc/PID/maps names it ""): no
+		 * file to read, code without CFI to judge by (a JIT's, mapped or made executable
+		 * after the profile began). Taken for a path, it was a file whose unwind table
+		 * never came: every walk through it untrusted. */
+		m.path = strcmp(r->filename, "//anon") ? r->filename : "";
 		if (procmaps__add(s->maps, r->pid, &m))
 			pr_warn("out of memory recording mappings of pid %u", r->pid);
 	}

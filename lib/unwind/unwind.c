@@ -248,13 +248,14 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 						 .ra = CFI_AT_CFA, .ra_off = -8 };
 			r = &tmp;
 		}
-		if (!r && (err != -ENOENT || !bp_ok || bp <= sp ||
+		if (!r && (err != -ENOENT || !bp_ok || bp < sp ||
 			   (!l && !procmaps__find(c->u->pm, s->pid, pc))))
 			return fast_fail(c, n, l ? UNWIND_STOP_BAD_FRAME : UNWIND_STOP_NO_INFO);
 		if (!r) {
 			/* Code no CFI describes (a JIT's; V8's builtins, in node's text
 			 * without FDEs): the frame record at rbp, as libunwind guesses too,
-			 * only when it lies above sp; not in a small stretch of a file
+			 * only when it lies at sp or above (a leaf that made its record and
+			 * has no locals: rbp == sp); not in a small stretch of a file
 			 * between FDEs (_init, _fini, a hand-written function), whose
 			 * leaf keeps no record: the record at rbp is its caller's, whose
 			 * frame the guess would leave out of a stack shown whole. */
