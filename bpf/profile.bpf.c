@@ -475,6 +475,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (follow_children && profiled(ptgid)) {
 		pids_spill = true;
 		bpf_map_update_elem(&pids, &ctgid, &one, BPF_ANY);
+	} else if (filter_pids && profiled(ptgid)) {
+		stat_inc(STAT_FORKS_LEFT);	/* the summary says so */
 	}
 	/* A new process under CTGID: an earlier one's samples are not its. */
 	if (!filter_pids || profiled(ctgid)) {

@@ -37,6 +37,7 @@ enum profile_stat {
 				 * to DWARF (with --unwind fp: truncated) */
 	STAT_NO_PROC,		/* no spans known for the process yet: sent to DWARF */
 	STAT_OFF_CPU,		/* --off-cpu/--wall: blocks counted (times off the CPU) */
+	STAT_FORKS_LEFT,	/* -p without --children: processes the pids forked, not profiled */
 	STAT__MAX,
 };
 

@@ -155,6 +155,12 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 		}
 	fputc('\n', stderr);
 	print_lost(st, "samples");
+	if (st->bpf[STAT_FORKS_LEFT])
+		fprintf(stderr, "profile: %llu process%s forked by the pids %s not profiled "
+			"(--children follows them)\n",
+			(unsigned long long)st->bpf[STAT_FORKS_LEFT],
+			st->bpf[STAT_FORKS_LEFT] == 1 ? "" : "es",
+			st->bpf[STAT_FORKS_LEFT] == 1 ? "was" : "were");
 	print_fetches(st);
 	if (st->off_unmatched)
 		fprintf(stderr, "profile: lost %llu samples whose stacks were lost (ring buffer "
