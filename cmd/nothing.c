@@ -3,11 +3,11 @@
  * profile: a run that sampled nothing says why when it can (the targets did not run on a
  * CPU, ran too briefly for the rate, or their children did the work) and what to try.
  */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "proc/children.h"
 #include "cli.h"
 
 /* Process PID's CPU time in clock ticks (utime + stime), and its name into COMM (LEN
@@ -50,67 +50,32 @@ void cpu_snapshot(const struct settings *st, long long *ticks)
 		ticks[i] = proc_cpu(st->session.pids[i], NULL, 0);
 }
 
-/* The children of PID (all its threads'), into PIDS (room for MAX); how many. */
-static size_t children_of(pid_t pid, pid_t *pids, size_t max)
-{
-	char path[96], buf[4096];
-	struct dirent *de;
-	size_t n = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) && n < max) {
-		FILE *f;
-		size_t got;
-		char *p, *end;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)pid, de->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		got = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[got] = '\0';
-		for (p = buf; n < max; p = end) {
-			long v = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			pids[n++] = (pid_t)v;
-		}
-	}
-	closedir(d);
-	return n;
-}
-
 /* -p: why each pid gave nothing. Whether one reason was said. */
 static bool why_pids(const struct settings *st, const long long *before, double seconds)
 {
 	bool said = false;
 
 	for (size_t i = 0; i < st->session.nr_pids && i < MAX_PIDS; i++) {
-		pid_t pid = st->session.pids[i], kids[64];
+		pid_t pid = st->session.pids[i], *kids = malloc(sizeof(*kids));
 		char comm[64] = "?", line[512] = "";
 		long long now = proc_cpu(pid, comm, sizeof(comm));
 		long hz = sysconf(_SC_CLK_TCK);
-		size_t nk = children_of(pid, kids, 64), len = 0;
+		size_t nk = 0, cap = 1, len = 0;
 
-		/* Its descendants (breadth first: a shell's, timeout's children's) ... */
-		for (size_t k = 0; k < nk && nk < 64; k++)
-			nk += children_of(kids[k], kids + nk, 64 - nk);
-		/* ... that used the CPU: the ones that did the work. */
-		for (size_t k = 0; k < nk && len < sizeof(line) - 80; k++) {
+		/* Its descendants (a shell's, timeout's children's: kids[1..]) that used the CPU:
+		 * the ones that did the work. */
+		if (kids) {
+			kids[0] = pid;
+			proc__descendants(&kids, 1, &cap, 64, &nk);
+		}
+		for (size_t k = 1; k < nk && len < sizeof(line) - 80; k++) {
 			char kc[64] = "?";
 
 			if (proc_cpu(kids[k], kc, sizeof(kc)) > 0)
 				len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%d (%s)",
 							len ? ", " : "", (int)kids[k], kc);
 		}
+		free(kids);
 		if (now < 0)
 			continue;
 		if (before[i] >= 0 && now - before[i] <= 0)

@@ -2,7 +2,6 @@
 /* collect/pids: the processes of -p. A thread's id (not its process's leader) stands for its
  * process, with a note; a process given twice is profiled once; with --children, the
  * processes under them too. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include "base/log.h"
 #include <bpf/bpf.h>
 #include "collect/session_int.h"
+#include "proc/children.h"
 #include "profile.skel.h"
 
 /* Processes at most, the pids' descendants with them (the BPF filter holds 65,536). */
@@ -37,53 +37,6 @@ static pid_t tgid_of(pid_t tid)
 	text[n] = '\0';
 	p = strstr(text, "\nTgid:");
 	return p ? (pid_t)strtol(p + 6, NULL, 10) : tid;
-}
-
-/* The children of process PID (of all its threads) added to *V (N of them, room CAP) unless
- * there already. Returns 0 or -ENOMEM. */
-static int add_children(pid_t pid, pid_t **v, size_t *n, size_t *cap)
-{
-	char path[96], buf[4096];
-	struct dirent *de;
-	DIR *d;
-	int err = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return 0;		/* gone meanwhile */
-	while (!err && (de = readdir(d))) {
-		char *p, *end;
-		ssize_t got;
-		int fd;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)pid, de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		got = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		buf[got > 0 ? got : 0] = '\0';
-		for (p = buf; !err; p = end) {
-			long c = strtol(p, &end, 10);
-			size_t k = 0;
-
-			if (end == p || c <= 0)
-				break;
-			while (k < *n && (*v)[k] != (pid_t)c)
-				k++;
-			if (k < *n)
-				continue;
-			if (*n >= PIDS_MAX || array_grow(v, cap, sizeof(**v), *n))
-				err = -ENOMEM;
-			else
-				(*v)[(*n)++] = (pid_t)c;
-		}
-	}
-	closedir(d);
-	return err;
 }
 
 int session__resolve_pids(struct session *s)
@@ -118,11 +71,9 @@ int session__add_children(struct session *s)
 	size_t n = s->opts.nr_pids, cap = n;
 
 	/* Their descendants now (breadth first); BPF adds those forked later. */
-	for (size_t i = 0; s->opts.children && i < n; i++)
-		if (add_children(s->pids[i], &s->pids, &n, &cap))
-			return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM,
-					     "too many processes under the pids (at most %d)",
-					     PIDS_MAX);
+	if (s->opts.children && proc__descendants(&s->pids, n, &cap, PIDS_MAX, &n) < 0)
+		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM,
+				     "too many processes under the pids (at most %d)", PIDS_MAX);
 	if (n > s->opts.nr_pids)
 		pr_info("--children: %zu processes under the pids", n - s->opts.nr_pids);
 	s->opts.pids = s->pids;
@@ -135,10 +86,9 @@ int session__add_children_late(struct session *s)
 	size_t had = s->opts.nr_pids, n = had, cap = had;
 	__u8 one = 1;
 
-	/* Those forked between the first look and on_fork's attach. */
-	for (size_t i = 0; s->opts.children && i < n; i++)
-		if (add_children(s->pids[i], &s->pids, &n, &cap))
-			break;		/* too many: those found so far */
+	/* Those forked between the first look and on_fork's attach (too many: those found). */
+	if (s->opts.children)
+		proc__descendants(&s->pids, n, &cap, PIDS_MAX, &n);
 	s->opts.pids = s->pids;
 	s->opts.nr_pids = n;
 	for (size_t i = had; i < n; i++) {
