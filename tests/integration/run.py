@@ -1558,7 +1558,7 @@ def top_view_in_tmux():
     for key in ("q", "C-c"):
         shown, text, gone, status = tmux_top(key)
         expect(shown is not None, f"chain_hot_loop never shown: {text[-800:]}")
-        expect(shown <= 2.5, f"chain_hot_loop shown after {shown:.1f} s")
+        expect_rate(shown <= 2.5, f"chain_hot_loop shown after {shown:.1f} s")
         expect(re.search(r"^profile top: chain_fp 60, 99 Hz; last [0-9.]+ s: \d+ samples", text,
                          re.M), f"no header: {text[:300]}")
         expect(re.search(r"q quits", text), "the header does not say q quits")
@@ -3310,7 +3310,9 @@ def ctrl_c_ends_any_phase_of_the_start():
         code = p.returncode
         seen[code] = seen.get(code, 0) + 1
         expect_rate(took < 1.5, f"SIGINT at {delay} s: ended {took:.2f} s later")
-        expect(code in (130, 3, 0), f"SIGINT at {delay} s: exit {code}: {err}")
+        # (Killed by it: the signal came before main took it, as under load it can; no
+        # file was made yet.)
+        expect(code in (-signal.SIGINT, 130, 3, 0), f"SIGINT at {delay} s: exit {code}: {err}")
         expect(code != 130 or "interrupted while starting" in err, f"130 without why: {err}")
         expect(code != 3 or "nothing was sampled" in err, f"3 without why: {err}")
         expect(os.path.exists(out) == (code == 0),
