@@ -156,7 +156,7 @@ struct sample_event {
 	__u32 below_ok;		/* below[] was readable */
 	__u32 evflags;		/* the -e event's index, as count_key.flags has it
 				 * (COUNT_F_EVENT_MASK) */
-	__u32 pad;
+	__u32 ktid;		/* the task's tid in the kernel's namespace */
 	__u32 event;		/* an -e event's sample with a seq (off_seq): counted with its
 				 * weight, and its stacks kept for the task's next samples at
 				 * the same place, which come as off_weight records */

@@ -45,7 +45,7 @@ static __always_inline void event_header(struct bpf_perf_event_data *ctx,
 	e->off_seq = d->op ? d->op->seq : 0;
 	e->event = d->op && !(d->ck->flags & COUNT_F_OFF_CPU);
 	e->evflags = d->ck->flags & COUNT_F_EVENT_MASK;
-	e->pad = 0;
+	e->ktid = BPF_CORE_READ(task, pid);
 	for (int i = 0; i < PROFILE_MAX_DEPTH; i++) {
 		if (i >= d->st->nr)
 			break;

@@ -23,6 +23,9 @@ struct explain {
 	struct htab index;		/* hash of the path -> files[] */
 };
 
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+
 /* What each reason says after "in FILE: ". */
 static const char *const reason_text[EXPLAIN__MAX] = {
 	[EXPLAIN_CUT_NO_INFO] = "no unwind info covers the code there (the file was built or "
@@ -31,6 +34,9 @@ static const char *const reason_text[EXPLAIN__MAX] = {
 	[EXPLAIN_CUT_NO_STACK] = "the stack could not be read (the process exited, or the "
 				 "memory was gone)",
 	[EXPLAIN_CUT_DEPTH] = "the stack was deeper than the frame limit",
+	[EXPLAIN_CUT_COPY] = "the stack was deeper than the copy taken at the sample "
+			     "(--stack-copy, at most " STR(PROFILE_MAX_STACK_COPY) " bytes), and "
+			     "its thread ran on: what it held then could not be read later",
 	[EXPLAIN_CUT_FP] = "frame pointers broke off there (built without them?)",
 	[EXPLAIN_NOREC] = "(a function there keeps no frame record): DWARF unwound",
 	[EXPLAIN_UNNAMED_NO_SYMS] = "no symbols and no debug file (install its debug symbols: "
@@ -106,6 +112,7 @@ enum explain_reason explain__cut_reason(bool no_stack, enum unwind_stop stop)
 	case UNWIND_STOP_BAD_FRAME: return EXPLAIN_CUT_BAD_FRAME;
 	case UNWIND_STOP_NO_MEMORY: return EXPLAIN_CUT_NO_STACK;
 	case UNWIND_STOP_DEPTH: return EXPLAIN_CUT_DEPTH;
+	case UNWIND_STOP_COPY: return EXPLAIN_CUT_COPY;
 	default: return EXPLAIN_CUT_FP;
 	}
 }

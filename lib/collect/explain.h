@@ -22,6 +22,7 @@ enum explain_reason {
 	EXPLAIN_CUT_NO_STACK,		/* DWARF: the stack was not readable (the process exited,
 					 * the memory was gone) */
 	EXPLAIN_CUT_DEPTH,		/* the frame limit */
+	EXPLAIN_CUT_COPY,		/* DWARF: deeper than the stack copy, the thread ran on */
 	EXPLAIN_CUT_FP,			/* a frame-pointer walk broke off there (--unwind fp) */
 	EXPLAIN_NOREC,			/* a frame-pointer walk reached a function there that keeps
 					 * no frame record: sent to DWARF */

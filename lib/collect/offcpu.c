@@ -117,7 +117,14 @@ int offcpu__park(struct session *s, const struct sample_event *e)
 		return r;
 	p = parked__new((pid_t)e->tid, e->off_seq, 0);
 	if (p) {
-		p->raw = samples__keep(e, e->stack, e->stack_len, true);
+		struct queued *q = samples__keep(e, e->stack, e->stack_len, !e->event);
+
+		/* The bytes read past the copy are the wait's only if the task has not come
+		 * back since (asked after they were read). */
+		if (q && q->stack_len > e->stack_len &&
+		    !session__still_off(s, (pid_t)e->ktid, e->off_seq))
+			q->stack_len = e->stack_len;
+		p->raw = q;
 		/* An event's sample weighs already: counted once its table comes. */
 		p->pending_ns = e->event ? e->weight : 0;
 		p->pending_kstack = e->kstack_id;
@@ -269,7 +276,6 @@ static int off_task_begin(struct session *s, const struct off_task *r, uint64_t 
 	struct iovec local, remote;
 	struct off_pending op;
 	ssize_t got;
-	int err;
 
 	uint64_t *kips = xk_new(s);
 
@@ -279,6 +285,7 @@ static int off_task_begin(struct session *s, const struct off_task *r, uint64_t 
 	memset(e, 0, offsetof(struct sample_event, stack));
 	e->pid = r->pid;
 	e->tid = r->tid;
+	e->ktid = r->ktid;
 	e->kstack_id = n ? (int32_t)(KSTACK_EXTRA | s->xk.nr++) : -1;
 	e->ip = r->ip;
 	e->sp = sp;
@@ -296,16 +303,15 @@ static int off_task_begin(struct session *s, const struct off_task *r, uint64_t 
 	remote = (struct iovec){ (void *)(uintptr_t)sp, local.iov_len };
 	got = process_vm_readv((pid_t)r->pid, &local, 1, &remote, 1, 0);
 	e->stack_len = got > 0 ? (uint32_t)got : 0;
-	err = offcpu__park(s, e);
-	if (err)
-		return err;
+	/* The entry first: while it is there, the task has not come back, and what the unwind
+	 * reads past the copy is its stack as it left (session__still_off). */
 	op = (struct off_pending){
 		.start = since, .seq = e->off_seq, .tid = r->tid, .ktid = r->ktid,
 		.key = { .pid = r->pid, .kstack_id = e->kstack_id, .flags = COUNT_F_OFF_CPU,
 			 .period = e->period },
 	};
 	bpf_map_update_elem(bpf_map__fd(s->skel->maps.offpend), &r->ktid, &op, BPF_NOEXIST);
-	return 0;
+	return offcpu__park(s, e);
 }
 
 /* Kernel stack ID of the maps of parity PAR into the session's own (KSTACK_EXTRA), for use

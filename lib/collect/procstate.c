@@ -427,9 +427,9 @@ void session__on_exec(struct session *s, pid_t pid, uint64_t time)
 /*
  * A DWARF unwind of PID read USED bytes of stack from sp (STOP: how it ended). Make the
  * process's samples carry that much stack plus a margin, not the whole --stack-copy: the
- * copy is most of a DWARF sample's cost. A deeper stack raises the copy at once (it was read
- * past the copy from the live process this time); an unwind that ran out of stack memory
- * restores the whole copy. The copy comes down again after HINT_WINDOW unwinds that all
+ * copy is most of a DWARF sample's cost. A deeper stack raises the copy at once (that sample
+ * was read past the copy from the live process when its task was off the CPU, cut there
+ * when it ran on); an unwind that ran out of stack memory or copy restores the whole copy. The copy comes down again after HINT_WINDOW unwinds that all
  * needed less: a deep phase (the dynamic linker's start-up, say) does not cost the rest of
  * the run.
  */
@@ -441,7 +441,7 @@ void session__learn_copy_size(struct session *s, pid_t pid, size_t used, enum un
 	struct proc_ranges pr;
 	__u32 key = pid;
 
-	need = stop == UNWIND_STOP_NO_MEMORY ? max : (uint32_t)((used + HINT_MARGIN + 1023) & ~1023ul);
+	need = stop == UNWIND_STOP_NO_MEMORY || stop == UNWIND_STOP_COPY ? max : (uint32_t)((used + HINT_MARGIN + 1023) & ~1023ul);
 	if (need > max)
 		need = max;
 	/* A process's samples carry the whole copy (copy_hint 0) until a window of unwinds

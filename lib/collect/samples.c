@@ -67,9 +67,26 @@ static void env_learn_copy(void *ctx, pid_t pid, size_t used, enum unwind_stop s
 	session__learn_copy_size(ctx, pid, used, stop);
 }
 
+bool session__still_off(struct session *s, pid_t ktid, uint64_t seq)
+{
+	struct off_pending op;
+	__u32 key = (__u32)ktid;
+
+	/* BPF's entry for the task's wait, made as it left the CPU with SEQ's stacks, goes
+	 * when it comes back (on_switch). */
+	return seq && !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.offpend), &key, &op) &&
+	       op.seq == seq;
+}
+
+static bool env_still(void *ctx, const struct sample *smp)
+{
+	return !smp->weight && session__still_off(ctx, smp->ktid, smp->off_seq);
+}
+
 struct stack_env session__stack_env(struct session *s)
 {
-	return (struct stack_env){ s, env_prepare, env_more_records, env_place, env_learn_copy };
+	return (struct stack_env){ s, env_prepare, env_more_records, env_place, env_learn_copy,
+				   env_still };
 }
 
 /* Sample E (its header: from the ring buffer or the queue) with STACK_LEN bytes of STACK from
@@ -78,10 +95,12 @@ static void sample__decode(struct sample *smp, const struct sample_event *e, con
 			   uint32_t stack_len)
 {
 	*smp = (struct sample){
-		.pid = (pid_t)e->pid, .tid = (pid_t)e->tid, .gen = e->gen, .weight = e->weight,
-		.off_seq = e->off_seq,
-		/* An off-CPU event unwound once its time came: the task has run since. */
-		.copy_only = e->off_seq && e->weight,
+		.pid = (pid_t)e->pid, .tid = (pid_t)e->tid, .ktid = (pid_t)e->ktid,
+		.gen = e->gen, .weight = e->weight, .off_seq = e->off_seq,
+		/* Taken on the CPU, its task ran on at once; an off-CPU event unwound once its
+		 * time came, its task ran since. Only a task off the CPU may still be as it
+		 * was (stacks.c asks env_still). */
+		.copy_only = !e->off_seq || e->event || e->weight,
 		.walk = (const uint64_t *)e->frames, .nr_walk = e->nr_frames,
 		.ip = e->ip, .sp = e->sp, .bp = e->bp, .regs = (const uint64_t *)e->regs,
 		.stack = stack, .stack_len = stack_len, .holes = e->holes,
@@ -227,7 +246,8 @@ static int queue_sample(struct session *s, const struct sample_event *e)
 
 	if (s->queue.bytes + sizeof(*q) + e->stack_len > LIMIT_TABLE_QUEUE_MAX)
 		return -ENOSPC;
-	q = samples__keep(e, e->stack, e->stack_len, true);
+	/* (On the CPU: its task ran on, nothing is read past the copy.) */
+	q = samples__keep(e, e->stack, e->stack_len, false);
 	if (!q)
 		return -ENOSPC;
 	if (samples__queue_kept(s, q)) {

@@ -35,7 +35,8 @@ struct queued {
 int samples__unwind(struct session *s, const struct sample_event *e, const void *stack,
 		    uint32_t stack_len, bool may_wait);
 /* samples.c: a copy of event E's header and STACK_LEN bytes of STACK, with (READ_MORE) up to
- * QUEUE_STACK_MORE bytes more of the live stack; NULL when over the limits. */
+ * QUEUE_STACK_MORE bytes more of the live stack (only for a task off the CPU: the caller
+ * checks it still is, after); NULL when over the limits. */
 struct queued *samples__keep(const struct sample_event *e, const void *stack,
 			     uint32_t stack_len, bool read_more);
 /* samples.c: Q in the queue until the table its unwind met comes. Returns 0, or -ENOSPC

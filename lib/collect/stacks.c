@@ -88,6 +88,16 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
 		n = unwinder__unwind(unw, &us, out->ips, max, &out->stop);
 		out->ns += clock_mono_ns() - t0;
 	}
+	/* Words read from the live process past the copy are the sample's only if its task
+	 * has not run since, asked after they were read: else the unwind is done again from
+	 * the copy alone, cut where it needs more (UNWIND_STOP_COPY). */
+	if (!us.copy_only && unwinder__read_live(unw) &&
+	    !(env->still && env->still(env->ctx, smp))) {
+		us.copy_only = true;
+		t0 = clock_mono_ns();
+		n = unwinder__unwind(unw, &us, out->ips, max, &out->stop);
+		out->ns += clock_mono_ns() - t0;
+	}
 	/* (What the unwinder keeps of a program that is gone is rebuilt if it is needed.) */
 	if (as != smp->pid)
 		unwinder__forget(unw, as);
@@ -110,7 +120,9 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
 		n = (int)smp->nr_walk < max ? (int)smp->nr_walk : max;
 		memcpy(out->ips, smp->walk, (size_t)n * sizeof(*out->ips));
 	}
-	out->no_stack = (us.holes & 1) && n == 1 && out->stop == UNWIND_STOP_NO_MEMORY;
+	/* (Not readable at sp when it was copied, whatever is there now: no stack.) */
+	out->no_stack = (us.holes & 1) && n == 1 &&
+			(out->stop == UNWIND_STOP_NO_MEMORY || out->stop == UNWIND_STOP_COPY);
 	out->n = n;
 	return 0;
 }

@@ -21,10 +21,12 @@ struct procmaps;
  * it: nothing past here reads a BPF type). */
 struct sample {
 	pid_t pid, tid;
+	pid_t ktid;		/* the kernel's tid (the same unless in a PID namespace) */
 	uint64_t gen;		/* when the program sampled began (0: before the profile) */
 	uint64_t weight;	/* what it weighs; 0: an off-CPU stack whose time comes later */
 	uint64_t off_seq;	/* not 0: the stacks of a task leaving the CPU */
-	bool copy_only;		/* unwound after its task ran again: nothing read live */
+	bool copy_only;		/* its task may have run since: nothing read live past the
+				 * copy (else read, and kept only if env->still says so) */
 	const uint64_t *walk;	/* the frame-pointer walk's return addresses, leaf first */
 	uint32_t nr_walk;
 	uint64_t ip, sp, bp;
@@ -87,6 +89,10 @@ struct stack_env {
 	enum stack_place (*place)(void *ctx, pid_t pid, uint64_t addr);
 	/* The unwind of PID read USED bytes of the stack, and stopped with STOP. */
 	void (*learn_copy)(void *ctx, pid_t pid, size_t used, enum unwind_stop stop);
+	/* Whether SMP's task (an off-CPU sample's) has stayed off the CPU since SMP was taken:
+	 * its stack past the copy, read from the live process, is as it was then. NULL: never
+	 * known, as if it had run. */
+	bool (*still)(void *ctx, const struct sample *smp);
 };
 
 /* A user stack made of a sample. */

@@ -354,8 +354,13 @@ int read_stack(struct uctx *c, uint64_t addr, uint64_t *val)
 		       sizeof(*val));
 		return 0;
 	}
-	if (c->copy_only || read_live(c, addr, val))
+	if (c->copy_only) {
+		c->past_copy = true;
 		return -1;
+	}
+	if (read_live(c, addr, val))
+		return -1;
+	c->live_read = true;
 	if (addr >= s->sp && addr - s->sp < STACK_SPAN &&
 	    addr - s->sp + sizeof(*val) > c->stack_used)
 		c->stack_used = addr - s->sp + sizeof(*val);

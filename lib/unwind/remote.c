@@ -202,6 +202,7 @@ int unwind_libunwind(struct uctx *c, uint64_t *ips, int max, enum unwind_stop *s
 		}
 		if (ret < 0) {
 			*stop = c->no_info ? UNWIND_STOP_NO_INFO :
+				c->past_copy ? UNWIND_STOP_COPY :
 				c->mem_fault ? UNWIND_STOP_NO_MEMORY : UNWIND_STOP_BAD_FRAME;
 			break;
 		}

@@ -14,6 +14,7 @@ const char *const unwind_stop_names[UNWIND_STOP__MAX] = {
 	[UNWIND_STOP_BAD_FRAME] = "bad frame",
 	[UNWIND_STOP_NO_MEMORY] = "unreadable stack",
 	[UNWIND_STOP_DEPTH] = "depth limit",
+	[UNWIND_STOP_COPY] = "deeper than the copy",
 };
 
 /* --- the unwinder ------------------------------------------------------------------------- */
@@ -34,7 +35,7 @@ struct uctx *uctx__begin(struct unwinder *u, const struct unwind_sample *s)
 	c->u = u;
 	c->s = s;
 	c->p = NULL;
-	c->no_info = c->mem_fault = false;
+	c->no_info = c->mem_fault = c->past_copy = c->live_read = false;
 	c->copy_only = s->copy_only;
 	c->fail_n = 1;
 	c->fail_stop = UNWIND_STOP_NO_INFO;
@@ -186,7 +187,8 @@ static bool leaf_returns_at_sp(struct uctx *c, uint64_t pc, uint64_t sp, uint64_
 static int fast_fail(struct uctx *c, int n, enum unwind_stop stop)
 {
 	c->fail_n = n;
-	c->fail_stop = stop;
+	/* A word past the copy, of a thread that ran since: not unreadable, not read. */
+	c->fail_stop = stop == UNWIND_STOP_NO_MEMORY && c->past_copy ? UNWIND_STOP_COPY : stop;
 	return 0;
 }
 
@@ -466,6 +468,11 @@ bool unwinder__met_later(const struct unwinder *u, uint32_t *id)
 const struct unwind_counts *unwinder__counts(const struct unwinder *u)
 {
 	return &u->counts;
+}
+
+bool unwinder__read_live(const struct unwinder *u)
+{
+	return u->ctx && u->ctx->live_read;
 }
 
 size_t unwinder__stack_used(const struct unwinder *u)

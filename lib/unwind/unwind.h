@@ -36,8 +36,9 @@ struct unwind_sample {
 	uint32_t holes;		/* bit i: page i of the copy (page 0 from sp to its page's end)
 				 * was not readable and holds zeros, not the stack's words */
 	const uint64_t *below;	/* UNWIND_RED_ZONE bytes below sp, as copied, or NULL */
-	bool copy_only;		/* the thread has run since the copy: its live stack is not
-				 * read past it (an off-CPU stack unwound late) */
+	bool copy_only;		/* the thread may have run since the copy: its live stack is
+				 * not read past it (every sample taken on the CPU; an off-CPU
+				 * stack unwound once its time came) */
 };
 
 /* Bytes below sp a leaf may still keep words in: below copies that many. */
@@ -50,6 +51,8 @@ enum unwind_stop {
 	UNWIND_STOP_BAD_FRAME,		/* unwind info present but the step failed */
 	UNWIND_STOP_NO_MEMORY,		/* a needed word was neither copied nor readable */
 	UNWIND_STOP_DEPTH,		/* the frame limit */
+	UNWIND_STOP_COPY,		/* a needed word lay past what was copied at the sample,
+					 * and the thread had run since (not read later) */
 	UNWIND_STOP__MAX,
 };
 
@@ -92,6 +95,11 @@ struct unwind_counts {
 
 /* The counts so far. Owned by U. */
 const struct unwind_counts *unwinder__counts(const struct unwinder *u);
+
+/* Whether the last unwinder__unwind read words of the stack from the live process (past the
+ * copy, for a sample not copy_only): they are the sample's only if the thread has not run
+ * since. */
+bool unwinder__read_live(const struct unwinder *u);
 
 /* Bytes of stack from the sample's sp that the last unwinder__unwind read (from the copy or
  * from the live process). */

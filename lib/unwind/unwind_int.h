@@ -104,6 +104,8 @@ struct uctx {
 	bool no_info;		/* find_proc_info found no FDE */
 	bool copy_only;		/* stack reads from the copy only, never the live process */
 	bool mem_fault;		/* a read failed */
+	bool past_copy;		/* copy_only kept a read of the stack past the copy out */
+	bool live_read;		/* a word of the stack was read from the live process */
 	int fail_n;		/* the fast path's frames when it gave up, and why */
 	enum unwind_stop fail_stop;
 	uint64_t stack_used;	/* bytes from sp the unwind read */

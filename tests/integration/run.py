@@ -726,13 +726,32 @@ def unwind_fp_mode_marks_truncation():
 
 @test
 def deep_recursion_past_the_copy():
-    stacks, _, _ = run_profile(["-F", "99", "--", workload("recurse"), "3"])
-    leaf = [(f, c) for f, c in stacks if f[0] == "recurse" and f[-1] == "recurse_leaf"]
-    all_leaf = sum(c for _, c in leaf)
-    ok = sum(c for f, c in leaf if "main" in f and f[1:].count("recurse") == 200)
-    expect_rate(all_leaf > 100, f"only {all_leaf} samples in recurse_leaf")
-    expect(ok / all_leaf >= 0.9, f"{ok}/{all_leaf} leaf samples reach main with 200 frames")
-    return f"{ok}/{all_leaf} complete"
+    # recurse: 200 frames of 512 bytes (110 KiB) under a leaf, deeper than any copy. Its
+    # callers past the copy are not read from the process later (issue 26: what is there
+    # then need not be what was there at the sample): the stack is what the copy holds,
+    # the leaf and ~16 KiB of recursion (~24 KiB with --stack-copy 24576), cut there and
+    # marked, never whole with fewer than 200 frames.
+    notes = []
+    for copy, least in ((16384, 25), (24576, 40)):
+        stacks, err, _ = run_profile(["-F", "99", "--stack-copy", str(copy), "--explain",
+                                      "--", workload("recurse"), "3"])
+        leaf = [(f, c) for f, c in stacks if f[0] == "recurse" and f[-1] == "recurse_leaf"]
+        all_leaf = sum(c for _, c in leaf)
+        expect_rate(all_leaf > 100, f"only {all_leaf} samples in recurse_leaf")
+        expect(all_leaf > 0, "no sample in recurse_leaf")
+        whole = sum(c for f, c in leaf if "[truncated]" not in f)
+        wrong = [f for f, _ in leaf if "[truncated]" not in f and
+                 ("main" not in f or f[1:].count("recurse") != 200)]
+        expect(not wrong, f"whole with a wrong depth: {[len(f) for f in wrong[:3]]}")
+        held = sum(c for f, c in leaf if "[truncated]" in f and
+                   f[f.index("[truncated]") + 1:].count("recurse") >= least)
+        expect(held == all_leaf - whole,
+               f"--stack-copy {copy}: {held} of {all_leaf - whole} cut stacks keep >= "
+               f"{least} frames of the copy: {[f.count('recurse') for f, _ in leaf[:5]]}")
+        expect("deeper than the copy taken at the sample" in err,
+               f"--explain does not say why: {err[-600:]}")
+        notes.append(f"copy {copy}: {held} of {all_leaf} cut after >= {least} frames")
+    return ", ".join(notes)
 
 
 @test
@@ -3721,6 +3740,73 @@ def coroutines_whole_down_to_start_context():
     expect(whole >= 0.95 * n, f"{whole} of {n} whole down to __start_context: "
            f"{sorted(co, key=lambda x: -x[1])[:3]}")
     return f"{whole} of {n} whole"
+
+
+def deepserve_counts(mode, phase_ms, rate):
+    """deepserve MODE for 3 s, switching every PHASE_MS, at RATE Hz: (samples of its work,
+    whole, wrong ones, marked, --explain's output). Wrong: whole with a route (outer) above
+    the other one's parser (inner), or cut without the frames the copy held."""
+    stacks, err, _ = run_profile(["-F", str(rate), "--explain", "--",
+                                  workload("deepserve"), mode, "3", str(phase_ms)])
+    if mode == "deep":
+        chains = (["route_get", "serve", "parse_get"], ["route_post", "serve", "parse_post"])
+        mine = [(f, c) for f, c in stacks if "serve" in f]
+    else:
+        chains = (["alt_outer_a", "alt_inner_a", "__restore_rt", "alt_handler"],
+                  ["alt_outer_b", "alt_inner_b", "__restore_rt", "alt_handler"])
+        mine = [(f, c) for f, c in stacks if "alt_handler" in f]
+    # What the copy holds: the parser and serve above it; the handler and the interrupted
+    # frame (from the signal frame on the alternate stack).
+    held = (["serve", "parse_get"], ["serve", "parse_post"]) if mode == "deep" else \
+        (["__restore_rt", "alt_handler"],)
+    n = sum(c for _, c in mine)
+    marked = sum(c for f, c in mine if "[truncated]" in f)
+    lost = [(f, c) for f, c in mine if "[truncated]" in f and
+            not any(has_chain(f, h) for h in held)]
+    wrong = [(f, c) for f, c in mine if "[truncated]" not in f and
+             not any(has_chain(f, ["main"] + ch) for ch in chains)]
+    return n, n - marked, wrong + lost, marked, err
+
+
+@test
+def callers_past_the_copy_never_read_later():
+    # deepserve: the callers of a stack deeper than its copy (a 32 KiB frame; a handler on
+    # an alternate signal stack) are not read from the process later, when another route
+    # runs there (issue 26: 50% of such stacks paired a route with the other's parser at
+    # 2 ms phases, 20% at 50 ms, 5% at 200 ms): none whole and wrong, at 99 and 499 Hz;
+    # the frames the copy holds are kept, the cut marked and said by --explain.
+    notes = []
+    for mode, phase, rate in (("deep", 2, 499), ("deep", 50, 99), ("deep", 200, 499),
+                              ("alt", 2, 499)):
+        n, whole, wrong, marked, err = deepserve_counts(mode, phase, rate)
+        expect_rate(n >= (100 if rate > 99 else 20) or mode == "alt" and n >= 20,
+                    f"{mode} {phase} ms at {rate} Hz: only {n} samples")
+        expect(not wrong, f"{mode} {phase} ms: wrong: {wrong[:3]}")
+        expect(marked == 0 or "deeper than the copy taken at the sample" in err,
+               f"{mode}: --explain does not say why: {err[-800:]}")
+        notes.append(f"{mode} {phase} ms {rate} Hz: {whole} whole, {marked} marked of {n}")
+    return ", ".join(notes)
+
+
+@test
+def off_cpu_deep_stack_read_while_it_waits():
+    # deepserve sleep: 100 frames of 512 bytes (55 KiB) above a loop of 20 ms sleeps. A task
+    # off the CPU is read past its copy while BPF's entry for its wait says it has not come
+    # back (checked after the read): whole, all 100 frames, for nearly all of the time; a
+    # wait it came back from before its stack was read is cut and marked, never whole with
+    # fewer frames.
+    stacks, err, _ = run_profile(["--off-cpu", "--", workload("deepserve"), "sleep", "2",
+                                  "20"])
+    mine = [(f, c) for f, c in stacks if "deep_sleep" in f]
+    n = sum(c for _, c in mine)
+    expect(n >= 1.5e6, f"only {n} us off the CPU in deep_sleep")
+    wrong = [f.count("deep_sleep") for f, _ in mine if "[truncated]" not in f and
+             (f.count("deep_sleep") != 100 or not has_chain(f, ["main", "deep_sleep"]))]
+    expect(not wrong, f"whole with the wrong depth: {wrong[:5]}")
+    whole = sum(c for f, c in mine if "[truncated]" not in f)
+    expect(whole >= 0.9 * n, f"{whole / n:.1%} of the time whole: "
+           f"{[(f.count('deep_sleep'), c) for f, c in mine]}")
+    return f"{whole / n:.1%} of {n / 1e6:.2f} s whole with 100 frames"
 
 
 def own_samples(args):

@@ -194,6 +194,7 @@ static void test_cut_reason(void)
 	CU_ASSERT_EQUAL(explain__cut_reason(false, UNWIND_STOP_BAD_FRAME), EXPLAIN_CUT_BAD_FRAME);
 	CU_ASSERT_EQUAL(explain__cut_reason(false, UNWIND_STOP_NO_MEMORY), EXPLAIN_CUT_NO_STACK);
 	CU_ASSERT_EQUAL(explain__cut_reason(false, UNWIND_STOP_DEPTH), EXPLAIN_CUT_DEPTH);
+	CU_ASSERT_EQUAL(explain__cut_reason(false, UNWIND_STOP_COPY), EXPLAIN_CUT_COPY);
 	/* Nothing at sp says more than how the unwind then stopped. */
 	CU_ASSERT_EQUAL(explain__cut_reason(true, UNWIND_STOP_BAD_FRAME), EXPLAIN_CUT_NO_STACK);
 	CU_ASSERT_EQUAL(explain__cut_reason(true, UNWIND_STOP_END), EXPLAIN_CUT_NO_STACK);

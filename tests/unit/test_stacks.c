@@ -29,6 +29,8 @@ struct fake {
 	uint64_t bottom;		/* the one address where a stack begins (0: none) */
 	uint64_t trusted;		/* the one address in code with frame records (0: none) */
 	int bottoms_asked;
+	bool ran;			/* still says the task ran since its sample */
+	int still_asked;
 	size_t used;
 	enum unwind_stop stop;
 };
@@ -70,10 +72,19 @@ static void fake_learn_copy(void *ctx, pid_t pid, size_t used, enum unwind_stop 
 	f->stop = stop;
 }
 
+static bool fake_still(void *ctx, const struct sample *smp)
+{
+	struct fake *f = ctx;
+
+	(void)smp;
+	f->still_asked++;
+	return !f->ran;
+}
+
 static struct stack_env env_of(struct fake *f)
 {
 	return (struct stack_env){ f, fake_prepare, fake_more_records, fake_place,
-				   fake_learn_copy };
+				   fake_learn_copy, fake_still };
 }
 
 static int setup(void)
@@ -135,6 +146,44 @@ static void test_dwarf_from_a_recorded_sample(void)
 	CU_ASSERT_EQUAL(f.records_read, 0);
 	CU_ASSERT_EQUAL(f.learnt, 1);
 	CU_ASSERT(f.used > 0 && f.used == us.used && f.stop == UNWIND_STOP_END);
+}
+
+/*
+ * A stack deeper than its copy (256 bytes: the recording's own frames): the words past it are
+ * read from the live process (this one, whose callers are still the same) only for a sample
+ * whose task may not have run since, and kept only if the collector says it has not (asked
+ * after the reads); else the stack is cut where the copy ends, UNWIND_STOP_COPY, its first
+ * frames still there.
+ */
+static void test_past_the_copy(void)
+{
+	static struct recorded r;
+	struct fake f = { 0 };
+	struct stack_env env = env_of(&f);
+	uint64_t ips[128];
+	struct user_stack us = { .ips = ips };
+
+	record_in_middle(256, &r);
+	/* Still off the CPU: read live, whole. */
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, unw, pm, &r.smp, true, &us, 128), 0);
+	CU_ASSERT_EQUAL(us.stop, UNWIND_STOP_END);
+	CU_ASSERT(us.n >= 5 && ips[1] == r.ret0);
+	CU_ASSERT_EQUAL(f.still_asked, 1);
+	CU_ASSERT(us.used > 256);
+	/* It ran since: cut at the copy's end, learnt as such (the whole copy next time). */
+	f.ran = true;
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, unw, pm, &r.smp, true, &us, 128), 0);
+	CU_ASSERT_EQUAL(us.stop, UNWIND_STOP_COPY);
+	CU_ASSERT(us.n >= 2 && us.n < 5 && ips[1] == r.ret0);
+	CU_ASSERT_EQUAL(f.still_asked, 2);
+	CU_ASSERT(f.stop == UNWIND_STOP_COPY && us.used <= 256);
+	/* Taken on the CPU (copy_only): never read live, nobody asked. */
+	r.smp.copy_only = true;
+	f.ran = false;
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, unw, pm, &r.smp, true, &us, 128), 0);
+	CU_ASSERT_EQUAL(us.stop, UNWIND_STOP_COPY);
+	CU_ASSERT(us.n >= 2 && us.n < 5 && ips[1] == r.ret0);
+	CU_ASSERT_EQUAL(f.still_asked, 2);
 }
 
 /* Where the collector's spans say a thread's stack begins, the stack ends there, whole. */
@@ -442,6 +491,7 @@ int register_stacks_suite(void)
 
 	if (!s || !CU_add_test(s, "DWARF from a recorded sample", test_dwarf_from_a_recorded_sample) ||
 	    !CU_add_test(s, "ends at a stack bottom", test_ends_at_a_stack_bottom) ||
+	    !CU_add_test(s, "past the copy", test_past_the_copy) ||
 	    !CU_add_test(s, "the walk's frames where no unwind info",
 			 test_walk_frames_where_no_unwind_info) ||
 	    !CU_add_test(s, "no stack at sp", test_no_stack_at_sp) ||
