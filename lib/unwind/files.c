@@ -321,7 +321,7 @@ bool uctx__return_mapped(struct uctx *c, uint64_t ra)
 
 int read_code(struct uctx *c, uint64_t addr, uint64_t *val)
 {
-	return c->copy_only ? -1 : read_live(c, addr, val);
+	return c->no_code ? -1 : read_live(c, addr, val);
 }
 
 /* Whether byte OFF of S's copy is in a page that was not readable when it was copied. */

@@ -37,6 +37,7 @@ struct uctx *uctx__begin(struct unwinder *u, const struct unwind_sample *s)
 	c->p = NULL;
 	c->no_info = c->mem_fault = c->past_copy = c->live_read = false;
 	c->copy_only = s->copy_only;
+	c->no_code = false;
 	c->fail_n = 1;
 	c->fail_stop = UNWIND_STOP_NO_INFO;
 	c->stack_used = 0;
@@ -350,7 +351,7 @@ int unwinder__leaf_return(struct unwinder *u, const struct unwind_sample *s, uin
 	if (!c)
 		return -ENOMEM;
 	/* One step of the fast path from the leaf, reading nothing but the words given. */
-	c->copy_only = true;
+	c->copy_only = c->no_code = true;
 	c->p = unwinder__proc(u, s->pid);
 	ips[0] = s->ip;
 	if (!c->p || unwind_fast(c, ips, 2, &stop) != 2)
@@ -368,7 +369,7 @@ int unwinder__leaf_frameless(struct unwinder *u, pid_t pid, uint64_t ip)
 
 	if (!c)
 		return -ENOMEM;
-	c->copy_only = true;
+	c->copy_only = c->no_code = true;
 	c->p = unwinder__proc(u, pid);
 	l = c->p ? uproc__loaded_for_ip(c, ip) : NULL;
 	if (!l || ufile__rule(l->f, ip - l->bias, &r))

@@ -103,6 +103,8 @@ struct uctx {
 	const struct unwind_sample *s;
 	bool no_info;		/* find_proc_info found no FDE */
 	bool copy_only;		/* stack reads from the copy only, never the live process */
+	bool no_code;		/* no code read from the process either (one step from words
+				 * given, no sample) */
 	bool mem_fault;		/* a read failed */
 	bool past_copy;		/* copy_only kept a read of the stack past the copy out */
 	bool live_read;		/* a word of the stack was read from the live process */
@@ -169,7 +171,8 @@ bool uctx__at_entry(struct uctx *c, uint64_t pc);
  * still in place in the live process. Returns 0 or -1; keeps stack_used. */
 int read_stack(struct uctx *c, uint64_t addr, uint64_t *val);
 
-/* The 8 bytes of code at ADDR of the sampled process (not with copy_only). 0 or -1. */
+/* The 8 bytes of code at ADDR of the sampled process (not with no_code: code, unlike the
+ * stack, is read as it is now). 0 or -1. */
 int read_code(struct uctx *c, uint64_t addr, uint64_t *val);
 
 /* --- remote.c ----------------------------------------------------------------------------- */
