@@ -154,6 +154,10 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			break;
 		}
 	fputc('\n', stderr);
+	if (st->scanned)
+		fprintf(stderr, "profile: %s of the stacks went through code without unwind info "
+			"by a stack scan, checked (--explain)\n",
+			share(st->scanned, st->samples, b1, sizeof(b1)));
 	print_lost(st, "samples");
 	if (st->bpf[STAT_FORKS_LEFT])
 		fprintf(stderr, "profile: %llu process%s forked by the pids %s not profiled "

@@ -39,6 +39,9 @@ static const char *const reason_text[EXPLAIN__MAX] = {
 			     "its thread ran on: what it held then could not be read later",
 	[EXPLAIN_CUT_FP] = "frame pointers broke off there (built without them?)",
 	[EXPLAIN_NOREC] = "(a function there keeps no frame record): DWARF unwound",
+	[EXPLAIN_SCANNED] = "(code without CFI): caller found by its code's way to its ret, or "
+			    "a scan of the stack copy; checked by the call before it and the "
+			    "unwind from there by CFI:",
 	[EXPLAIN_UNNAMED_NO_SYMS] = "no symbols and no debug file (install its debug symbols: "
 				    "on Debian, its -dbgsym package)",
 	[EXPLAIN_UNNAMED_NO_DEBUG] = "its symbol table leaves them out and no debug file was "
@@ -180,10 +183,11 @@ int explain__format(const struct explain_line *l, uint64_t samples, char *buf, s
 {
 	char file[1024];
 	const char *what = l->reason == EXPLAIN_NOREC ? "frame pointers not trusted" :
+			   l->reason == EXPLAIN_SCANNED ? "stack scanned" :
 			   l->reason <= EXPLAIN_CUT_FP ? "cut" : "unnamed";
 
 	explain__escape(l->file, file, sizeof(file));
-	if (l->reason == EXPLAIN_NOREC)
+	if (l->reason == EXPLAIN_NOREC || l->reason == EXPLAIN_SCANNED)
 		return snprintf(buf, len, "%5.1f%%  %s in %s %s %.1f%% of these whole",
 				share(l->count, samples), what, file, reason_text[l->reason],
 				share(l->whole, l->count));

@@ -26,6 +26,7 @@ enum explain_reason {
 	EXPLAIN_CUT_FP,			/* a frame-pointer walk broke off there (--unwind fp) */
 	EXPLAIN_NOREC,			/* a frame-pointer walk reached a function there that keeps
 					 * no frame record: sent to DWARF */
+	EXPLAIN_SCANNED,		/* code there without CFI: its caller found by a stack scan */
 	EXPLAIN_UNNAMED_NO_SYMS,	/* no symbols at all, and no debug file found */
 	EXPLAIN_UNNAMED_NO_DEBUG,	/* symbols, but none for them, and no debug file found */
 	EXPLAIN_UNNAMED_DEBUG,		/* a debug file, without symbols for them either */

@@ -414,6 +414,11 @@ static int builder__explain(struct builder *b, const struct stack_key *key, pid_
 		err = file < 0 ? file : explain__add(ex, file, EXPLAIN_NOREC, count,
 						     truncated ? 0 : count);
 	}
+	if (!err && key->scan_pc) {
+		file = explain_file(ex, procmaps__find(b->s->maps, pid, key->scan_pc));
+		err = file < 0 ? file : explain__add(ex, file, EXPLAIN_SCANNED, count,
+						     truncated ? 0 : count);
+	}
 	for (int i = 0; !err && i < b->nr_ustack; i++) {
 		const struct addr_ent *e = &b->ents[b->ustack[i]];
 		int j;
@@ -568,6 +573,8 @@ int builder__add(struct builder *b, const struct stack_key *key, const uint64_t 
 			s->stats.off_truncated_ns += count;
 	} else {
 		s->stats.samples += count;
+		if (key->scan_pc)
+			s->stats.scanned += count;
 		if (labels.truncated) {
 			s->stats.truncated += count;
 			s->stats.cut_stop[key->stop] += count;

@@ -170,6 +170,7 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 		.off_cpu = e->off_seq && !e->event, .truncated = stop != UNWIND_STOP_END,
 		.no_stack = us.no_stack, .stop = stop, .sent = sent_of(e->why),
 		.walk_end = e->why == SEND_NOREC && e->nr_frames ? e->frames[e->nr_frames - 1] : 0,
+		.scan_pc = us.scan_pc,
 	};
 	/* Off-CPU stacks: their task's entry, for the times of this wait (still to come, when
 	 * E has no weight) and of later ones at the same place. */

@@ -72,6 +72,8 @@ struct session_stats {
 	uint64_t mmap_lost;		/* mmap records the kernel dropped (buffer full) */
 	uint64_t samples;		/* samples in the profile */
 	uint64_t truncated;		/* of those, samples whose user stack is truncated */
+	uint64_t scanned;		/* of those, samples with a caller found by a stack scan
+					 * (code without CFI) */
 	uint64_t off_ns;		/* --off-cpu, --wall: time off the CPU in the profile */
 	uint64_t off_truncated_ns;	/* of it, time on stacks whose user part is truncated */
 	uint64_t off_unmatched;		/* waits whose stacks userspace did not have (lost with

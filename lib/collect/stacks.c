@@ -18,6 +18,7 @@ uint64_t stack_key__hash(uint64_t seed, const struct stack_key *k)
 	h = hash_u64(h, (uint64_t)(uint32_t)k->kstack_id << 32 | k->period);
 	h = hash_u64(h, (uint64_t)k->event << 32 | (uint64_t)k->stop << 16 |
 			(uint64_t)k->sent << 8 | k->off_cpu << 2 | k->truncated << 1 | k->no_stack);
+	h = hash_u64(h, k->scan_pc);
 	return hash_u64(h, k->walk_end);
 }
 
@@ -27,7 +28,7 @@ bool stack_key__same(const struct stack_key *a, const struct stack_key *b)
 	       a->kstack_id == b->kstack_id && a->period == b->period && a->event == b->event &&
 	       a->off_cpu == b->off_cpu && a->truncated == b->truncated &&
 	       a->no_stack == b->no_stack && a->stop == b->stop && a->sent == b->sent &&
-	       a->walk_end == b->walk_end;
+	       a->walk_end == b->walk_end && a->scan_pc == b->scan_pc;
 }
 
 /*
@@ -115,8 +116,10 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
 	/* No unwind info even at the leaf (code without CFI, JIT code): the frames the
 	 * frame-pointer walk found are the better stack; still truncated unless they reach a
 	 * stack bottom, which the model's builder checks by name. */
+	out->scan_pc = unwinder__scanned(unw);
 	out->walked = fixup__prefer_walk(n, out->stop, smp->nr_walk);
 	if (out->walked) {
+		out->scan_pc = 0;
 		n = (int)smp->nr_walk < max ? (int)smp->nr_walk : max;
 		memcpy(out->ips, smp->walk, (size_t)n * sizeof(*out->ips));
 	}

@@ -65,6 +65,7 @@ struct stack_key {
 	enum unwind_stop stop;	/* how its DWARF unwind stopped (UNWIND_STOP_END when none) */
 	enum stack_sent sent;	/* why BPF sent it */
 	uint64_t walk_end;	/* STACK_SENT_NOREC: the walk's last address, else 0 */
+	uint64_t scan_pc;	/* struct user_stack's: a caller found by a stack scan */
 };
 
 /* A hash of KEY, and whether keys A and B are the same (field by field). */
@@ -102,6 +103,8 @@ struct user_stack {
 	enum unwind_stop stop;	/* UNWIND_STOP_END: whole */
 	bool no_stack;		/* nothing was readable at sp (a process between programs) */
 	bool walked;		/* the frame-pointer walk's frames (no unwind info at the leaf) */
+	uint64_t scan_pc;	/* not 0: the frame at this pc, in code no CFI describes, had its
+				 * caller found by a stack scan (unwinder__scanned) */
 	size_t used;		/* bytes of the stack the unwind read; 0: nothing to learn from */
 	uint64_t ns;		/* time spent unwinding */
 };

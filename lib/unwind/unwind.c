@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "proc/procmaps.h"
 #include "unwind/unwind_int.h"
+#include "unwind/x86.h"
 
 const char *const unwind_stop_names[UNWIND_STOP__MAX] = {
 	[UNWIND_STOP_END] = "complete",
@@ -36,6 +37,7 @@ struct uctx *uctx__begin(struct unwinder *u, const struct unwind_sample *s)
 	c->s = s;
 	c->p = NULL;
 	c->no_info = c->mem_fault = c->past_copy = c->live_read = false;
+	c->scan_pc = 0;
 	c->copy_only = s->copy_only;
 	c->no_code = false;
 	c->fail_n = 1;
@@ -193,6 +195,230 @@ static int fast_fail(struct uctx *c, int n, enum unwind_stop stop)
 	return 0;
 }
 
+/* What the fast path knows of a frame. */
+struct frame_regs {
+	uint64_t ip, sp, bp, gr[UNWIND_NR_REGS];
+	bool bp_ok;
+	bool exact;		/* ip is where the frame is (the leaf, a signal's), not a return */
+	uint32_t valid;		/* bit i: gr[i] is the frame's register i (not rsp, rbp) */
+};
+
+static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, int n, int max,
+		enum unwind_stop *stop, bool may_scan);
+
+/* Whether the instruction before return address RET is a call that may have gone to code
+ * at PC of a stretch without CFI from START: a direct call into [START, PC] (or, unless
+ * DIRECT_ONLY, to a PLT stub, which jumps on, or an indirect one). The caller must have CFI
+ * at RET - 1. */
+static bool call_into(struct uctx *c, uint64_t ret, uint64_t start, uint64_t pc,
+		      bool direct_only)
+{
+	struct loaded *l = ret > 8 ? uproc__loaded_for_ip(c, ret - 1) : NULL, *lt;
+	unsigned char b[8];
+	struct cfi_rule r;
+	uint64_t code, target;
+	struct x86_insn in;
+
+	if (!l || ufile__rule(l->f, ret - 1 - l->bias, &r) || read_code(c, ret - 8, &code))
+		return false;
+	memcpy(b, &code, sizeof(b));
+	if (b[3] == 0xe8) {
+		int32_t rel;
+
+		memcpy(&rel, b + 4, sizeof(rel));
+		target = ret + (uint64_t)(int64_t)rel;
+		if (target >= start && target <= pc)
+			return true;
+		if (direct_only)
+			return false;
+		lt = uproc__loaded_for_ip(c, target);
+		return lt && !ufile__rule(lt->f, target - lt->bias, &r) &&
+		       r.cfa_deref == CFI_CFA_PLT;
+	}
+	/* call *reg, *(reg), *disp(reg), *(rip), with REX and SIB: 2 to 7 bytes. */
+	for (size_t len = 2; !direct_only && len <= 7; len++)
+		if (x86__decode(b + 8 - len, len, &in) == len && !in.vex &&
+		    in.map == X86_MAP_1B && in.op == 0xff && (in.reg & 7) == 2)
+			return true;
+	return false;
+}
+
+/* x86's register numbers (rax rcx rdx rbx rsp rbp rsi rdi r8..) as DWARF's (rax rdx rcx rbx
+ * rsi rdi rbp rsp r8..). */
+static const uint8_t dwarf_of_x86[16] = { 0, 2, 1, 3, 7, 6, 4, 5, 8, 9, 10, 11, 12, 13, 14, 15 };
+
+/* The code's 16 bytes at ADDR into B. */
+static bool code16(struct uctx *c, uint64_t addr, unsigned char b[16])
+{
+	uint64_t w[2];
+
+	if (read_code(c, addr, &w[0]) || read_code(c, addr + 8, &w[1]))
+		return false;
+	memcpy(b, w, 16);
+	return true;
+}
+
+/*
+ * Where the frame F (in code no CFI describes) keeps its return address, found by its code:
+ * followed from F->ip to its ret (conditional branches not taken, direct jumps taken, calls
+ * returned from), adding up what each instruction does to rsp: pushes, pops, adds, subs,
+ * lea, leave and mov from a register whose value is known. Into *SLOT; false when an
+ * instruction moves rsp otherwise, control goes where it cannot be followed, or no ret comes
+ * within UNWIND_AHEAD_MAX instructions.
+ */
+static bool ret_slot_ahead(struct uctx *c, const struct frame_regs *f, uint64_t *slot)
+{
+	uint64_t pc = f->ip, sp = f->sp, gr[16];
+	uint32_t known = 0;		/* bit i: gr[i] (x86's numbering) is the register's value */
+
+	for (int i = 0; i < 16; i++) {
+		int d = dwarf_of_x86[i];
+
+		if (i == X86_RBP && f->bp_ok) {
+			gr[i] = f->bp;
+			known |= 1u << i;
+		} else if (i != X86_RSP && i != X86_RBP && (f->valid >> d & 1)) {
+			gr[i] = f->gr[d];
+			known |= 1u << i;
+		}
+	}
+	for (int k = 0; k < UNWIND_AHEAD_MAX; k++) {
+		unsigned char b[16];
+		struct x86_insn in;
+		int64_t delta;
+		size_t len;
+
+		if (!code16(c, pc, b) || !(len = x86__decode(b, sizeof(b), &in)))
+			return false;
+		if (!in.vex && in.map == X86_MAP_1B) {
+			uint8_t op = in.op, ext = in.reg & 7;
+
+			if (op == 0xc3 || op == 0xc2) {			/* ret */
+				*slot = sp;
+				return true;
+			}
+			if (op == 0xeb || op == 0xe9) {				/* jmp */
+				pc += len + (uint64_t)in.imm;
+				continue;
+			}
+			if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3)) {
+				pc += len;					/* jcc */
+				continue;
+			}
+			if (op == 0xe8 || (op == 0xff && ext == 2)) {		/* call */
+				known &= 1u << 3 | 1u << X86_RBP | 0xf000u;
+				pc += len;
+				continue;
+			}
+			if (op == 0xff && (ext == 3 || ext == 4 || ext == 5))
+				return false;					/* jmp *, far */
+			if (op == 0xc9) {					/* leave */
+				if (!(known >> X86_RBP & 1))
+					return false;
+				sp = gr[X86_RBP] + 8;
+				known &= ~(1u << X86_RBP);
+				pc += len;
+				continue;
+			}
+			if ((op == 0x89 || op == 0x8b) && (in.rex & 8) && in.mod == 3 &&
+			    (op == 0x89 ? in.rm : in.reg) == X86_RSP) {
+				int src = op == 0x89 ? in.reg : in.rm;		/* mov r, rsp */
+
+				if (!(known >> src & 1))
+					return false;
+				sp = gr[src];
+				pc += len;
+				continue;
+			}
+		} else if (in.map == X86_MAP_0F && !in.vex && in.op >= 0x80 && in.op <= 0x8f) {
+			pc += len;						/* jcc */
+			continue;
+		}
+		if (x86__sp_delta(&in, &delta)) {
+			sp += (uint64_t)delta;
+		} else if (x86__writes_gpr(&in, X86_RSP)) {
+			return false;
+		}
+		for (int r = 0; r < 16; r++)
+			if (r != X86_RSP && (known >> r & 1) && x86__writes_gpr(&in, r))
+				known &= ~(1u << r);
+		pc += len;
+	}
+	return false;
+}
+
+/* The caller of frame F, its return address at A: whether the stack unwinds from there by CFI
+ * to the thread's first frame (or, with TO_COPY, to the copy's end). Returns the frames of
+ * IPS (N before) so found and sets *STOP, or 0. */
+static int caller_at(struct uctx *c, const struct frame_regs *f, uint64_t a, uint64_t w,
+		     uint64_t *ips, int n, int max, enum unwind_stop *stop, bool to_copy)
+{
+	/* The caller's registers are what the code without CFI left: unknown, but for rbp,
+	 * which it may have kept (a candidate that needed a wrong one goes nowhere). */
+	struct frame_regs t = { .ip = w, .sp = a + 8, .bp = f->bp, .bp_ok = f->bp_ok };
+	enum unwind_stop st;
+	int m;
+
+	ips[n] = w;
+	m = walk(c, &t, ips, n + 1, max, &st, false);
+	if (m > 0 && st == UNWIND_STOP_END) {
+		*stop = st;
+		return m;
+	}
+	if (to_copy && !m && c->fail_stop == UNWIND_STOP_COPY && c->fail_n > n + 1) {
+		*stop = UNWIND_STOP_COPY;
+		return c->fail_n;
+	}
+	return 0;
+}
+
+/*
+ * The frame at F (PC) is in code no CFI describes, in a stretch from START: its caller. Where
+ * its code says where its return address is (ret_slot_ahead), that word, checked: a call
+ * before it that may have gone here (call_into), the stack unwound from it by CFI to the
+ * thread's first frame, or to the copy's end (cut there, marked). Else as crash reporters
+ * find it: the words of the copy from its sp up, each a candidate only when the instruction
+ * before it is a direct call into the stretch (a return address left from an earlier
+ * indirect call cannot be told from the leaf's own), taken only when the stack unwinds from
+ * it by CFI to the first frame. IPS has N frames. Returns the frames of the stack so found
+ * (c->scan_pc set), or 0.
+ */
+static int scan_caller(struct uctx *c, const struct frame_regs *f, uint64_t pc, uint64_t start,
+		       uint64_t *ips, int n, int max, enum unwind_stop *stop)
+{
+	const struct unwind_sample *s = c->s;
+	uint64_t end = s->sp + s->stack_len, a, w;
+	int tries = 0, m;
+
+	if (f->sp < s->sp || n + 1 >= max)
+		return 0;
+	if (ret_slot_ahead(c, f, &a)) {
+		if (a < f->sp || a + 8 > end)
+			return 0;
+		memcpy(&w, (const char *)s->stack + (a - s->sp), sizeof(w));
+		m = call_into(c, w, start, pc, false) ?
+		    caller_at(c, f, a, w, ips, n, max, stop, true) : 0;
+		if (m)
+			c->scan_pc = pc;
+		return m;
+	}
+	if (end > f->sp + UNWIND_SCAN_SPAN)
+		end = f->sp + UNWIND_SCAN_SPAN;
+	for (a = f->sp; a + 8 <= end; a += 8) {
+		memcpy(&w, (const char *)s->stack + (a - s->sp), sizeof(w));
+		if (w < 0x1000 || !call_into(c, w, start, pc, true))
+			continue;
+		if (++tries > UNWIND_SCAN_TRIES)
+			break;
+		m = caller_at(c, f, a, w, ips, n, max, stop, false);
+		if (m) {
+			c->scan_pc = pc;
+			return m;
+		}
+	}
+	return 0;
+}
+
 /*
  * The fast path: cached CFI rules (ufile__rule), two or three stack reads per frame. Returns
  * the number of frames in IPS and sets *STOP; 0 when some frame needs libunwind (no rule for
@@ -202,18 +428,29 @@ static int fast_fail(struct uctx *c, int n, enum unwind_stop stop)
 static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop *stop)
 {
 	const struct unwind_sample *s = c->s;
-	uint64_t ip = s->ip, sp = s->sp, bp = s->bp, gr[UNWIND_NR_REGS] = { 0 };
-	bool bp_ok = true, exact = true;
-	uint32_t valid = 0;	/* bit i: gr[i] is the frame's register i (not rsp, rbp) */
-	int n = 1;
+	struct frame_regs f = { .ip = s->ip, .sp = s->sp, .bp = s->bp, .bp_ok = true,
+				.exact = true };
 
 	/* The sample's registers, as long as no frame says otherwise: a CFI without a rule for
 	 * a register leaves it as it is (as libunwind takes it too). */
 	if (s->regs) {
-		memcpy(gr, s->regs, sizeof(gr));
-		valid = ((1u << UNWIND_NR_REGS) - 1) & ~(1u << CFI_REG_RSP | 1u << CFI_REG_RBP);
+		memcpy(f.gr, s->regs, sizeof(f.gr));
+		f.valid = ((1u << UNWIND_NR_REGS) - 1) & ~(1u << CFI_REG_RSP | 1u << CFI_REG_RBP);
 	}
+	return walk(c, &f, ips, 1, max, stop, true);
+}
 
+/* The fast path from frame FROM, the N-th of IPS (may_scan: a caller may be found by a scan
+ * of the copy, once). */
+static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, int n, int max,
+		enum unwind_stop *stop, bool may_scan)
+{
+	const struct unwind_sample *s = c->s;
+	uint64_t ip = from->ip, sp = from->sp, bp = from->bp, gr[UNWIND_NR_REGS];
+	bool bp_ok = from->bp_ok, exact = from->exact;
+	uint32_t valid = from->valid;
+
+	memcpy(gr, from->gr, sizeof(gr));
 	for (;;) {
 		/* A caller's return address may be past its function's end (a call to a
 		 * noreturn function): its rule is the call's, one byte before. The leaf's ip,
@@ -241,6 +478,23 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 			 * (the leaf, at a process's first instructions). */
 			*stop = UNWIND_STOP_END;
 			return n;
+		}
+		if (!r && err == -ENOENT && l && may_scan && (n > 1 || !exact ||
+		    !ufile__small_gap(l->f, pc - l->bias, &gap) ||
+		    !leaf_returns_at_sp(c, pc, sp, gap + l->bias))) {
+			/* Code of a file no CFI describes (assembly): its caller by a scan,
+			 * checked; else as before. */
+			uint64_t end;
+			int m;
+
+			if (!utab__gap(l->f->tab, pc - l->bias, &gap, &end)) {
+				struct frame_regs here = { .ip = ip, .sp = sp, .bp = bp,
+							   .bp_ok = bp_ok };
+
+				m = scan_caller(c, &here, pc, gap + l->bias, ips, n, max, stop);
+				if (m)
+					return m;
+			}
 		}
 		if (!r && err == -ENOENT && l && ufile__small_gap(l->f, pc - l->bias, &gap)) {
 			/* No guess from rbp there (see below); a leaf called into the stretch
@@ -469,6 +723,11 @@ bool unwinder__met_later(const struct unwinder *u, uint32_t *id)
 const struct unwind_counts *unwinder__counts(const struct unwinder *u)
 {
 	return &u->counts;
+}
+
+uint64_t unwinder__scanned(const struct unwinder *u)
+{
+	return u->ctx ? u->ctx->scan_pc : 0;
 }
 
 bool unwinder__read_live(const struct unwinder *u)

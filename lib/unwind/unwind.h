@@ -96,6 +96,10 @@ struct unwind_counts {
 /* The counts so far. Owned by U. */
 const struct unwind_counts *unwinder__counts(const struct unwinder *u);
 
+/* The pc of the frame (in code no CFI describes) whose caller the last unwinder__unwind found
+ * by a scan of the stack copy, checked (see unwind.c's scan_caller); 0: none. */
+uint64_t unwinder__scanned(const struct unwinder *u);
+
 /* Whether the last unwinder__unwind read words of the stack from the live process (past the
  * copy, for a sample not copy_only): they are the sample's only if the thread has not run
  * since. */

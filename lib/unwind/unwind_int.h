@@ -107,6 +107,8 @@ struct uctx {
 				 * given, no sample) */
 	bool mem_fault;		/* a read failed */
 	bool past_copy;		/* copy_only kept a read of the stack past the copy out */
+	uint64_t scan_pc;	/* not 0: the frame at this pc (no CFI) had its caller found
+				 * by a stack scan */
 	bool live_read;		/* a word of the stack was read from the live process */
 	int fail_n;		/* the fast path's frames when it gave up, and why */
 	enum unwind_stop fail_stop;
@@ -132,6 +134,15 @@ int ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out);
 /* Code no FDE describes shorter than this, in a file that has FDEs elsewhere, gets no guess
  * of a frame record at rbp (JIT code and V8's builtins span megabytes). */
 #define UNWIND_GUESS_GAP_MIN	4096
+
+/* A stack scan for the caller of code without CFI: how far above its sp it looks (OpenBLAS's
+ * kernels align a 28 KiB buffer under their frame), and how many candidates that pass the
+ * call check it unwinds from before it gives up. */
+#define UNWIND_SCAN_SPAN	(32 * 1024)
+#define UNWIND_SCAN_TRIES	8
+
+/* Instructions followed from a frame's pc to its ret (unwind.c's ret_slot_ahead). */
+#define UNWIND_AHEAD_MAX	256
 
 /* Whether link-time address VADDR of F is in a stretch no FDE describes, between FDEs (or
  * its segment's ends), shorter than UNWIND_GUESS_GAP_MIN; *START gets where it begins. */

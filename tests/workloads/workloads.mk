@@ -15,7 +15,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/chain_spie_fp $(WL)/hostile $(WL)/libhostile.so \
 		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug $(WL)/offcpu $(WL)/offcpu_fp \
 		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so $(WL)/gapleaf_fp $(WL)/gapleaf \
-		   $(WL)/zerora $(WL)/coro $(WL)/deepserve
+		   $(WL)/zerora $(WL)/coro $(WL)/deepserve $(WL)/scanleaf
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -330,6 +330,12 @@ $(WL)/coro: tests/workloads/coro.c tests/workloads/spin.h
 # Callers past the stack copy that another caller replaces a few ms later: a server's two
 # routes over a 32 KiB frame, and a handler on an alternate signal stack.
 $(WL)/deepserve: tests/workloads/deepserve.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $@
+
+# An assembly leaf without CFI, called through a pointer, stale return addresses under it.
+$(WL)/scanleaf: tests/workloads/scanleaf.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) $< -o $@
