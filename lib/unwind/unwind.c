@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/htab.h"
 #include "base/limits.h"
 #include "base/log.h"
 #include "proc/procmaps.h"
@@ -110,6 +111,8 @@ void unwinder__forget_files(struct unwinder *u, const uint32_t *ids, size_t n)
 	}
 	if (!gone)
 		return;
+	/* (Their ids are given to files opened later.) */
+	memset(u->ahead, 0, sizeof(u->ahead));
 	/* A process that mapped them is forgotten already; any left keeps none of them, and
 	 * libunwind's caches of it (fake addresses by file id) start again. */
 	for (int b = 0; b < PROC_BUCKETS; b++) {
@@ -259,92 +262,119 @@ static bool code16(struct uctx *c, uint64_t addr, unsigned char b[16])
 }
 
 /*
- * Where the frame F (in code no CFI describes) keeps its return address, found by its code:
- * followed from F->ip to its ret (conditional branches not taken, direct jumps taken, calls
- * returned from), adding up what each instruction does to rsp: pushes, pops, adds, subs,
- * lea, leave and mov from a register whose value is known. Into *SLOT; false when an
+ * Where code no CFI describes keeps its return address at PC (runtime; L: its file): followed
+ * from PC to its ret (conditional branches not taken, direct jumps taken, calls returned
+ * from), adding up what each instruction does to rsp (pushes, pops, adds, subs, lea), and
+ * taking rsp from a register still as it was at PC (mov r, rsp; leave from rbp): the slot is
+ * then that register's value at PC (X86_RSP: rsp's) plus *OFF, into *BASE. False when an
  * instruction moves rsp otherwise, control goes where it cannot be followed, or no ret comes
- * within UNWIND_AHEAD_MAX instructions.
+ * within UNWIND_AHEAD_MAX instructions. What the code says depends on PC alone: kept in the
+ * unwinder's cache by file and address.
  */
-static bool ret_slot_ahead(struct uctx *c, const struct frame_regs *f, uint64_t *slot)
+static bool ret_rule_ahead(struct uctx *c, const struct loaded *l, uint64_t pc, uint8_t *base,
+			   int64_t *off)
 {
-	uint64_t pc = f->ip, sp = f->sp, gr[16];
-	uint32_t known = 0;		/* bit i: gr[i] (x86's numbering) is the register's value */
+	struct ahead_ent *a = &c->u->ahead[hash_u64(l->f->id, pc - l->bias) % UNWIND_AHEAD_CACHE];
+	uint32_t same = 0xffffu & ~(1u << X86_RSP);	/* registers still as at PC */
+	int64_t delta = 0;
+	uint8_t from = X86_RSP;
+	uint64_t at = pc;
 
-	for (int i = 0; i < 16; i++) {
-		int d = dwarf_of_x86[i];
-
-		if (i == X86_RBP && f->bp_ok) {
-			gr[i] = f->bp;
-			known |= 1u << i;
-		} else if (i != X86_RSP && i != X86_RBP && (f->valid >> d & 1)) {
-			gr[i] = f->gr[d];
-			known |= 1u << i;
-		}
+	if (a->state && a->file == l->f->id && a->pc == pc - l->bias) {
+		*base = a->base;
+		*off = a->off;
+		return a->state == AHEAD_OK;
 	}
+	*a = (struct ahead_ent){ .file = l->f->id, .pc = pc - l->bias, .state = AHEAD_NONE };
 	for (int k = 0; k < UNWIND_AHEAD_MAX; k++) {
 		unsigned char b[16];
 		struct x86_insn in;
-		int64_t delta;
+		int64_t d;
 		size_t len;
 
-		if (!code16(c, pc, b) || !(len = x86__decode(b, sizeof(b), &in)))
+		if (!code16(c, at, b) || !(len = x86__decode(b, sizeof(b), &in)))
 			return false;
 		if (!in.vex && in.map == X86_MAP_1B) {
 			uint8_t op = in.op, ext = in.reg & 7;
 
 			if (op == 0xc3 || op == 0xc2) {			/* ret */
-				*slot = sp;
-				return true;
+				*a = (struct ahead_ent){ .file = l->f->id, .pc = pc - l->bias,
+							 .state = AHEAD_OK, .base = from,
+							 .off = (int32_t)delta };
+				*base = from;
+				*off = delta;
+				return delta == (int32_t)delta;
 			}
 			if (op == 0xeb || op == 0xe9) {				/* jmp */
-				pc += len + (uint64_t)in.imm;
+				at += len + (uint64_t)in.imm;
 				continue;
 			}
 			if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3)) {
-				pc += len;					/* jcc */
+				at += len;					/* jcc */
 				continue;
 			}
 			if (op == 0xe8 || (op == 0xff && ext == 2)) {		/* call */
-				known &= 1u << 3 | 1u << X86_RBP | 0xf000u;
-				pc += len;
+				same &= 1u << 3 | 1u << X86_RBP | 0xf000u;
+				at += len;
 				continue;
 			}
 			if (op == 0xff && (ext == 3 || ext == 4 || ext == 5))
 				return false;					/* jmp *, far */
 			if (op == 0xc9) {					/* leave */
-				if (!(known >> X86_RBP & 1))
+				if (!(same >> X86_RBP & 1))
 					return false;
-				sp = gr[X86_RBP] + 8;
-				known &= ~(1u << X86_RBP);
-				pc += len;
+				from = X86_RBP;
+				delta = 8;
+				same &= ~(1u << X86_RBP);
+				at += len;
 				continue;
 			}
 			if ((op == 0x89 || op == 0x8b) && (in.rex & 8) && in.mod == 3 &&
 			    (op == 0x89 ? in.rm : in.reg) == X86_RSP) {
-				int src = op == 0x89 ? in.reg : in.rm;		/* mov r, rsp */
+				uint8_t src = op == 0x89 ? in.reg : in.rm;	/* mov r, rsp */
 
-				if (!(known >> src & 1))
+				if (!(same >> src & 1))
 					return false;
-				sp = gr[src];
-				pc += len;
+				from = src;
+				delta = 0;
+				at += len;
 				continue;
 			}
 		} else if (in.map == X86_MAP_0F && !in.vex && in.op >= 0x80 && in.op <= 0x8f) {
-			pc += len;						/* jcc */
+			at += len;						/* jcc */
 			continue;
 		}
-		if (x86__sp_delta(&in, &delta)) {
-			sp += (uint64_t)delta;
-		} else if (x86__writes_gpr(&in, X86_RSP)) {
+		if (x86__sp_delta(&in, &d))
+			delta += d;
+		else if (x86__writes_gpr(&in, X86_RSP))
 			return false;
-		}
 		for (int r = 0; r < 16; r++)
-			if (r != X86_RSP && (known >> r & 1) && x86__writes_gpr(&in, r))
-				known &= ~(1u << r);
-		pc += len;
+			if ((same >> r & 1) && x86__writes_gpr(&in, r))
+				same &= ~(1u << r);
+		at += len;
 	}
 	return false;
+}
+
+/* Where frame F (in code no CFI describes, in file L) keeps its return address, by its code
+ * (ret_rule_ahead) and its registers: into *SLOT, or false. */
+static bool ret_slot_ahead(struct uctx *c, const struct loaded *l, const struct frame_regs *f,
+			   uint64_t *slot)
+{
+	uint8_t base;
+	int64_t off;
+
+	if (!ret_rule_ahead(c, l, f->ip, &base, &off))
+		return false;
+	if (base == X86_RSP)
+		*slot = f->sp + (uint64_t)off;
+	else if (base == X86_RBP && f->bp_ok)
+		*slot = f->bp + (uint64_t)off;
+	else if (base != X86_RBP && (f->valid >> dwarf_of_x86[base] & 1))
+		*slot = f->gr[dwarf_of_x86[base]] + (uint64_t)off;
+	else
+		return false;
+	return true;
 }
 
 /* The caller of frame F, its return address at A: whether the stack unwinds from there by CFI
@@ -381,10 +411,11 @@ static int caller_at(struct uctx *c, const struct frame_regs *f, uint64_t a, uin
  * before it is a direct call into the stretch (a return address left from an earlier
  * indirect call cannot be told from the leaf's own), taken only when the stack unwinds from
  * it by CFI to the first frame. IPS has N frames. Returns the frames of the stack so found
- * (c->scan_pc set), or 0.
+ * (c->scan_pc set), 0, or -1 when the code says its return address lies past the copy.
  */
-static int scan_caller(struct uctx *c, const struct frame_regs *f, uint64_t pc, uint64_t start,
-		       uint64_t *ips, int n, int max, enum unwind_stop *stop)
+static int scan_caller(struct uctx *c, const struct loaded *l, const struct frame_regs *f,
+		       uint64_t pc, uint64_t start, uint64_t *ips, int n, int max,
+		       enum unwind_stop *stop)
 {
 	const struct unwind_sample *s = c->s;
 	uint64_t end = s->sp + s->stack_len, a, w;
@@ -392,9 +423,12 @@ static int scan_caller(struct uctx *c, const struct frame_regs *f, uint64_t pc, 
 
 	if (f->sp < s->sp || n + 1 >= max)
 		return 0;
-	if (ret_slot_ahead(c, f, &a)) {
-		if (a < f->sp || a + 8 > end)
+	if (ret_slot_ahead(c, l, f, &a)) {
+		if (a < f->sp)
 			return 0;
+		/* Past the copy (OpenBLAS's kernels keep 28 KiB): cut there, for that. */
+		if (a + 8 > end)
+			return -1;
 		memcpy(&w, (const char *)s->stack + (a - s->sp), sizeof(w));
 		m = call_into(c, w, start, pc, false) ?
 		    caller_at(c, f, a, w, ips, n, max, stop, true) : 0;
@@ -489,9 +523,12 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 
 			if (!utab__gap(l->f->tab, pc - l->bias, &gap, &end)) {
 				struct frame_regs here = { .ip = ip, .sp = sp, .bp = bp,
-							   .bp_ok = bp_ok };
+							   .bp_ok = bp_ok, .valid = valid };
 
-				m = scan_caller(c, &here, pc, gap + l->bias, ips, n, max, stop);
+				memcpy(here.gr, gr, sizeof(gr));
+				m = scan_caller(c, l, &here, pc, gap + l->bias, ips, n, max, stop);
+				if (m < 0)
+					return fast_fail(c, n, UNWIND_STOP_COPY);
 				if (m)
 					return m;
 			}

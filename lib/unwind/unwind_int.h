@@ -78,6 +78,21 @@ struct uproc {
 
 struct uctx;
 
+/* Instructions followed from a frame's pc to its ret (unwind.c's ret_rule_ahead: OpenBLAS's
+ * kernels are unrolled over 28 KiB), and the rules so found kept per (file, address). */
+#define UNWIND_AHEAD_MAX	8192
+#define UNWIND_AHEAD_CACHE	4096
+
+enum { AHEAD_EMPTY = 0, AHEAD_OK, AHEAD_NONE };
+
+struct ahead_ent {
+	uint64_t pc;		/* link-time */
+	uint32_t file;		/* dso id */
+	int32_t off;		/* the return address is at register base's value + off */
+	uint8_t base;		/* x86's register number (X86_RSP: rsp) */
+	uint8_t state;		/* AHEAD_* */
+};
+
 struct unwinder {
 	struct procmaps *pm;
 	struct dsos *dsos;
@@ -94,6 +109,7 @@ struct unwinder {
 	uint32_t later_id;		/* ... the first such file's dso id */
 	void *table_ctx;
 	struct unwind_counts counts;
+	struct ahead_ent ahead[UNWIND_AHEAD_CACHE];	/* ret_rule_ahead's answers */
 };
 
 /* What the accessors see during one unwind: set up by uctx__begin. */
@@ -141,8 +157,6 @@ int ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out);
 #define UNWIND_SCAN_SPAN	(32 * 1024)
 #define UNWIND_SCAN_TRIES	8
 
-/* Instructions followed from a frame's pc to its ret (unwind.c's ret_slot_ahead). */
-#define UNWIND_AHEAD_MAX	256
 
 /* Whether link-time address VADDR of F is in a stretch no FDE describes, between FDEs (or
  * its segment's ends), shorter than UNWIND_GUESS_GAP_MIN; *START gets where it begins. */
