@@ -3748,6 +3748,68 @@ def assembly_without_cfi_caller_found_and_checked():
     return f"{whole} of {n} whole"
 
 
+ROOTS = ("__libc_start_call_main", "_start", "start_thread", "__clone3", "clone3", "__clone")
+
+
+@test
+def x264_assembly_callers_found_and_checked():
+    # Debian's ffmpeg encoding with libx264, whose NASM functions have no CFI (issue 26:
+    # 64.6% of the samples cut at them, and some shown whole as ffmpeg;[libx264.so.164]). Their
+    # callers are found by their code or a stack scan, checked: every whole stack begins at a
+    # thread's first function, and every whole one in libx264 comes through its API
+    # (x264_encoder_*), the scanned ones said by --explain.
+    ffmpeg = shutil.which("ffmpeg")
+    expect(ffmpeg, "no ffmpeg (in scripts/deps.sh)")
+    stacks, err, _ = run_profile(["-F", "499", "--explain", "--", ffmpeg, "-loglevel", "error",
+                                  "-f", "lavfi", "-i", "testsrc=duration=3:size=640x360:rate=30",
+                                  "-c:v", "libx264", "-threads", "1", "-f", "null", "-"],
+                                 timeout=120)
+    mine = [(f, c) for f, c in stacks if f[0] == "ffmpeg"]
+    n = sum(c for _, c in mine)
+    expect(n > 100, f"only {n} samples of ffmpeg")
+    whole = [(f, c) for f, c in mine if "[truncated]" not in f and not f[1].endswith("_[k]")]
+    rootless = [f[:3] for f, _ in whole if f[1] not in ROOTS]
+    expect(not rootless, f"whole stacks without a first function: {rootless[:3]}")
+    x264 = [(f, c) for f, c in whole if any("libx264" in x for x in f)]
+    stray = [f for f, _ in x264 if not any(x.startswith("x264_encoder_") for x in f)]
+    expect(not stray, f"whole in libx264 but not through its API: {stray[:2]}")
+    scanned = re.search(r"([0-9.]+)%  stack scanned in \S*libx264", err)
+    expect(scanned, f"--explain says no libx264 stack was scanned: {err[-1200:]}")
+    cut = sum(c for f, c in mine if "[truncated]" in f)
+    return (f"{n} samples, {sum(c for _, c in x264)} whole in libx264 through its API, "
+            f"{scanned.group(1)}% scanned there, {cut / n:.1%} cut")
+
+
+@test
+def openblas_assembly_marked_or_whole():
+    # numpy's matrix product on Debian's OpenBLAS, forced to its Zen kernel
+    # (dgemm_kernel_ZEN: no CFI, rsp kept in rbx, a 28 KiB buffer aligned under it; issue 26:
+    # 87.7% cut at it). Its return address is found where its code keeps it: the kernel's
+    # stacks are whole down to the thread's first function, or cut and said to be deeper
+    # than the copy (the buffer is past 24 KiB), never whole without their callers.
+    python = "/usr/bin/python3"
+    code = ("import numpy as np, time\n"
+            "a = np.random.rand(500, 500); b = np.random.rand(500, 500)\n"
+            "e = time.time() + 3\n"
+            "while time.time() < e:\n    a @ b\n")
+    env = dict(os.environ, OPENBLAS_CORETYPE="Zen")
+    p = subprocess.run([os.path.abspath(profile_bin()), "-F", "499", "--stack-copy", "24576",
+                        "--explain", "-o", "-", "--", python, "-c", code],
+                       capture_output=True, text=True, env=env, timeout=120)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-600:]}")
+    stacks = parse_folded(p.stdout)
+    kern = [(f, c) for f, c in stacks if "dgemm_kernel_ZEN" in f]
+    n = sum(c for _, c in kern)
+    expect(n > 100, f"only {n} samples in dgemm_kernel_ZEN (numpy without OpenBLAS?)")
+    whole = [(f, c) for f, c in kern if "[truncated]" not in f]
+    rootless = [f[:3] for f, _ in whole if f[1] not in ROOTS]
+    expect(not rootless, f"whole without a first function: {rootless[:3]}")
+    cut = n - sum(c for _, c in whole)
+    expect(cut == 0 or "deeper than the copy taken at the sample" in p.stderr,
+           f"cut, not said why: {p.stderr[-800:]}")
+    return f"{n} samples in the kernel: {n - cut} whole, {cut} cut past the copy"
+
+
 @test
 def coroutines_whole_down_to_start_context():
     # coro: a makecontext coroutine on a heap stack (co_entry -> co_work). Its stacks end at
