@@ -72,6 +72,15 @@ struct {
 	__type(value, __u64);
 } cgroup_of SEC(".maps");
 
+/* Words past the stack copy each task's samples read (struct deep_words), by kernel tid;
+ * written by userspace from what its unwinds needed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct deep_words);
+} deepwords SEC(".maps");
+
 /* --off-cpu/--wall: each profiled task off the CPU (by its kernel tid): when it left and the
  * stacks it left with (sized by userspace; LRU: a task that exits off the CPU never comes
  * back). */

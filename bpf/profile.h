@@ -10,6 +10,7 @@
 #define PROFILE_RED_ZONE	128	/* bytes below sp a leaf may keep words in (x86-64 ABI) */
 #define PROFILE_MAX_STACK_COPY	24576	/* bytes of user stack an event can carry */
 #define PROFILE_STACK_COPY	16384	/* ... by default (--stack-copy) */
+#define PROFILE_DEEP_WORDS	16	/* words past the copy read at a sample (deepwords) */
 #define PROFILE_MAX_SPANS	64	/* spans of code kinds per process (a power of two) */
 #define PROFILE_SPAN_STEPS	7	/* binary search steps over them: log2(MAX_SPANS) + 1 */
 
@@ -168,8 +169,21 @@ struct sample_event {
 	__u64 below[PROFILE_RED_ZONE / 8];	/* the words below sp, the leaf's red zone: a
 						 * register an epilogue popped, that its CFI
 						 * still says is saved there */
+	__u32 nr_deep;		/* deep_addr[]: the task's `deepwords` when it was sampled */
+	__u32 deep_ok;		/* bit i: deep_val[i] was readable */
+	__u64 deep_addr[PROFILE_DEEP_WORDS];
+	__u64 deep_val[PROFILE_DEEP_WORDS];	/* the words there, read at the sample */
 	__u64 frames[PROFILE_MAX_DEPTH];
 	__u8 stack[PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE];
+};
+
+/* `deepwords` values: addresses of a task's stack past the copy whose words its last DWARF
+ * unwind needed (return addresses, saved registers of the frames there), read with each of
+ * its samples: the frames past the copy as they were at the sample. */
+struct deep_words {
+	__u32 nr;
+	__u32 pad;
+	__u64 addr[PROFILE_DEEP_WORDS];
 };
 
 /* --off-cpu/--wall: a task off the CPU (the `offpend` map, by kernel tid): since when, and

@@ -96,6 +96,40 @@ static __always_inline __u64 copy_user_stack(struct sample_event *e, __u64 sp, _
 	return off;
 }
 
+struct deep_ctx {
+	struct sample_event *e;
+	const struct deep_words *dw;
+};
+
+/* bpf_loop's callback: word I of the task's deepwords, read now. */
+static long read_deep(__u64 i, void *arg)
+{
+	struct deep_ctx *c = arg;
+
+	if (i >= PROFILE_DEEP_WORDS)
+		return 1;
+	c->e->deep_addr[i] = c->dw->addr[i];
+	if (!bpf_probe_read_user(&c->e->deep_val[i], sizeof(__u64), (void *)c->dw->addr[i]))
+		c->e->deep_ok |= 1u << i;
+	return 0;
+}
+
+/* The words past the copy that task TASK's last unwinds needed, as they are at its sample. */
+static __always_inline void read_deep_words(struct task_struct *task, struct sample_event *e)
+{
+	__u32 ktid = BPF_CORE_READ(task, pid);
+	struct deep_ctx c = { .e = e, .dw = bpf_map_lookup_elem(&deepwords, &ktid) };
+	__u32 n;
+
+	e->nr_deep = 0;
+	e->deep_ok = 0;
+	if (!c.dw)
+		return;
+	n = c.dw->nr < PROFILE_DEEP_WORDS ? c.dw->nr : PROFILE_DEEP_WORDS;
+	bpf_loop(n, read_deep, &c, 0);
+	e->nr_deep = n;
+}
+
 /*
  * Send sample D to userspace for DWARF unwinding (D->op set: the stacks of a task leaving
  * the CPU, whose time off it comes later in a struct off_weight of that seq; CTX NULL then):
@@ -119,6 +153,7 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 		return;
 	}
 	event_header(ctx, task, d, e);
+	read_deep_words(task, e);
 	off = copy_user_stack(e, d->r->sp, want, d->stack_top);
 	e->stack_len = off;
 	/* A wakeup per record costs about 8 us here (an IPI in a VM) against 1 us for the

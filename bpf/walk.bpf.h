@@ -326,6 +326,9 @@ static __always_inline bool same_stacks(const struct sample_event *e, struct off
 	c.base = e->stack_len / 64 * 8;
 	bpf_loop(e->stack_len / 8 - c.base, hash_tail_word, &c, 0);
 	c.h ^= (__u64)e->holes << 32 | e->stack_len;
+	for (int i = 0; i < PROFILE_DEEP_WORDS; i++)
+		if (i < e->nr_deep)
+			c.h = hash_mix(c.h, e->deep_val[i], i + 8192);
 	c.h = (c.h ^ e->gen) * 0x100000001b3ULL;
 	old = bpf_map_lookup_elem(&offsig, &op->ktid);
 	if (old && old->sig == c.h && old->period == par && e->below_ok) {

@@ -30,6 +30,7 @@
  * process still runs (older frames past the copy are read from it). */
 _Static_assert(PROFILE_NR_REGS == UNWIND_NR_REGS, "sample_event.regs is unwind_sample.regs");
 _Static_assert(PROFILE_RED_ZONE == UNWIND_RED_ZONE, "sample_event.below is unwind_sample.below");
+_Static_assert(PROFILE_DEEP_WORDS == UNWIND_DEEP_WORDS, "sample_event.deep_* is unwind_sample.deep_*");
 
 /* --- the collector as the stack stage sees it (collect/stacks.h) --------------------------- */
 
@@ -83,10 +84,27 @@ static bool env_still(void *ctx, const struct sample *smp)
 	return !smp->weight && session__still_off(ctx, smp->ktid, smp->off_seq);
 }
 
+static void env_deep_words(void *ctx, const struct sample *smp, const uint64_t *addrs, int n)
+{
+	struct session *s = ctx;
+	int fd = bpf_map__fd(s->skel->maps.deepwords);
+	struct deep_words dw = { .nr = (__u32)n };
+	__u32 key = (__u32)smp->ktid;
+
+	if (!key)
+		return;
+	if (!n) {
+		bpf_map_delete_elem(fd, &key);
+		return;
+	}
+	memcpy(dw.addr, addrs, (size_t)n * sizeof(*addrs));
+	bpf_map_update_elem(fd, &key, &dw, BPF_ANY);
+}
+
 struct stack_env session__stack_env(struct session *s)
 {
 	return (struct stack_env){ s, env_prepare, env_more_records, env_place, env_learn_copy,
-				   env_still };
+				   env_still, env_deep_words };
 }
 
 /* Sample E (its header: from the ring buffer or the queue) with STACK_LEN bytes of STACK from
@@ -105,6 +123,9 @@ static void sample__decode(struct sample *smp, const struct sample_event *e, con
 		.ip = e->ip, .sp = e->sp, .bp = e->bp, .regs = (const uint64_t *)e->regs,
 		.stack = stack, .stack_len = stack_len, .holes = e->holes,
 		.below = e->below_ok ? (const uint64_t *)e->below : NULL,
+		.deep_addr = (const uint64_t *)e->deep_addr,
+		.deep_val = (const uint64_t *)e->deep_val,
+		.nr_deep = e->nr_deep <= PROFILE_DEEP_WORDS ? e->nr_deep : 0, .deep_ok = e->deep_ok,
 	};
 }
 

@@ -76,6 +76,8 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
 		.pid = as, .ip = smp->ip, .sp = smp->sp, .bp = smp->bp, .regs = smp->regs,
 		.stack = smp->stack, .stack_len = smp->stack_len, .holes = smp->holes,
 		.below = smp->below, .copy_only = smp->copy_only,
+		.deep_addr = smp->deep_addr, .deep_val = smp->deep_val, .nr_deep = smp->nr_deep,
+		.deep_ok = smp->deep_ok,
 	};
 	t0 = clock_mono_ns();
 	n = unwinder__unwind(unw, &us, out->ips, max, &out->stop);
@@ -98,6 +100,25 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
 		t0 = clock_mono_ns();
 		n = unwinder__unwind(unw, &us, out->ips, max, &out->stop);
 		out->ns += clock_mono_ns() - t0;
+	}
+	/* The words past the copy it took or needed, then the others the task's samples read
+	 * (a thread's stack at a few places in turn): read with its next samples. */
+	if (env->deep_words && as == smp->pid) {
+		uint64_t deep[UNWIND_DEEP_WORDS];
+		int nd = unwinder__deep_words(unw, deep), had = nd;
+
+		for (uint32_t i = 0; i < smp->nr_deep && nd < UNWIND_DEEP_WORDS; i++) {
+			int j = 0;
+
+			while (j < had && deep[j] != smp->deep_addr[i])
+				j++;
+			if (j == had)
+				deep[nd++] = smp->deep_addr[i];
+		}
+
+		if (nd != (int)smp->nr_deep ||
+		    (nd && memcmp(deep, smp->deep_addr, (size_t)nd * sizeof(*deep))))
+			env->deep_words(env->ctx, smp, deep, nd);
 	}
 	/* (What the unwinder keeps of a program that is gone is rebuilt if it is needed.) */
 	if (as != smp->pid)

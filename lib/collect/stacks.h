@@ -35,6 +35,8 @@ struct sample {
 	uint32_t stack_len;
 	uint64_t holes;		/* pages of the copy that were not there (bit 0: sp's) */
 	const uint64_t *below;	/* the red zone under sp, or NULL */
+	const uint64_t *deep_addr, *deep_val;	/* words past the copy read at the sample */
+	uint32_t nr_deep, deep_ok;
 };
 
 /* Why BPF sent a stack to userspace rather than counting it (its enum profile_send). */
@@ -94,6 +96,9 @@ struct stack_env {
 	 * its stack past the copy, read from the live process, is as it was then. NULL: never
 	 * known, as if it had run. */
 	bool (*still)(void *ctx, const struct sample *smp);
+	/* The words past the copy SMP's task's next samples are to read: ADDRS (N of them;
+	 * 0: none), as its unwind needed them. NULL: not asked. */
+	void (*deep_words)(void *ctx, const struct sample *smp, const uint64_t *addrs, int n);
 };
 
 /* A user stack made of a sample. */

@@ -333,6 +333,54 @@ static bool in_hole(const struct unwind_sample *s, uint64_t off)
 	return page < 32 && (s->holes >> page & 1);
 }
 
+/* Whether ADDR is in C's list of deep words (its first USED or all): its index, or -1. */
+static int deep_index(const struct uctx *c, uint64_t addr, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (c->deep[i] == addr)
+			return i;
+	return -1;
+}
+
+/* The word at ADDR past the copy, as the sample's deep words have it: into *VAL, noted as
+ * used (kept in the list ahead of those asked for). */
+static bool deep_word(struct uctx *c, uint64_t addr, uint64_t *val)
+{
+	const struct unwind_sample *s = c->s;
+	int at;
+
+	for (uint32_t i = 0; i < s->nr_deep && i < UNWIND_DEEP_WORDS; i++) {
+		if (s->deep_addr[i] != addr || !(s->deep_ok >> i & 1))
+			continue;
+		*val = s->deep_val[i];
+		if (deep_index(c, addr, c->nr_deep_used) >= 0 ||
+		    c->nr_deep_used == UNWIND_DEEP_WORDS)
+			return true;
+		/* Used: after the used ones, ahead of those asked for (one may be it). */
+		at = deep_index(c, addr, c->nr_deep);
+		if (at >= 0) {
+			memmove(c->deep + c->nr_deep_used + 1, c->deep + c->nr_deep_used,
+				(size_t)(at - c->nr_deep_used) * sizeof(*c->deep));
+		} else {
+			if (c->nr_deep == UNWIND_DEEP_WORDS)
+				c->nr_deep--;
+			memmove(c->deep + c->nr_deep_used + 1, c->deep + c->nr_deep_used,
+				(size_t)(c->nr_deep - c->nr_deep_used) * sizeof(*c->deep));
+			c->nr_deep++;
+		}
+		c->deep[c->nr_deep_used++] = addr;
+		return true;
+	}
+	return false;
+}
+
+/* ADDR past the copy was needed and not there: one for the next samples to read. */
+static void want_deep(struct uctx *c, uint64_t addr)
+{
+	if (c->nr_deep < UNWIND_DEEP_WORDS && deep_index(c, addr, c->nr_deep) < 0)
+		c->deep[c->nr_deep++] = addr;
+}
+
 /* The word at ADDR of the sampled thread's stack: from the copy, else (unless copy_only) still
  * in place in the live process. Returns 0 or -1; keeps stack_used. */
 int read_stack(struct uctx *c, uint64_t addr, uint64_t *val)
@@ -354,7 +402,13 @@ int read_stack(struct uctx *c, uint64_t addr, uint64_t *val)
 		       sizeof(*val));
 		return 0;
 	}
+	/* Past the copy: a word read at the sample (the deep words its thread's last unwinds
+	 * asked for), else one to ask for (unwinder__deep_words). */
+	if (addr >= s->sp + s->stack_len && deep_word(c, addr, val))
+		return 0;
 	if (c->copy_only) {
+		if (addr >= s->sp + s->stack_len)
+			want_deep(c, addr);
 		c->past_copy = true;
 		return -1;
 	}

@@ -39,6 +39,7 @@ struct uctx *uctx__begin(struct unwinder *u, const struct unwind_sample *s)
 	c->p = NULL;
 	c->no_info = c->mem_fault = c->past_copy = c->live_read = false;
 	c->scan_pc = 0;
+	c->nr_deep_used = c->nr_deep = 0;
 	c->copy_only = s->copy_only;
 	c->no_code = false;
 	c->fail_n = 1;
@@ -760,6 +761,14 @@ bool unwinder__met_later(const struct unwinder *u, uint32_t *id)
 const struct unwind_counts *unwinder__counts(const struct unwinder *u)
 {
 	return &u->counts;
+}
+
+int unwinder__deep_words(const struct unwinder *u, uint64_t *addrs)
+{
+	if (!u->ctx)
+		return 0;
+	memcpy(addrs, u->ctx->deep, (size_t)u->ctx->nr_deep * sizeof(*addrs));
+	return u->ctx->nr_deep;
 }
 
 uint64_t unwinder__scanned(const struct unwinder *u)

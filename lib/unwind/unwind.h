@@ -36,6 +36,9 @@ struct unwind_sample {
 	uint32_t holes;		/* bit i: page i of the copy (page 0 from sp to its page's end)
 				 * was not readable and holds zeros, not the stack's words */
 	const uint64_t *below;	/* UNWIND_RED_ZONE bytes below sp, as copied, or NULL */
+	const uint64_t *deep_addr;	/* NR_DEEP words of the stack past the copy, read at the */
+	const uint64_t *deep_val;	/* sample (DEEP_OK bit i: deep_val[i] was readable) */
+	uint32_t nr_deep, deep_ok;
 	bool copy_only;		/* the thread may have run since the copy: its live stack is
 				 * not read past it (every sample taken on the CPU; an off-CPU
 				 * stack unwound once its time came) */
@@ -99,6 +102,14 @@ const struct unwind_counts *unwinder__counts(const struct unwinder *u);
 /* The pc of the frame (in code no CFI describes) whose caller the last unwinder__unwind found
  * by a scan of the stack copy, checked (see unwind.c's scan_caller); 0: none. */
 uint64_t unwinder__scanned(const struct unwinder *u);
+
+/* Words past the copy read with each sample (struct unwind_sample's deep words). */
+#define UNWIND_DEEP_WORDS	16
+
+/* The addresses of the stack past the copy whose words the last unwinder__unwind took from
+ * the sample's deep words, in the order it took them, then those it needed and did not have
+ * (the unwind stopped there): into ADDRS, at most UNWIND_DEEP_WORDS. Returns how many. */
+int unwinder__deep_words(const struct unwinder *u, uint64_t *addrs);
 
 /* Whether the last unwinder__unwind read words of the stack from the live process (past the
  * copy, for a sample not copy_only): they are the sample's only if the thread has not run

@@ -123,6 +123,8 @@ struct uctx {
 				 * given, no sample) */
 	bool mem_fault;		/* a read failed */
 	bool past_copy;		/* copy_only kept a read of the stack past the copy out */
+	uint64_t deep[UNWIND_DEEP_WORDS];	/* unwinder__deep_words */
+	int nr_deep_used, nr_deep;
 	uint64_t scan_pc;	/* not 0: the frame at this pc (no CFI) had its caller found
 				 * by a stack scan */
 	bool live_read;		/* a word of the stack was read from the live process */

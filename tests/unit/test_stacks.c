@@ -31,6 +31,8 @@ struct fake {
 	int bottoms_asked;
 	bool ran;			/* still says the task ran since its sample */
 	int still_asked;
+	uint64_t deep[UNWIND_DEEP_WORDS];	/* what deep_words was told last */
+	int nr_deep, deep_told;
 	size_t used;
 	enum unwind_stop stop;
 };
@@ -81,10 +83,20 @@ static bool fake_still(void *ctx, const struct sample *smp)
 	return !f->ran;
 }
 
+static void fake_deep_words(void *ctx, const struct sample *smp, const uint64_t *addrs, int n)
+{
+	struct fake *f = ctx;
+
+	(void)smp;
+	f->deep_told++;
+	f->nr_deep = n;
+	memcpy(f->deep, addrs, (size_t)n * sizeof(*addrs));
+}
+
 static struct stack_env env_of(struct fake *f)
 {
 	return (struct stack_env){ f, fake_prepare, fake_more_records, fake_place,
-				   fake_learn_copy, fake_still };
+				   fake_learn_copy, fake_still, fake_deep_words };
 }
 
 static int setup(void)
@@ -184,6 +196,60 @@ static void test_past_the_copy(void)
 	CU_ASSERT_EQUAL(us.stop, UNWIND_STOP_COPY);
 	CU_ASSERT(us.n >= 2 && us.n < 5 && ips[1] == r.ret0);
 	CU_ASSERT_EQUAL(f.still_asked, 2);
+}
+
+/*
+ * Deep words: a sample taken on the CPU, deeper than its copy (256 bytes), is cut where the
+ * copy ends and asks for the words it needed there; given them as BPF reads them with the
+ * thread's next sample (here: this process's own words, its callers unchanged), each unwind
+ * goes on further and asks for the next, until the stack is whole, with the frames the whole
+ * copy gives; the words it took stay asked for.
+ */
+static void test_deep_words(void)
+{
+	static struct recorded r, full;
+	static uint64_t addr[UNWIND_DEEP_WORDS], val[UNWIND_DEEP_WORDS];
+	struct fake f = { 0 };
+	struct stack_env env = env_of(&f);
+	uint64_t ips[128], want[128];
+	struct user_stack us = { .ips = ips }, whole = { .ips = want };
+	int rounds = 0;
+
+	record_in_middle(256, &r);
+	r.smp.copy_only = true;
+	/* What the whole copy gives, from the same frames (one call deeper, the same sp). */
+	record_in_middle(8192, &full);
+	full.smp.copy_only = true;
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, unw, pm, &full.smp, true, &whole, 128), 0);
+	CU_ASSERT_EQUAL_FATAL(whole.stop, UNWIND_STOP_END);
+	f.deep_told = 0;
+	do {
+		CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, unw, pm, &r.smp, true, &us, 128), 0);
+		if (us.stop != UNWIND_STOP_COPY)
+			break;
+		/* It asked for words past the copy: read, as BPF would at the next sample. */
+		CU_ASSERT_FATAL(f.nr_deep > (int)r.smp.nr_deep || f.deep_told > rounds);
+		for (int i = 0; i < f.nr_deep; i++) {
+			addr[i] = f.deep[i];
+			CU_ASSERT_FATAL(addr[i] >= r.smp.sp + 256);
+			memcpy(&val[i], (const void *)(uintptr_t)addr[i], sizeof(val[i]));
+		}
+		r.smp.deep_addr = addr;
+		r.smp.deep_val = val;
+		r.smp.nr_deep = (uint32_t)f.nr_deep;
+		r.smp.deep_ok = (1u << f.nr_deep) - 1;
+	} while (++rounds < UNWIND_DEEP_WORDS);
+	CU_ASSERT_EQUAL(us.stop, UNWIND_STOP_END);
+	CU_ASSERT(rounds >= 1);
+	CU_ASSERT_EQUAL(us.n, whole.n);
+	/* (The two recordings return to two places here: frame 2 differs.) */
+	CU_ASSERT_EQUAL(ips[1], want[1]);
+	CU_ASSERT(us.n == whole.n && us.n > 3 &&
+		  !memcmp(ips + 3, want + 3, (size_t)(us.n - 3) * sizeof(*ips)));
+	/* Unreadable at the sample: as if not read. */
+	r.smp.deep_ok = 0;
+	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, unw, pm, &r.smp, true, &us, 128), 0);
+	CU_ASSERT_EQUAL(us.stop, UNWIND_STOP_COPY);
 }
 
 /* Where the collector's spans say a thread's stack begins, the stack ends there, whole. */
@@ -492,6 +558,7 @@ int register_stacks_suite(void)
 	if (!s || !CU_add_test(s, "DWARF from a recorded sample", test_dwarf_from_a_recorded_sample) ||
 	    !CU_add_test(s, "ends at a stack bottom", test_ends_at_a_stack_bottom) ||
 	    !CU_add_test(s, "past the copy", test_past_the_copy) ||
+	    !CU_add_test(s, "deep words", test_deep_words) ||
 	    !CU_add_test(s, "the walk's frames where no unwind info",
 			 test_walk_frames_where_no_unwind_info) ||
 	    !CU_add_test(s, "no stack at sp", test_no_stack_at_sp) ||
