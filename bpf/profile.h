@@ -10,7 +10,7 @@
 #define PROFILE_RED_ZONE	128	/* bytes below sp a leaf may keep words in (x86-64 ABI) */
 #define PROFILE_MAX_STACK_COPY	24576	/* bytes of user stack an event can carry */
 #define PROFILE_STACK_COPY	16384	/* ... by default (--stack-copy) */
-#define PROFILE_DEEP_WORDS	16	/* words past the copy read at a sample (deepwords) */
+#define PROFILE_DEEP_WORDS	32	/* words past the copy read at a sample (deepwords) */
 #define PROFILE_MAX_SPANS	64	/* spans of code kinds per process (a power of two) */
 #define PROFILE_SPAN_STEPS	7	/* binary search steps over them: log2(MAX_SPANS) + 1 */
 

@@ -306,6 +306,17 @@ static long hash_tail_word(__u64 i, void *arg)
 	return 0;
 }
 
+/* bpf_loop's callback: deep word I (sample_event.deep_val) into the hash. */
+static long hash_deep_word(__u64 i, void *arg)
+{
+	struct hash_ctx *c = arg;
+
+	if (i >= PROFILE_DEEP_WORDS)
+		return 1;
+	c->h = hash_mix(c->h, c->e->deep_val[i], i + 8192);
+	return 0;
+}
+
 static __always_inline bool same_stacks(const struct sample_event *e, struct off_pending *op)
 {
 	struct hash_ctx c = { .e = e, .h = 0x84222325cbf29ce4ULL ^ e->ip };
@@ -326,9 +337,7 @@ static __always_inline bool same_stacks(const struct sample_event *e, struct off
 	c.base = e->stack_len / 64 * 8;
 	bpf_loop(e->stack_len / 8 - c.base, hash_tail_word, &c, 0);
 	c.h ^= (__u64)e->holes << 32 | e->stack_len;
-	for (int i = 0; i < PROFILE_DEEP_WORDS; i++)
-		if (i < e->nr_deep)
-			c.h = hash_mix(c.h, e->deep_val[i], i + 8192);
+	bpf_loop(e->nr_deep, hash_deep_word, &c, 0);
 	c.h = (c.h ^ e->gen) * 0x100000001b3ULL;
 	old = bpf_map_lookup_elem(&offsig, &op->ktid);
 	if (old && old->sig == c.h && old->period == par && e->below_ok) {

@@ -407,7 +407,7 @@ int read_stack(struct uctx *c, uint64_t addr, uint64_t *val)
 	if (addr >= s->sp + s->stack_len && deep_word(c, addr, val))
 		return 0;
 	if (c->copy_only) {
-		if (addr >= s->sp + s->stack_len)
+		if (addr >= s->sp + s->stack_len && !c->no_want)
 			want_deep(c, addr);
 		c->past_copy = true;
 		return -1;

@@ -40,6 +40,7 @@ struct uctx *uctx__begin(struct unwinder *u, const struct unwind_sample *s)
 	c->no_info = c->mem_fault = c->past_copy = c->live_read = false;
 	c->scan_pc = 0;
 	c->nr_deep_used = c->nr_deep = 0;
+	c->no_want = false;
 	c->copy_only = s->copy_only;
 	c->no_code = false;
 	c->fail_n = 1;
@@ -427,10 +428,10 @@ static int scan_caller(struct uctx *c, const struct loaded *l, const struct fram
 	if (ret_slot_ahead(c, l, f, &a)) {
 		if (a < f->sp)
 			return 0;
-		/* Past the copy (OpenBLAS's kernels keep 28 KiB): cut there, for that. */
-		if (a + 8 > end)
-			return -1;
-		memcpy(&w, (const char *)s->stack + (a - s->sp), sizeof(w));
+		/* Past the copy (OpenBLAS's kernels keep 28 KiB): from the sample's deep
+		 * words, else cut there, for that (asked for the next samples). */
+		if (read_stack(c, a, &w))
+			return c->past_copy ? -1 : 0;
 		m = call_into(c, w, start, pc, false) ?
 		    caller_at(c, f, a, w, ips, n, max, stop, true) : 0;
 		if (m)
@@ -482,8 +483,9 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 {
 	const struct unwind_sample *s = c->s;
 	uint64_t ip = from->ip, sp = from->sp, bp = from->bp, gr[UNWIND_NR_REGS];
-	bool bp_ok = from->bp_ok, exact = from->exact;
+	bool bp_ok = from->bp_ok, exact = from->exact, bp_lost = false;
 	uint32_t valid = from->valid;
+	uint64_t bp_slot = 0;	/* where rbp was saved, past the copy and not read */
 
 	memcpy(gr, from->gr, sizeof(gr));
 	for (;;) {
@@ -559,6 +561,13 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 						 .bp = CFI_AT_CFA, .bp_off = -16 };
 			r = &tmp;
 		}
+		if (r->cfa_reg == CFI_REG_RBP && !bp_ok && bp_slot) {
+			/* The saved rbp it needs lay past the copy: asked for now. */
+			uint64_t v;
+
+			read_stack(c, bp_slot, &v);
+			return fast_fail(c, n, UNWIND_STOP_NO_MEMORY);
+		}
 		if (r->cfa_reg == CFI_REG_RSP)
 			cfa = sp;
 		else if (r->cfa_reg == CFI_REG_RBP && bp_ok)
@@ -584,17 +593,29 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 				      &ra)) {
 			return fast_fail(c, n, UNWIND_STOP_NO_MEMORY);
 		}
+		bp_lost = false;
 		if (r->bp == CFI_IN_REG) {
 			uint64_t v;
 
 			if (!reg_value(r->bp_off, gr, valid, bp, bp_ok, &v))
 				return fast_fail(c, n, UNWIND_STOP_BAD_FRAME);
 			bp = v;
-		} else if ((r->bp == CFI_AT_CFA || r->bp == CFI_AT_SP) &&
-			   read_stack(c, (r->bp == CFI_AT_SP ? sp : cfa) + (int64_t)r->bp_off, &bp)) {
-			return fast_fail(c, n, UNWIND_STOP_NO_MEMORY);
+			bp_slot = 0;
+		} else if (r->bp == CFI_AT_CFA || r->bp == CFI_AT_SP) {
+			/* A saved rbp past the copy: asked for only when a frame needs it (its
+			 * CFA from rbp, below); without it, rbp is not known. */
+			uint64_t at = (r->bp == CFI_AT_SP ? sp : cfa) + (int64_t)r->bp_off;
+
+			c->no_want = true;
+			bp_lost = read_stack(c, at, &bp) != 0;
+			c->no_want = false;
+			if (bp_lost && at < s->sp + s->stack_len)
+				return fast_fail(c, n, UNWIND_STOP_NO_MEMORY);
+			bp_slot = bp_lost ? at : 0;
+		} else if (r->bp == CFI_UNDEFINED) {
+			bp_slot = 0;
 		}
-		if (r->bp == CFI_UNDEFINED)
+		if (r->bp == CFI_UNDEFINED || bp_lost)
 			bp_ok = false;
 		else if (r->bp != CFI_SAME)
 			bp_ok = true;
@@ -602,6 +623,9 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 		 * known. */
 		if (r->signal)
 			valid = 0;
+		/* (A callee-saved register past the copy is not asked for: the unwind goes on
+		 * without it, and the deep words are for return addresses.) */
+		c->no_want = true;
 		for (int i = 0; i < CFI_NR_CS; i++) {
 			uint8_t reg = cfi_cs_regs[i];
 
@@ -615,6 +639,7 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 					valid |= 1u << reg;
 			}
 		}
+		c->no_want = false;
 		sp = cfa;
 		ip = ra;
 		exact = r->signal;

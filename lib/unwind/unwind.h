@@ -104,7 +104,7 @@ const struct unwind_counts *unwinder__counts(const struct unwinder *u);
 uint64_t unwinder__scanned(const struct unwinder *u);
 
 /* Words past the copy read with each sample (struct unwind_sample's deep words). */
-#define UNWIND_DEEP_WORDS	16
+#define UNWIND_DEEP_WORDS	32
 
 /* The addresses of the stack past the copy whose words the last unwinder__unwind took from
  * the sample's deep words, in the order it took them, then those it needed and did not have

@@ -124,6 +124,7 @@ struct uctx {
 	bool mem_fault;		/* a read failed */
 	bool past_copy;		/* copy_only kept a read of the stack past the copy out */
 	uint64_t deep[UNWIND_DEEP_WORDS];	/* unwinder__deep_words */
+	bool no_want;			/* a word past the copy read now is not asked for */
 	int nr_deep_used, nr_deep;
 	uint64_t scan_pc;	/* not 0: the frame at this pc (no CFI) had its caller found
 				 * by a stack scan */

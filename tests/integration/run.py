@@ -3785,8 +3785,9 @@ def openblas_assembly_marked_or_whole():
     # numpy's matrix product on Debian's OpenBLAS, forced to its Zen kernel
     # (dgemm_kernel_ZEN: no CFI, rsp kept in rbx, a 28 KiB buffer aligned under it; issue 26:
     # 87.7% cut at it). Its return address is found where its code keeps it: the kernel's
-    # stacks are whole down to the thread's first function, or cut and said to be deeper
-    # than the copy (the buffer is past 24 KiB), never whole without their callers.
+    # stacks are whole down to the thread's first function (>= 90%: the words past the
+    # copy, the buffer being 28 KiB, read at the sample as the thread's deep words), or cut
+    # and said to be deeper than the copy, never whole without their callers.
     python = "/usr/bin/python3"
     code = ("import numpy as np, time\n"
             "a = np.random.rand(500, 500); b = np.random.rand(500, 500)\n"
@@ -3807,6 +3808,9 @@ def openblas_assembly_marked_or_whole():
     cut = n - sum(c for _, c in whole)
     expect(cut == 0 or "deeper than the copy taken at the sample" in p.stderr,
            f"cut, not said why: {p.stderr[-800:]}")
+    # Its return address and its callers' lie past the copy: read at the sample as the
+    # thread's deep words, from its second sample on.
+    expect(n - cut >= 0.9 * n, f"{n - cut} of {n} whole")
     return f"{n} samples in the kernel: {n - cut} whole, {cut} cut past the copy"
 
 
