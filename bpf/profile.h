@@ -268,8 +268,11 @@ struct proc_ranges {
 	__u32 nr_spans;
 	/* Bytes of stack from sp a DWARF sample of this process carries, when less than
 	 * stack_copy: what its unwinds have needed so far, plus a margin (0: stack_copy).
-	 * Deeper stacks are read past the copy from the live process, and raise it. */
+	 * A deeper stack is cut where its copy ends, and raises it. */
 	__u32 copy_hint;
+	/* Not 0: some thread of the process has `deepwords` (its samples look them up). */
+	__u32 has_deep;
+	__u32 pad;
 	__u64 span_end;
 	__u64 span_start[PROFILE_MAX_SPANS];
 	__u8 span_kind[PROFILE_MAX_SPANS];

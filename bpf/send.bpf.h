@@ -114,15 +114,20 @@ static long read_deep(__u64 i, void *arg)
 	return 0;
 }
 
-/* The words past the copy that task TASK's last unwinds needed, as they are at its sample. */
-static __always_inline void read_deep_words(struct task_struct *task, struct sample_event *e)
+/* The words past the copy that task TASK's last unwinds needed, as they are at its sample;
+ * looked up only for a process PR says has some. */
+static __always_inline void read_deep_words(struct task_struct *task,
+					    const struct proc_ranges *pr, struct sample_event *e)
 {
 	__u32 ktid = BPF_CORE_READ(task, pid);
-	struct deep_ctx c = { .e = e, .dw = bpf_map_lookup_elem(&deepwords, &ktid) };
+	struct deep_ctx c = { .e = e };
 	__u32 n;
 
 	e->nr_deep = 0;
 	e->deep_ok = 0;
+	if (!pr || !pr->has_deep)
+		return;
+	c.dw = bpf_map_lookup_elem(&deepwords, &ktid);
 	if (!c.dw)
 		return;
 	n = c.dw->nr < PROFILE_DEEP_WORDS ? c.dw->nr : PROFILE_DEEP_WORDS;
@@ -153,7 +158,7 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 		return;
 	}
 	event_header(ctx, task, d, e);
-	read_deep_words(task, e);
+	read_deep_words(task, d->pr, e);
 	off = copy_user_stack(e, d->r->sp, want, d->stack_top);
 	e->stack_len = off;
 	/* A wakeup per record costs about 8 us here (an IPI in a VM) against 1 us for the

@@ -424,6 +424,17 @@ void session__on_exec(struct session *s, pid_t pid, uint64_t time)
 	update_proc(s, pid, &pr, BPF_EXIST);
 }
 
+void session__proc_has_deep(struct session *s, pid_t pid)
+{
+	struct proc_ranges pr;
+	__u32 key = pid;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.procs), &key, &pr) || pr.has_deep)
+		return;
+	pr.has_deep = 1;
+	update_proc(s, pid, &pr, BPF_EXIST);
+}
+
 /*
  * A DWARF unwind of PID read USED bytes of stack from sp (STOP: how it ended). Make the
  * process's samples carry that much stack plus a margin, not the whole --stack-copy: the

@@ -98,7 +98,9 @@ static void env_deep_words(void *ctx, const struct sample *smp, const uint64_t *
 		return;
 	}
 	memcpy(dw.addr, addrs, (size_t)n * sizeof(*addrs));
-	bpf_map_update_elem(fd, &key, &dw, BPF_ANY);
+	if (bpf_map_update_elem(fd, &key, &dw, BPF_ANY))
+		return;
+	session__proc_has_deep(s, smp->pid);
 }
 
 struct stack_env session__stack_env(struct session *s)

@@ -315,6 +315,9 @@ void session__learn_copy_size(struct session *s, pid_t pid, size_t used, enum un
  * errno with the error set. */
 int session__open_sideband(struct session *s);
 
+/* procstate.c: PID's samples look up their threads' deep words from now on. */
+void session__proc_has_deep(struct session *s, pid_t pid);
+
 /* samples.c: whether the task of kernel tid KTID is still off the CPU in the wait it left
  * with the stacks of off-CPU event SEQ (its memory as it was then). */
 bool session__still_off(struct session *s, pid_t ktid, uint64_t seq);
