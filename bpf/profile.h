@@ -10,6 +10,7 @@
 #define PROFILE_RED_ZONE	128	/* bytes below sp a leaf may keep words in (x86-64 ABI) */
 #define PROFILE_MAX_STACK_COPY	24576	/* bytes of user stack an event can carry */
 #define PROFILE_STACK_COPY	16384	/* ... by default (--stack-copy) */
+#define PROFILE_SP_WORDS	8	/* words at sp a counted walk keeps (ustack) */
 #define PROFILE_DEEP_WORDS	32	/* words past the copy read at a sample (deepwords) */
 #define PROFILE_MAX_SPANS	64	/* spans of code kinds per process (a power of two) */
 #define PROFILE_SPAN_STEPS	7	/* binary search steps over them: log2(MAX_SPANS) + 1 */
@@ -128,10 +129,11 @@ enum profile_send {
 struct ustack {
 	__u32 nr;		/* frames in ips[] */
 	__u32 check;		/* second hash of the frames: tells collisions apart */
-	/* The words at sp and sp + 8 where they point into executable mappings, else 0: one
-	 * may be the return address of a leaf that keeps no frame (userspace asks the leaf's
-	 * CFI), which a walk from rbp skips. */
-	__u64 sp_words[2];
+	/* The words at sp and sp + 8 (to sp + 56 in a process with Go's windows) where they
+	 * point into executable mappings, else 0: one may be the return address of a leaf
+	 * that keeps no frame, or is between making its frame and its record (userspace asks
+	 * the leaf's CFI), which a walk from rbp skips. */
+	__u64 sp_words[PROFILE_SP_WORDS];
 	__u64 ips[PROFILE_MAX_DEPTH];
 };
 
@@ -272,7 +274,9 @@ struct proc_ranges {
 	__u32 copy_hint;
 	/* Not 0: some thread of the process has `deepwords` (its samples look them up). */
 	__u32 has_deep;
-	__u32 pad;
+	/* Not 0: the process maps Go code, whose windows (frames__kind's FRAME_LOST_*) a
+	 * walk's leaf may be in: PROFILE_SP_WORDS words at sp are kept, not 2. */
+	__u32 go_windows;
 	__u64 span_end;
 	__u64 span_start[PROFILE_MAX_SPANS];
 	__u8 span_kind[PROFILE_MAX_SPANS];

@@ -100,9 +100,10 @@ static __always_inline void hash_frames(struct ustack *st, __u64 *hash, __u32 *c
 		c = (c ^ (__u32)(st->ips[i] >> 3)) * 0x01000193;
 		c ^= c >> 15;
 	}
-	h = (h ^ st->sp_words[0]) * 0x100000001b3ULL;
-	h = (h ^ st->sp_words[1]) * 0x100000001b3ULL;
-	c = (c ^ (__u32)(st->sp_words[0] >> 3) ^ (__u32)(st->sp_words[1] >> 7)) * 0x01000193;
+	for (int i = 0; i < PROFILE_SP_WORDS; i++) {
+		h = (h ^ st->sp_words[i]) * 0x100000001b3ULL;
+		c = (c ^ (__u32)(st->sp_words[i] >> (3 + i))) * 0x01000193;
+	}
 	*hash = h ? h : 1;
 	*check = c;
 }
@@ -233,21 +234,32 @@ static __always_inline __u64 store_ustack(struct ustack *st, __u64 hash)
 static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp,
 					  const struct stack_window *win, struct ustack *st)
 {
-	__u64 w[2];
+	__u64 w[PROFILE_SP_WORDS] = { 0 }, lo, hi;
+	int n;
 
-	st->sp_words[0] = st->sp_words[1] = 0;
+	for (int i = 0; i < PROFILE_SP_WORDS; i++)
+		st->sp_words[i] = 0;
 	if (!pr)
 		return;
+	n = pr->go_windows ? PROFILE_SP_WORDS : 2;
 	if (win) {
-		w[0] = win->w[0];
-		w[1] = win->w[1];
-	} else if (bpf_probe_read_user(w, sizeof(w), (void *)sp)) {
+		for (int i = 0; i < PROFILE_SP_WORDS; i++)
+			w[i] = win->w[i];
+	} else if (bpf_probe_read_user(w, sizeof(w), (void *)sp) &&
+		   bpf_probe_read_user(w, 2 * sizeof(w[0]), (void *)sp)) {
 		return;
 	}
-	if (span_kind(pr, w[0]) != SPAN_NONE)
-		st->sp_words[0] = w[0];
-	if (span_kind(pr, w[1]) != SPAN_NONE)
-		st->sp_words[1] = w[1];
+	/* (Outside the spans' extent, no word is code: no search for it.) */
+	lo = pr->nr_spans ? pr->span_start[0] : 0;
+	hi = pr->nr_spans ? pr->span_end : 0;
+	for (int i = 0; i < PROFILE_SP_WORDS; i++) {
+		if (i >= n)
+			break;
+		if (w[i] < lo || w[i] >= hi)
+			continue;
+		if (span_kind(pr, w[i]) != SPAN_NONE)
+			st->sp_words[i] = w[i];
+	}
 }
 
 struct hash_ctx {

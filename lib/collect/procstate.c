@@ -175,8 +175,11 @@ static int pstate__write(struct session *s, const struct pstate *p)
 		memset(&pr, 0, sizeof(pr));
 	pr.nr_spans = 0;
 	pr.span_end = 0;
-	for (size_t i = 0; i < p->nr; i++)
+	pr.go_windows = 0;
+	for (size_t i = 0; i < p->nr; i++) {
 		total += p->maps[i].spans.nr + 1;
+		pr.go_windows |= p->maps[i].spans.windows;
+	}
 	err = frames__reserve(&all, total);
 	for (size_t i = 0; i < p->nr && !err; i++) {
 		const struct frame_spans *ms = &p->maps[i].spans;

@@ -31,6 +31,7 @@
 _Static_assert(PROFILE_NR_REGS == UNWIND_NR_REGS, "sample_event.regs is unwind_sample.regs");
 _Static_assert(PROFILE_RED_ZONE == UNWIND_RED_ZONE, "sample_event.below is unwind_sample.below");
 _Static_assert(PROFILE_DEEP_WORDS == UNWIND_DEEP_WORDS, "sample_event.deep_* is unwind_sample.deep_*");
+_Static_assert(PROFILE_SP_WORDS == STACK_SP_WORDS, "ustack.sp_words is stacks__leaf_caller's words");
 
 /* --- the collector as the stack stage sees it (collect/stacks.h) --------------------------- */
 

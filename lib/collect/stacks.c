@@ -152,7 +152,8 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
 }
 
 int stacks__leaf_caller(const struct stack_env *env, struct unwinder *unw, pid_t pid, pid_t as,
-			const uint64_t words[2], uint64_t *ips, int nu, bool *truncated)
+			const uint64_t words[STACK_SP_WORDS], uint64_t *ips, int nu,
+			bool *truncated)
 {
 	struct unwind_sample us = {
 		.pid = as, .ip = nu ? ips[0] : 0, .sp = 0x100000, .bp = 0,
@@ -162,7 +163,7 @@ int stacks__leaf_caller(const struct stack_env *env, struct unwinder *unw, pid_t
 	bool skipped;
 	int n;
 
-	n = nu >= 1 ? unwinder__fp_window(unw, as, ips, nu) : nu;
+	n = nu >= 1 ? unwinder__fp_window(unw, as, ips, nu, words, STACK_SP_WORDS) : nu;
 	if (n < 0) {
 		*truncated = true;
 		return 1;

@@ -123,11 +123,15 @@ struct user_stack {
 int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct procmaps *pm,
 		   const struct sample *smp, bool may_wait, struct user_stack *out, int max);
 
+/* Words at sp a counted walk keeps (BPF's PROFILE_SP_WORDS). */
+#define STACK_SP_WORDS	8
+
 /*
  * The caller of a leaf that keeps no frame, which a frame-pointer walk skips, put into the
  * walk's NU addresses IPS (room for NU + 1) of process PID (AS: the pid whose mappings are
- * the sampled program's, procmaps__incarnation): WORDS are the two words BPF kept at sp
- * that may be its return address, which the leaf's CFI (UNW's) picks or not. That caller
+ * the sampled program's, procmaps__incarnation): WORDS are the STACK_SP_WORDS words BPF kept
+ * at sp (0 where not code; the first two only, unless the process has Go's windows) that
+ * may be its return address, which the leaf's CFI (UNW's) picks or not. That caller
  * must keep a frame record where it called, or the walk from rbp skipped its callers too:
  * the stack then ends there, truncated (whole where the thread began). Where Go's
  * prologues and epilogues send the walk wrong it is put right, or only the leaf is left,
@@ -135,6 +139,7 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
  * changes what the stack is.
  */
 int stacks__leaf_caller(const struct stack_env *env, struct unwinder *unw, pid_t pid, pid_t as,
-			const uint64_t words[2], uint64_t *ips, int nu, bool *truncated);
+			const uint64_t words[STACK_SP_WORDS], uint64_t *ips, int nu,
+			bool *truncated);
 
 #endif

@@ -168,6 +168,7 @@ int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m, size
 	if (at < m->end)
 		out->v[out->nr++] = (struct frame_span){ at, m->end, FRAME_NOREC };
 	out->nr = frames__reduce(out->v, out->nr, max);
+	out->windows = f->tab->lost.nr != 0;
 	return 0;
 }
 

@@ -38,6 +38,9 @@ struct frame_spans {
 	 * rsp + 8; not a thread's first frame), and those of them that keep a frame record:
 	 * how much of the file was built with frame pointers. */
 	uint32_t nr_calling, nr_record;
+	/* unwinder__map_spans: the mapping's file has Go's windows (frames__kind's
+	 * FRAME_LOST_*), where a walk's leaf needs the words at sp to the frame's size. */
+	bool windows;
 };
 
 /* Whether S (from frames__build) is the code of a file built with frame pointers: a good

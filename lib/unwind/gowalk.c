@@ -50,7 +50,24 @@ static uint64_t lost_caller(struct unwinder *u, pid_t pid, struct ufile *f, uint
 	return at ? at + bias : 0;
 }
 
-int unwinder__fp_window(struct unwinder *u, pid_t pid, uint64_t *ips, int nr)
+/* The return address of a leaf at link-time IP of F, from the words at sp at the sample
+ * (WORDS, N of them; 0 where not code) where its CFI says it is; 0 when not among them. */
+static uint64_t ret_in_words(struct ufile *f, uint64_t ip, const uint64_t *words, int n)
+{
+	struct cfi_rule r;
+	int64_t at;
+
+	if (!words || ufile__rule(f, ip, &r) || r.cfa_reg != CFI_REG_RSP || r.cfa_deref ||
+	    r.ra != CFI_AT_CFA || r.signal)
+		return 0;
+	at = (int64_t)r.cfa_off + r.ra_off;
+	if (at < 0 || at % 8 || at / 8 >= n)
+		return 0;
+	return words[at / 8];
+}
+
+int unwinder__fp_window(struct unwinder *u, pid_t pid, uint64_t *ips, int nr,
+			const uint64_t *words, int nr_words)
 {
 	uint64_t bias, ret;
 	struct ufile *f;
@@ -59,7 +76,11 @@ int unwinder__fp_window(struct unwinder *u, pid_t pid, uint64_t *ips, int nr)
 		return nr;
 	switch (frames__kind(&f->tab->lost, ips[0] - bias)) {
 	case FRAME_LOST_CALLER:
-		ret = nr >= 2 ? lost_caller(u, pid, f, bias, ips[0] - bias, ips[1]) : 0;
+		/* Where the leaf's CFI says its return address is, when the walk kept that
+		 * word; else by the calls around it. */
+		ret = ret_in_words(f, ips[0] - bias, words, nr_words);
+		if (!ret && nr >= 2)
+			ret = lost_caller(u, pid, f, bias, ips[0] - bias, ips[1]);
 		if (!ret)
 			return -ENOENT;
 		memmove(&ips[2], &ips[1], (nr - 1) * sizeof(*ips));

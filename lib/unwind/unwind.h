@@ -172,9 +172,12 @@ int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m, size
  * duffcopy gives one return address too many: it is dropped. Returns NR when the leaf is in
  * no such window (or the spans of its file were not made: unwinder__map_spans), the new
  * number of addresses when the walk was put right, or -ENOENT when it cannot be: only the
- * leaf is to be kept, and the stack marked truncated.
+ * leaf is to be kept, and the stack marked truncated. WORDS (NR_WORDS of them, 0 where they
+ * were not code) are the words at sp at the sample: where the leaf's CFI puts its return
+ * address among them, that is the caller, as a DWARF unwind has it.
  */
-int unwinder__fp_window(struct unwinder *u, pid_t pid, uint64_t *ips, int nr);
+int unwinder__fp_window(struct unwinder *u, pid_t pid, uint64_t *ips, int nr,
+			const uint64_t *words, int nr_words);
 
 /* Forget what is cached about PID (it exec'd or exited). */
 void unwinder__forget(struct unwinder *u, pid_t pid);

@@ -275,7 +275,7 @@ static void test_ends_at_a_stack_bottom(void)
 static void test_walk_frames_where_no_unwind_info(void)
 {
 	static const uint64_t walk[] = { 0x10, 0x2000, 0x3000 };
-	uint64_t words[2] = { 0 }, ips[16];
+	uint64_t words[STACK_SP_WORDS] = { 0 }, ips[16];
 	struct fake f = { .records_come = true };
 	struct stack_env env = env_of(&f);
 	struct user_stack us = { .ips = ips };
@@ -359,7 +359,7 @@ static void test_leaf_caller(void)
 	static struct recorded r;
 	struct fake f = { 0 };
 	struct stack_env env = env_of(&f);
-	uint64_t leaf = (uint64_t)(uintptr_t)&record, words[2] = { 0 }, ips[8];
+	uint64_t leaf = (uint64_t)(uintptr_t)&record, words[STACK_SP_WORDS] = { 0 }, ips[8];
 	bool truncated = false;
 
 	record_in_middle(64, &r);

@@ -22,7 +22,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 # Go from golang-go (a package of make test's): frame pointers, but not in assembly.
 GO		?= $(firstword $(shell command -v go 2>/dev/null) $(wildcard /usr/lib/go/bin/go))
 ifneq ($(GO),)
-WORKLOADS	+= $(WL)/gosha
+WORKLOADS	+= $(WL)/gosha $(WL)/gofib
 endif
 
 # Two Rust toolchains, the same chain.rs: chain_rs from the toolchain first in PATH or
@@ -268,6 +268,12 @@ $(WL)/gosha: tests/workloads/gosha/main.go
 	$(call msg,GO,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)cd tests/workloads/gosha && GO111MODULE=off GOCACHE=$(abspath $(OUT))/go-cache \
+		$(GO) build -o $(abspath $@) main.go
+
+$(WL)/gofib: tests/workloads/gofib/main.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)cd tests/workloads/gofib && GO111MODULE=off GOCACHE=$(abspath $(OUT))/go-cache \
 		$(GO) build -o $(abspath $@) main.go
 
 # Hostile files (tests/integration/hostile.py): a process that maps the crafted copies of
