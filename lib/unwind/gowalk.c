@@ -7,13 +7,14 @@
  * functions: they are trusted there, and the walks from them mended here, when their stacks
  * are drained. In a prologue (after sub, before lea) or an epilogue (after the mov that
  * restores rbp, before add), rbp is the caller's record, so the walk gives the leaf X, then
- * where the caller C1 returns to in C2, and skips C1. The return address into C1 was at sp +
- * frame size, which BPF did not keep; but when C2 called C1 directly, the call before that
- * return address names C1, and when one call in C1 only may go to X (the one direct call of
- * X, or the one indirect call of a function without any), that call is where C1 returns to.
- * Anything less certain leaves the leaf alone, truncated: 4-5% of the samples of call-heavy
- * Go 1.19 code (JSON, regexp, gzip) are in such windows, and about half of them are put
- * right.
+ * where the caller C1 returns to in C2, and skips C1. The return address into C1 is at sp +
+ * frame size, where X's CFI says: BPF keeps the 8 words at sp for a process with Go code
+ * (proc_ranges.go_windows), and the word there is C1's return address, as a DWARF unwind
+ * takes it (a frame of up to 56 bytes; fibGo's recursion, 48% cut before, is whole). Past
+ * them: when C2 called C1 directly, the call before that return address names C1, and when
+ * one call in C1 only may go to X (the one direct call of X, or the one indirect call of a
+ * function without any), that call is where C1 returns to. Anything less certain leaves the
+ * leaf alone, truncated.
  */
 #include <errno.h>
 #include <string.h>
