@@ -209,22 +209,27 @@ struct frame_regs {
 };
 
 static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, int n, int max,
-		enum unwind_stop *stop, bool may_scan);
+		enum unwind_stop *stop, int scans);
 
 /* Whether the instruction before return address RET is a call that may have gone to code
  * at PC of a stretch without CFI from START: a direct call into [START, PC] (or, unless
  * DIRECT_ONLY, to a PLT stub, which jumps on, or an indirect one). The caller must have CFI
- * at RET - 1. */
+ * at RET - 1, or (ANY_CALLER) be code of a file no FDE covers either (assembly calling its
+ * own helper). */
 static bool call_into(struct uctx *c, uint64_t ret, uint64_t start, uint64_t pc,
-		      bool direct_only)
+		      bool direct_only, bool any_caller)
 {
 	struct loaded *l = ret > 8 ? uproc__loaded_for_ip(c, ret - 1) : NULL, *lt;
 	unsigned char b[8];
 	struct cfi_rule r;
 	uint64_t code, target;
 	struct x86_insn in;
+	int err;
 
-	if (!l || ufile__rule(l->f, ret - 1 - l->bias, &r) || read_code(c, ret - 8, &code))
+	if (!l || read_code(c, ret - 8, &code))
+		return false;
+	err = ufile__rule(l->f, ret - 1 - l->bias, &r);
+	if (err && !(any_caller && err == -ENOENT))
 		return false;
 	memcpy(b, &code, sizeof(b));
 	if (b[3] == 0xe8) {
@@ -383,7 +388,8 @@ static bool ret_slot_ahead(struct uctx *c, const struct loaded *l, const struct 
  * to the thread's first frame (or, with TO_COPY, to the copy's end). Returns the frames of
  * IPS (N before) so found and sets *STOP, or 0. */
 static int caller_at(struct uctx *c, const struct frame_regs *f, uint64_t a, uint64_t w,
-		     uint64_t *ips, int n, int max, enum unwind_stop *stop, bool to_copy)
+		     uint64_t *ips, int n, int max, enum unwind_stop *stop, bool to_copy,
+		     int scans)
 {
 	/* The caller's registers are what the code without CFI left: unknown, but for rbp,
 	 * which it may have kept (a candidate that needed a wrong one goes nowhere). */
@@ -392,7 +398,7 @@ static int caller_at(struct uctx *c, const struct frame_regs *f, uint64_t a, uin
 	int m;
 
 	ips[n] = w;
-	m = walk(c, &t, ips, n + 1, max, &st, false);
+	m = walk(c, &t, ips, n + 1, max, &st, scans);
 	if (m > 0 && st == UNWIND_STOP_END) {
 		*stop = st;
 		return m;
@@ -417,7 +423,7 @@ static int caller_at(struct uctx *c, const struct frame_regs *f, uint64_t a, uin
  */
 static int scan_caller(struct uctx *c, const struct loaded *l, const struct frame_regs *f,
 		       uint64_t pc, uint64_t start, uint64_t *ips, int n, int max,
-		       enum unwind_stop *stop)
+		       enum unwind_stop *stop, int scans)
 {
 	const struct unwind_sample *s = c->s;
 	uint64_t end = s->sp + s->stack_len, a, w;
@@ -432,8 +438,9 @@ static int scan_caller(struct uctx *c, const struct loaded *l, const struct fram
 		 * words, else cut there, for that (asked for the next samples). */
 		if (read_stack(c, a, &w))
 			return c->past_copy ? -1 : 0;
-		m = call_into(c, w, start, pc, false) ?
-		    caller_at(c, f, a, w, ips, n, max, stop, true) : 0;
+		/* (Its caller may be assembly too, found the same way, SCANS deep.) */
+		m = call_into(c, w, start, pc, false, true) ?
+		    caller_at(c, f, a, w, ips, n, max, stop, true, scans - 1) : 0;
 		if (m)
 			c->scan_pc = pc;
 		return m;
@@ -442,11 +449,11 @@ static int scan_caller(struct uctx *c, const struct loaded *l, const struct fram
 		end = f->sp + UNWIND_SCAN_SPAN;
 	for (a = f->sp; a + 8 <= end; a += 8) {
 		memcpy(&w, (const char *)s->stack + (a - s->sp), sizeof(w));
-		if (w < 0x1000 || !call_into(c, w, start, pc, true))
+		if (w < 0x1000 || !call_into(c, w, start, pc, true, false))
 			continue;
 		if (++tries > UNWIND_SCAN_TRIES)
 			break;
-		m = caller_at(c, f, a, w, ips, n, max, stop, false);
+		m = caller_at(c, f, a, w, ips, n, max, stop, false, 0);
 		if (m) {
 			c->scan_pc = pc;
 			return m;
@@ -473,13 +480,13 @@ static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop 
 		memcpy(f.gr, s->regs, sizeof(f.gr));
 		f.valid = ((1u << UNWIND_NR_REGS) - 1) & ~(1u << CFI_REG_RSP | 1u << CFI_REG_RBP);
 	}
-	return walk(c, &f, ips, 1, max, stop, true);
+	return walk(c, &f, ips, 1, max, stop, UNWIND_SCAN_DEPTH);
 }
 
-/* The fast path from frame FROM, the N-th of IPS (may_scan: a caller may be found by a scan
- * of the copy, once). */
+/* The fast path from frame FROM, the N-th of IPS (SCANS: how many frames more may have their
+ * caller found by scan_caller). */
 static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, int n, int max,
-		enum unwind_stop *stop, bool may_scan)
+		enum unwind_stop *stop, int scans)
 {
 	const struct unwind_sample *s = c->s;
 	uint64_t ip = from->ip, sp = from->sp, bp = from->bp, gr[UNWIND_NR_REGS];
@@ -516,7 +523,7 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 			*stop = UNWIND_STOP_END;
 			return n;
 		}
-		if (!r && err == -ENOENT && l && may_scan && (n > 1 || !exact ||
+		if (!r && err == -ENOENT && l && scans > 0 && (n > 1 || !exact ||
 		    !ufile__small_gap(l->f, pc - l->bias, &gap) ||
 		    !leaf_returns_at_sp(c, pc, sp, gap + l->bias))) {
 			/* Code of a file no CFI describes (assembly): its caller by a scan,
@@ -529,7 +536,8 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 							   .bp_ok = bp_ok, .valid = valid };
 
 				memcpy(here.gr, gr, sizeof(gr));
-				m = scan_caller(c, l, &here, pc, gap + l->bias, ips, n, max, stop);
+				m = scan_caller(c, l, &here, pc, gap + l->bias, ips, n, max, stop,
+						scans);
 				if (m < 0)
 					return fast_fail(c, n, UNWIND_STOP_COPY);
 				if (m)

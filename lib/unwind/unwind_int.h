@@ -159,6 +159,7 @@ int ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out);
  * call check it unwinds from before it gives up. */
 #define UNWIND_SCAN_SPAN	(32 * 1024)
 #define UNWIND_SCAN_TRIES	8
+#define UNWIND_SCAN_DEPTH	4	/* frames without CFI in a row (assembly calling its own) */
 
 
 /* Whether link-time address VADDR of F is in a stretch no FDE describes, between FDEs (or
