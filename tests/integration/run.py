@@ -9,6 +9,7 @@ A failing test runs once more (MISS, then PASS or FAIL); the names of tests that
 the second time and of those that failed are listed before that last line.
 """
 import argparse
+import bisect
 import glob
 import os
 import re
@@ -3791,19 +3792,80 @@ def assembly_without_cfi_caller_found_and_checked():
 ROOTS = ("__libc_start_call_main", "_start", "start_thread", "__clone3", "clone3", "__clone")
 
 
+def calls_of(path):
+    """The call instructions of the file at PATH, by objdump: sorted [(address, target or None
+    for an indirect call)], and its dynamic symbols' addresses by name."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", path], capture_output=True,
+                         text=True).stdout
+    calls, plt = [], []
+    for line in out.splitlines():
+        m = re.match(r"\s+([0-9a-f]+):\s+call\s+(\S+)(?:\s+<([^>@]+)@plt>)?", line)
+        if m:
+            t = m.group(2)
+            calls.append((int(m.group(1), 16),
+                          int(t, 16) if re.fullmatch(r"[0-9a-f]+", t) else None))
+            if m.group(3):
+                plt.append((len(calls) - 1, m.group(3)))
+    # Functions' extents, from their FDEs.
+    fdes = {}
+    out = subprocess.run(["readelf", "--debug-dump=frames", path], capture_output=True,
+                         text=True).stdout
+    for m in re.finditer(r"pc=([0-9a-f]+)\.\.([0-9a-f]+)", out):
+        fdes[int(m.group(1), 16)] = int(m.group(2), 16)
+    syms = {}
+    for line in subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True,
+                               text=True).stdout.splitlines():
+        p = line.split()
+        if len(p) == 3:
+            syms[p[2]] = int(p[0], 16)
+    # A call of a PLT stub is a call of the function it names.
+    for i, name in plt:
+        if name in syms:
+            calls[i] = (calls[i][0], syms[name])
+    calls.sort()
+    return calls, syms, fdes
+
+
+def impossible_edges(stacks, path, soname):
+    """Whole stacks with a caller -> callee edge between functions of PATH (named by symbol,
+    or SONAME+0xSTART) that the caller's code cannot make: no call in the caller (its FDE's
+    extent) goes to the callee's start, and none is indirect."""
+    calls, syms, fdes = calls_of(path)
+    addrs = [a for a, _ in calls]
+
+    def start(name):
+        m = re.fullmatch(re.escape(soname) + r"\+0x([0-9a-f]+)", name)
+        return int(m.group(1), 16) if m else syms.get(name)
+
+    def can(caller, callee):
+        cs, ce = start(caller), start(callee)
+        if cs is None or ce is None or cs not in fdes:
+            return True
+        i = bisect.bisect_left(addrs, cs)
+        for a, t in calls[i:]:
+            if a >= fdes[cs]:
+                return False
+            if t is None or t == ce:
+                return True
+        return False
+    return [(f, c) for f, c in stacks if "[truncated]" not in f and
+            any(not can(a, b) for a, b in zip(f, f[1:]))]
+
+
 @test
 def x264_assembly_callers_found_and_checked():
     # Debian's ffmpeg encoding with libx264, whose NASM functions have no CFI (issue 26:
     # 64.6% of the samples cut at them, and some shown whole as ffmpeg;[libx264.so.164]). Their
     # callers are found by their code or a stack scan, checked: every whole stack begins at a
-    # thread's first function, and every whole one in libx264 comes through its API
-    # (x264_encoder_*), the scanned ones said by --explain.
+    # thread's first function, every whole one in libx264 comes through its API
+    # (x264_encoder_*) or starts one of its threads, none has an edge between two of its
+    # functions that the caller's code cannot make (objdump's calls), and the scanned ones
+    # are said by --explain. (94.6% of the samples whole on an AMD EPYC; a note below 90%.)
     ffmpeg = shutil.which("ffmpeg")
     expect(ffmpeg, "no ffmpeg (in scripts/deps.sh)")
     stacks, err, _ = run_profile(["-F", "499", "--explain", "--", ffmpeg, "-loglevel", "error",
-                                  "-f", "lavfi", "-i", "testsrc=duration=3:size=640x360:rate=30",
-                                  "-c:v", "libx264", "-threads", "1", "-f", "null", "-"],
-                                 timeout=120)
+                                  "-f", "lavfi", "-i", "testsrc=duration=10:size=1280x720:rate=30",
+                                  "-c:v", "libx264", "-f", "null", "-"], timeout=180)
     mine = [(f, c) for f, c in stacks if f[0] == "ffmpeg"]
     n = sum(c for _, c in mine)
     expect(n > 100, f"only {n} samples of ffmpeg")
@@ -3811,13 +3873,22 @@ def x264_assembly_callers_found_and_checked():
     rootless = [f[:3] for f, _ in whole if f[1] not in ROOTS]
     expect(not rootless, f"whole stacks without a first function: {rootless[:3]}")
     x264 = [(f, c) for f, c in whole if any("libx264" in x for x in f)]
-    stray = [f for f, _ in x264 if not any(x.startswith("x264_encoder_") for x in f)]
-    expect(not stray, f"whole in libx264 but not through its API: {stray[:2]}")
+    stray = [f for f, _ in x264 if not any(x.startswith("x264_encoder_") for x in f) and
+             not (f[1] == "start_thread" and "libx264" in f[2])]
+    expect(not stray, f"whole in libx264 but not through its API or its threads: {stray[:2]}")
     scanned = re.search(r"([0-9.]+)%  stack scanned in \S*libx264", err)
     expect(scanned, f"--explain says no libx264 stack was scanned: {err[-1200:]}")
+    lib = next((p for p in ("/usr/lib/x86_64-linux-gnu/libx264.so.164",) if os.path.exists(p)),
+               None)
+    bad = impossible_edges(x264, lib, "libx264.so.164") if lib else []
+    expect(sum(c for _, c in bad) <= 0.01 * n,
+           f"whole stacks with an edge x264's code cannot make: {[f for f, _ in bad][:2]}")
     cut = sum(c for f, c in mine if "[truncated]" in f)
+    # (How much is whole depends on which assembly this CPU runs: a note, not a failure.)
+    expect_rate(cut <= 0.10 * n, f"{cut / n:.1%} of ffmpeg's samples cut")
     return (f"{n} samples, {sum(c for _, c in x264)} whole in libx264 through its API, "
-            f"{scanned.group(1)}% scanned there, {cut / n:.1%} cut")
+            f"{scanned.group(1)}% scanned there, {cut / n:.1%} cut, "
+            f"{sum(c for _, c in bad)} with an impossible edge")
 
 
 @test
@@ -3851,7 +3922,12 @@ def openblas_assembly_marked_or_whole():
     # Its return address and its callers' lie past the copy: read at the sample as the
     # thread's deep words, from its second sample on.
     expect(n - cut >= 0.9 * n, f"{n - cut} of {n} whole")
-    return f"{n} samples in the kernel: {n - cut} whole, {cut} cut past the copy"
+    lib = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so"
+    bad = impossible_edges(whole, lib, "libopenblasp-r0.3.21.so") if os.path.exists(lib) else []
+    expect(sum(c for _, c in bad) <= 0.01 * n,
+           f"whole stacks with an edge OpenBLAS's code cannot make: {[f for f, _ in bad][:2]}")
+    return (f"{n} samples in the kernel: {n - cut} whole, {cut} cut past the copy, "
+            f"{sum(c for _, c in bad)} with an impossible edge")
 
 
 @test
