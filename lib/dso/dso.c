@@ -283,6 +283,7 @@ void dso__free(struct dso *d)
 	free(d->alt_name);
 	free(d->alt_id);
 	dso__free_fdes(d);
+	free(d->entries);
 	free(d->path);
 	free(d);
 }

@@ -160,6 +160,15 @@ int dso__fdes(struct dso *dso, enum dso_cfi which, struct dso_fdes *f);
  */
 uint64_t dso__fde_start(struct dso *dso, uint64_t vaddr);
 
+/*
+ * Start of the function holding VADDR, in code no FDE covers (assembly): the greatest of the
+ * entries the file's code that FDEs cover reveals (the targets of its direct calls and jumps
+ * and its rip-relative lea: a function called, or its address taken) at or before VADDR with
+ * no FDE starting between them; UINT64_MAX when none. The entries are found at the first
+ * call (the file's functions decoded once).
+ */
+uint64_t dso__code_entry(struct dso *dso, uint64_t vaddr);
+
 /* Build id as lowercase hex (NULL when the file has none). Owned by DSO. */
 const char *dso__build_id(const struct dso *dso);
 

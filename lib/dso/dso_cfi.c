@@ -13,7 +13,9 @@
 #include <zlib.h>
 #include "base/limits.h"
 #include "base/log.h"
+#include "base/grow.h"
 #include "dso/dso_int.h"
+#include "dso/x86.h"
 
 #define ZLIB_MAX_RATIO	1032	/* deflate never expands data more than this */
 
@@ -282,4 +284,159 @@ uint64_t dso__fde_start(struct dso *d, uint64_t vaddr)
 		    (best == UINT64_MAX || start > best) && fde_covers(&f.mem, fde, vaddr))
 			best = start;
 	return best;
+}
+
+/* --- entries of code no FDE covers --------------------------------------------------------- */
+
+/* Whether link-time VADDR lies in an executable PT_LOAD of D. */
+static bool in_exec(struct dso *d, uint64_t vaddr)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	if (!d->elf || elf_getphdrnum(d->elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(d->elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    (ph.p_flags & PF_X) && vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz)
+			return true;
+	return false;
+}
+
+/* The targets of the calls, jumps and rip-relative lea of the function [START, START + LEN)
+ * of D that land in its code where no FDE does, into *V (N of them, room CAP). */
+static int entries_of(struct dso *d, uint64_t start, uint64_t len, uint64_t **v, size_t *n,
+		      size_t *cap)
+{
+	uint64_t off, at = 0;
+
+	if (len > (1u << 20) || dso_segs__vaddr_to_off(d->segs, d->nr_segs, start, len, d->size,
+						       &off))
+		return 0;
+	while (at < len) {
+		struct x86_insn in;
+		size_t got = x86__decode(d->image + off + at, len - at < 15 ? len - at : 15, &in);
+		uint64_t target = 0;
+
+		if (!got)
+			return 0;	/* not code this decoder follows: nothing more of it */
+		if (!in.vex && in.map == X86_MAP_1B && (in.op == 0xe8 || in.op == 0xe9))
+			target = start + at + got + (uint64_t)in.imm;
+		else if (!in.vex && in.map == X86_MAP_1B && in.op == 0x8d && in.base == 16)
+			target = start + at + got + (uint64_t)(int64_t)in.disp;
+		at += got;
+		if (!target || (target >= start && target < start + len) ||
+		    dso__fde_start(d, target) != UINT64_MAX || !in_exec(d, target))
+			continue;
+		if (array_grow(v, cap, sizeof(**v), *n))
+			return -ENOMEM;
+		(*v)[(*n)++] = target;
+	}
+	return 0;
+}
+
+/* Pointers the dynamic linker writes (R_X86_64_RELATIVE) to code of D no FDE covers: a
+ * table of functions, a function pointer initialized in data. Into *V (as entries_of). */
+static int entries_of_relocs(struct dso *d, uint64_t **v, size_t *n, size_t *cap)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while (d->elf && (scn = elf_nextscn(d->elf, scn))) {
+		Elf_Data *data;
+		GElf_Rela rela;
+		size_t nr;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
+		    sh.sh_offset > d->size || sh.sh_size > d->size - sh.sh_offset)
+			continue;
+		data = elf_getdata(scn, NULL);
+		nr = data ? data->d_size / sh.sh_entsize : 0;
+		for (size_t i = 0; i < nr && i < (1u << 22); i++) {
+			uint64_t target;
+
+			if (!gelf_getrela(data, (int)i, &rela) ||
+			    GELF_R_TYPE(rela.r_info) != R_X86_64_RELATIVE)
+				continue;
+			target = (uint64_t)rela.r_addend;
+			if (dso__fde_start(d, target) != UINT64_MAX || !in_exec(d, target))
+				continue;
+			if (array_grow(v, cap, sizeof(**v), *n))
+				return -ENOMEM;
+			(*v)[(*n)++] = target;
+		}
+	}
+	return 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void build_entries(struct dso *d)
+{
+	uint64_t *v = NULL, start, fde, range;
+	size_t n = 0, cap = 0, k = 0;
+	struct dso_fdes f;
+	struct cie cie;
+	struct cfi_rd r;
+
+	d->entries_built = true;
+	for (int w = 0; w < DSO_CFI__MAX; w++) {
+		if (dso__fdes(d, w, &f) || !f.in_file)
+			continue;
+		for (uint32_t i = 0; !fde_table__entry(&f.table, i, &start, &fde); i++)
+			if (!cfi_fde__parse(&f.mem, fde, &cie, &start, &range, &r) &&
+			    entries_of(d, start, range, &v, &n, &cap)) {
+				free(v);
+				return;
+			}
+	}
+	if (entries_of_relocs(d, &v, &n, &cap) || !n) {
+		free(v);
+		return;
+	}
+	qsort(v, n, sizeof(*v), u64_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!k || v[k - 1] != v[i])
+			v[k++] = v[i];
+	d->entries = v;
+	d->nr_entries = k;
+}
+
+/* The greatest FDE start at or before VADDR, of either source (covering it or not), or 0. */
+static uint64_t fde_before(struct dso *d, uint64_t vaddr)
+{
+	uint64_t best = 0, start, fde;
+	struct dso_fdes f;
+
+	for (int i = 0; i < DSO_CFI__MAX; i++)
+		if (!dso__fdes(d, i, &f) && !fde_table__find(&f.table, vaddr, &start, &fde) &&
+		    start <= vaddr && start > best)
+			best = start;
+	return best;
+}
+
+uint64_t dso__code_entry(struct dso *d, uint64_t vaddr)
+{
+	size_t lo = 0, hi;
+
+	if (!d->entries_built && !dso__faulted(d))
+		build_entries(d);
+	hi = d->nr_entries;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->entries[mid] <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return UINT64_MAX;
+	/* (An FDE after it: the entry is of code before that function, not VADDR's.) */
+	return fde_before(d, vaddr) > d->entries[lo - 1] ? UINT64_MAX : d->entries[lo - 1];
 }

@@ -60,6 +60,9 @@ struct dso {
 	struct fde_index built[DSO_CFI__MAX];	/* tables built here, not the .eh_frame_hdr's */
 	struct dso_seg recs_seg;	/* where DSO_CFI_DEBUG's converted records are */
 	uint64_t cfi_charged;		/* bytes of the budget the built tables hold */
+	uint64_t *entries;		/* dso__code_entry's, sorted */
+	size_t nr_entries;
+	bool entries_built;
 };
 
 /* dso__open of PATH inside the directory ROOT_FD (fileio__open_regular_in; -1: by PATH). */

@@ -143,8 +143,10 @@ static int symfile__keep(struct symfile *f, const struct sym_frame *in, int nr,
 
 /*
  * A name for VADDR where no symbol covers it: FILE+0xSTART, START that of the last FDE
- * starting at or before VADDR (every function with unwind info has one, named or not), unless
- * a symbol says that function ends before VADDR: then [FILE].
+ * starting at or before VADDR (every function with unwind info has one, named or not), or in
+ * code no FDE covers (assembly) the entry the file's other code calls or takes the address
+ * of (dso__code_entry: x264's functions, one each), unless a symbol says that function ends
+ * before VADDR: then [FILE].
  */
 static int symfile__unnamed(struct symfile *f, uint64_t vaddr, struct sym_frame *out)
 {
@@ -152,6 +154,8 @@ static int symfile__unnamed(struct symfile *f, uint64_t vaddr, struct sym_frame 
 	char name[4096 + 32];
 	struct sym_frame fr = { .name = name, .kind = SYM_UNNAMED };
 
+	if (start == UINT64_MAX && dso__usable(f->dso))
+		start = dso__code_entry(f->dso, vaddr);
 	if (start != UINT64_MAX && dso__lookup_range(f->dso, start, &sym_start, &sym_end) &&
 	    vaddr >= sym_end)
 		start = UINT64_MAX;

@@ -35,7 +35,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "unwind/frames.h"
-#include "unwind/x86.h"
+#include "dso/x86.h"
 
 /* Rows of one FDE kept; a Go function with more is not trusted. */
 #define GO_MAX_ROWS	4096

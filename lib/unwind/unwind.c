@@ -8,7 +8,7 @@
 #include "base/log.h"
 #include "proc/procmaps.h"
 #include "unwind/unwind_int.h"
-#include "unwind/x86.h"
+#include "dso/x86.h"
 
 const char *const unwind_stop_names[UNWIND_STOP__MAX] = {
 	[UNWIND_STOP_END] = "complete",

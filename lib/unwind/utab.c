@@ -14,7 +14,7 @@
 #include "dso/dso.h"
 #include "proc/procmaps.h"
 #include "unwind/utab.h"
-#include "unwind/x86.h"
+#include "dso/x86.h"
 #include "unwind/utab_int.h"
 
 const char *const utab_stack_bottoms[UTAB_NR_STACK_BOTTOMS] = {

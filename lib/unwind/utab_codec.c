@@ -13,7 +13,7 @@
 #include "dso/dso.h"
 #include "proc/procmaps.h"
 #include "unwind/utab.h"
-#include "unwind/x86.h"
+#include "dso/x86.h"
 #include "base/rd.h"
 #include "unwind/utab_int.h"
 

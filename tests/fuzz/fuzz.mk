@@ -17,11 +17,11 @@ fuzz_srcs_kallsyms	:= lib/symbolize/kallsyms.c
 fuzz_srcs_perfmap	:= lib/symbolize/perfmap.c lib/base/fileio.c lib/base/limits.c lib/proc/ns.c
 # The worker's messages, both ways (lib/sandbox/proto.c).
 fuzz_srcs_sandbox	:= lib/sandbox/proto.c
-fuzz_srcs_cfi		:= lib/unwind/cfi.c lib/unwind/frames.c lib/unwind/frames_go.c lib/unwind/x86.c \
+fuzz_srcs_cfi		:= lib/unwind/cfi.c lib/unwind/frames.c lib/unwind/frames_go.c lib/dso/x86.c \
 			   lib/dso/cfirec.c lib/dso/fdes.c lib/dso/segs.c
 fuzz_srcs_dso	:= lib/dso/dso.c lib/dso/dso_cfi.c lib/dso/cfirec.c lib/dso/fdes.c lib/dso/symtab.c \
 		   lib/dso/plt.c lib/dso/debugfile.c lib/dso/dwarf.c lib/dso/segs.c lib/base/fileio.c \
-		   lib/base/limits.c lib/base/mapguard.c lib/base/log.c
+		   lib/base/limits.c lib/base/mapguard.c lib/base/log.c lib/dso/x86.c
 fuzz_libs_dso	:= -lelf -lz
 # The debug-file search (candidates by build id and debuglink, CRC, the file taken), and
 # compressed sections as their headers claim them (symbols, .debug_frame, DWARF's sizes).
@@ -31,7 +31,7 @@ fuzz_srcs_compressed	:= $(fuzz_srcs_dso)
 fuzz_libs_compressed	:= -lelf -lz
 # A file's unwind table from the worker (lib/unwind/utab_codec.c's decoder).
 fuzz_srcs_utab	:= lib/unwind/utab.c lib/unwind/utab_build.c lib/unwind/utab_codec.c lib/unwind/cfi.c lib/unwind/frames.c lib/unwind/frames_go.c \
-		   lib/unwind/x86.c lib/base/htab.c $(fuzz_srcs_dso)
+		   lib/base/htab.c $(fuzz_srcs_dso)
 fuzz_libs_utab	:= -lelf -lz
 fuzz_srcs_flamegraph	:= lib/output/folded_read.c lib/output/folded.c lib/profile/profile.c lib/base/htab.c \
 			   lib/base/log.c lib/output/top.c flamegraph/options.c \

@@ -13,7 +13,7 @@
 #include "dso/fdes.h"
 #include "unwind/cfi.h"
 #include "unwind/frames.h"
-#include "unwind/x86.h"
+#include "dso/x86.h"
 
 #define SEG_VADDR	0x2000
 #define RECS_VADDR	0x100000

@@ -37,6 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < n; i++) {
 			dso__lookup(e, segs[i].vaddr, NULL);
 			dso__fde_start(e, segs[i].vaddr + 1);
+			dso__code_entry(e, segs[i].vaddr + 1);
 			dso_segs__off_to_vaddr(segs, n, segs[i].offset, &v);
 		}
 		dso__lookup(e, UINT64_MAX, NULL);

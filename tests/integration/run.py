@@ -3931,6 +3931,35 @@ def openblas_assembly_marked_or_whole():
 
 
 @test
+def assembly_without_symbols_named_by_its_entry():
+    # A stripped copy of scanleaf: sl_leaf (assembly, no FDE, no symbol) is named by its
+    # entry, scanleaf_s+0xSTART with START its address (a pointer to it is relocated in
+    # .data), as functions with FDEs are, not [scanleaf_s] (issue 27: x264's hand-written
+    # functions all one frame); its caller by its FDE's start.
+    d = tempfile.mkdtemp(prefix="strip-", dir=os.path.join(BUILD, "tests"))
+    path = os.path.join(d, "scanleaf_s")
+    shutil.copy(workload("scanleaf"), path)
+    subprocess.run(["strip", path], check=True)
+    syms = {}
+    for line in subprocess.run(["nm", workload("scanleaf")], capture_output=True,
+                               text=True).stdout.splitlines():
+        p = line.split()
+        if len(p) == 3:
+            syms[p[2]] = int(p[0], 16)
+    stacks, _, _ = run_profile(["-F", "499", "--", path, "1"])
+    leaf, caller = f"scanleaf_s+{syms['sl_leaf']:#x}", f"scanleaf_s+{syms['sl_caller']:#x}"
+    n = total(stacks, "scanleaf_s")
+    named = sum(c for f, c in stacks if f[0] == "scanleaf_s" and f[-1] == leaf)
+    expect(n > 100, f"only {n} samples of scanleaf_s")
+    expect(named >= 0.9 * n, f"{named} of {n} samples end at {leaf}: "
+           f"{sorted(stacks, key=lambda x: -x[1])[:2]}")
+    expect(not any("[scanleaf_s]" in f for f, _ in stacks), "a [scanleaf_s] frame")
+    whole = sum(c for f, c in stacks if has_chain(f, [caller, leaf]))
+    expect(whole >= 0.9 * n, f"{whole} of {n} with {caller};{leaf}")
+    return f"{named} of {n} end at {leaf}, {whole} under {caller}"
+
+
+@test
 def coroutines_whole_down_to_start_context():
     # coro: a makecontext coroutine on a heap stack (co_entry -> co_work). Its stacks end at
     # glibc's __start_context, the coroutine's bottom (co_entry "returns" into its first

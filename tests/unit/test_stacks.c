@@ -218,7 +218,7 @@ static void test_deep_words(void)
 	record_in_middle(256, &r);
 	r.smp.copy_only = true;
 	/* What the whole copy gives, from the same frames (one call deeper, the same sp). */
-	record_in_middle(8192, &full);
+	record_in_middle(4096, &full);
 	full.smp.copy_only = true;
 	CU_ASSERT_EQUAL_FATAL(stacks__unwind(&env, unw, pm, &full.smp, true, &whole, 128), 0);
 	CU_ASSERT_EQUAL_FATAL(whole.stop, UNWIND_STOP_END);

@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "unwind/x86.h"
+#include "dso/x86.h"
 #include "suites.h"
 
 struct insn_case {

@@ -5,7 +5,7 @@
  * against the bytes available.
  */
 #include <string.h>
-#include "unwind/x86.h"
+#include "dso/x86.h"
 
 #define MAX_LEN		15
 

@@ -6,8 +6,8 @@
  * disassembler: vector and x87 operands are not described, only told apart from general
  * registers.
  */
-#ifndef UNWIND_X86_H
-#define UNWIND_X86_H
+#ifndef DSO_X86_H
+#define DSO_X86_H
 
 #include <stdbool.h>
 #include <stddef.h>
