@@ -48,6 +48,7 @@ struct uctx *uctx__begin(struct unwinder *u, const struct unwind_sample *s)
 	c->stack_used = 0;
 	for (int i = 0; i < PAGE_CACHE; i++)
 		c->pages[i].valid = false;
+	c->gone = false;
 	c->next_page = 0;
 	return c;
 }

@@ -132,7 +132,8 @@ struct uctx {
 	int fail_n;		/* the fast path's frames when it gave up, and why */
 	enum unwind_stop fail_stop;
 	uint64_t stack_used;	/* bytes from sp the unwind read */
-	struct { uint64_t addr; bool valid; unsigned char data[PAGE]; } pages[PAGE_CACHE];
+	struct { uint64_t addr; bool valid, bad; unsigned char data[PAGE]; } pages[PAGE_CACHE];
+	bool gone;		/* the process is gone: nothing more is read from it */
 	int next_page;
 };
 
