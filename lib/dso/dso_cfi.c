@@ -325,8 +325,8 @@ static int entries_of(struct dso *d, uint64_t start, uint64_t len, uint64_t **v,
 		else if (!in.vex && in.map == X86_MAP_1B && in.op == 0x8d && in.base == 16)
 			target = start + at + got + (uint64_t)(int64_t)in.disp;
 		at += got;
-		if (!target || (target >= start && target < start + len) ||
-		    dso__fde_start(d, target) != UINT64_MAX || !in_exec(d, target))
+		if (!target || (target >= start && target < start + len) || !in_exec(d, target) ||
+		    dso__fde_start(d, target) != UINT64_MAX)
 			continue;
 		if (array_grow(v, cap, sizeof(**v), *n))
 			return -ENOMEM;
@@ -359,7 +359,7 @@ static int entries_of_relocs(struct dso *d, uint64_t **v, size_t *n, size_t *cap
 			    GELF_R_TYPE(rela.r_info) != R_X86_64_RELATIVE)
 				continue;
 			target = (uint64_t)rela.r_addend;
-			if (dso__fde_start(d, target) != UINT64_MAX || !in_exec(d, target))
+			if (!in_exec(d, target) || dso__fde_start(d, target) != UINT64_MAX)
 				continue;
 			if (array_grow(v, cap, sizeof(**v), *n))
 				return -ENOMEM;

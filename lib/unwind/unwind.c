@@ -178,18 +178,23 @@ static bool reg_value(int32_t reg, const uint64_t *gr, uint32_t valid, uint64_t 
  * address, known by the instruction before it: a direct call (e8 rel32) to an address in
  * [START, PC]. A word that merely looks like a return address is not taken.
  */
+/* The 8 bytes of code before return address RET into *CODE, and (*TARGET, true) when they
+ * end in a direct call (e8 rel32), its target then. False when they cannot be read. */
+static bool code_before(struct uctx *c, uint64_t ret, uint64_t *code, uint64_t *target)
+{
+	if (ret < 8 || read_code(c, ret - 8, code))
+		return false;
+	*target = (uint8_t)(*code >> 24) == 0xe8 ?
+		  ret + (uint64_t)(int64_t)(int32_t)(uint32_t)(*code >> 32) : 0;
+	return true;
+}
+
 static bool leaf_returns_at_sp(struct uctx *c, uint64_t pc, uint64_t sp, uint64_t start)
 {
 	uint64_t ra, code, target;
-	int32_t rel;
 
-	if (read_stack(c, sp, &ra) || ra < 8 || read_code(c, ra - 8, &code))
-		return false;
-	if ((uint8_t)(code >> 24) != 0xe8)
-		return false;
-	rel = (int32_t)(uint32_t)(code >> 32);
-	target = ra + (uint64_t)(int64_t)rel;
-	return target >= start && target <= pc;
+	return !read_stack(c, sp, &ra) && code_before(c, ra, &code, &target) && target &&
+	       target >= start && target <= pc;
 }
 
 /* The fast path gives up after N frames, for STOP: 0 (libunwind's turn, where it has one). */
@@ -227,17 +232,13 @@ static bool call_into(struct uctx *c, uint64_t ret, uint64_t start, uint64_t pc,
 	struct x86_insn in;
 	int err;
 
-	if (!l || read_code(c, ret - 8, &code))
+	if (!l || !code_before(c, ret, &code, &target))
 		return false;
 	err = ufile__rule(l->f, ret - 1 - l->bias, &r);
 	if (err && !(any_caller && err == -ENOENT))
 		return false;
 	memcpy(b, &code, sizeof(b));
-	if (b[3] == 0xe8) {
-		int32_t rel;
-
-		memcpy(&rel, b + 4, sizeof(rel));
-		target = ret + (uint64_t)(int64_t)rel;
+	if (target) {
 		if (target >= start && target <= pc)
 			return true;
 		if (direct_only)
