@@ -185,6 +185,14 @@ struct {
 	__type(value, __u64);
 } incarns SEC(".maps");
 
+/* Renames while profiling: (tid, the gen it began) -> the names before and after. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct rename_key);
+	__type(value, struct rename_val);
+} renames SEC(".maps");
+
 /* Names: tgid -> the process (group leader) name, tid -> the thread name. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

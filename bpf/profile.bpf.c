@@ -492,3 +492,76 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	}
 	return 0;
 }
+
+/*
+ * Epochs of a program: its samples carry a new gen (count_key.gen) from each change that can
+ * name its code differently, so that userspace names those before with what was there before
+ * (procmaps epochs) and those after with what is there after:
+ * - a file mapped executable (a library dlopen'ed, perhaps where another one was dlclose'd);
+ * - a rename of the process or, with per-thread output, of one of its threads (`renames`).
+ * The flags of the program's `incarns` value stay. Returns the time of the new gen.
+ */
+static __always_inline __u64 new_epoch(__u32 tgid)
+{
+	__u64 now = bpf_ktime_get_ns() & ~INCARN_FLAGS, *old;
+
+	old = bpf_map_lookup_elem(&incarns, &tgid);
+	if (old)
+		now |= *old & INCARN_FLAGS;
+	bpf_map_update_elem(&incarns, &tgid, &now, BPF_ANY);
+	__sync_fetch_and_add(&procs_gen, 1);
+	return now & ~INCARN_FLAGS;
+}
+
+#define EPOCH_VM_EXEC	0x4ull	/* VM_EXEC */
+
+/*
+ * A mapping stored into a process's tree of mappings (the maple tree's write: mmap, mprotect
+ * and munmap of the current process store there): a file mapped executable begins an epoch.
+ * This comes before the mmap record, whose time is a little later (PROCMAPS_EPOCH_SLACK_NS).
+ * (No kprobes nor fentry here: the kernels this runs on may have neither.)
+ */
+SEC("tp_btf/ma_write")
+int BPF_PROG(on_ma_write, const char *fn, struct ma_state *mas, unsigned long piv, void *val)
+{
+	struct task_struct *task;
+	struct vm_area_struct *vma = val;
+	struct mm_struct *mm;
+	__u32 tgid;
+
+	if (!val)
+		return 0;
+	task = bpf_get_current_task_btf();
+	mm = task->mm;
+	if (!mm || (void *)BPF_CORE_READ(mas, tree) != (void *)&mm->mm_mt)
+		return 0;
+	if (!(BPF_CORE_READ(vma, vm_flags) & EPOCH_VM_EXEC) || !BPF_CORE_READ(vma, vm_file))
+		return 0;
+	tgid = task_tgid(task);
+	if (!tgid || (filter_pids && !profiled(tgid)))
+		return 0;
+	new_epoch(tgid);
+	return 0;
+}
+
+/* A rename (prctl PR_SET_NAME, pthread_setname_np; not an exec): the names before and after,
+ * at the time of the gen it begins, for userspace to name each sample by the name it ran
+ * under. */
+SEC("tp_btf/task_rename")
+int BPF_PROG(on_rename, struct task_struct *task, const char *comm)
+{
+	struct rename_key k = {};
+	struct rename_val v = {};
+	__u32 tgid = task_tgid(task);
+
+	if (!tgid || (filter_pids && !profiled(tgid)))
+		return 0;
+	k.tid = pidns_ino ? pid_nr_ns(BPF_CORE_READ(task, thread_pid)) : BPF_CORE_READ(task, pid);
+	if (!k.tid || (k.tid != tgid && !per_thread))
+		return 0;
+	k.time = new_epoch(tgid);
+	BPF_CORE_READ_STR_INTO(&v.before, task, comm);
+	bpf_probe_read_kernel_str(v.after, sizeof(v.after), comm);
+	bpf_map_update_elem(&renames, &k, &v, BPF_ANY);
+	return 0;
+}

@@ -66,6 +66,18 @@ struct count_key {
 /* The sampling program compares and hashes keys as four 64-bit words. */
 _Static_assert(sizeof(struct count_key) == 40, "count_key is five 64-bit words");
 
+/* A rename (`renames`): the thread, and the gen (count_key.gen) its samples carry from then. */
+struct rename_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 time;
+};
+
+struct rename_val {
+	char before[PROFILE_COMM_LEN];
+	char after[PROFILE_COMM_LEN];
+};
+
 /* The low bits of an `incarns` value (a time in ns otherwise; count_key.gen has them clear):
  * the program was sampled; the one before it under the pid was (so userspace keeps that
  * one's mappings apart, and only then). */

@@ -39,6 +39,8 @@ static const char *const sentences[LIMIT__MAX] = {
 			      "what was read of them since is dropped",
 	[LIMIT_INCARNATIONS] = "programs that ended under a pid (exec, exit) named "
 			       "with the next one's mappings: more than 65536",
+	[LIMIT_EPOCHS] = "mapping changes (a library replaced where another was) whose "
+			 "samples were named as after the next one: more than 256 in a process",
 	[LIMIT_TABLE_QUEUE] = "DWARF samples cut where a file's unwind table was still being "
 			      "made: more waited for tables than 64 MiB hold",
 };

@@ -49,6 +49,8 @@ enum limit {
 	LIMIT_FILE_FAULTS,	/* files that went bad while read (truncated under us: SIGBUS) */
 	LIMIT_INCARNATIONS,	/* programs that ended (exec, exit) whose mappings were not kept
 				 * apart: past LIMIT_INCARNATIONS_MAX */
+	LIMIT_EPOCHS,		/* epochs of a program (a mapping replaced) merged into the next:
+				 * past PROCMAPS_EPOCHS_MAX per pid */
 	LIMIT_TABLE_QUEUE,	/* DWARF samples unwound without a file's table still being
 				 * made: the queue of those waiting for one was full */
 	LIMIT__MAX

@@ -24,6 +24,8 @@ struct pmaps {
 	bool load_tried;	/* /proc/PID/maps was read, or could not be */
 	bool archived;		/* an earlier program of another pid (PROCMAPS_ARCHIVED_PID) */
 	bool unsampled;		/* its program has no samples: not kept apart when it ends */
+	bool by_epoch;		/* began at an epoch of its program (a mapping replaced), not
+				 * at a fork or exec */
 	struct map *maps;
 	size_t nr, cap;
 	size_t nr_anon;		/* of NR, mappings of no file (JIT code, if code) */
@@ -41,6 +43,7 @@ struct procmaps {
 	pid_t next_as;		/* the next pid for an earlier program, from
 				 * PROCMAPS_ARCHIVED_PID */
 	uint32_t nr_archived;	/* earlier programs kept apart now */
+	uint64_t nr_epochs;	/* epochs begun (procmaps__epochs) */
 };
 
 /* --- parsing ---------------------------------------------------------------------------- */
@@ -182,15 +185,45 @@ static size_t pmaps__first_ending_after(const struct pmaps *p, uint64_t addr)
 	return lo;
 }
 
-int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m)
+/* Whether mapping O, which M overlaps, mapped something else there: another file, or the
+ * same file at another offset. Anonymous code replaced by anonymous code is not (its names
+ * come from perf maps). Pure. */
+static bool map__differs(const struct map *o, const struct map *m)
 {
-	struct pmaps *p = pmaps__get_or_add(pm, pid);
-	size_t first, last, anon = 0;
-	bool is_anon = !m->path || m->path[0] != '/';
-	char *path;
+	const char *path = m->path ? m->path : "";
 
-	if (!p)
-		return -ENOMEM;
+	if (strcmp(o->path, path) || o->dev != m->dev || o->ino != m->ino)
+		return true;
+	return path[0] == '/' && o->start - o->pgoff != m->start - m->pgoff;
+}
+
+/* Whether M replaces something in P's mappings (map__differs); *NEWER whether one of those
+ * it overlaps was mapped after it. */
+static bool pmaps__replaced_by(const struct pmaps *p, const struct map *m, bool *newer)
+{
+	bool differs = false;
+
+	*newer = false;
+	for (size_t i = pmaps__first_ending_after(p, m->start);
+	     i < p->nr && p->maps[i].start < m->end; i++) {
+		differs |= map__differs(&p->maps[i], m);
+		*newer |= p->maps[i].time > m->time;
+	}
+	return differs;
+}
+
+/*
+ * Put M into P's mappings, as a new mmap does: the parts of those it overlaps that lie
+ * outside it stay (their file offsets moved with their starts), the rest are dropped.
+ * Returns 0 or -ENOMEM.
+ */
+static int pmaps__put(struct procmaps *pm, struct pmaps *p, const struct map *m)
+{
+	size_t first, last, anon = 0, nr_new;
+	bool is_anon = !m->path || m->path[0] != '/';
+	struct map head = { 0 }, tail = { 0 };
+	char *path, *head_path = NULL, *tail_path = NULL;
+	pid_t pid = p->pid;
 	/* Mappings [first, last) overlap the new one: it replaces them. A process may have
 	 * LIMIT_MAPS_MAX mappings, half of them without a file: past that, a new one that
 	 * replaces none is left out (counted). */
@@ -202,24 +235,266 @@ int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m)
 		limits__hit(LIMIT_MAPS, 1);
 		return 0;
 	}
+	/* What is left of the first and last mappings it overlaps, outside it. */
+	if (first < last && p->maps[first].start < m->start) {
+		head = p->maps[first];
+		head.end = m->start;
+		head_path = strdup(head.path);
+		if (!head_path)
+			return -ENOMEM;
+	}
+	if (first < last && p->maps[last - 1].end > m->end) {
+		tail = p->maps[last - 1];
+		if (tail.path[0] == '/')
+			tail.pgoff += m->end - tail.start;
+		tail.start = m->end;
+		tail_path = strdup(tail.path);
+		if (!tail_path) {
+			free(head_path);
+			return -ENOMEM;
+		}
+	}
 	path = strdup(m->path ? m->path : "");
-	if (!path)
-		return -ENOMEM;
-	if (array_grow(&p->maps, &p->cap, sizeof(*p->maps), p->nr)) {
+	nr_new = 1 + !!head_path + !!tail_path;
+	if (!path || array_grow(&p->maps, &p->cap, sizeof(*p->maps), p->nr + nr_new)) {
 		free(path);
+		free(head_path);
+		free(tail_path);
 		return -ENOMEM;
 	}
 	for (size_t i = first; i < last; i++)
 		map__drop(p, &p->maps[i]);
-	memmove(&p->maps[first + 1], &p->maps[last], (p->nr - last) * sizeof(*p->maps));
-	p->nr = p->nr - (last - first) + 1;
+	memmove(&p->maps[first + nr_new], &p->maps[last], (p->nr - last) * sizeof(*p->maps));
+	p->nr = p->nr - (last - first) + nr_new;
+	if (head_path) {
+		head.path = head_path;
+		p->maps[first++] = head;
+		p->nr_anon += head_path[0] != '/';
+		limits__charge(map__bytes(&head));
+	}
 	p->maps[first] = *m;
 	p->maps[first].path = path;
 	p->nr_anon += is_anon;
 	limits__charge(map__bytes(&p->maps[first]));
-	if (pm->add_hook)
+	if (tail_path) {
+		tail.path = tail_path;
+		p->maps[first + 1] = tail;
+		p->nr_anon += tail_path[0] != '/';
+		limits__charge(map__bytes(&tail));
+	}
+	if (pm->add_hook && !p->archived)
 		pm->add_hook(pm->add_ctx, pid, &p->maps[first]);
 	return 0;
+}
+
+static void pmaps__remove(struct procmaps *pm, pid_t pid, bool old);
+
+/* A new archived pid not in use (procmaps__forget frees them), its entry made; NULL on
+ * ENOMEM or past LIMIT_INCARNATIONS_MAX (counted). */
+static struct pmaps *archive__new(struct procmaps *pm)
+{
+	struct pmaps *a;
+
+	if (pm->nr_archived >= LIMIT_INCARNATIONS_MAX) {
+		limits__hit(LIMIT_INCARNATIONS, 1);
+		return NULL;
+	}
+	do {
+		if (!pm->next_as || pm->next_as >= PROCMAPS_ARCHIVED_PID + LIMIT_INCARNATIONS_MAX)
+			pm->next_as = PROCMAPS_ARCHIVED_PID;
+	} while (pmaps__get(pm, pm->next_as) && ++pm->next_as);
+	a = pmaps__get_or_add(pm, pm->next_as++);
+	if (!a)
+		return NULL;
+	pm->nr_archived++;
+	a->archived = a->load_tried = true;
+	return a;
+}
+
+/* A copy of P's mappings as a new archived entry, which began at P's since; NULL on ENOMEM
+ * or past the limit. P may move (the bucket chain): look it up again. */
+static struct pmaps *pmaps__copy(struct procmaps *pm, const struct pmaps *p)
+{
+	pid_t pid = p->pid;
+	struct pmaps *a = archive__new(pm);
+
+	p = pmaps__get(pm, pid);
+	if (!a || !p)
+		return NULL;
+	a->since = p->since;
+	a->by_epoch = p->by_epoch;
+	memcpy(a->comm, p->comm, sizeof(a->comm));
+	a->maps = malloc((p->nr ? p->nr : 1) * sizeof(*a->maps));
+	if (!a->maps)
+		return NULL;
+	a->cap = p->nr ? p->nr : 1;
+	for (size_t i = 0; i < p->nr; i++) {
+		struct map c = p->maps[i];
+
+		c.path = strdup(c.path);
+		if (!c.path)
+			return NULL;
+		a->maps[a->nr++] = c;
+		a->nr_anon += c.path[0] != '/';
+		limits__charge(map__bytes(&c));
+	}
+	return a;
+}
+
+/* Insert (SINCE, AS) into P's earlier programs at index AT. Returns 0 or -ENOMEM. */
+static int pmaps__insert_old(struct pmaps *p, uint32_t at, uint64_t since, pid_t as)
+{
+	if (array_grow(&p->old, &p->cap_old, sizeof(*p->old), p->nr_old))
+		return -ENOMEM;
+	memmove(&p->old[at + 1], &p->old[at], (p->nr_old - at) * sizeof(*p->old));
+	p->old[at] = (struct incarn){ .since = since, .as = as };
+	p->nr_old++;
+	return 0;
+}
+
+/* Epochs kept apart per pid: past that, the oldest epoch of a program is merged into the one
+ * after it (its samples named with that one's mappings, counted). */
+#define PROCMAPS_EPOCHS_MAX	256
+
+/* Drop P's oldest epoch kept apart when it has PROCMAPS_EPOCHS_MAX of them. */
+static void pmaps__bound_epochs(struct procmaps *pm, struct pmaps *p)
+{
+	uint32_t n = 0, oldest = UINT32_MAX;
+
+	for (uint32_t i = 0; i + 1 < p->nr_old; i++) {
+		const struct pmaps *next = pmaps__get(pm, p->old[i + 1].as);
+
+		if (next && next->by_epoch) {
+			n++;
+			if (oldest == UINT32_MAX)
+				oldest = i;
+		}
+	}
+	if (p->by_epoch && p->nr_old) {
+		n++;
+		if (oldest == UINT32_MAX)
+			oldest = p->nr_old - 1;
+	}
+	if (n < PROCMAPS_EPOCHS_MAX || oldest == UINT32_MAX)
+		return;
+	/* OLDEST's time goes to the epoch after it. */
+	if (oldest + 1 < p->nr_old) {
+		struct pmaps *next = pmaps__get(pm, p->old[oldest + 1].as);
+
+		p->old[oldest + 1].since = p->old[oldest].since;
+		if (next) {
+			next->since = p->old[oldest].since;
+			next->by_epoch = pmaps__get(pm, p->old[oldest].as) &&
+					 pmaps__get(pm, p->old[oldest].as)->by_epoch;
+		}
+	} else {
+		const struct pmaps *o = pmaps__get(pm, p->old[oldest].as);
+
+		p->since = p->old[oldest].since;
+		p->by_epoch = o && o->by_epoch;
+	}
+	pid_t as = p->old[oldest].as;
+
+	memmove(&p->old[oldest], &p->old[oldest + 1], (p->nr_old - oldest - 1) * sizeof(*p->old));
+	p->nr_old--;
+	pmaps__remove(pm, as, false);
+	limits__hit(LIMIT_EPOCHS, 1);
+}
+
+/* When an epoch begun by a mapping recorded at TIME begins: a little before. */
+static uint64_t epoch_time(uint64_t time)
+{
+	return time > PROCMAPS_EPOCH_SLACK_NS ? time - PROCMAPS_EPOCH_SLACK_NS : 0;
+}
+
+/*
+ * M, reported late (mapped before P's current epoch or program began, its record read after
+ * a later one's: another CPU's buffer first), goes where it was true: into the epoch it was
+ * made in (split at its time when it replaced something there), and into the later epochs
+ * of the same program where what it overlaps is older than it. Returns 0 or -ENOMEM.
+ */
+static int pmaps__put_late(struct procmaps *pm, struct pmaps *p, const struct map *m)
+{
+	pid_t pid = p->pid;
+	uint32_t k = 0;
+	bool newer;
+	int err;
+
+	uint64_t t = epoch_time(m->time);
+
+	/* The state it was made in: the last that began at or before it. */
+	while (k + 1 < p->nr_old && p->old[k + 1].since <= m->time)
+		k++;
+	if (!p->nr_old || p->old[k].since > m->time)
+		return pmaps__put(pm, p, m);	/* before all that is known */
+	for (uint32_t i = k; i <= p->nr_old; i++) {
+		struct pmaps *s = i < p->nr_old ? pmaps__get(pm, p->old[i].as) : p;
+
+		bool replaces;
+
+		if (i > k && !(s && s->by_epoch))
+			break;	/* another program began: not its */
+		if (!s)
+			continue;
+		replaces = pmaps__replaced_by(s, m, &newer);
+		if (newer)
+			continue;	/* mapped over since */
+		if (replaces && i == k) {
+			/* Split S at M's time: a copy of it, with M, from then on. */
+			struct pmaps *c = pmaps__copy(pm, s);
+
+			p = pmaps__get(pm, pid);
+			if (!c)
+				return p ? 0 : -ENOMEM;
+			c->since = t > s->since ? t : s->since;
+			c->by_epoch = true;
+			if ((err = pmaps__put(pm, c, m)) ||
+			    (err = pmaps__insert_old(p, k + 1, c->since, c->pid)))
+				return err;
+			pm->nr_epochs++;
+			i++;	/* the copy, done */
+			continue;
+		}
+		if ((err = pmaps__put(pm, s, m)))
+			return err;
+		p = pmaps__get(pm, pid);
+	}
+	return 0;
+}
+
+int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m)
+{
+	struct pmaps *p = pmaps__get_or_add(pm, pid);
+	bool newer;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	/* From /proc/PID/maps, or to an earlier program: as it comes. */
+	if (!m->time || p->archived)
+		return pmaps__put(pm, p, m);
+	if (m->time < p->since)
+		return pmaps__put_late(pm, p, m);
+	/* A mapping replaced by another (a library dlclose'd, another dlopen'ed where it was):
+	 * the samples before are named with what was there before. A copy of the mappings as
+	 * they were is kept apart as an epoch that ends now; BPF gives the samples after this
+	 * a new gen (on_mmap_exec). */
+	if (pmaps__replaced_by(p, m, &newer)) {
+		struct pmaps *c = pmaps__copy(pm, p);
+
+		p = pmaps__get(pm, pid);
+		if (c) {
+			if ((err = pmaps__insert_old(p, p->nr_old, p->since, c->pid)))
+				return err;
+			p->since = epoch_time(m->time) > p->since ? epoch_time(m->time) : p->since;
+			p->by_epoch = true;
+			pm->nr_epochs++;
+			pmaps__bound_epochs(pm, p);
+		} else if (!p) {
+			return -ENOMEM;
+		}
+	}
+	return pmaps__put(pm, p, m);
 }
 
 /*
@@ -267,6 +542,7 @@ static int pmaps__archive(struct procmaps *pm, struct pmaps *p, uint64_t time)
 	p = pmaps__get(pm, pid);	/* the bucket chain may have changed, not P itself */
 	a->archived = a->load_tried = true;
 	a->since = p->since;
+	a->by_epoch = p->by_epoch;
 	memcpy(a->comm, p->comm, sizeof(a->comm));
 	a->maps = malloc((p->nr ? p->nr : 1) * sizeof(*a->maps));
 	if (!a->maps)
@@ -313,6 +589,7 @@ int procmaps__exec(struct procmaps *pm, pid_t pid, uint64_t time, const char *co
 	}
 	err = pmaps__archive(pm, p, time);
 	p->since = time;
+	p->by_epoch = false;
 	snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "");
 	return err;
 }
@@ -396,6 +673,7 @@ int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child, uint64_t time
 	if (!c)
 		return -ENOMEM;
 	c->since = time;
+	c->by_epoch = false;
 	if (p)
 		memcpy(c->comm, p->comm, sizeof(c->comm));
 	for (size_t i = 0; p && i < p->nr && !err; i++) {

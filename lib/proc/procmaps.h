@@ -67,8 +67,10 @@ int procmaps__load(struct procmaps *pm, pid_t pid);
 int procmaps__load_all(struct procmaps *pm);
 
 /*
- * Add one executable mapping of PID (its path is copied), dropping the known mappings it
- * overlaps, as a new mmap does. A process keeps at most LIMIT_MAPS_MAX mappings, half of
+ * Add one executable mapping of PID (its path is copied), dropping what it overlaps of the
+ * known mappings, as a new mmap does (what is left of them outside it stays). When it maps
+ * something else than what was there, at a time after the current program or epoch began,
+ * an epoch begins (above); one reported late goes into the epoch it was made in. A process keeps at most LIMIT_MAPS_MAX mappings, half of
  * them of no file (base/limits.h): past that a new mapping that replaces none is left out,
  * and counted (LIMIT_MAPS). Mappings are charged to the memory budget. Returns 0 or -ENOMEM.
  */
@@ -84,6 +86,15 @@ void procmaps__set_add_hook(struct procmaps *pm, procmaps_add_fn fn, void *ctx);
  * procmaps__exec), and CHILD gets PARENT's name. Nothing is done when neither is known.
  * Returns 0 or -ENOMEM. */
 int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child, uint64_t time);
+
+/*
+ * Epochs: a mapping that replaces another (a library dlclose'd and another dlopen'ed where it
+ * was; a file where anonymous code was) keeps the mappings as they were apart, as an earlier
+ * program's are, for the samples taken before it (procmaps__incarnation). BPF begins the
+ * samples' new gen when the mapping is stored, a little before the mmap record's time:
+ * an epoch begins PROCMAPS_EPOCH_SLACK_NS before its record.
+ */
+#define PROCMAPS_EPOCH_SLACK_NS	1000000ull
 
 /* Pids from here up (above any pid_max) stand for earlier programs of a pid. */
 #define PROCMAPS_ARCHIVED_PID	0x40000000

@@ -90,12 +90,27 @@ static void test_add_find_overlap(void)
 	CU_ASSERT_PTR_NULL(procmaps__find(pm, 7, 0x3000));	/* end is exclusive */
 	CU_ASSERT_PTR_NULL(procmaps__find(pm, 7, 0xfff));
 	CU_ASSERT_PTR_NULL(procmaps__find(pm, 8, 0x1000));	/* another process */
-	/* A new mapping drops the ones it overlaps, like mmap(MAP_FIXED). */
+	/* A new mapping replaces what it overlaps, like mmap(MAP_FIXED): what is left of the
+	 * others outside it stays, at its own file offsets. */
 	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &c), 0);
-	CU_ASSERT_PTR_NULL(procmaps__find(pm, 7, 0x1000));
+	f = procmaps__find(pm, 7, 0x1000);
+	CU_ASSERT(f && !strcmp(f->path, "/a") && f->end == 0x2000 && f->pgoff == 0);
 	f = procmaps__find(pm, 7, 0x2000);
 	CU_ASSERT(f && !strcmp(f->path, "/c") && f->pgoff == 0x10);
-	CU_ASSERT_PTR_NULL(procmaps__find(pm, 7, 0x5900));
+	f = procmaps__find(pm, 7, 0x5900);
+	CU_ASSERT(f && !strcmp(f->path, "/b") && f->start == 0x5800 && f->pgoff == 0x800);
+	CU_ASSERT_EQUAL(procmaps__maps(pm, 7, &(size_t){ 0 }), procmaps__find(pm, 7, 0x1000));
+	/* One in the middle of another: the head and the tail stay. */
+	struct map d = { 0x5900, 0x5a00, 0, 0, 4, "/d", 0 };
+	size_t n;
+
+	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &d), 0);
+	procmaps__maps(pm, 7, &n);
+	CU_ASSERT_EQUAL(n, 5);
+	f = procmaps__find(pm, 7, 0x5a00);
+	CU_ASSERT(f && !strcmp(f->path, "/b") && f->pgoff == 0xa00 && f->end == 0x6000);
+	f = procmaps__find(pm, 7, 0x58ff);
+	CU_ASSERT(f && !strcmp(f->path, "/b") && f->pgoff == 0x800 && f->end == 0x5900);
 	procmaps__free(pm);
 	procmaps__free(NULL);
 }
@@ -181,6 +196,77 @@ static void test_incarnations(void)
 	procmaps__free(pm);
 }
 
+/* Epochs: a library dlclose'd and another dlopen'ed where it was. Samples before the second
+ * one's mapping (their gen) are named with the first; a record read late goes where it was
+ * true; the same file reported again (mprotect) begins none. */
+static void test_epochs(void)
+{
+	const uint64_t s = 1000000000ull;	/* times in ns, as BPF's clock */
+	struct procmaps *pm = procmaps__new();
+	struct map prog = { .start = 0x100000, .end = 0x101000, .ino = 1, .path = (char *)"/prog" };
+	struct map a = { .start = 0x1000, .end = 0x3000, .ino = 2, .path = (char *)"/a.so",
+			 .time = 10 * s };
+	struct map b = { .start = 0x1000, .end = 0x3000, .ino = 3, .path = (char *)"/b.so",
+			 .time = 20 * s };
+	struct map c = { .start = 0x1000, .end = 0x3000, .ino = 4, .path = (char *)"/c.so",
+			 .time = 15 * s };
+	struct map again = { .start = 0x2000, .end = 0x3000, .pgoff = 0x1000, .ino = 3,
+			     .path = (char *)"/b.so", .time = 30 * s };
+	const struct map *f;
+	pid_t as;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
+	CU_ASSERT_EQUAL(procmaps__add(pm, 40, &prog), 0);	/* from /proc: time 0 */
+	CU_ASSERT_EQUAL(procmaps__add(pm, 40, &a), 0);		/* a new place: no epoch */
+	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 40, 11 * s), 40);
+	CU_ASSERT_EQUAL(procmaps__add(pm, 40, &b), 0);		/* where a.so was */
+	as = procmaps__incarnation(pm, 40, 11 * s);
+	CU_ASSERT(as >= PROCMAPS_ARCHIVED_PID);
+	f = procmaps__find(pm, as, 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/a.so"));
+	f = procmaps__find(pm, as, 0x100000);
+	CU_ASSERT(f && !strcmp(f->path, "/prog"));
+	/* BPF's gen a little before the record's time is the new epoch's already. */
+	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 40, 20 * s - 1000), 40);
+	f = procmaps__find(pm, 40, 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/b.so"));
+	/* c.so, mapped at 15 s between the two and read after b.so: the epoch of a.so is
+	 * split at its time; b.so stays after it. */
+	CU_ASSERT_EQUAL(procmaps__add(pm, 40, &c), 0);
+	f = procmaps__find(pm, procmaps__incarnation(pm, 40, 12 * s), 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/a.so"));
+	f = procmaps__find(pm, procmaps__incarnation(pm, 40, 16 * s), 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/c.so"));
+	f = procmaps__find(pm, procmaps__incarnation(pm, 40, 21 * s), 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/b.so"));
+	/* b.so's second page reported again (mprotect): the same file at the same offset. */
+	CU_ASSERT_EQUAL(procmaps__add(pm, 40, &again), 0);
+	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 40, 25 * s), 40);
+	f = procmaps__find(pm, 40, 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/b.so") && f->end == 0x2000);
+	/* An exec ends the program and its epochs: they stay apart for their samples. */
+	CU_ASSERT_EQUAL(procmaps__exec(pm, 40, 40 * s, "next"), 0);
+	f = procmaps__find(pm, procmaps__incarnation(pm, 40, 16 * s), 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/c.so"));
+	f = procmaps__find(pm, procmaps__incarnation(pm, 40, 35 * s), 0x2800);
+	CU_ASSERT(f && !strcmp(f->path, "/b.so"));
+	CU_ASSERT_PTR_NULL(procmaps__find(pm, 40, 0x1800));
+	/* Many epochs: the oldest are merged into the next, bounded. */
+	for (int i = 0; i < 600; i++) {
+		struct map m = { .start = 0x1000, .end = 0x3000, .ino = 100 + (i & 1),
+				 .path = (char *)(i & 1 ? "/b.so" : "/a.so"),
+				 .time = 50 * s + (uint64_t)i * 10000000ull };
+
+		CU_ASSERT_EQUAL_FATAL(procmaps__add(pm, 40, &m), 0);
+	}
+	CU_ASSERT(limits__count(LIMIT_EPOCHS) >= 600 - 256);
+	f = procmaps__find(pm, procmaps__incarnation(pm, 40, 50 * s + 599 * 10000000ull), 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/b.so"));
+	f = procmaps__find(pm, procmaps__incarnation(pm, 40, 50 * s + 598 * 10000000ull), 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/a.so"));
+	procmaps__free(pm);
+}
+
 /* A process gone: forgotten with its earlier programs, their memory released, the archived
  * pids free to serve again; the others untouched. */
 static void test_forget(void)
@@ -250,6 +336,7 @@ int register_procmaps_suite(void)
 	    !CU_add_test(s, "address to file offset", test_file_offset) ||
 	    !CU_add_test(s, "add, find, overlapping mappings", test_add_find_overlap) ||
 	    !CU_add_test(s, "programs one after the other under a pid", test_incarnations) ||
+	    !CU_add_test(s, "a mapping replaced: epochs", test_epochs) ||
 	    !CU_add_test(s, "processes gone forgotten", test_forget) ||
 	    !CU_add_test(s, "load our own maps", test_load_self))
 		return -1;

@@ -15,7 +15,8 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/chain_spie_fp $(WL)/hostile $(WL)/libhostile.so \
 		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug $(WL)/offcpu $(WL)/offcpu_fp \
 		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so $(WL)/gapleaf_fp $(WL)/gapleaf \
-		   $(WL)/zerora $(WL)/coro $(WL)/deepserve $(WL)/scanleaf
+		   $(WL)/zerora $(WL)/coro $(WL)/deepserve $(WL)/scanleaf \
+		   $(WL)/swap $(WL)/libswap_a.so $(WL)/libswap_b.so
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -345,3 +346,20 @@ $(WL)/scanleaf: tests/workloads/scanleaf.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) $< -o $@
+
+# What a process maps and is called changes while it runs: two plugins in turn at one
+# address, a thread renamed in turn.
+$(WL)/swap: tests/workloads/swap.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $@ -ldl -lpthread
+
+$(WL)/libswap_a.so: tests/workloads/swap_lib.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -fPIC -shared -DSWAP_NAME=swap_work_alpha $< -o $@
+
+$(WL)/libswap_b.so: tests/workloads/swap_lib.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -fPIC -shared -DSWAP_NAME=swap_work_beta $< -o $@

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * What a process maps and what it is called change while it runs (issue 27):
+ *   swap dl SECONDS      two plugins (libswap_a.so, libswap_b.so, beside it) dlopen'ed and
+ *                        dlclose'd in turn, 50 ms of CPU time each: the second one is mapped
+ *                        where the first was. main -> swap_work_alpha / swap_work_beta.
+ *   swap rename SECONDS  a thread that renames itself in turn "phase-one" and "phase-two",
+ *                        50 ms of CPU time under each name, beside a main thread asleep.
+ * At the end it prints its own count of CPU time, in ms: "alpha A beta B" (dl) or
+ * "phase-one A phase-two B" (rename): the truth a profile is compared with.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include "spin.h"
+
+#define SLICE_MS 50.0
+
+static double cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static char dir[4096];
+static double seconds, spent[2];
+
+static int run_dl(void)
+{
+	static const char *const libs[2] = { "libswap_a.so", "libswap_b.so" };
+	static const char *const fns[2] = { "swap_work_alpha", "swap_work_beta" };
+	double end = spin_now() + seconds;
+
+	for (int k = 0; spin_now() < end; k ^= 1) {
+		char path[4200];
+		void *h;
+		void (*work)(long);
+		double t0 = cpu_ms(), t;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, libs[k]);
+		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			fprintf(stderr, "swap: %s\n", dlerror());
+			return 1;
+		}
+		work = (void (*)(long))dlsym(h, fns[k]);
+		if (!work)
+			return 1;
+		t0 = cpu_ms();
+		do {
+			work(20000);
+			t = cpu_ms();
+		} while (t - t0 < SLICE_MS && spin_now() < end);
+		spent[k] += t - t0;
+		dlclose(h);
+	}
+	printf("alpha %.0f beta %.0f\n", spent[0], spent[1]);
+	return 0;
+}
+
+static volatile unsigned long sink;
+
+static __attribute__((noinline)) void phase_work(long n)
+{
+	for (long i = 0; i < n; i++)
+		sink = sink * 31 + i;
+}
+
+static void *renamer(void *arg)
+{
+	static const char *const names[2] = { "phase-one", "phase-two" };
+	double end = spin_now() + seconds;
+	(void)arg;
+
+	for (int k = 0; spin_now() < end; k ^= 1) {
+		double t0, t;
+
+		prctl(PR_SET_NAME, names[k]);
+		t0 = cpu_ms();
+		do {
+			phase_work(20000);
+			t = cpu_ms();
+		} while (t - t0 < SLICE_MS && spin_now() < end);
+		spent[k] += t - t0;
+	}
+	return NULL;
+}
+
+static int run_rename(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, renamer, NULL))
+		return 1;
+	pthread_join(t, NULL);
+	printf("phase-one %.0f phase-two %.0f\n", spent[0], spent[1]);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *slash = strrchr(argv[0], '/');
+
+	if (argc < 2)
+		return 2;
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - argv[0]) : 1,
+		 slash ? argv[0] : ".");
+	seconds = spin_seconds(argc - 1, argv + 1);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(argv[1], "dl"))
+		return run_dl();
+	if (!strcmp(argv[1], "rename"))
+		return run_rename();
+	return 2;
+}
