@@ -450,6 +450,14 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		remember_comm(tgid, p);
 	now = next_incarn(tgid, now);
 	bpf_map_update_elem(&incarns, &tgid, &now, BPF_ANY);
+	/* Its name from now on, should it have been renamed before (`renames`). */
+	{
+		struct rename_key k = { .tid = tgid, .time = now & ~INCARN_FLAGS };
+		struct rename_val v = {};
+
+		BPF_CORE_READ_STR_INTO(&v.after, p, comm);
+		bpf_map_update_elem(&renames, &k, &v, BPF_ANY);
+	}
 	pr = bpf_map_lookup_elem(&procs, &tgid);
 	if (pr) {
 		pr->nr_spans = 0;

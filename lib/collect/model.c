@@ -53,6 +53,9 @@ struct builder {
 	uint32_t ustack[USER_MAX_DEPTH];	/* the entries of the stack's user addresses */
 	int nr_ustack;
 	bool cgnames_fresh;	/* the session's cgroup names were read for this profile */
+	struct rename *renames;	/* BPF's `renames`, by thread and time; read when first asked */
+	size_t nr_renames;
+	bool renames_read;
 };
 
 struct builder *builder__new(struct session *s, struct profile *p)
@@ -72,6 +75,7 @@ void builder__free(struct builder *b)
 		return;
 	htab__free(&b->index);
 	free(b->ents);
+	free(b->renames);
 	free(b);
 }
 
@@ -450,6 +454,82 @@ static int comm_of(struct builder *b, __u32 id)
 	return profile__intern(b->p, "[unknown]", 9);
 }
 
+/* A rename, as BPF recorded it (struct rename_key, struct rename_val). */
+struct rename {
+	uint32_t tid;
+	uint64_t time;
+	char before[PROFILE_COMM_LEN], after[PROFILE_COMM_LEN];
+};
+
+static int rename_cmp(const void *x, const void *y)
+{
+	const struct rename *a = x, *b = y;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->time < b->time ? -1 : a->time > b->time;
+}
+
+/* BPF's renames, sorted by thread and time, into B (once per profile). */
+static void read_renames(struct builder *b)
+{
+	int fd = bpf_map__fd(b->s->skel->maps.renames);
+	struct rename_key k, next, *prev = NULL;
+	struct rename_val v;
+	size_t cap = 0;
+
+	b->renames_read = true;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v) ||
+		    array_grow(&b->renames, &cap, sizeof(*b->renames), b->nr_renames))
+			continue;
+		struct rename *r = &b->renames[b->nr_renames++];
+
+		r->tid = k.tid;
+		r->time = k.time;
+		memcpy(r->before, v.before, sizeof(r->before));
+		memcpy(r->after, v.after, sizeof(r->after));
+		r->before[PROFILE_COMM_LEN - 1] = r->after[PROFILE_COMM_LEN - 1] = '\0';
+	}
+	if (b->nr_renames)
+		qsort(b->renames, b->nr_renames, sizeof(*b->renames), rename_cmp);
+}
+
+/*
+ * The name thread (or process) ID had at GEN, a sample's gen (a rename begins one, BPF's
+ * on_rename and on_exec), from its renames while profiling: the name after the last one at
+ * or before GEN, else the name before the first. NULL when it was not renamed (or that is not
+ * known): its name is the one BPF remembers.
+ */
+static const char *name_at(struct builder *b, uint32_t id, uint64_t gen)
+{
+	size_t lo = 0, hi, i;
+	const char *name = NULL;
+
+	if (!b->renames_read)
+		read_renames(b);
+	hi = b->nr_renames;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->renames[mid].tid < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < b->nr_renames && b->renames[i].tid == id; i++) {
+		if (b->renames[i].time > gen) {
+			if (i == lo)
+				name = b->renames[i].before;
+			break;
+		}
+		name = b->renames[i].after;
+	}
+	return name && name[0] ? name : NULL;
+}
+
 /* --group-by cgroup: the path of process PID's cgroup (as BPF noted it when it was first
  * sampled) into L; "[unknown cgroup]" when it was not noted, or is gone. Returns 0 or
  * -ENOMEM. */
@@ -482,9 +562,14 @@ static int cgroup_label(struct builder *b, uint32_t pid, struct profile_labels *
 static int builder__labels(struct builder *b, const struct stack_key *key, pid_t as,
 			   struct profile_labels *l)
 {
-	const char *comm = as != key->pid ? procmaps__comm(b->s->maps, as) : NULL;
-	/* An earlier program under the pid: its own name, when known. */
-	int id = comm ? profile__intern(b->p, comm, strlen(comm)) : comm_of(b, key->pid);
+	/* The name it ran under (renamed while profiling); else an earlier program's under the
+	 * pid, its own name; else the name BPF remembers. */
+	const char *comm = name_at(b, key->pid, key->gen);
+	int id;
+
+	if (!comm && as != key->pid)
+		comm = procmaps__comm(b->s->maps, as);
+	id = comm ? profile__intern(b->p, comm, strlen(comm)) : comm_of(b, key->pid);
 
 	*l = (struct profile_labels){ .pid = key->pid, .comm = id, .thread_comm = PROFILE_NONE };
 	/* Several events: which one, as its name (the folded root frame, pprof's label). */
@@ -501,8 +586,10 @@ static int builder__labels(struct builder *b, const struct stack_key *key, pid_t
 	if (id >= 0 && b->s->opts.group_cgroup)
 		id = cgroup_label(b, key->pid, l);
 	if (id >= 0 && b->s->opts.threads && key->tid) {
+		const char *tcomm = name_at(b, key->tid, key->gen);
+
 		l->tid = key->tid;
-		id = comm_of(b, key->tid);
+		id = tcomm ? profile__intern(b->p, tcomm, strlen(tcomm)) : comm_of(b, key->tid);
 		l->thread_comm = id;
 	}
 	return id < 0 ? id : 0;

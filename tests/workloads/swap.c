@@ -4,8 +4,9 @@
  *   swap dl SECONDS      two plugins (libswap_a.so, libswap_b.so, beside it) dlopen'ed and
  *                        dlclose'd in turn, 50 ms of CPU time each: the second one is mapped
  *                        where the first was. main -> swap_work_alpha / swap_work_beta.
- *   swap rename SECONDS  a thread that renames itself in turn "phase-one" and "phase-two",
- *                        50 ms of CPU time under each name, beside a main thread asleep.
+ *   swap rename SECONDS  the process renames itself "swapd" at once (as servers do), then a
+ *                        thread renames itself in turn "phase-one" and "phase-two", 50 ms
+ *                        of CPU time under each name, beside the main thread asleep.
  * At the end it prints its own count of CPU time, in ms: "alpha A beta B" (dl) or
  * "phase-one A phase-two B" (rename): the truth a profile is compared with.
  */
@@ -96,6 +97,7 @@ static int run_rename(void)
 {
 	pthread_t t;
 
+	prctl(PR_SET_NAME, "swapd");
 	if (pthread_create(&t, NULL, renamer, NULL))
 		return 1;
 	pthread_join(t, NULL);
