@@ -3960,6 +3960,98 @@ def assembly_without_symbols_named_by_its_entry():
     return f"{named} of {n} end at {leaf}, {whole} under {caller}"
 
 
+
+# --- names as they were at the sample (issue 27) ---------------------------------------------
+
+def swap_truth(out, a, b):
+    """The share of A in the CPU time swap printed for A and B ("A ms B ms")."""
+    m = re.search(rf"{a} (\d+) {b} (\d+)", out)
+    expect(m, f"no time count from swap: {out[-200:]!r}")
+    x, y = int(m.group(1)), int(m.group(2))
+    expect(x + y > 0, f"swap counted no time: {out!r}")
+    return x / (x + y)
+
+
+def two_shares(stacks, a, b):
+    """Samples whose stack holds frame A, B; A's share of the two."""
+    na = sum(c for f, c in stacks if a in f)
+    nb = sum(c for f, c in stacks if b in f)
+    expect(na + nb > 0, f"no samples in {a} or {b}")
+    return na, nb, na / (na + nb)
+
+
+@test
+def plugins_at_one_address_named_by_their_own():
+    # Two plugins dlopen'ed and dlclose'd in turn, mapped at one address, 50 ms of CPU each:
+    # every sample named by the plugin mapped when it was taken (an epoch of the program per
+    # plugin). Before: every sample named by one of the two (3,730 and 0). As a command, with
+    # -p and with --every: each one's share within 5 points of the program's own count.
+    notes = []
+    stacks, err, _ = run_profile(["-F", "499", "--", workload("swap"), "dl", "3"])
+    truth = swap_truth(err, "alpha", "beta")
+    na, nb, got = two_shares(stacks, "swap_work_alpha", "swap_work_beta")
+    expect(abs(got - truth) <= 0.05, f"command: swap_work_alpha {na}, swap_work_beta {nb}: "
+           f"{got:.1%} against the program's {truth:.1%}")
+    notes.append(f"command {na}/{nb} ({got:.1%}, truth {truth:.1%})")
+    proc = subprocess.Popen([workload("swap"), "dl", "8"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    d = tempfile.mkdtemp(prefix="swap-every-", dir=os.path.join(BUILD, "tests"))
+    try:
+        time.sleep(0.5)
+        stacks, _, _ = run_profile(["-F", "499", "-p", str(proc.pid), "-d", "2.5"])
+        na, nb, got = two_shares(stacks, "swap_work_alpha", "swap_work_beta")
+        # Attached to a program in its steady state: half each, but for the slices cut at
+        # the ends (100 ms of 2.5 s at most).
+        expect(abs(got - 0.5) <= 0.05, f"-p: swap_work_alpha {na}, swap_work_beta {nb}")
+        notes.append(f"-p {na}/{nb}")
+        _, err, _ = run_profile(["-F", "499", "-p", str(proc.pid), "--every", "1", "-d", "3",
+                                 "-o", os.path.join(d, "p-%s.folded")])
+        files = period_files(d)
+        expect(len(files) >= 2, f"{len(files)} period files: {err[-300:]!r}")
+        for name, st in files:
+            na, nb, got = two_shares(st, "swap_work_alpha", "swap_work_beta")
+            # A period of 1 s holds ten slices: one cut at each end.
+            expect(abs(got - 0.5) <= 0.1, f"--every {name}: {na}/{nb}")
+            notes.append(f"period {na}/{nb}")
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    return "; ".join(notes)
+
+
+@test
+def renamed_threads_named_as_they_ran():
+    # swap rename: the process renames itself "swapd" at once; a thread renames itself
+    # "phase-one" and "phase-two" in turn, 50 ms of CPU each. With --threads each sample is
+    # under the name its thread had then (before: all under the last name); the process is
+    # "swapd" as a command as it is with -p (it was "swap" as a command, "swapd" with -p).
+    stacks, err, _ = run_profile(["-F", "499", "--threads", "--", workload("swap"), "rename",
+                                  "3"])
+    truth = swap_truth(err, "phase-one", "phase-two")
+    one = sum(c for f, c in stacks if len(f) > 1 and f[1].startswith("phase-one/"))
+    two = sum(c for f, c in stacks if len(f) > 1 and f[1].startswith("phase-two/"))
+    expect(one + two > 0, f"no samples under the thread's names: {stacks[:5]}")
+    got = one / (one + two)
+    expect(abs(got - truth) <= 0.05, f"phase-one {one}, phase-two {two}: {got:.1%} against "
+           f"the program's {truth:.1%}")
+    swapd = total(stacks, "swapd")
+    expect(swapd >= 0.95 * total(stacks), f"the process named swapd in {swapd} of "
+           f"{total(stacks)} samples: {sorted({f[0] for f, _ in stacks})}")
+    proc = subprocess.Popen([workload("swap"), "rename", "6"], stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)
+        st, _, _ = run_profile(["-F", "499", "--threads", "-p", str(proc.pid), "-d", "2.5"])
+    finally:
+        proc.kill()
+        proc.wait()
+    p1 = sum(c for f, c in st if len(f) > 1 and f[1].startswith("phase-one/"))
+    p2 = sum(c for f, c in st if len(f) > 1 and f[1].startswith("phase-two/"))
+    expect(p1 + p2 > 0 and abs(p1 / (p1 + p2) - 0.5) <= 0.05, f"-p: phase-one {p1}, "
+           f"phase-two {p2}")
+    expect(total(st, "swapd") >= 0.95 * total(st), "-p: the process not named swapd")
+    return f"command {one}/{two} ({got:.1%}, truth {truth:.1%}), swapd {swapd} of " \
+           f"{total(stacks)}; -p {p1}/{p2}"
+
 @test
 def coroutines_whole_down_to_start_context():
     # coro: a makecontext coroutine on a heap stack (co_entry -> co_work). Its stacks end at

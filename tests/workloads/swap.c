@@ -7,7 +7,7 @@
  *   swap rename SECONDS  the process renames itself "swapd" at once (as servers do), then a
  *                        thread renames itself in turn "phase-one" and "phase-two", 50 ms
  *                        of CPU time under each name, beside the main thread asleep.
- * At the end it prints its own count of CPU time, in ms: "alpha A beta B" (dl) or
+ * At the end it prints (on stderr) its own count of CPU time, in ms: "alpha A beta B" (dl) or
  * "phase-one A phase-two B" (rename): the truth a profile is compared with.
  */
 #define _GNU_SOURCE
@@ -61,7 +61,7 @@ static int run_dl(void)
 		spent[k] += t - t0;
 		dlclose(h);
 	}
-	printf("alpha %.0f beta %.0f\n", spent[0], spent[1]);
+	fprintf(stderr, "alpha %.0f beta %.0f\n", spent[0], spent[1]);
 	return 0;
 }
 
@@ -101,7 +101,7 @@ static int run_rename(void)
 	if (pthread_create(&t, NULL, renamer, NULL))
 		return 1;
 	pthread_join(t, NULL);
-	printf("phase-one %.0f phase-two %.0f\n", spent[0], spent[1]);
+	fprintf(stderr, "phase-one %.0f phase-two %.0f\n", spent[0], spent[1]);
 	return 0;
 }
 
@@ -114,7 +114,6 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - argv[0]) : 1,
 		 slash ? argv[0] : ".");
 	seconds = spin_seconds(argc - 1, argv + 1);
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(argv[1], "dl"))
 		return run_dl();
 	if (!strcmp(argv[1], "rename"))
