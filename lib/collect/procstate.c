@@ -286,6 +286,9 @@ void session__on_map_added(void *ctx, pid_t pid, const struct map *m)
 	struct pstate *p = pstate__find(ps, pid);
 	int err;
 
+	/* Anonymous code: JIT code, perhaps named in a perf map, followed as it grows. */
+	if (m->path[0] != '/' && m->path[0] != '[')
+		session__jitwatch_want(s, pid);
 	/* A mapping of the program before the last exec, reported late. */
 	if (!p || (m->time && m->time < p->exec_time))
 		return;

@@ -308,6 +308,7 @@ static int session__loop(struct session *s)
 		}
 		err = perf_buffer__consume(s->mmap_pb);
 		session__flush_procstate(s);
+		session__jitwatch_poll(s);
 		/* The wait (session__wait: the ring buffer, and the worker, whose tables samples
 		 * may wait for): records come without wakeups (see send_event), so the ring
 		 * buffer is consumed after it, whatever woke it. With no records for a
@@ -374,6 +375,8 @@ static int session__begin(struct session *s)
 	err = session__open_sideband(s);
 	if (!err)
 		err = session__open_samples(s);
+	if (!err)
+		err = session__jitwatch_open(s);
 	if (!err)
 		err = interrupted(s, "opening the buffers");
 	if (err)
@@ -530,6 +533,7 @@ void session__free(struct session *s)
 	free(s->xk.v);
 	cgroup_names__free(s->cgnames);
 	session__free_procstate(s);
+	session__jitwatch_free(s);
 	unwinder__free(s->unw);
 	symbolizer__free(s->sym);
 	ucounts__free(s->unwound);

@@ -70,6 +70,7 @@ enum session_err_kind {
 struct session_stats {
 	uint64_t bpf[STAT__MAX];	/* the BPF program's counters, summed over CPUs */
 	uint64_t mmap_lost;		/* mmap records the kernel dropped (buffer full) */
+	uint64_t jit_epochs;		/* JIT code rewritten in place seen (jitwatch.c) */
 	uint64_t samples;		/* samples in the profile */
 	uint64_t truncated;		/* of those, samples whose user stack is truncated */
 	uint64_t scanned;		/* of those, samples with a caller found by a stack scan

@@ -12,6 +12,8 @@
  *	bpf.c		libbpf logging, privilege and BTF checks, sizing and loading the BPF
  *			programs, the pid filter, perf attach/detach per CPU, the stats map
  *	procstate.c	per-process BPF state: executable ranges, stack bottoms, copy hints
+ *	jitwatch.c	perf maps read as they grow: JIT code rewritten in place begins an
+ *			epoch of its process
  *	sideband.c	the PERF_RECORD_MMAP2/FORK/LOST records
  *	samples.c	the DWARF sample consumer (ring buffer -> unwinder -> ucounts)
  *	drain.c		the per-CPU slots, `counts`, `ustacks` and ucounts -> model.c
@@ -82,6 +84,7 @@ struct session {
 		uint32_t n;		/* unwinds in this window */
 	} hints[HINT_SLOTS];
 	struct pstates *procstate;	/* the processes described to BPF (procstate.c) */
+	struct jitwatch *jw;		/* perf maps followed as they grow (jitwatch.c) */
 	struct {			/* DWARF samples waiting for a file's table (samples.c) */
 		struct queued **v;	/* samples.c */
 		size_t nr, cap;
@@ -280,6 +283,14 @@ bool session__described(struct session *s, pid_t pid);
 /* procstate.c: the procmaps hook (CTX is the session): a described process's new mapping
  * into its `procs` entry. */
 void session__on_map_added(void *ctx, pid_t pid, const struct map *m);
+
+/* jitwatch.c: follow the perf maps of processes with anonymous code (inotify in the loop's
+ * epoll set, data 2). _open returns 0 or -ENOMEM; _want: PID maps anonymous code; _poll:
+ * once per loop turn, after the side-band records. */
+int session__jitwatch_open(struct session *s);
+void session__jitwatch_want(struct session *s, pid_t pid);
+void session__jitwatch_poll(struct session *s);
+void session__jitwatch_free(struct session *s);
 
 /* procstate.c: write the `procs` entries of the processes whose mappings changed since the
  * last call (once per batch of side-band records). */

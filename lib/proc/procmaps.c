@@ -26,6 +26,9 @@ struct pmaps {
 	bool unsampled;		/* its program has no samples: not kept apart when it ends */
 	bool by_epoch;		/* began at an epoch of its program (a mapping replaced), not
 				 * at a fork or exec */
+	pid_t owner;		/* an epoch kept apart: the pid whose it was (0: not one) */
+	uint64_t jit_upto;	/* an epoch kept apart: the bytes of its perf map in force then
+				 * (UINT64_MAX: all) */
 	struct map *maps;
 	size_t nr, cap;
 	size_t nr_anon;		/* of NR, mappings of no file (JIT code, if code) */
@@ -323,6 +326,8 @@ static struct pmaps *pmaps__copy(struct procmaps *pm, const struct pmaps *p)
 		return NULL;
 	a->since = p->since;
 	a->by_epoch = p->by_epoch;
+	a->owner = p->archived ? p->owner : p->pid;
+	a->jit_upto = p->archived ? p->jit_upto : UINT64_MAX;
 	memcpy(a->comm, p->comm, sizeof(a->comm));
 	a->maps = malloc((p->nr ? p->nr : 1) * sizeof(*a->maps));
 	if (!a->maps)
@@ -408,6 +413,31 @@ static uint64_t epoch_time(uint64_t time)
 }
 
 /*
+ * P's current state ends at TIME (no earlier than it began): a copy of its mappings is kept
+ * apart for the samples before, which named JIT code by the first UPTO bytes of P's perf map
+ * (UINT64_MAX: all); P goes on from TIME. Returns 0 or -ENOMEM (past the limit of states
+ * kept apart, nothing is: counted).
+ */
+static int pmaps__new_epoch(struct procmaps *pm, struct pmaps *p, uint64_t time, uint64_t upto)
+{
+	pid_t pid = p->pid;
+	struct pmaps *c = pmaps__copy(pm, p);
+	int err;
+
+	p = pmaps__get(pm, pid);
+	if (!c)
+		return p ? 0 : -ENOMEM;
+	c->jit_upto = upto;
+	if ((err = pmaps__insert_old(p, p->nr_old, p->since, c->pid)))
+		return err;
+	p->since = time > p->since ? time : p->since;
+	p->by_epoch = true;
+	pm->nr_epochs++;
+	pmaps__bound_epochs(pm, p);
+	return 0;
+}
+
+/*
  * M, reported late (mapped before P's current epoch or program began, its record read after
  * a later one's: another CPU's buffer first), goes where it was true: into the epoch it was
  * made in (split at its time when it replaced something there), and into the later epochs
@@ -479,22 +509,30 @@ int procmaps__add(struct procmaps *pm, pid_t pid, const struct map *m)
 	 * the samples before are named with what was there before. A copy of the mappings as
 	 * they were is kept apart as an epoch that ends now; BPF gives the samples after this
 	 * a new gen (on_mmap_exec). */
-	if (pmaps__replaced_by(p, m, &newer)) {
-		struct pmaps *c = pmaps__copy(pm, p);
-
-		p = pmaps__get(pm, pid);
-		if (c) {
-			if ((err = pmaps__insert_old(p, p->nr_old, p->since, c->pid)))
-				return err;
-			p->since = epoch_time(m->time) > p->since ? epoch_time(m->time) : p->since;
-			p->by_epoch = true;
-			pm->nr_epochs++;
-			pmaps__bound_epochs(pm, p);
-		} else if (!p) {
-			return -ENOMEM;
-		}
-	}
+	if (pmaps__replaced_by(p, m, &newer) &&
+	    (err = pmaps__new_epoch(pm, p, epoch_time(m->time), UINT64_MAX)))
+		return err;
 	return pmaps__put(pm, p, m);
+}
+
+int procmaps__jit_epoch(struct procmaps *pm, pid_t pid, uint64_t time, uint64_t upto)
+{
+	struct pmaps *p = pmaps__get(pm, pid);
+
+	if (!p || p->archived || time < p->since)
+		return 0;
+	return pmaps__new_epoch(pm, p, time, upto);
+}
+
+bool procmaps__epoch_of(const struct procmaps *pm, pid_t as, pid_t *owner, uint64_t *jit_upto)
+{
+	const struct pmaps *a = as >= PROCMAPS_ARCHIVED_PID ? pmaps__get(pm, as) : NULL;
+
+	if (!a || !a->owner)
+		return false;
+	*owner = a->owner;
+	*jit_upto = a->jit_upto;
+	return true;
 }
 
 /*

@@ -96,6 +96,19 @@ int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child, uint64_t time
  */
 #define PROCMAPS_EPOCH_SLACK_NS	1000000ull
 
+/*
+ * JIT code of PID rewritten in place (a perf-map line appended for an address another line
+ * named): its samples from TIME on (BPF's clock; their gen is TIME, set by the caller) are of
+ * a new epoch, those before name its JIT code by the first UPTO bytes of its perf map
+ * (perfmap__lookup_at). Returns 0 or -ENOMEM.
+ */
+int procmaps__jit_epoch(struct procmaps *pm, pid_t pid, uint64_t time, uint64_t upto);
+
+/* Whether AS (from procmaps__incarnation) is an epoch of a program kept apart: *OWNER the pid
+ * whose program it was (its perf map), *JIT_UPTO the bytes of that map in force then
+ * (UINT64_MAX: all). */
+bool procmaps__epoch_of(const struct procmaps *pm, pid_t as, pid_t *owner, uint64_t *jit_upto);
+
 /* Pids from here up (above any pid_max) stand for earlier programs of a pid. */
 #define PROCMAPS_ARCHIVED_PID	0x40000000
 #define PROCMAPS_COMM_LEN	16

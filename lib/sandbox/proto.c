@@ -120,6 +120,8 @@ static void rd__request(struct rd *r, struct sb_msg *m)
 	case SB_JIT:
 		m->seq = rd__u32(r);
 		m->n = rd__u32(r);
+		if (m->type == SB_JIT)
+			m->upto = rd__u64(r);
 		m->addrs = rd__addrs(r, m->n);
 		if (m->arg)
 			r->bad = true;

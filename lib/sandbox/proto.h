@@ -14,7 +14,8 @@
  *   SB_DEBUG    id file, arg n, n x {u8 by_id, str path}                 + n descriptors
  *   SB_LOOKUP   id file, u32 seq, u32 n, n x u64 (offset << 1 | is_return)
  *   SB_PERFMAP  id map                                                   + 1 descriptor
- *   SB_JIT      id map, u32 seq, u32 n, n x u64 address
+ *   SB_JIT      id map, u32 seq, u32 n, u64 upto, n x u64 address      (upto: the perf
+ *               map's names as it was at that size, perfmap__lookup_at; ~0: the latest)
  *   SB_TABLE    id file                                                  its unwind table
  *   SB_FORGET   id file or map, arg is_map                               no process maps it
  *
@@ -93,6 +94,7 @@ struct sb_msg {
 	uint32_t nfds;		/* descriptors that must come with it */
 	const char *path;	/* SB_FILE */
 	const unsigned char *addrs;	/* SB_LOOKUP, SB_JIT: n u64, sb_msg__addr */
+	uint64_t upto;		/* SB_JIT */
 	struct sb_cand cand[SB_FDS_MAX];	/* SB_DEBUG */
 	uint32_t uid, gid;	/* SB_HELLO */
 	uint32_t crc;		/* SB_WANT_DEBUG */

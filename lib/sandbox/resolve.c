@@ -22,12 +22,26 @@
 
 static int resolve__any(struct symbolizer *s, const struct sb_msg *m);
 
+/* The id the worker knows SRC's names by: an epoch's perf map is its process's. */
+static uint32_t resolve__wire_id(struct symbolizer *s, struct sym_src *src)
+{
+	struct sym_src *own = src->is_map && src->jit_pid ? symbolizer__map_owner(s, src) : src;
+
+	return own ? own->id : src->id;
+}
+
 /* Hand SRC to the worker unless it has it. Returns 0 or a negative errno. */
 static int resolve__hand(struct symbolizer *s, struct sym_src *src, bool nowait)
 {
 	size_t len = strlen(src->name);
 	int fd, err;
 
+	if (src->is_map && src->jit_pid) {
+		/* An epoch's names come from its process's map. */
+		src = symbolizer__map_owner(s, src);
+		if (!src)
+			return -ENOMEM;
+	}
 	if (src->sent == s->c.gen)
 		return 0;
 	if (src->is_map) {
@@ -419,7 +433,8 @@ static int resolve__await(struct symbolizer *s, struct sym_src *src, uint32_t se
 			return err;
 		if (m.type == SB_WANT_DEBUG || m.type == SB_UTAB)
 			continue;
-		if (m.type != SB_NAMES || m.id != src->id || m.seq != seq || m.first != got ||
+		if (m.type != SB_NAMES || m.id != resolve__wire_id(s, src) || m.seq != seq ||
+		    m.first != got ||
 		    m.n > n - got || (m.arg && got + m.n != n))
 			return -EBADMSG;
 		err = resolve__names(s, src, &m, ids);
@@ -439,9 +454,11 @@ static int64_t resolve__ask(struct symbolizer *s, struct sym_src *src, uint32_t 
 	uint32_t seq = ++s->seq;
 	int err;
 
-	sb_buf__start(&s->out, src->is_map ? SB_JIT : SB_LOOKUP, 0, src->id);
+	sb_buf__start(&s->out, src->is_map ? SB_JIT : SB_LOOKUP, 0, resolve__wire_id(s, src));
 	sb_buf__u32(&s->out, seq);
 	sb_buf__u32(&s->out, n);
+	if (src->is_map)
+		sb_buf__u64(&s->out, src->jit_upto);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sym_ent *e = s->ents[src->wait[i]];
 

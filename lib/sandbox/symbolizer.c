@@ -257,7 +257,11 @@ struct sym_src *symbolizer__map(struct symbolizer *s, pid_t pid)
 		return NULL;
 	}
 	src->pid = pid;
-	src->map_fd = perfmap__open(pid);
+	src->jit_upto = UINT64_MAX;
+	if (procmaps__epoch_of(s->pm, pid, &src->jit_pid, &src->jit_upto))
+		src->map_fd = -1;	/* its owner's (symbolizer__map_owner) */
+	else
+		src->map_fd = perfmap__open(pid);
 	if (src->map_fd < 0)
 		src->map_fd = -1;
 	s->maps[id] = src;
@@ -266,6 +270,11 @@ struct sym_src *symbolizer__map(struct symbolizer *s, pid_t pid)
 	else
 		s->nr_free_maps--;
 	return src;
+}
+
+struct sym_src *symbolizer__map_owner(struct symbolizer *s, struct sym_src *src)
+{
+	return src->jit_pid ? symbolizer__map(s, src->jit_pid) : src;
 }
 
 /* The worker's priority: idle while sampling (symbolizer__prepare) unless a table is asked
@@ -457,5 +466,6 @@ bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid)
 {
 	struct sym_src *src = symbolizer__map(s, pid);
 
+	src = src ? symbolizer__map_owner(s, src) : NULL;
 	return src && src->map_fd >= 0;
 }

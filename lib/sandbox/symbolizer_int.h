@@ -39,6 +39,10 @@ struct sym_src {
 	struct dso *dso;	/* a file's: its descriptor; NULL when it cannot be read */
 	int map_fd;		/* a perf map's descriptor; -1: none */
 	pid_t pid;		/* a perf map's process */
+	/* An epoch of a process kept apart (procmaps__epoch_of): its perf map is jit_pid's, as
+	 * it was at jit_upto bytes (UINT64_MAX: all; for any other map too). */
+	pid_t jit_pid;
+	uint64_t jit_upto;
 	uint32_t id;		/* dso id, or map id */
 	bool is_map;
 	unsigned int sent;	/* the worker generation it was handed to; 0: none */
@@ -114,6 +118,9 @@ struct sym_src *sym_src__file_at(struct symbolizer *s, uint32_t id, struct dso *
  * yet); the perf map source of PID (its file opened at the first call). NULL on ENOMEM. */
 struct sym_src *symbolizer__file(struct symbolizer *s, pid_t pid, const struct map *m);
 struct sym_src *symbolizer__map(struct symbolizer *s, pid_t pid);
+/* The source whose perf map SRC's entries are named from: SRC, or the process it is an epoch
+ * of (NULL on ENOMEM). */
+struct sym_src *symbolizer__map_owner(struct symbolizer *s, struct sym_src *src);
 
 /* symbolizer.c: the worker's priority: idle while sampling unless a table is asked for;
  * normal once sampling is over. */

@@ -125,10 +125,13 @@ static int64_t symbolizer__addr(struct symbolizer *s, pid_t pid, uint64_t addr, 
 	m = procmaps__find(s->pm, pid, addr);
 	/* "", "//anon" (mmap records), [anon:...], [heap]: JIT code, if anything */
 	if (!m || !map__is_dso(m) || !strcmp(m->path, "//anon")) {
+		const struct sym_src *own;
+
 		src = symbolizer__map(s, pid);
-		if (!src)
+		own = src ? symbolizer__map_owner(s, src) : NULL;
+		if (!own)
 			return -ENOMEM;
-		if (src->map_fd < 0)
+		if (own->map_fd < 0)
 			return -ENOENT;
 		return symbolizer__entry(s, src, addr, false);
 	}

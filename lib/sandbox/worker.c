@@ -257,7 +257,7 @@ static int worker__lookup(struct worker *w, const struct sb_msg *m)
 		if (sf) {
 			nr = symfile__frames(sf, a >> 1, a & 1, frames, SB_FRAMES_MAX);
 		} else {
-			const char *name = pm ? perfmap__lookup(pm, a) : NULL;
+			const char *name = pm ? perfmap__lookup_at(pm, a, m->upto) : NULL;
 
 			frames[0] = (struct sym_frame){ .name = name ? name : "[unknown]",
 							.kind = name ? SYM_JIT : SYM_UNNAMED };

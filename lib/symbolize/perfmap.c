@@ -18,6 +18,7 @@
 
 struct pm_entry {
 	uint64_t start, end;
+	uint64_t upto;		/* the file's bytes up to the end of its line */
 	uint32_t seq;		/* line order: later entries win */
 	uint32_t name;		/* offset in names */
 };
@@ -25,11 +26,16 @@ struct pm_entry {
 struct perfmap {
 	struct pm_entry *e;
 	size_t nr, cap;
+	struct pm_entry *old;	/* entries a later line replaced (overlapped), by start */
+	size_t nr_old;
+	uint64_t pos;		/* bytes of the file read so far (as add_line is called) */
 	char *names;		/* every name, NUL-terminated */
 	size_t names_len, names_cap;
 	uint64_t bytes;		/* of the memory budget held */
 	bool full;		/* an entry was left out: no more are read */
 };
+
+static const struct pm_entry *perfmap__entry(const struct perfmap *pm, uint64_t addr);
 
 static int entry_cmp(const void *a, const void *b)
 {
@@ -134,7 +140,7 @@ static int add_line(struct perfmap *pm, const char *line, size_t len)
 		return err;
 	memcpy(pm->names + pm->names_len, name, name_len);
 	pm->names[pm->names_len + name_len] = '\0';
-	pm->e[pm->nr] = (struct pm_entry){ start, start + size, (uint32_t)pm->nr,
+	pm->e[pm->nr] = (struct pm_entry){ start, start + size, pm->pos, (uint32_t)pm->nr,
 					   (uint32_t)pm->names_len };
 	pm->names_len += name_len + 1;
 	pm->nr++;
@@ -157,6 +163,7 @@ static int read_lines(struct perfmap *pm, FILE *f)
 		have += n;
 		off = 0;
 		while (!err && !pm->full && (nl = memchr(buf + off, '\n', have - off))) {
+			pm->pos += (size_t)(nl - (buf + off)) + 1;
 			if (!skipping)
 				err = add_line(pm, buf + off, (size_t)(nl - (buf + off)));
 			skipping = false;
@@ -166,13 +173,17 @@ static int read_lines(struct perfmap *pm, FILE *f)
 			limits__hit(LIMIT_PERFMAP_LINES, 1);
 			skipping = true;
 		}
-		if (skipping)
+		if (skipping) {
+			pm->pos += have - off;
 			off = have;		/* the rest of a long line: dropped */
+		}
 		memmove(buf, buf + off, have - off);
 		have -= off;
 	}
-	if (!err && !pm->full && have && !skipping)
+	if (!err && !pm->full && have && !skipping) {
+		pm->pos += have;
 		err = add_line(pm, buf, have);	/* the last line, without a newline */
+	}
 	free(buf);
 	return err;
 }
@@ -180,7 +191,7 @@ static int read_lines(struct perfmap *pm, FILE *f)
 struct perfmap *perfmap__parse(FILE *f)
 {
 	struct perfmap *pm = calloc(1, sizeof(*pm));
-	size_t out = 0;
+	size_t out = 0, cap_old = 0;
 
 	if (!pm)
 		return NULL;
@@ -191,18 +202,28 @@ struct perfmap *perfmap__parse(FILE *f)
 	}
 	if (pm->nr)
 		qsort(pm->e, pm->nr, sizeof(*pm->e), entry_cmp);
-	/* Overlapping entries: the later line wins (code recompiled at the same place). */
+	/* Overlapping entries: the later line wins (code recompiled at the same place); the
+	 * one it replaced is kept apart, for what was sampled before the later line was
+	 * written (perfmap__lookup_at). */
 	for (size_t i = 0; i < pm->nr; i++) {
-		struct pm_entry *last = out ? &pm->e[out - 1] : NULL;
+		struct pm_entry *last = out ? &pm->e[out - 1] : NULL, gone;
 
 		if (last && last->end > pm->e[i].start) {
-			if (pm->e[i].seq > last->seq)
+			gone = pm->e[i];
+			if (pm->e[i].seq > last->seq) {
+				gone = *last;
 				*last = pm->e[i];
+			}
+			/* Past the budget, the replaced entry is only forgotten (as before). */
+			if (!grow(pm, (void **)&pm->old, &cap_old, pm->nr_old + 1, sizeof(gone)))
+				pm->old[pm->nr_old++] = gone;
 			continue;
 		}
 		pm->e[out++] = pm->e[i];
 	}
 	pm->nr = out;
+	if (pm->nr_old)
+		qsort(pm->old, pm->nr_old, sizeof(*pm->old), entry_cmp);
 	return pm;
 }
 
@@ -292,11 +313,43 @@ void perfmap__free(struct perfmap *pm)
 		return;
 	limits__release(pm->bytes);
 	free(pm->e);
+	free(pm->old);
 	free(pm->names);
 	free(pm);
 }
 
 const char *perfmap__lookup(const struct perfmap *pm, uint64_t addr)
+{
+	return perfmap__lookup_at(pm, addr, UINT64_MAX);
+}
+
+const char *perfmap__lookup_at(const struct perfmap *pm, uint64_t addr, uint64_t upto)
+{
+	const struct pm_entry *e = perfmap__entry(pm, addr), *best = NULL, *first = NULL;
+
+	if (e && e->upto <= upto)
+		return pm->names + e->name;
+	/* Written after UPTO, or none in force at the end (a later line over part of an
+	 * earlier one): of the lines that named ADDR, the latest within UPTO, else the first. */
+	if (e)
+		first = e;
+	for (size_t i = 0; i < pm->nr_old && pm->old[i].start <= addr; i++) {
+		const struct pm_entry *o = &pm->old[i];
+
+		if (o->end <= addr)
+			continue;
+		if (o->upto <= upto && (!best || o->seq > best->seq))
+			best = o;
+		if (!first || o->seq < first->seq)
+			first = o;
+	}
+	if (!e && !best && upto == UINT64_MAX)
+		return NULL;	/* as before: what no line in force at the end names */
+	return best ? pm->names + best->name : first ? pm->names + first->name : NULL;
+}
+
+/* The entry in force for ADDR after every line (the latest), or NULL. */
+static const struct pm_entry *perfmap__entry(const struct perfmap *pm, uint64_t addr)
 {
 	size_t lo = 0, hi = pm->nr;
 
@@ -309,6 +362,6 @@ const char *perfmap__lookup(const struct perfmap *pm, uint64_t addr)
 			hi = mid;
 	}
 	if (lo < pm->nr && pm->e[lo].start <= addr)
-		return pm->names + pm->e[lo].name;
+		return &pm->e[lo];
 	return NULL;
 }

@@ -17,8 +17,8 @@ struct perfmap;
  * Parse perf-map text from F. Lines that do not parse are skipped, and lines with a name
  * longer than LIMIT_PERFMAP_NAME_MAX (1023) bytes; at most LIMIT_PERFMAP_ENTRIES_MAX (4M)
  * entries are read, within the memory budget (base/limits.h): the lines after are not, and
- * each bound met is counted. When two entries overlap the later one wins (JIT code is
- * recompiled in place). Returns a new map the caller frees with perfmap__free, or NULL with
+ * each bound met is counted. When two entries overlap the later one wins where both are
+ * (JIT code is recompiled in place); the earlier one is kept for perfmap__lookup_at. Returns a new map the caller frees with perfmap__free, or NULL with
  * errno set (ENOMEM).
  */
 struct perfmap *perfmap__parse(FILE *f);
@@ -44,5 +44,12 @@ void perfmap__free(struct perfmap *pm);
 
 /* The name of the entry holding ADDR (START <= ADDR < START + SIZE), or NULL. Owned by PM. */
 const char *perfmap__lookup(const struct perfmap *pm, uint64_t addr);
+
+/*
+ * The same as it was when the file held UPTO bytes: of the lines naming ADDR, the last one
+ * that ends within UPTO (JIT code rewritten in place, its new line appended later); the
+ * first one when all came after (code new since). UINT64_MAX: perfmap__lookup.
+ */
+const char *perfmap__lookup_at(const struct perfmap *pm, uint64_t addr, uint64_t upto);
 
 #endif

@@ -4020,6 +4020,42 @@ def plugins_at_one_address_named_by_their_own():
 
 
 @test
+def jit_code_rewritten_in_place_named_as_it_was():
+    # swap jit: one page of anonymous code holds jit_one and jit_two in turn (rewritten in
+    # place, 50 ms of CPU each), a perf-map line appended for each as it is written. The
+    # map read as it grows (jitwatch.c): each sample named by the lines written before it.
+    # Before: every sample named by the last line (jit_two 2946 of 2993; perf names all of
+    # it jit_one). As a command and with -p: each one's share within 5 points of the truth.
+    notes = []
+    try:
+        stacks, err, _ = run_profile(["-F", "499", "--", workload("swap"), "jit", "3"])
+        truth = swap_truth(err, "jit_one", "jit_two")
+        na, nb, got = two_shares(stacks, "jit_one_[j]", "jit_two_[j]")
+        expect(abs(got - truth) <= 0.05, f"command: jit_one {na}, jit_two {nb}: {got:.1%} "
+               f"against the program's {truth:.1%}")
+        notes.append(f"command {na}/{nb} ({got:.1%}, truth {truth:.1%})")
+        proc = subprocess.Popen([workload("swap"), "jit", "5"], stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(0.7)
+            stacks, _, _ = run_profile(["-F", "499", "-p", str(proc.pid), "-d", "2.5"])
+        finally:
+            proc.kill()
+            proc.wait()
+        na, nb, got = two_shares(stacks, "jit_one_[j]", "jit_two_[j]")
+        expect(abs(got - 0.5) <= 0.05, f"-p: jit_one {na}, jit_two {nb}")
+        notes.append(f"-p {na}/{nb}")
+    finally:
+        for f in glob.glob("/tmp/perf-*.map"):
+            try:
+                with open(f) as fh:
+                    if "jit_one" in fh.read(4096):
+                        os.unlink(f)
+            except OSError:
+                pass
+    return "; ".join(notes)
+
+
+@test
 def renamed_threads_named_as_they_ran():
     # swap rename: the process renames itself "swapd" at once; a thread renames itself
     # "phase-one" and "phase-two" in turn, 50 ms of CPU each. With --threads each sample is

@@ -31,10 +31,10 @@ static void test_parse_lookup(void)
 		"not a line\n"
 		"3f0400 0 zero size skipped\n"
 		"3f1000 10\n"				/* no name: skipped */
-		"3f0240 80 Stub:later\n";		/* overlaps cold, written later: wins */
+		"3f0240 80 Stub:later\n";		/* overlaps cold, written later: wins where both are */
 	static const struct { uint64_t addr; const char *name; } cases[] = {
 		{ 0x3effff, NULL }, { 0x3f0000, "JS:*hot /app/x.js:4" }, { 0x3f00ff, "JS:*hot /app/x.js:4" },
-		{ 0x3f0100, NULL }, { 0x3f0200, NULL }, { 0x3f0290, "Stub:later" },
+		{ 0x3f0100, NULL }, { 0x3f0200, "LazyCompile:~cold" }, { 0x3f0290, "Stub:later" },
 		{ 0x3f02c0, NULL }, { 0x3f0400, NULL }, { 0x3f1000, NULL },
 	};
 	struct perfmap *pm = parse_string(text);
@@ -58,6 +58,27 @@ static void test_recompiled_in_place(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
 	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x1050), "new");
+	perfmap__free(pm);
+}
+
+/* As the file was at a size: "1000 100 one\n" is 13 bytes; the lines after it. */
+static void test_lookup_at_a_size(void)
+{
+	struct perfmap *pm = parse_string("1000 100 one\n2000 10 other\n1000 100 two\n"
+					  "1040 10 three\n5000 10 new\n");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x1010), "two");	/* the latest */
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup_at(pm, 0x1010, UINT64_MAX), "two");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup_at(pm, 0x1010, 13), "one");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup_at(pm, 0x1010, 27), "one");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup_at(pm, 0x1010, 40), "two");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup_at(pm, 0x1045, 40), "two");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup_at(pm, 0x1045, 54), "three");
+	/* Before any line named it: the first that did (code new since). */
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup_at(pm, 0x1010, 0), "one");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup_at(pm, 0x5000, 13), "new");
+	CU_ASSERT_PTR_NULL(perfmap__lookup_at(pm, 0x3000, 13));
 	perfmap__free(pm);
 }
 
@@ -154,6 +175,7 @@ int register_perfmap_suite(void)
 
 	if (!s || !CU_add_test(s, "parse and look up", test_parse_lookup) ||
 	    !CU_add_test(s, "code recompiled at the same address", test_recompiled_in_place) ||
+	    !CU_add_test(s, "names as the file was at a size", test_lookup_at_a_size) ||
 	    !CU_add_test(s, "no map for the pid", test_missing_file) ||
 	    !CU_add_test(s, "a FIFO in place of the map does not block", test_fifo_does_not_block) ||
 	    !CU_add_test(s, "long lines skipped whole", test_long_lines) ||

@@ -7,6 +7,11 @@
  *   swap rename SECONDS  the process renames itself "swapd" at once (as servers do), then a
  *                        thread renames itself in turn "phase-one" and "phase-two", 50 ms
  *                        of CPU time under each name, beside the main thread asleep.
+ *   swap jit SECONDS     JIT code rewritten in place: one page of anonymous code holds in
+ *                        turn "jit_one" and "jit_two" (made writable, written, made
+ *                        executable again), each named by a line appended to
+ *                        /tmp/perf-PID.map when it is written, 50 ms of CPU time each
+ *                        (the map is left behind, as runtimes leave theirs).
  * At the end it prints (on stderr) its own count of CPU time, in ms: "alpha A beta B" (dl) or
  * "phase-one A phase-two B" (rename): the truth a profile is compared with.
  */
@@ -15,7 +20,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 #include <time.h>
 #include "spin.h"
 
@@ -105,6 +112,52 @@ static int run_rename(void)
 	return 0;
 }
 
+/* push rbp; mov rbp, rsp; 1: dec rdi; jnz 1b; pop rbp; ret; and the same with a nop more, so
+ * that the two differ. */
+static const unsigned char jit_code[2][12] = {
+	{ 0x55, 0x48, 0x89, 0xe5, 0x48, 0xff, 0xcf, 0x75, 0xfb, 0x5d, 0xc3 },
+	{ 0x55, 0x48, 0x89, 0xe5, 0x90, 0x48, 0xff, 0xcf, 0x75, 0xfb, 0x5d, 0xc3 },
+};
+
+static int run_jit(void)
+{
+	static const char *const names[2] = { "jit_one", "jit_two" };
+	double end = spin_now() + seconds;
+	char path[64];
+	FILE *map;
+	unsigned char *mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mem == MAP_FAILED)
+		return 1;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	map = fopen(path, "w");
+	if (!map)
+		return 1;
+	for (int k = 0; spin_now() < end; k ^= 1) {
+		void (*fn)(unsigned long);
+		double t0, t;
+
+		if (mprotect(mem, 4096, PROT_READ | PROT_WRITE))
+			return 1;
+		memcpy(mem, jit_code[k], sizeof(jit_code[k]));
+		if (mprotect(mem, 4096, PROT_READ | PROT_EXEC))
+			return 1;
+		fprintf(map, "%lx %zx %s\n", (unsigned long)mem, sizeof(jit_code[k]), names[k]);
+		fflush(map);
+		fn = (void (*)(unsigned long))mem;
+		t0 = cpu_ms();
+		do {
+			fn(200000);
+			t = cpu_ms();
+		} while (t - t0 < SLICE_MS && spin_now() < end);
+		spent[k] += t - t0;
+	}
+	fclose(map);	/* left behind, as runtimes leave theirs: named from it at the end */
+	fprintf(stderr, "jit_one %.0f jit_two %.0f\n", spent[0], spent[1]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *slash = strrchr(argv[0], '/');
@@ -118,5 +171,7 @@ int main(int argc, char **argv)
 		return run_dl();
 	if (!strcmp(argv[1], "rename"))
 		return run_rename();
+	if (!strcmp(argv[1], "jit"))
+		return run_jit();
 	return 2;
 }
