@@ -17,6 +17,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (pm) {
 		perfmap__lookup(pm, 0x1000);
 		perfmap__lookup(pm, UINT64_MAX - 1);
+		/* As the file was at a few sizes (an epoch's names). */
+		for (size_t upto = 0; upto <= size; upto += size / 4 + 1)
+			perfmap__lookup_at(pm, 0x1000, upto);
 	}
 	perfmap__free(pm);
 	fclose(f);

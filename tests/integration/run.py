@@ -4056,6 +4056,42 @@ def jit_code_rewritten_in_place_named_as_it_was():
 
 
 @test
+def hot_patched_text_keeps_its_names():
+    # swap patch: patch_one, patch_two, patch_three (a page each) in turn; half-way the
+    # program makes patch_two's page of its own text writable, writes it and makes it
+    # executable again (mprotect splits the mapping in three). Before: every sample
+    # [truncated] or [unknown] as a command and with -p attached before the patch (the
+    # record of one page replaced the whole text). As a command, with -p attached before
+    # and after: the three functions named, whole from main, each about a third (base:
+    # 100% cut or unnamed as a command and across the patch).
+    def check(stacks, what):
+        n = total(stacks, "swap")
+        chain = ["__libc_start_call_main", "main"]
+        for fn in ("patch_one", "patch_two", "patch_three"):
+            k = sum(c for f, c in stacks if f[0] == "swap" and f[-1] == fn and
+                    has_chain(f, chain) and "[truncated]" not in f)
+            expect(k >= 0.25 * n, f"{what}: {fn} whole in {k} of {n} samples")
+        bad = sum(c for f, c in stacks if "[unknown]" in f or "[truncated]" in f)
+        expect(bad <= 0.02 * n, f"{what}: {bad} of {n} samples cut or unnamed")
+        return f"{what} {n - bad}/{n}"
+
+    notes = []
+    stacks, _, _ = run_profile(["-F", "499", "--", workload("swap"), "patch", "3"])
+    notes.append(check(stacks, "command"))
+    # The patch at 2.25 s: attached at 0.3 s for 3 s (across it), at 2.6 s for 1.5 s.
+    for delay, secs, what in ((0.3, "3", "-p across"), (2.6, "1.5", "-p after")):
+        proc = subprocess.Popen([workload("swap"), "patch", "4.5"], stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(delay)
+            stacks, _, _ = run_profile(["-F", "499", "-p", str(proc.pid), "-d", secs])
+        finally:
+            proc.kill()
+            proc.wait()
+        notes.append(check(stacks, what))
+    return "; ".join(notes)
+
+
+@test
 def renamed_threads_named_as_they_ran():
     # swap rename: the process renames itself "swapd" at once; a thread renames itself
     # "phase-one" and "phase-two" in turn, 50 ms of CPU each. With --threads each sample is

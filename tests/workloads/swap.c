@@ -12,12 +12,17 @@
  *                        executable again), each named by a line appended to
  *                        /tmp/perf-PID.map when it is written, 50 ms of CPU time each
  *                        (the map is left behind, as runtimes leave theirs).
+ *   swap patch SECONDS   a hot patch: patch_one, patch_two and patch_three, a page each, run
+ *                        in turn; half-way, patch_two's page of the program's own text is
+ *                        made writable, written (the same bytes) and made executable again
+ *                        (mprotect splits the mapping in three).
  * At the end it prints (on stderr) its own count of CPU time, in ms: "alpha A beta B" (dl) or
  * "phase-one A phase-two B" (rename): the truth a profile is compared with.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -158,6 +163,47 @@ static int run_jit(void)
 	return 0;
 }
 
+static volatile unsigned long patch_sink;
+
+#define PATCH_FN(name)							\
+	static __attribute__((noinline, aligned(4096))) void name(long n)	\
+	{								\
+		for (long i = 0; i < n; i++)				\
+			patch_sink = patch_sink * 31 + i;		\
+	}
+PATCH_FN(patch_one)
+PATCH_FN(patch_two)
+PATCH_FN(patch_three)
+
+static int run_patch(void)
+{
+	void (*const fns[3])(long) = { patch_one, patch_two, patch_three };
+	double start = spin_now(), end = start + seconds;
+	bool patched = false;
+
+	for (int k = 0; spin_now() < end; k = (k + 1) % 3) {
+		double t0 = cpu_ms(), t;
+
+		if (!patched && spin_now() >= start + seconds / 2) {
+			unsigned char *page = (unsigned char *)((unsigned long)patch_two & ~4095ul);
+			volatile unsigned char *p = page;
+
+			if (mprotect(page, 4096, PROT_READ | PROT_WRITE))
+				return 1;
+			p[0] = p[0];
+			if (mprotect(page, 4096, PROT_READ | PROT_EXEC))
+				return 1;
+			patched = true;
+			fprintf(stderr, "patched\n");
+		}
+		do {
+			fns[k](20000);
+			t = cpu_ms();
+		} while (t - t0 < 30 && spin_now() < end);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *slash = strrchr(argv[0], '/');
@@ -173,5 +219,7 @@ int main(int argc, char **argv)
 		return run_rename();
 	if (!strcmp(argv[1], "jit"))
 		return run_jit();
+	if (!strcmp(argv[1], "patch"))
+		return run_patch();
 	return 2;
 }
