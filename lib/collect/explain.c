@@ -57,6 +57,8 @@ static const char *const reason_text[EXPLAIN__MAX] = {
 	[EXPLAIN_UNNAMED_VDSO] = "the kernel's vDSO names only its entry points",
 	[EXPLAIN_UNNAMED_SPECIAL] = "a special mapping without symbols",
 	[EXPLAIN_UNNAMED_NO_MAPPING] = "addresses in no mapping the process was seen to have",
+	[EXPLAIN_UNNAMED_REPLACED] = "the file was rewritten in place after this version was "
+				     "mapped: its content is gone (not guessed from the new one)",
 };
 
 struct explain *explain__new(void)

@@ -37,6 +37,7 @@ enum explain_reason {
 	EXPLAIN_UNNAMED_VDSO,		/* the vDSO's internal functions */
 	EXPLAIN_UNNAMED_SPECIAL,	/* a special mapping ([vsyscall]) without symbols */
 	EXPLAIN_UNNAMED_NO_MAPPING,	/* an address in no mapping known */
+	EXPLAIN_UNNAMED_REPLACED,	/* the file was rewritten in place since it was mapped */
 	EXPLAIN__MAX,
 };
 

@@ -65,6 +65,8 @@ struct builder *builder__new(struct session *s, struct profile *p)
 	if (b) {
 		b->s = s;
 		b->p = p;
+		/* Files rewritten in place since they were mapped: looked at once per profile. */
+		dsos__check(s->dsos);
 	}
 	return b;
 }
@@ -182,6 +184,8 @@ static int unnamed_reason(struct session *s, pid_t pid, const struct map *m)
 	switch (symbolizer__file_info(s->sym, pid, m, &nr_syms, &debug)) {
 	case 0:
 		break;
+	case -ESTALE:
+		return EXPLAIN_UNNAMED_REPLACED;
 	case -ENOENT:
 		return EXPLAIN_UNNAMED_UNREADABLE;
 	case -EIO:

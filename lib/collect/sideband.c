@@ -140,6 +140,8 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 		 * after the profile began). Taken for a path, it was a file whose unwind table
 		 * never came: every walk through it untrusted. */
 		m.path = strcmp(r->filename, "//anon") ? r->filename : "";
+		/* Which version of its file (one rewritten in place is another program). */
+		m.mtime = procmaps__file_mtime(r->pid, &m);
 		if (procmaps__add(s->maps, r->pid, &m))
 			pr_warn("out of memory recording mappings of pid %u", r->pid);
 	}

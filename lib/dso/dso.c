@@ -179,6 +179,7 @@ static int dso__init(struct dso *d, int root_fd, const char *path, int fd, const
 		return d->fd == -EINVAL ? -ENOEXEC : d->fd;
 	d->dev = st.st_dev;
 	d->ino = st.st_ino;
+	d->mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
 	d->path = strdup(orig_path);
 	if (!d->path)
 		return -ENOMEM;
@@ -562,6 +563,11 @@ void dso__set_root(struct dso *d, int root_fd)
 uint64_t dso__inode(const struct dso *d)
 {
 	return d->ino;
+}
+
+uint64_t dso__mtime(const struct dso *d)
+{
+	return d->mtime;
 }
 
 int dso__root(const struct dso *d)

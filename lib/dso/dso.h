@@ -247,6 +247,9 @@ void dso__set_root(struct dso *dso, int root_fd);
 /* The inode number of the file opened. */
 uint64_t dso__inode(const struct dso *dso);
 
+/* The file's modification time (ns since the epoch) when it was opened. */
+uint64_t dso__mtime(const struct dso *dso);
+
 /* The root directory set by dso__set_root (borrowed), or -1. */
 int dso__root(const struct dso *dso);
 

@@ -19,6 +19,7 @@ struct dso {
 	char fd_path[32];		/* /proc/self/fd/N */
 	int fd;
 	uint64_t dev, ino;		/* of the file opened */
+	uint64_t mtime;			/* its modification time then (ns) */
 	unsigned char *image;		/* the whole file, mapped privately */
 	size_t size;
 	int guard;			/* IMAGE's mapguard slot: a SIGBUS there (the file

@@ -7,6 +7,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include "base/grow.h"
@@ -20,8 +21,11 @@
 
 struct dsos_ent {
 	uint64_t dev, ino;
+	uint64_t mtime;		/* the version of the file it stands for (its mtime), 0: any */
 	char *path;		/* as the process saw it; NULL: forgotten, the id free */
 	struct dso *dso;	/* NULL when it could not be read */
+	bool replaced;		/* the file was rewritten in place: its content is another's */
+	uint32_t checked;	/* the dsos__check round it was last checked in */
 };
 
 /* A root directory other than ours that processes were seen in (a container's). */
@@ -42,6 +46,7 @@ struct dsos {
 	struct dsos_root *roots;	/* few: one per container */
 	uint32_t nr_roots;
 	bool closed;			/* files opened for their descriptors only */
+	uint32_t check_round;		/* dsos__check's */
 };
 
 static uint64_t ent_hash(uint64_t dev, uint64_t ino, const char *path)
@@ -192,7 +197,8 @@ static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint6
 	if (dsos__log_added(ds, id))
 		return UINT32_MAX;
 	e = &ds->ents[id];
-	*e = (struct dsos_ent){ .dev = m->dev, .ino = m->ino, .path = strdup(m->path) };
+	*e = (struct dsos_ent){ .dev = m->dev, .ino = m->ino, .mtime = m->mtime,
+				.path = strdup(m->path) };
 	if (!e->path || htab__insert(&ds->index, h, id)) {
 		free(e->path);
 		e->path = NULL;
@@ -213,23 +219,37 @@ static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint6
 	}
 	if (!e->dso)
 		pr_debug("cannot read %s mapped by pid %d", m->path, pid);
+	/* The version it stands for: the mapping's, else the one opened. One opened after it
+	 * was rewritten in place holds another version's content. */
+	if (e->dso && !e->mtime)
+		e->mtime = dso__mtime(e->dso);
+	if (e->dso && dso__mtime(e->dso) != e->mtime) {
+		pr_debug("%s mapped by pid %d: rewritten in place since", m->path, pid);
+		e->replaced = true;
+	}
+	e->checked = ds->check_round;
 	return id;
 }
 
-/* The id of the entry for (DEV, INO, PATH) of hash H, or HTAB_NONE. */
+/* The id of the entry for (DEV, INO, PATH) of hash H in its version MTIME (0: any; else an
+ * entry of any version only when none has this one), or HTAB_NONE. */
 static uint32_t dsos__lookup(const struct dsos *ds, uint64_t dev, uint64_t ino,
-			     const char *path, uint64_t h)
+			     const char *path, uint64_t mtime, uint64_t h)
 {
-	uint32_t pos, i;
+	uint32_t pos, i, any = HTAB_NONE;
 
 	for (i = htab__first(&ds->index, h, &pos); i != HTAB_NONE;
 	     i = htab__next(&ds->index, h, &pos)) {
 		const struct dsos_ent *e = &ds->ents[i];
 
-		if (e->dev == dev && e->ino == ino && !strcmp(e->path, path))
+		if (e->dev != dev || e->ino != ino || strcmp(e->path, path))
+			continue;
+		if (!mtime || e->mtime == mtime)
 			return i;
+		if (!e->mtime)
+			any = i;
 	}
-	return HTAB_NONE;
+	return any;
 }
 
 struct dso *dsos__get(struct dsos *ds, pid_t pid, const struct map *m, uint32_t *id)
@@ -242,7 +262,7 @@ struct dso *dsos__get(struct dsos *ds, pid_t pid, const struct map *m, uint32_t 
 	if (!map__is_dso(m))
 		return NULL;
 	h = ent_hash(m->dev, m->ino, m->path);
-	i = dsos__lookup(ds, m->dev, m->ino, m->path, h);
+	i = dsos__lookup(ds, m->dev, m->ino, m->path, m->mtime, h);
 	if (i == HTAB_NONE && (i = dsos__add(ds, pid, m, h)) == UINT32_MAX)
 		return NULL;
 	if (id)
@@ -266,8 +286,30 @@ uint32_t dsos__find(const struct dsos *ds, const struct map *m)
 
 	if (!map__is_dso(m))
 		return UINT32_MAX;
-	i = dsos__lookup(ds, m->dev, m->ino, m->path, ent_hash(m->dev, m->ino, m->path));
+	i = dsos__lookup(ds, m->dev, m->ino, m->path, m->mtime,
+			 ent_hash(m->dev, m->ino, m->path));
 	return i == HTAB_NONE ? UINT32_MAX : i;
+}
+
+void dsos__check(struct dsos *ds)
+{
+	ds->check_round++;
+}
+
+bool dsos__replaced(struct dsos *ds, uint32_t id)
+{
+	struct dsos_ent *e = id < ds->nr ? &ds->ents[id] : NULL;
+	struct stat st;
+
+	if (!e || !e->path || !e->dso || e->replaced || e->checked == ds->check_round)
+		return e && e->replaced;
+	e->checked = ds->check_round;
+	if (!fstat(dso__fd(e->dso), &st) &&
+	    (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec != e->mtime) {
+		pr_debug("%s: rewritten in place while profiled", e->path);
+		e->replaced = true;
+	}
+	return e->replaced;
 }
 
 bool dsos__known(const struct dsos *ds, uint32_t id)

@@ -43,6 +43,15 @@ struct dso *dsos__at(const struct dsos *ds, uint32_t id);
 /* The id of the file mapping M maps, when it is known (nothing is opened): else UINT32_MAX. */
 uint32_t dsos__find(const struct dsos *ds, const struct map *m);
 
+/*
+ * Whether file ID was rewritten in place (its mtime) since the version it stands for was
+ * mapped: its content now is another program's, and what is read of it does not name that
+ * version's addresses. Its descriptor is looked at once per round of dsos__check (one before
+ * each profile is named).
+ */
+bool dsos__replaced(struct dsos *ds, uint32_t id);
+void dsos__check(struct dsos *ds);
+
 /* Whether file ID is known now (added, not forgotten). */
 bool dsos__known(const struct dsos *ds, uint32_t id);
 

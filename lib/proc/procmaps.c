@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "base/limits.h"
@@ -195,7 +197,8 @@ static bool map__differs(const struct map *o, const struct map *m)
 {
 	const char *path = m->path ? m->path : "";
 
-	if (strcmp(o->path, path) || o->dev != m->dev || o->ino != m->ino)
+	if (strcmp(o->path, path) || o->dev != m->dev || o->ino != m->ino ||
+	    (o->mtime && m->mtime && o->mtime != m->mtime))
 		return true;
 	return path[0] == '/' && o->start - o->pgoff != m->start - m->pgoff;
 }
@@ -729,6 +732,20 @@ int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child, uint64_t time
 	return err;
 }
 
+uint64_t procmaps__file_mtime(pid_t pid, const struct map *m)
+{
+	char path[96];
+	struct stat st;
+
+	if (pid <= 0 || !m->path || m->path[0] != '/')
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
+		 m->end);
+	if (stat(path, &st) || (uint64_t)st.st_ino != m->ino)
+		return 0;
+	return (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+}
+
 int procmaps__load(struct procmaps *pm, pid_t pid)
 {
 	char path[64], line[PROCMAPS_PATH_MAX + 128];
@@ -764,6 +781,7 @@ int procmaps__load(struct procmaps *pm, pid_t pid)
 		}
 		if (procmaps__parse_line(line, &m, &deleted) != 1)
 			continue;
+		m.mtime = procmaps__file_mtime(pid, &m);
 		err = procmaps__add(pm, pid, &m);
 		if (err)
 			break;

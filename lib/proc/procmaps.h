@@ -22,7 +22,13 @@ struct map {
 	char *path;		/* as the process saw it: "/usr/lib/x.so", "[vdso]", "" */
 	uint64_t time;		/* when it was mapped (the mmap record's clock), 0: before
 				 * the profile began (read from /proc/PID/maps) */
+	uint64_t mtime;		/* its file's modification time (ns) when it was recorded,
+				 * 0: not known: which version of a file rewritten in place */
 };
+
+/* The modification time (ns) of the file M of live process PID maps (through
+ * /proc/PID/map_files, nothing opened), or 0 when it cannot be known. */
+uint64_t procmaps__file_mtime(pid_t pid, const struct map *m);
 
 struct procmaps;
 

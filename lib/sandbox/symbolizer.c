@@ -81,6 +81,7 @@ static void sym_src__free(struct sym_src *src)
 		close(src->map_fd);
 	free(src->name);
 	free(src->label);
+	free(src->replaced_label);
 	free(src->wait);
 	free(src->fetch_id);
 	free(src->tbuf);
@@ -204,6 +205,13 @@ static struct sym_src *sym_src__new(const char *name, uint32_t id, bool is_map)
 		return NULL;
 	}
 	return src;
+}
+
+const char *sym_src__replaced_label(struct sym_src *src)
+{
+	if (!src->replaced_label && asprintf(&src->replaced_label, "[%s (replaced)]", src->base) < 0)
+		src->replaced_label = NULL;
+	return src->replaced_label ? src->replaced_label : src->label;
 }
 
 struct sym_src *sym_src__of(struct symbolizer *s, uint32_t src)

@@ -36,6 +36,7 @@ struct sym_src {
 	char *name;		/* the file's path as its process saw it, or the perf map's */
 	const char *base;	/* FILE of FILE+0xOFFSET: the base name */
 	char *label;		/* "[base]" */
+	char *replaced_label;	/* "[base (replaced)]", made when first asked for */
 	struct dso *dso;	/* a file's: its descriptor; NULL when it cannot be read */
 	int map_fd;		/* a perf map's descriptor; -1: none */
 	pid_t pid;		/* a perf map's process */
@@ -118,6 +119,8 @@ struct sym_src *sym_src__file_at(struct symbolizer *s, uint32_t id, struct dso *
  * yet); the perf map source of PID (its file opened at the first call). NULL on ENOMEM. */
 struct sym_src *symbolizer__file(struct symbolizer *s, pid_t pid, const struct map *m);
 struct sym_src *symbolizer__map(struct symbolizer *s, pid_t pid);
+/* "[base (replaced)]" of file source SRC (its label on ENOMEM). */
+const char *sym_src__replaced_label(struct sym_src *src);
 /* The source whose perf map SRC's entries are named from: SRC, or the process it is an epoch
  * of (NULL on ENOMEM). */
 struct sym_src *symbolizer__map_owner(struct symbolizer *s, struct sym_src *src);

@@ -142,6 +142,11 @@ static int64_t symbolizer__addr(struct symbolizer *s, pid_t pid, uint64_t addr, 
 		*name = src->label;
 		return -ENOENT;
 	}
+	/* A version of a file rewritten in place: its names are not the new content's. */
+	if (dsos__replaced(s->dsos, src->id)) {
+		*name = sym_src__replaced_label(src);
+		return -ENOENT;
+	}
 	return symbolizer__entry(s, src, map__file_offset(m, addr), is_return);
 }
 
@@ -261,6 +266,8 @@ int symbolizer__file_info(struct symbolizer *s, pid_t pid, const struct map *m,
 
 	if (!dso)
 		return -ENOENT;
+	if (dsos__replaced(s->dsos, id))
+		return -ESTALE;
 	if (src && src->bad)
 		return -EIO;
 	if (!src || !src->info)

@@ -4092,6 +4092,46 @@ def hot_patched_text_keeps_its_names():
 
 
 @test
+def program_rewritten_in_place_named_by_its_version():
+    # One path, one inode, two programs: swapexe_one runs as "prog", then swapexe_two is
+    # copied over it (cp: the same inode) and runs, under one profile -a. Before: the second
+    # one's samples named "prog;...;alpha_work" from the first one's file. Now each version
+    # is a file of its own (its mtime when mapped): the second named from its own content
+    # (vtwo;...;main;beta_work, whole); the first, whose content is gone, marked
+    # [prog (replaced)], never named from the second.
+    d = tempfile.mkdtemp(prefix="rewrite-", dir=os.path.join(BUILD, "tests"))
+    prog = os.path.join(d, "prog")
+    log = os.path.join(os.path.abspath(d), "profile.err")
+    shutil.copyfile(workload("swapexe_one"), prog)
+    os.chmod(prog, 0o755)
+    script = (f"{shlex.quote(os.path.abspath(profile_bin()))} -v -a -F 499 -d 5 2>{log} & "
+              f"until grep -q 'sampling on' {log} || ! kill -0 $! 2>/dev/null; "
+              "do sleep 0.05; done; "
+              f"{shlex.quote(prog)} 1.2; cat {shlex.quote(workload('swapexe_two'))} > "
+              f"{shlex.quote(prog)}; {shlex.quote(prog)} 1.2; wait")
+    try:
+        ino = os.stat(prog).st_ino
+        p = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60)
+        expect(os.stat(prog).st_ino == ino, "the file was not rewritten in place")
+        stacks = parse_folded(p.stdout)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    one, two = total(stacks, "vone"), total(stacks, "vtwo")
+    expect(one > 0 and two > 0, f"vone {one}, vtwo {two} samples")
+    wrong = sum(c for f, c in stacks if f[0] == "vone" and "beta_work" in f)
+    expect(wrong == 0, f"{wrong} of vone's samples named from the second version")
+    named = sum(c for f, c in stacks if f[0] == "vone" and ("alpha_work" in f or
+                                                             "[prog (replaced)]" in f))
+    expect(named >= 0.95 * one, f"vone: {named} of {one} samples alpha_work or marked")
+    good = sum(c for f, c in stacks if f[0] == "vtwo" and
+               has_chain(f, ["__libc_start_call_main", "main", "beta_work"]))
+    expect(good >= 0.95 * two, f"vtwo: {good} of {two} samples whole in beta_work")
+    expect(not [f for f, _ in stacks if f[0] == "prog" and "alpha_work" in f],
+           "a sample named prog;...;alpha_work")
+    return f"vone {one} ({named} alpha_work or marked), vtwo {two} ({good} whole)"
+
+
+@test
 def renamed_threads_named_as_they_ran():
     # swap rename: the process renames itself "swapd" at once; a thread renames itself
     # "phase-one" and "phase-two" in turn, 50 ms of CPU each. With --threads each sample is

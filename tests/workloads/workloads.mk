@@ -16,7 +16,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug $(WL)/offcpu $(WL)/offcpu_fp \
 		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so $(WL)/gapleaf_fp $(WL)/gapleaf \
 		   $(WL)/zerora $(WL)/coro $(WL)/deepserve $(WL)/scanleaf \
-		   $(WL)/swap $(WL)/libswap_a.so $(WL)/libswap_b.so
+		   $(WL)/swap $(WL)/libswap_a.so $(WL)/libswap_b.so $(WL)/swapexe_one $(WL)/swapexe_two
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -363,3 +363,14 @@ $(WL)/libswap_b.so: tests/workloads/swap_lib.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) -fPIC -shared -DSWAP_NAME=swap_work_beta $< -o $@
+
+# Two versions of one program, for a file rewritten in place (the same inode) between runs.
+$(WL)/swapexe_one: tests/workloads/swapexe.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -DSWAP_V=1 $< -o $@
+
+$(WL)/swapexe_two: tests/workloads/swapexe.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -DSWAP_V=2 $< -o $@
