@@ -529,21 +529,26 @@ static __always_inline __u64 new_epoch(__u32 tgid)
  * This comes before the mmap record, whose time is a little later (PROCMAPS_EPOCH_SLACK_NS).
  * (No kprobes nor fentry here: the kernels this runs on may have neither.)
  */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
 SEC("tp_btf/ma_write")
 int BPF_PROG(on_ma_write, const char *fn, struct ma_state *mas, unsigned long piv, void *val)
 {
 	struct task_struct *task;
-	struct vm_area_struct *vma = val;
+	struct vm_area_struct *vma;
 	struct mm_struct *mm;
 	__u32 tgid;
 
+	/* Cheap first, at every store of every process: plain loads (no helper calls), the
+	 * flags before anything else (most stores map no code). */
 	if (!val)
+		return 0;
+	vma = bpf_rdonly_cast(val, bpf_core_type_id_kernel(struct vm_area_struct));
+	if (!(vma->vm_flags & EPOCH_VM_EXEC) || !vma->vm_file)
 		return 0;
 	task = bpf_get_current_task_btf();
 	mm = task->mm;
-	if (!mm || (void *)BPF_CORE_READ(mas, tree) != (void *)&mm->mm_mt)
-		return 0;
-	if (!(BPF_CORE_READ(vma, vm_flags) & EPOCH_VM_EXEC) || !BPF_CORE_READ(vma, vm_file))
+	if (!mm || (void *)mas->tree != (void *)&mm->mm_mt)
 		return 0;
 	tgid = task_tgid(task);
 	if (!tgid || (filter_pids && !profiled(tgid)))
