@@ -236,7 +236,31 @@ static uint64_t event_cookie(const struct session *s, unsigned int i)
 	return c;
 }
 
+/* Open, size and load the programs; WITHOUT_EPOCHS: all but the two that begin epochs
+ * (mapping stores, renames: kernels before 6.2 have no bpf_rdonly_cast). */
+static int load_bpf(struct session *s, bool without_epochs);
+
 int session__load_bpf(struct session *s)
+{
+	int err = load_bpf(s, false);
+
+	/* Not for want of privileges: the same without them (a warning said what is lost). */
+	if (err && err != -EPERM && err != -EACCES && s->err_kind != SESSION_ERR_ENV) {
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+		free(s->err);
+		s->err = NULL;
+		pr_debug("loading without the epoch programs after: %s", strerror(-err));
+		err = load_bpf(s, true);
+		if (!err)
+			pr_warn("this kernel cannot run the programs that tell a library loaded where "
+				"another was, or a thread renamed, apart: such samples are named as "
+				"at the end");
+	}
+	return err;
+}
+
+static int load_bpf(struct session *s, bool without_epochs)
 {
 	const struct session_opts *o = &s->opts;
 	struct profile_bpf *skel;
@@ -261,6 +285,10 @@ int session__load_bpf(struct session *s)
 	for (size_t i = 0; i < o->nr_cgroups && i < PROFILE_MAX_CGROUPS; i++)
 		skel->rodata->cgroup_ids[i] = s->cgroup_ids[i];
 	skel->rodata->group_cgroup = o->group_cgroup;
+	if (without_epochs) {
+		bpf_program__set_autoload(skel->progs.on_ma_write, false);
+		bpf_program__set_autoload(skel->progs.on_rename, false);
+	}
 	if (!session__has_kind(s, EVENT_TRACEPOINT))
 		bpf_program__set_autoload(skel->progs.do_tracepoint, false);
 	if (s->nr_evs && !session__has_kind(s, EVENT_CLOCK) &&
