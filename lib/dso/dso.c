@@ -464,6 +464,15 @@ static bool syms__ok(struct dso *d)
 	return !dso__faulted(d);
 }
 
+/* Whether VADDR, under symbol S of no size (assembly's: NASM's untyped global labels, x264's),
+ * is in another function that begins after S (its FDE, a code entry): S names only up to
+ * there. */
+static bool unsized_elsewhere(struct dso *d, const struct symtab_sym *s, uint64_t vaddr)
+{
+	return !s->size && vaddr > s->start && dso__usable(d) &&
+	       dso__function_between(d, s->start, vaddr);
+}
+
 const char *dso__lookup(struct dso *d, uint64_t vaddr, uint64_t *offset)
 {
 	const struct symtab_sym *s;
@@ -479,7 +488,7 @@ const char *dso__lookup(struct dso *d, uint64_t vaddr, uint64_t *offset)
 		return name;
 	}
 	s = symtab__lookup(&d->syms, d->segs, d->nr_segs, vaddr);
-	if (!s)
+	if (!s || unsized_elsewhere(d, s, vaddr))
 		return NULL;
 	if (offset)
 		*offset = vaddr - s->start;
@@ -495,7 +504,7 @@ const char *dso__lookup_range(struct dso *d, uint64_t vaddr, uint64_t *start, ui
 	if (plt__contains(&d->plt, vaddr))
 		return plt__lookup(&d->plt, vaddr, start, end);
 	s = symtab__lookup(&d->syms, d->segs, d->nr_segs, vaddr);
-	if (!s)
+	if (!s || unsized_elsewhere(d, s, vaddr))
 		return NULL;
 	*start = s->start;
 	*end = s->start + s->size;

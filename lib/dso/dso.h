@@ -169,6 +169,10 @@ uint64_t dso__fde_start(struct dso *dso, uint64_t vaddr);
  */
 uint64_t dso__code_entry(struct dso *dso, uint64_t vaddr);
 
+/* Whether a function begins in (FROM, VADDR]: an FDE's start or a code entry
+ * (dso__code_entry's). */
+bool dso__function_between(struct dso *dso, uint64_t from, uint64_t vaddr);
+
 /* Build id as lowercase hex (NULL when the file has none). Owned by DSO. */
 const char *dso__build_id(const struct dso *dso);
 

@@ -420,6 +420,26 @@ static uint64_t fde_before(struct dso *d, uint64_t vaddr)
 	return best;
 }
 
+bool dso__function_between(struct dso *d, uint64_t from, uint64_t vaddr)
+{
+	size_t lo = 0, hi;
+
+	if (fde_before(d, vaddr) > from)
+		return true;
+	if (!d->entries_built && !dso__faulted(d))
+		build_entries(d);
+	hi = d->nr_entries;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->entries[mid] <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && d->entries[lo - 1] > from;
+}
+
 uint64_t dso__code_entry(struct dso *d, uint64_t vaddr)
 {
 	size_t lo = 0, hi;

@@ -97,6 +97,16 @@ static uint64_t section_end(Elf *elf, size_t ndx)
 	return shdr.sh_addr + shdr.sh_size;
 }
 
+/* Whether section NDX holds code (SHF_EXECINSTR). */
+static bool section_is_code(Elf *elf, size_t ndx)
+{
+	Elf_Scn *scn;
+	GElf_Shdr shdr;
+
+	return ndx != SHN_UNDEF && ndx < SHN_LORESERVE && (scn = elf_getscn(elf, ndx)) &&
+	       gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_EXECINSTR);
+}
+
 /* Append the function symbols of symbol table SCN. Names point into ELF until finalized. */
 static int symtab__read(struct symtab *e, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr)
 {
@@ -129,10 +139,12 @@ static int symtab__read(struct symtab *e, Elf *elf, Elf_Scn *scn, const GElf_Shd
 			return -ENOEXEC;
 		type = GELF_ST_TYPE(sym.st_info);
 		bind = GELF_ST_BIND(sym.st_info);
-		/* Functions; and the entry point, which assembly (ld.so's _start) often leaves
-		 * untyped. */
+		/* Functions; and untyped global labels in code, as hand-written assembly leaves
+		 * its functions (NASM's `global f`, x264's; ld.so's _start, the entry point). */
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC &&
-		     !(type == STT_NOTYPE && sym.st_value == entry)) ||
+		     !(type == STT_NOTYPE && (sym.st_value == entry ||
+					      ((bind == STB_GLOBAL || bind == STB_WEAK) &&
+					       section_is_code(elf, sym.st_shndx))))) ||
 		    sym.st_value == 0 || sym.st_shndx == SHN_UNDEF)
 			continue;
 		name = elf_strptr(elf, shdr->sh_link, sym.st_name);

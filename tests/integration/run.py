@@ -3961,6 +3961,26 @@ def assembly_without_symbols_named_by_its_entry():
 
 
 
+
+@test
+def nasm_functions_named_by_their_symbols():
+    # nasmleaf: three functions of NASM, as x264's are (global labels without a type or a
+    # size, no CFI), called in turn from main. Each sample's leaf is named by its own symbol
+    # (<= 5% with a [nasmleaf] leaf), whole from main. Before: all of them named frame_dummy
+    # (the C function before them), every stack [truncated].
+    stacks, _, _ = run_profile(["-F", "499", "--", workload("nasmleaf"), "2"])
+    n = total(stacks, "nasmleaf")
+    expect(n > 100, f"only {n} samples of nasmleaf")
+    counts = {}
+    for fn in ("nasm_one", "nasm_two", "nasm_three"):
+        counts[fn] = sum(c for f, c in stacks if f[-1] == fn and
+                         has_chain(f, ["__libc_start_call_main", "main", fn]))
+        expect(counts[fn] >= 0.25 * n, f"{fn} whole in {counts[fn]} of {n} samples: "
+               f"{sorted(stacks, key=lambda x: -x[1])[:2]}")
+    file_leaf = sum(c for f, c in stacks if f[-1] == "[nasmleaf]")
+    expect(file_leaf <= 0.05 * n, f"{file_leaf} of {n} samples end at [nasmleaf]")
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) + f" of {n}"
+
 # --- names as they were at the sample (issue 27) ---------------------------------------------
 
 def swap_truth(out, a, b):

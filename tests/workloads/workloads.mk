@@ -16,7 +16,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug $(WL)/offcpu $(WL)/offcpu_fp \
 		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so $(WL)/gapleaf_fp $(WL)/gapleaf \
 		   $(WL)/zerora $(WL)/coro $(WL)/deepserve $(WL)/scanleaf \
-		   $(WL)/swap $(WL)/libswap_a.so $(WL)/libswap_b.so $(WL)/swapexe_one $(WL)/swapexe_two
+		   $(WL)/swap $(WL)/libswap_a.so $(WL)/libswap_b.so $(WL)/swapexe_one $(WL)/swapexe_two $(WL)/nasmleaf
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -374,3 +374,11 @@ $(WL)/swapexe_two: tests/workloads/swapexe.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) -DSWAP_V=2 $< -o $@
+
+# Functions of NASM: untyped, unsized global symbols, no CFI (as x264's).
+$(WL)/nasmleaf: tests/workloads/nasmleaf.c tests/workloads/nasmleaf.asm tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)nasm -f elf64 tests/workloads/nasmleaf.asm -o $@.o
+	$(Q)$(CC) $(WL_NOFP) $< $@.o -o $@
+	$(Q)rm -f $@.o
