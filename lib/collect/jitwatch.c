@@ -5,8 +5,8 @@
  * code was appends a line for the same address. Names are given at the end, from the whole
  * file: the samples taken before that line was written would get its name. So the maps of the
  * processes with anonymous code are read as they grow (inotify wakes the loop; sizes are also
- * checked every TICK_ALL), for the start address of each line only (the worker parses the
- * names, out of this privileged process). A line for an address a line named before begins
+ * checked every JITWATCH_ALL_S), for the start address of each line only
+ * (perfmap__line_starts: the worker parses the names, out of this privileged process). A line for an address a line named before begins
  * an epoch of the process: its samples from then on carry a new gen (BPF's `incarns`), and
  * those before it name its JIT code by the lines written before (procmaps__jit_epoch, then
  * perfmap__lookup_at in the worker). Samples between the write and the moment it is read here
@@ -140,26 +140,6 @@ static bool seen_before(struct jitw *w, uint64_t start)
 	return false;
 }
 
-/* The start address of a perf-map line ("START SIZE NAME", START in hex, 0x optional), or
- * false when it has none. */
-static bool line_start(const char *p, const char *end, uint64_t *start)
-{
-	int digits = 0;
-
-	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		p += 2;
-	*start = 0;
-	for (; p < end && *p != ' '; p++, digits++) {
-		int c = *p | 0x20, d = *p >= '0' && *p <= '9' ? *p - '0' :
-				      c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-
-		if (d < 0 || digits == 16)
-			return false;
-		*start = *start << 4 | (uint64_t)d;
-	}
-	return digits > 0 && p < end;
-}
-
 /* A new gen for PID's samples from TIME on, in BPF (its `incarns` flags kept). */
 static void new_gen(struct session *s, pid_t pid, uint64_t time)
 {
@@ -173,14 +153,28 @@ static void new_gen(struct session *s, pid_t pid, uint64_t time)
 	__atomic_fetch_add(&s->skel->bss->procs_gen, 1, __ATOMIC_RELAXED);
 }
 
+struct scan {
+	struct jitw *w;
+	uint64_t rewrite;	/* the file offset of the first line for an address named before */
+};
+
+static void on_line(void *ctx, uint64_t start, size_t offset)
+{
+	struct scan *sc = ctx;
+	struct jitw *w = sc->w;
+
+	if (!w->full && seen_before(w, start) && w->off + offset >= w->had &&
+	    sc->rewrite == UINT64_MAX)
+		sc->rewrite = w->off + offset;
+}
+
 /* Read what W's map has past what was read; an epoch when a line names an address again. */
 static void jitw__read(struct session *s, struct jitw *w)
 {
 	struct jitwatch *jw = s->jw;
-	uint64_t rewrite = UINT64_MAX;
+	struct scan sc = { w, UINT64_MAX };
 	struct stat st;
 	ssize_t n;
-	size_t pos = 0;
 
 	if (fstat(w->fd, &st) || (uint64_t)st.st_size <= w->off)
 		return;
@@ -189,30 +183,20 @@ static void jitw__read(struct session *s, struct jitw *w)
 	n = pread(w->fd, jw->buf, JITWATCH_READ_MAX, (off_t)w->off);
 	if (n <= 0)
 		return;
-	for (;;) {
-		char *nl = memchr(jw->buf + pos, '\n', (size_t)n - pos);
-		uint64_t start;
-
-		if (!nl)
-			break;
-		if (!w->full && line_start(jw->buf + pos, nl, &start) && seen_before(w, start) &&
-		    w->off + pos >= w->had && rewrite == UINT64_MAX)
-			rewrite = w->off + pos;
-		pos = (size_t)(nl - jw->buf) + 1;
-	}
-	/* A line longer than all that was read: passed over. */
-	if (!pos && (size_t)n == JITWATCH_READ_MAX)
-		pos = (size_t)n;
-	w->off += pos;
-	if (rewrite != UINT64_MAX) {
+	/* Whole lines only (the rest is read with what follows); one longer than a read,
+	 * passed over. */
+	if (n < (ssize_t)JITWATCH_READ_MAX && !memchr(jw->buf, '\n', (size_t)n))
+		return;
+	w->off += perfmap__line_starts(jw->buf, (size_t)n, on_line, &sc);
+	if (sc.rewrite != UINT64_MAX) {
 		/* As BPF keeps it: the low bits of an `incarns` value are flags. */
 		uint64_t now = clock_mono_ns() & ~INCARN_FLAGS;
 
-		if (procmaps__jit_epoch(s->maps, w->pid, now, rewrite) == 0) {
+		if (procmaps__jit_epoch(s->maps, w->pid, now, sc.rewrite) == 0) {
 			new_gen(s, w->pid, now);
-			pr_debug("jitwatch: pid %d: JIT code rewritten in place (the line at byte %llu of its perf map)",
-				 w->pid, (unsigned long long)rewrite);
 			s->stats.jit_epochs++;
+			pr_debug("jitwatch: pid %d: JIT code rewritten in place (the line at byte %llu "
+				 "of its perf map)", w->pid, (unsigned long long)sc.rewrite);
 		}
 	}
 }

@@ -307,6 +307,24 @@ struct perfmap *perfmap__load(pid_t pid)
 	return perfmap__read_fd(fd);
 }
 
+size_t perfmap__line_starts(const char *buf, size_t n,
+			    void (*fn)(void *ctx, uint64_t start, size_t offset), void *ctx)
+{
+	size_t pos = 0;
+
+	for (;;) {
+		const char *nl = memchr(buf + pos, '\n', n - pos), *p = buf + pos;
+		uint64_t start;
+
+		if (!nl)
+			break;
+		if (!parse_hex(&p, nl, &start))
+			fn(ctx, start, pos);
+		pos = (size_t)(nl - buf) + 1;
+	}
+	return pos ? pos : n;
+}
+
 void perfmap__free(struct perfmap *pm)
 {
 	if (!pm)

@@ -39,6 +39,16 @@ struct perfmap *perfmap__read_fd(int fd);
 /* perfmap__read_fd(perfmap__open(PID)). NULL with errno (ENOENT when there is none). */
 struct perfmap *perfmap__load(pid_t pid);
 
+/*
+ * The start address of each whole line of the N bytes at BUF (perf-map text read as the file
+ * grows), for FN(CTX, START, OFFSET of the line in BUF); lines without one are passed over.
+ * Only the leading hex number is read: all the privileged process reads of such a file
+ * (collect/jitwatch.c). Returns the bytes of the whole lines (the rest waits for more), or N
+ * when a line is longer than N (passed over).
+ */
+size_t perfmap__line_starts(const char *buf, size_t n,
+			    void (*fn)(void *ctx, uint64_t start, size_t offset), void *ctx);
+
 /* Free the map. NULL is fine. */
 void perfmap__free(struct perfmap *pm);
 

@@ -82,6 +82,39 @@ static void test_lookup_at_a_size(void)
 	perfmap__free(pm);
 }
 
+struct starts {
+	uint64_t start[8];
+	size_t off[8], n;
+};
+
+static void on_start(void *ctx, uint64_t start, size_t offset)
+{
+	struct starts *st = ctx;
+
+	if (st->n < 8) {
+		st->start[st->n] = start;
+		st->off[st->n++] = offset;
+	}
+}
+
+/* What the privileged process reads of a growing map: each whole line's start address. */
+static void test_line_starts(void)
+{
+	static const char text[] = "1000 10 a\nnot hex\n0x2000 20 b\n3000 30 c";
+	struct starts st = { 0 };
+	size_t used = perfmap__line_starts(text, sizeof(text) - 1, on_start, &st);
+
+	CU_ASSERT_EQUAL(used, 30);		/* "3000 30 c" waits for its newline */
+	CU_ASSERT_EQUAL(st.n, 2);
+	CU_ASSERT_EQUAL(st.start[0], 0x1000);
+	CU_ASSERT_EQUAL(st.off[0], 0);
+	CU_ASSERT_EQUAL(st.start[1], 0x2000);
+	CU_ASSERT_EQUAL(st.off[1], 18);
+	st.n = 0;
+	CU_ASSERT_EQUAL(perfmap__line_starts("12345678", 8, on_start, &st), 8);	/* too long */
+	CU_ASSERT_EQUAL(st.n, 0);
+}
+
 static void test_missing_file(void)
 {
 	CU_ASSERT_PTR_NULL(perfmap__load(999999999));
@@ -176,6 +209,7 @@ int register_perfmap_suite(void)
 	if (!s || !CU_add_test(s, "parse and look up", test_parse_lookup) ||
 	    !CU_add_test(s, "code recompiled at the same address", test_recompiled_in_place) ||
 	    !CU_add_test(s, "names as the file was at a size", test_lookup_at_a_size) ||
+	    !CU_add_test(s, "line starts of a growing map", test_line_starts) ||
 	    !CU_add_test(s, "no map for the pid", test_missing_file) ||
 	    !CU_add_test(s, "a FIFO in place of the map does not block", test_fifo_does_not_block) ||
 	    !CU_add_test(s, "long lines skipped whole", test_long_lines) ||
