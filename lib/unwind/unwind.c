@@ -277,25 +277,30 @@ static bool code16(struct uctx *c, uint64_t addr, unsigned char b[16])
  * taking rsp from a register still as it was at PC (mov r, rsp; leave from rbp): the slot is
  * then that register's value at PC (X86_RSP: rsp's) plus *OFF, into *BASE. False when an
  * instruction moves rsp otherwise, control goes where it cannot be followed, or no ret comes
- * within UNWIND_AHEAD_MAX instructions. What the code says depends on PC alone: kept in the
- * unwinder's cache by file and address.
+ * within UNWIND_AHEAD_MAX instructions. *RBP_KEPT: rbp at the ret is as it was at PC. What
+ * the code says depends on PC alone: kept in the unwinder's cache by file and address (L NULL:
+ * anonymous code, not kept, UNWIND_AHEAD_ANON_MAX instructions).
  */
 static bool ret_rule_ahead(struct uctx *c, const struct loaded *l, uint64_t pc, uint8_t *base,
-			   int64_t *off)
+			   int64_t *off, bool *rbp_kept)
 {
-	struct ahead_ent *a = &c->u->ahead[hash_u64(l->f->id, pc - l->bias) % UNWIND_AHEAD_CACHE];
+	struct ahead_ent spare, *a = l ? &c->u->ahead[hash_u64(l->f->id, pc - l->bias) %
+						   UNWIND_AHEAD_CACHE] : &spare;
 	uint32_t same = 0xffffu & ~(1u << X86_RSP);	/* registers still as at PC */
+	uint32_t file = l ? l->f->id : UINT32_MAX;
+	uint64_t key = l ? pc - l->bias : pc;
 	int64_t delta = 0;
 	uint8_t from = X86_RSP;
 	uint64_t at = pc;
 
-	if (a->state && a->file == l->f->id && a->pc == pc - l->bias) {
+	if (l && a->state && a->file == file && a->pc == key) {
 		*base = a->base;
 		*off = a->off;
+		*rbp_kept = a->rbp_kept;
 		return a->state == AHEAD_OK;
 	}
-	*a = (struct ahead_ent){ .file = l->f->id, .pc = pc - l->bias, .state = AHEAD_NONE };
-	for (int k = 0; k < UNWIND_AHEAD_MAX; k++) {
+	*a = (struct ahead_ent){ .file = file, .pc = key, .state = AHEAD_NONE };
+	for (int k = 0; k < (l ? UNWIND_AHEAD_MAX : UNWIND_AHEAD_ANON_MAX); k++) {
 		unsigned char b[16];
 		struct x86_insn in;
 		int64_t d;
@@ -307,11 +312,13 @@ static bool ret_rule_ahead(struct uctx *c, const struct loaded *l, uint64_t pc, 
 			uint8_t op = in.op, ext = in.reg & 7;
 
 			if (op == 0xc3 || op == 0xc2) {			/* ret */
-				*a = (struct ahead_ent){ .file = l->f->id, .pc = pc - l->bias,
+				*a = (struct ahead_ent){ .file = file, .pc = key,
 							 .state = AHEAD_OK, .base = from,
-							 .off = (int32_t)delta };
+							 .off = (int32_t)delta,
+							 .rbp_kept = same >> X86_RBP & 1 };
 				*base = from;
 				*off = delta;
+				*rbp_kept = a->rbp_kept;
 				return delta == (int32_t)delta;
 			}
 			if (op == 0xeb || op == 0xe9) {				/* jmp */
@@ -372,8 +379,9 @@ static bool ret_slot_ahead(struct uctx *c, const struct loaded *l, const struct 
 {
 	uint8_t base;
 	int64_t off;
+	bool kept;
 
-	if (!ret_rule_ahead(c, l, f->ip, &base, &off))
+	if (!ret_rule_ahead(c, l, f->ip, &base, &off, &kept))
 		return false;
 	if (base == X86_RSP)
 		*slot = f->sp + (uint64_t)off;
@@ -554,6 +562,29 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 			tmp = (struct cfi_rule){ .cfa_reg = CFI_REG_RSP, .cfa_off = 8,
 						 .ra = CFI_AT_CFA, .ra_off = -8 };
 			r = &tmp;
+		}
+		if (!r && !l && err == -ENOENT && (!bp_ok || bp < sp) &&
+		    procmaps__find(c->u->pm, s->pid, pc)) {
+			/* Anonymous code with no frame record to go by (CPython 3.12's perf
+			 * trampolines: sub rsp, call, add rsp, ret): its return address where
+			 * its code says, as for assembly in files. */
+			const struct map *m = procmaps__find(c->u->pm, s->pid, pc);
+			uint8_t base;
+			int64_t off;
+			uint64_t w;
+			bool kept;
+
+			/* Taken only when the word there returns into a file, after a call that
+			 * may have come here (CPython's evaluator calls it through a pointer);
+			 * JIT code called from JIT code stays cut. */
+			if (ret_rule_ahead(c, NULL, ip, &base, &off, &kept) && base == X86_RSP &&
+			    off >= 0 && !read_stack(c, sp + (uint64_t)off, &w) &&
+			    call_into(c, w, m->start, ip, false, false)) {
+				tmp = (struct cfi_rule){ .cfa_reg = CFI_REG_RSP, .cfa_off = off + 8,
+							 .ra = CFI_AT_CFA, .ra_off = -8,
+							 .bp = kept ? CFI_SAME : CFI_UNDEFINED };
+				r = &tmp;
+			}
 		}
 		if (!r && (err != -ENOENT || !bp_ok || bp < sp ||
 			   (!l && !procmaps__find(c->u->pm, s->pid, pc))))

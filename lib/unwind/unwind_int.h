@@ -81,6 +81,8 @@ struct uctx;
 /* Instructions followed from a frame's pc to its ret (unwind.c's ret_rule_ahead: OpenBLAS's
  * kernels are unrolled over 28 KiB), and the rules so found kept per (file, address). */
 #define UNWIND_AHEAD_MAX	8192
+/* ... in anonymous code (a JIT's, not cached: it may be rewritten): a stub's few. */
+#define UNWIND_AHEAD_ANON_MAX	64
 #define UNWIND_AHEAD_CACHE	4096
 
 enum { AHEAD_EMPTY = 0, AHEAD_OK, AHEAD_NONE };
@@ -91,6 +93,7 @@ struct ahead_ent {
 	int32_t off;		/* the return address is at register base's value + off */
 	uint8_t base;		/* x86's register number (X86_RSP: rsp) */
 	uint8_t state;		/* AHEAD_* */
+	bool rbp_kept;		/* rbp at the ret is as it was at pc */
 };
 
 struct unwinder {

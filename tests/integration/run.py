@@ -3981,6 +3981,64 @@ def nasm_functions_named_by_their_symbols():
     expect(file_leaf <= 0.05 * n, f"{file_leaf} of {n} samples end at [nasmleaf]")
     return ", ".join(f"{k} {v}" for k, v in counts.items()) + f" of {n}"
 
+
+PYX = """import time
+def inner(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+def outer():
+    t = time.time() + 1.5
+    while time.time() < t:
+        inner(10000)
+outer()
+"""
+
+
+@test
+def python_perf_trampolines_walked_through():
+    # CPython 3.12 and 3.13 (pyenv's) with -X perf: each Python function runs through a
+    # trampoline copied into anonymous memory and named in the perf map (py::NAME:FILE).
+    # 3.12's keeps no frame record (sub rsp; call; add rsp; ret): every stack was cut right
+    # above the first one (99.1% [truncated]). Its return address is where its code says
+    # (ret_rule_ahead, for anonymous code too): py::<module> -> py::outer -> py::inner, whole
+    # from main, in >= 90% of the samples in inner.
+    d = tempfile.mkdtemp(prefix="pyperf-", dir=os.path.join(BUILD, "tests"))
+    script = os.path.join(d, "pyx.py")
+    with open(script, "w") as f:
+        f.write(PYX)
+    notes = []
+    try:
+        for v in ("3.12", "3.13"):
+            found = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{v}.*/bin/python{v}")))
+            expect(found, f"no python{v} in ~/.pyenv (the machine image's)")
+            stacks, _, _ = run_profile(["-F", "499", "--", found[-1], "-X", "perf", script])
+            tag = os.path.basename(found[-1])
+            pyx = f":{script}_[j]"
+            chain = [f"py::<module>{pyx}", f"py::outer{pyx}", f"py::inner{pyx}"]
+
+            def py_frames(f):
+                return [x for x in f if x.startswith("py::")]
+            in_inner = [(f, c) for f, c in stacks if f[0] == tag and f"py::inner{pyx}" in f]
+            n = sum(c for _, c in in_inner)
+            expect(n > 100, f"{tag}: {n} samples in py::inner: {stacks[:2]}")
+            whole = sum(c for f, c in in_inner if "[truncated]" not in f and
+                        py_frames(f) == chain and "__libc_start_call_main" in f)
+            expect(whole >= 0.9 * n, f"{tag}: {whole} of {n} samples in inner whole: "
+                   f"{sorted(in_inner, key=lambda x: -x[1])[:1]}")
+            notes.append(f"{tag} {whole} of {n} whole")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+        for f in glob.glob("/tmp/perf-*.map"):
+            try:
+                with open(f) as fh:
+                    if "pyx.py" in fh.read():
+                        os.unlink(f)
+            except OSError:
+                pass
+    return "; ".join(notes)
+
 # --- names as they were at the sample (issue 27) ---------------------------------------------
 
 def swap_truth(out, a, b):
@@ -4149,6 +4207,36 @@ def program_rewritten_in_place_named_by_its_version():
     expect(not [f for f, _ in stacks if f[0] == "prog" and "alpha_work" in f],
            "a sample named prog;...;alpha_work")
     return f"vone {one} ({named} alpha_work or marked), vtwo {two} ({good} whole)"
+
+
+@test
+def library_renamed_over_while_mapped_keeps_its_names():
+    # An upgrade while a program runs: python3 (Debian's) dlopens lib.so (libswap_a.so) and
+    # calls swap_work_alpha; a second later another file (libswap_b.so) is renamed over
+    # lib.so, and the program exits before the profile ends. Its samples are named from the
+    # file it mapped (another inode, deleted: read through map_files while it ran), never
+    # from the one at the path at the end.
+    d = os.path.abspath(tempfile.mkdtemp(prefix="upgrade-", dir=os.path.join(BUILD, "tests")))
+    lib, log = os.path.join(d, "lib.so"), os.path.join(d, "profile.err")
+    shutil.copyfile(workload("libswap_a.so"), lib)
+    code = ("import ctypes, sys, time\nf = ctypes.CDLL(sys.argv[1]).swap_work_alpha\n"
+            "t = time.time() + 2\nwhile time.time() < t: f(200000)\n")
+    script = (f"{shlex.quote(os.path.abspath(profile_bin()))} -v -a -F 499 -d 4 2>{log} & "
+              f"until grep -q 'sampling on' {log} || ! kill -0 $! 2>/dev/null; "
+              "do sleep 0.05; done; "
+              f"python3 -c {shlex.quote(code)} {shlex.quote(lib)} & sleep 1; "
+              f"cp {shlex.quote(os.path.abspath(workload('libswap_b.so')))} {d}/new.so; "
+              f"mv {d}/new.so {shlex.quote(lib)}; wait")
+    try:
+        p = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60)
+        stacks = parse_folded(p.stdout)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    alpha = sum(c for f, c in stacks if f[0] == "python3" and f[-1] == "swap_work_alpha")
+    beta = sum(c for f, c in stacks if "swap_work_beta" in f)
+    expect(alpha > 200, f"python3: {alpha} samples in swap_work_alpha")
+    expect(beta == 0, f"{beta} samples named from the file renamed over it")
+    return f"{alpha} samples in swap_work_alpha, none in swap_work_beta"
 
 
 @test
