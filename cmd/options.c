@@ -140,6 +140,7 @@ enum {
 	OPT_NO_DEMANGLE, OPT_EXPLAIN, OPT_USER, OPT_MAX_MEMORY, OPT_LINES, OPT_EVERY, OPT_PUSH,
 	OPT_APP_NAME, OPT_OFF_CPU, OPT_WALL, OPT_MIN_BLOCK, OPT_CGROUP, OPT_GROUP_BY,
 	OPT_EVENT_LIST, OPT_NO_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT, OPT_TOP, OPT_CHILDREN,
+	OPT_NO_RUNTIME,
 	OPT_SELF,
 };
 
@@ -286,6 +287,7 @@ static const struct option own[] = {
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "explain", no_argument, NULL, OPT_EXPLAIN },
 	{ "children", no_argument, NULL, OPT_CHILDREN },
+	{ "no-runtime", no_argument, NULL, OPT_NO_RUNTIME },
 	{ "self", no_argument, NULL, OPT_SELF },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "lines", no_argument, NULL, OPT_LINES },
@@ -395,6 +397,7 @@ int parse_args(int argc, char **argv, struct settings *st)
 		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
 		case OPT_EXPLAIN: st->explain = true; break;
 		case OPT_CHILDREN: o->children = true; break;
+		case OPT_NO_RUNTIME: o->no_runtime = true; break;
 		case OPT_SELF: o->self = true; break;
 		case OPT_TOP:
 			err = parse_uint(optarg, "--top", 0, 1000, &st->top);
@@ -500,6 +503,9 @@ static int check_settings(struct settings *st, bool min_block)
 	if (o->children && !o->nr_pids)
 		return usage_error("%s", "--children goes with -p (a command's children are "
 				   "profiled anyway, and -a has every process)");
+	if (o->no_runtime && !o->argv)
+		return usage_error("%s", "--no-runtime goes with a COMMAND (the environment of "
+				   "processes already running is theirs)");
 	if (st->top_view && (st->nr_out || st->push_url || st->format))
 		return usage_error("%s", "top shows the hottest functions and writes no file: "
 				   "-o, -f and --push are for profile itself");

@@ -166,6 +166,10 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			st->bpf[STAT_FORKS_LEFT] == 1 ? "" : "es",
 			st->bpf[STAT_FORKS_LEFT] == 1 ? "was" : "were");
 	print_fetches(st);
+	if (st->perf_maps && st->runtime_env && st->runtime_env[0])
+		fprintf(stderr, "profile: the command's runtimes were asked for perf maps of "
+			"their JIT code (%s); --no-runtime leaves its environment as it is\n",
+			st->runtime_env);
 	if (st->off_unmatched)
 		fprintf(stderr, "profile: lost %llu samples whose stacks were lost (ring buffer "
 			"full, or past --max-memory)\n", (unsigned long long)st->off_unmatched);

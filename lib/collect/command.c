@@ -78,6 +78,35 @@ static bool command_exists(const char *name)
 	}
 }
 
+/*
+ * The runtimes a command may start name their JIT frames when asked by their documented
+ * switches, for little (issue 29): node writes a perf map of its functions
+ * (--perf-basic-prof-only-functions, which NODE_OPTIONS may carry), Python from 3.12 one of
+ * its functions' trampolines (PYTHONPERFSUPPORT=1). Set in our environment before the fork
+ * (--user's copies it), unless the user set them or said --no-runtime.
+ */
+static void runtime_env(struct session *s)
+{
+	static char said[96];
+	const char *node = getenv("NODE_OPTIONS");
+	char *v = NULL;
+
+	s->stats.runtime_env = "";
+	if (s->opts.no_runtime)
+		return;
+	said[0] = '\0';
+	if ((!node || !strstr(node, "--perf-basic-prof")) &&
+	    asprintf(&v, "%s%s--perf-basic-prof-only-functions", node ? node : "",
+		     node && *node ? " " : "") >= 0) {
+		if (!setenv("NODE_OPTIONS", v, 1))
+			strcat(said, "NODE_OPTIONS=--perf-basic-prof-only-functions");
+		free(v);
+	}
+	if (!getenv("PYTHONPERFSUPPORT") && !setenv("PYTHONPERFSUPPORT", "1", 1))
+		strcat(said, said[0] ? ", PYTHONPERFSUPPORT=1" : "PYTHONPERFSUPPORT=1");
+	s->stats.runtime_env = said;
+}
+
 int session__start_command(struct session *s)
 {
 	int go[2] = { -1, -1 }, report[2] = { -1, -1 };
@@ -88,6 +117,7 @@ int session__start_command(struct session *s)
 	if (!command_exists(s->opts.argv[0]))
 		return session__fail(s, SESSION_ERR_TARGET, -ENOENT, "cannot execute '%s': %s",
 				     s->opts.argv[0], strerror(ENOENT));
+	runtime_env(s);
 
 	if (s->opts.user) {
 		s->runas = calloc(1, sizeof(*s->runas));

@@ -240,6 +240,7 @@ void session__jitwatch_poll(struct session *s)
 			if (fd < 0)
 				continue;
 			w->fd = fd;
+			s->stats.perf_maps++;
 			w->had = fstat(fd, &st) ? 0 : (uint64_t)st.st_size;
 			if (jw->ifd >= 0) {
 				char path[64];

@@ -4039,6 +4039,39 @@ def python_perf_trampolines_walked_through():
                 pass
     return "; ".join(notes)
 
+
+@test
+def command_runtimes_asked_for_perf_maps():
+    # node started as the command, without --perf-basic-prof: profile puts
+    # --perf-basic-prof-only-functions in NODE_OPTIONS (PYTHONPERFSUPPORT=1 for Python
+    # 3.12+), so its JS functions are named, and the summary says so; --no-runtime leaves the
+    # environment alone (no JS names). Before: JIT frames unnamed unless the user knew.
+    node = shutil.which("node")
+    expect(node, "no node (in scripts/deps.sh)")
+    js = os.path.abspath("tests/workloads/jit.js")
+    try:
+        stacks, err, _ = run_profile(["-F", "499", "--", node, js, "1.5"])
+        n = total(stacks, "node")
+        hot = sum(c for f, c in stacks if f[0] == "node" and
+                  any(x.startswith("JS:*hotJsFunction") or x.startswith("JS:~hotJsFunction") or
+                      x.startswith("JS:^hotJsFunction") for x in f))
+        expect(hot >= 0.5 * n, f"hotJsFunction named in {hot} of {n} samples")
+        expect("NODE_OPTIONS=--perf-basic-prof-only-functions" in err,
+               f"the summary does not say what the command was given: {err[-400:]!r}")
+        plain, err2, _ = run_profile(["-F", "499", "--no-runtime", "--", node, js, "1"])
+        named = sum(c for f, c in plain if any("hotJsFunction" in x for x in f))
+        expect(named == 0 and "NODE_OPTIONS" not in err2,
+               f"--no-runtime: {named} samples named hotJsFunction")
+    finally:
+        for f in glob.glob("/tmp/perf-*.map"):
+            try:
+                with open(f) as fh:
+                    if "jit.js" in fh.read():
+                        os.unlink(f)
+            except OSError:
+                pass
+    return f"hotJsFunction in {hot} of {n} samples; none with --no-runtime"
+
 # --- names as they were at the sample (issue 27) ---------------------------------------------
 
 def swap_truth(out, a, b):
