@@ -4004,7 +4004,7 @@ def python_perf_trampolines_walked_through():
     # above the first one (99.1% [truncated]). Its return address is where its code says
     # (ret_rule_ahead, for anonymous code too): py::<module> -> py::outer -> py::inner, whole
     # from main, in >= 90% of the samples in inner.
-    d = tempfile.mkdtemp(prefix="pyperf-", dir=os.path.join(BUILD, "tests"))
+    d = os.path.abspath(tempfile.mkdtemp(prefix="pyperf-", dir=os.path.join(BUILD, "tests")))
     script = os.path.join(d, "pyx.py")
     with open(script, "w") as f:
         f.write(PYX)
