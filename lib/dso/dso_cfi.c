@@ -420,12 +420,11 @@ static uint64_t fde_before(struct dso *d, uint64_t vaddr)
 	return best;
 }
 
-bool dso__function_between(struct dso *d, uint64_t from, uint64_t vaddr)
+/* The number of D's code entries at or before VADDR (the last of them, entries[n - 1]). */
+static size_t entries_upto(struct dso *d, uint64_t vaddr)
 {
 	size_t lo = 0, hi;
 
-	if (fde_before(d, vaddr) > from)
-		return true;
 	if (!d->entries_built && !dso__faulted(d))
 		build_entries(d);
 	hi = d->nr_entries;
@@ -437,24 +436,23 @@ bool dso__function_between(struct dso *d, uint64_t from, uint64_t vaddr)
 		else
 			hi = mid;
 	}
-	return lo && d->entries[lo - 1] > from;
+	return lo;
+}
+
+bool dso__function_between(struct dso *d, uint64_t from, uint64_t vaddr)
+{
+	size_t n;
+
+	if (fde_before(d, vaddr) > from)
+		return true;
+	n = entries_upto(d, vaddr);
+	return n && d->entries[n - 1] > from;
 }
 
 uint64_t dso__code_entry(struct dso *d, uint64_t vaddr)
 {
-	size_t lo = 0, hi;
+	size_t lo = entries_upto(d, vaddr);
 
-	if (!d->entries_built && !dso__faulted(d))
-		build_entries(d);
-	hi = d->nr_entries;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->entries[mid] <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return UINT64_MAX;
 	/* (An FDE after it: the entry is of code before that function, not VADDR's.) */

@@ -3962,6 +3962,17 @@ def assembly_without_symbols_named_by_its_entry():
 
 
 
+def remove_perf_maps(marker):
+    """Remove the perf maps a test's runtimes left in /tmp: those holding MARKER."""
+    for f in glob.glob("/tmp/perf-*.map"):
+        try:
+            with open(f) as fh:
+                if marker in fh.read():
+                    os.unlink(f)
+        except OSError:
+            pass
+
+
 @test
 def nasm_functions_named_by_their_symbols():
     # nasmleaf: three functions of NASM, as x264's are (global labels without a type or a
@@ -4030,13 +4041,7 @@ def python_perf_trampolines_walked_through():
             notes.append(f"{tag} {whole} of {n} whole")
     finally:
         shutil.rmtree(d, ignore_errors=True)
-        for f in glob.glob("/tmp/perf-*.map"):
-            try:
-                with open(f) as fh:
-                    if "pyx.py" in fh.read():
-                        os.unlink(f)
-            except OSError:
-                pass
+        remove_perf_maps("pyx.py")
     return "; ".join(notes)
 
 
@@ -4063,13 +4068,7 @@ def command_runtimes_asked_for_perf_maps():
         expect(named == 0 and "NODE_OPTIONS" not in err2,
                f"--no-runtime: {named} samples named hotJsFunction")
     finally:
-        for f in glob.glob("/tmp/perf-*.map"):
-            try:
-                with open(f) as fh:
-                    if "jit.js" in fh.read():
-                        os.unlink(f)
-            except OSError:
-                pass
+        remove_perf_maps("jit.js")
     return f"hotJsFunction in {hot} of {n} samples; none with --no-runtime"
 
 # --- names as they were at the sample (issue 27) ---------------------------------------------
@@ -4156,13 +4155,7 @@ def jit_code_rewritten_in_place_named_as_it_was():
         expect(abs(got - 0.5) <= 0.05, f"-p: jit_one {na}, jit_two {nb}")
         notes.append(f"-p {na}/{nb}")
     finally:
-        for f in glob.glob("/tmp/perf-*.map"):
-            try:
-                with open(f) as fh:
-                    if "jit_one" in fh.read(4096):
-                        os.unlink(f)
-            except OSError:
-                pass
+        remove_perf_maps("jit_one")
     return "; ".join(notes)
 
 
