@@ -6,7 +6,7 @@
  * file: the samples taken before that line was written would get its name. So the maps of the
  * processes with anonymous code are read as they grow (inotify wakes the loop; sizes are also
  * checked every JITWATCH_ALL_S), for the start address of each line only
- * (perfmap__line_starts: the worker parses the names, out of this privileged process). A line for an address a line named before begins
+ * (symbolizer__perfmap_starts: the worker parses the names, out of this privileged process). A line for an address a line named before begins
  * an epoch of the process: its samples from then on carry a new gen (BPF's `incarns`), and
  * those before it name its JIT code by the lines written before (procmaps__jit_epoch, then
  * perfmap__lookup_at in the worker). Samples between the write and the moment it is read here
@@ -28,7 +28,7 @@
 #include "base/log.h"
 #include "collect/session_int.h"
 #include "proc/procmaps.h"
-#include "symbolize/perfmap.h"
+#include "sandbox/symbolizer.h"
 #include "profile.skel.h"
 
 #define JITWATCH_PROCS_MAX	256		/* processes whose perf maps are followed */
@@ -187,7 +187,7 @@ static void jitw__read(struct session *s, struct jitw *w)
 	 * passed over. */
 	if (n < (ssize_t)JITWATCH_READ_MAX && !memchr(jw->buf, '\n', (size_t)n))
 		return;
-	w->off += perfmap__line_starts(jw->buf, (size_t)n, on_line, &sc);
+	w->off += symbolizer__perfmap_starts(jw->buf, (size_t)n, on_line, &sc);
 	if (sc.rewrite != UINT64_MAX) {
 		/* As BPF keeps it: the low bits of an `incarns` value are flags. */
 		uint64_t now = clock_mono_ns() & ~INCARN_FLAGS;
@@ -233,7 +233,7 @@ void session__jitwatch_poll(struct session *s)
 		struct jitw *w = &jw->v[i];
 
 		if (w->fd < 0 && now >= w->next_try) {
-			int fd = perfmap__open(w->pid);
+			int fd = symbolizer__open_perfmap(w->pid);
 			struct stat st;
 
 			w->next_try = now + JITWATCH_RETRY_S;

@@ -470,6 +470,17 @@ const struct utab *symbolizer__table(struct symbolizer *s, pid_t pid, const stru
 	return src->tab;
 }
 
+int symbolizer__open_perfmap(pid_t pid)
+{
+	return perfmap__open(pid);
+}
+
+size_t symbolizer__perfmap_starts(const char *buf, size_t n,
+				  void (*fn)(void *ctx, uint64_t start, size_t offset), void *ctx)
+{
+	return perfmap__line_starts(buf, n, fn, ctx);
+}
+
 bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid)
 {
 	struct sym_src *src = symbolizer__map(s, pid);

@@ -162,6 +162,16 @@ const struct utab *symbolizer__table(struct symbolizer *s, pid_t pid, const stru
 bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid);
 
 /*
+ * For following a perf map as it grows (collect/jitwatch.c): PID's map opened as the
+ * symbolizer opens it (a descriptor the caller closes, or a negative errno), and the start
+ * address of each of its whole lines in N bytes read of it (perfmap__line_starts: only
+ * the leading hex number is read; the names are the worker's to parse).
+ */
+int symbolizer__open_perfmap(pid_t pid);
+size_t symbolizer__perfmap_starts(const char *buf, size_t n,
+				  void (*fn)(void *ctx, uint64_t start, size_t offset), void *ctx);
+
+/*
  * What the symbols of the file of mapping M of PID were, as the worker said when it named
  * addresses there: *NR_SYMS function symbols, from a debug file (*DEBUG). Returns 0; -ENOENT
  * when the file could not be read; -EIO when a worker failed on it; -EAGAIN when no address
