@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include "base/log.h"
 #include "collect/session_int.h"
+#include "dso/dsos.h"
 #include "proc/procmaps.h"
 #include "profile.skel.h"
 
@@ -140,8 +141,12 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 		 * after the profile began). Taken for a path, it was a file whose unwind table
 		 * never came: every walk through it untrusted. */
 		m.path = strcmp(r->filename, "//anon") ? r->filename : "";
-		/* Which version of its file (one rewritten in place is another program). */
-		m.mtime = procmaps__file_mtime(r->pid, &m);
+		/* Which version of its file (one rewritten in place is another program): as
+		 * the file is now, when a version of it is open (fstat; a stat through
+		 * map_files would wait for the process's mmap lock, in this loop); else not
+		 * known, taken for the earliest version. */
+		if (m.path[0] == '/')
+			m.mtime = dsos__current_mtime(s->dsos, &m);
 		if (procmaps__add(s->maps, r->pid, &m))
 			pr_warn("out of memory recording mappings of pid %u", r->pid);
 	}

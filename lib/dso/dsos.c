@@ -231,8 +231,9 @@ static uint32_t dsos__add(struct dsos *ds, pid_t pid, const struct map *m, uint6
 	return id;
 }
 
-/* The id of the entry for (DEV, INO, PATH) of hash H in its version MTIME (0: any; else an
- * entry of any version only when none has this one), or HTAB_NONE. */
+/* The id of the entry for (DEV, INO, PATH) of hash H in its version MTIME (0, not known: the
+ * earliest version; else an entry of unknown version when none has this one), or
+ * HTAB_NONE. */
 static uint32_t dsos__lookup(const struct dsos *ds, uint64_t dev, uint64_t ino,
 			     const char *path, uint64_t mtime, uint64_t h)
 {
@@ -244,9 +245,10 @@ static uint32_t dsos__lookup(const struct dsos *ds, uint64_t dev, uint64_t ino,
 
 		if (e->dev != dev || e->ino != ino || strcmp(e->path, path))
 			continue;
-		if (!mtime || e->mtime == mtime)
+		if (mtime && e->mtime == mtime)
 			return i;
-		if (!e->mtime)
+		if ((!mtime && (any == HTAB_NONE || e->mtime < ds->ents[any].mtime)) ||
+		    (mtime && !e->mtime))
 			any = i;
 	}
 	return any;
@@ -289,6 +291,19 @@ uint32_t dsos__find(const struct dsos *ds, const struct map *m)
 	i = dsos__lookup(ds, m->dev, m->ino, m->path, m->mtime,
 			 ent_hash(m->dev, m->ino, m->path));
 	return i == HTAB_NONE ? UINT32_MAX : i;
+}
+
+uint64_t dsos__current_mtime(const struct dsos *ds, const struct map *m)
+{
+	struct map any = *m;
+	struct stat st;
+	uint32_t i;
+
+	any.mtime = 0;
+	i = dsos__find(ds, &any);
+	if (i == UINT32_MAX || !ds->ents[i].dso || fstat(dso__fd(ds->ents[i].dso), &st))
+		return 0;
+	return (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
 }
 
 void dsos__check(struct dsos *ds)

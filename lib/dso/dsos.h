@@ -52,6 +52,10 @@ uint32_t dsos__find(const struct dsos *ds, const struct map *m);
 bool dsos__replaced(struct dsos *ds, uint32_t id);
 void dsos__check(struct dsos *ds);
 
+/* The modification time (ns) of the file mapping M maps as it is now, through the descriptor
+ * of a version of it opened already (nothing opened, no lock of the process taken), or 0. */
+uint64_t dsos__current_mtime(const struct dsos *ds, const struct map *m);
+
 /* Whether file ID is known now (added, not forgotten). */
 bool dsos__known(const struct dsos *ds, uint32_t id);
 
