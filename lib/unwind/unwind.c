@@ -279,27 +279,30 @@ static bool code16(struct uctx *c, uint64_t addr, unsigned char b[16])
  * instruction moves rsp otherwise, control goes where it cannot be followed, or no ret comes
  * within UNWIND_AHEAD_MAX instructions. *RBP_KEPT: rbp at the ret is as it was at PC. What
  * the code says depends on PC alone: kept in the unwinder's cache by file and address (L NULL:
- * anonymous code, not kept, UNWIND_AHEAD_ANON_MAX instructions).
+ * anonymous code, kept by process and address while its first 8 bytes stay the same, followed
+ * for UNWIND_AHEAD_ANON_MAX instructions).
  */
 static bool ret_rule_ahead(struct uctx *c, const struct loaded *l, uint64_t pc, uint8_t *base,
 			   int64_t *off, bool *rbp_kept)
 {
-	struct ahead_ent spare, *a = l ? &c->u->ahead[hash_u64(l->f->id, pc - l->bias) %
-						   UNWIND_AHEAD_CACHE] : &spare;
+	uint32_t file = l ? l->f->id : 0x80000000u | ((uint32_t)c->s->pid & 0x7fffffffu);
+	uint64_t key = l ? pc - l->bias : pc, code = 0;
+	struct ahead_ent *a = &c->u->ahead[hash_u64(file, key) % UNWIND_AHEAD_CACHE];
 	uint32_t same = 0xffffu & ~(1u << X86_RSP);	/* registers still as at PC */
-	uint32_t file = l ? l->f->id : UINT32_MAX;
-	uint64_t key = l ? pc - l->bias : pc;
 	int64_t delta = 0;
 	uint8_t from = X86_RSP;
 	uint64_t at = pc;
 
-	if (l && a->state && a->file == file && a->pc == key) {
+	/* Anonymous code may be rewritten in place: the entry holds while its first bytes do. */
+	if (!l && read_code(c, pc, &code))
+		return false;
+	if (a->state && a->file == file && a->pc == key && (l || a->code == code)) {
 		*base = a->base;
 		*off = a->off;
 		*rbp_kept = a->rbp_kept;
 		return a->state == AHEAD_OK;
 	}
-	*a = (struct ahead_ent){ .file = file, .pc = key, .state = AHEAD_NONE };
+	*a = (struct ahead_ent){ .file = file, .pc = key, .code = code, .state = AHEAD_NONE };
 	for (int k = 0; k < (l ? UNWIND_AHEAD_MAX : UNWIND_AHEAD_ANON_MAX); k++) {
 		unsigned char b[16];
 		struct x86_insn in;
@@ -312,7 +315,7 @@ static bool ret_rule_ahead(struct uctx *c, const struct loaded *l, uint64_t pc, 
 			uint8_t op = in.op, ext = in.reg & 7;
 
 			if (op == 0xc3 || op == 0xc2) {			/* ret */
-				*a = (struct ahead_ent){ .file = file, .pc = key,
+				*a = (struct ahead_ent){ .file = file, .pc = key, .code = code,
 							 .state = AHEAD_OK, .base = from,
 							 .off = (int32_t)delta,
 							 .rbp_kept = same >> X86_RBP & 1 };

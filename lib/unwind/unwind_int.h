@@ -81,14 +81,16 @@ struct uctx;
 /* Instructions followed from a frame's pc to its ret (unwind.c's ret_rule_ahead: OpenBLAS's
  * kernels are unrolled over 28 KiB), and the rules so found kept per (file, address). */
 #define UNWIND_AHEAD_MAX	8192
-/* ... in anonymous code (a JIT's, not cached: it may be rewritten): a stub's few. */
-#define UNWIND_AHEAD_ANON_MAX	64
+/* ... in anonymous code (a JIT's: cached while its first bytes stay the same): a stub's few. */
+#define UNWIND_AHEAD_ANON_MAX	32
 #define UNWIND_AHEAD_CACHE	4096
 
 enum { AHEAD_EMPTY = 0, AHEAD_OK, AHEAD_NONE };
 
 struct ahead_ent {
-	uint64_t pc;		/* link-time */
+	uint64_t pc;		/* link-time (anonymous code: runtime) */
+	uint64_t code;		/* anonymous code: its first 8 bytes then (JIT code may be
+				 * rewritten: the entry holds while they are the same) */
 	uint32_t file;		/* dso id */
 	int32_t off;		/* the return address is at register base's value + off */
 	uint8_t base;		/* x86's register number (X86_RSP: rsp) */
