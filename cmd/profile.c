@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "diff_cmd.h"
 #include "flamegraph_cmd.h"
 #include "report_cmd.h"
 #include "top_cmd.h"
@@ -67,6 +68,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "flamegraph"))
 		return flamegraph_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "diff"))
+		return diff_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "report"))
 		return report_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "top"))

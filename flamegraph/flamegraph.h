@@ -39,6 +39,7 @@ struct fg_opts {
 	enum fg_palette colors;	/* FG_HOT */
 	bool reverse;		/* stacks reversed: merged from the leaves */
 	bool inverted;		/* icicle graph: root at the top */
+	bool negate;		/* differential: the hues switched (blue where it grew) */
 	const char *countname;	/* "samples" */
 	const char *nametype;	/* "Function:" */
 	const char *fonttype;	/* "Verdana" */

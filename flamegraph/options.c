@@ -41,6 +41,7 @@ const struct option fg_options[] = {
 	{ "nametype",	required_argument, NULL, FG_OPTION_BASE + 9 },
 	{ "fonttype",	required_argument, NULL, FG_OPTION_BASE + 10 },
 	{ "fontsize",	required_argument, NULL, FG_OPTION_BASE + 11 },
+	{ "negate",	no_argument,	   NULL, FG_OPTION_BASE + 12 },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -59,7 +60,9 @@ const char FG_OPTIONS_HELP[] =
 "  --countname NAME    what the counts are (default \"samples\")\n"
 "  --nametype TEXT     what the names are, in the details line (default \"Function:\")\n"
 "  --fonttype FONT     font family (default \"Verdana\")\n"
-"  --fontsize SIZE     font size in pixels (default 12)\n";
+"  --fontsize SIZE     font size in pixels (default 12)\n"
+"  --negate            differential lines: switch the hues (blue where the second count\n"
+"                      grew), for a graph drawn on the first profile (flamegraph.pl's)\n";
 
 static int bad(char *err, size_t errsz, const char *name, const char *what, const char *value)
 {
@@ -103,6 +106,8 @@ int fg_opts__parse_arg(struct fg_opts *o, const char *name, const char *value, c
 		o->reverse = true;
 	} else if (!strcmp(name, "inverted")) {
 		o->inverted = true;
+	} else if (!strcmp(name, "negate")) {
+		o->negate = true;
 	} else if (!strcmp(name, "title")) {
 		o->title = v;
 	} else if (!strcmp(name, "subtitle")) {

