@@ -176,7 +176,19 @@ static void jitw__read(struct session *s, struct jitw *w)
 	struct stat st;
 	ssize_t n;
 
-	if (fstat(w->fd, &st) || (uint64_t)st.st_size <= w->off)
+	if (fstat(w->fd, &st))
+		return;
+	/* Written again from its start (jcmd Compiler.perfmap, a runtime restarting its map):
+	 * read anew, the addresses named before forgotten, so that the new map's lines are not
+	 * taken for rewrites of the old one's. */
+	if ((uint64_t)st.st_size < w->off) {
+		w->off = 0;
+		w->had = 0;
+		w->nr = 0;
+		w->full = false;
+		htab__free(&w->index);
+	}
+	if ((uint64_t)st.st_size <= w->off)
 		return;
 	if (!jw->buf && !(jw->buf = malloc(JITWATCH_READ_MAX)))
 		return;
