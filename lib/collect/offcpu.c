@@ -98,10 +98,11 @@ int offcpu__park_unwound(struct session *s, const struct sample_event *e,
 static int put_parked(struct session *s, struct parked *p)
 {
 	struct parked *cur = parking__find(&s->parked, p->tid);
+	int r = 0;
 
-	if ((cur && cur->seq > p->seq) || settle_raw(s, p->tid)) {
+	if ((cur && cur->seq > p->seq) || (r = settle_raw(s, p->tid))) {
 		parked__free(&s->parked, p);
-		return cur && cur->seq > p->seq ? 0 : -ENOMEM;
+		return r;
 	}
 	return parking__put(&s->parked, p);
 }
