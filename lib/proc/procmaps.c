@@ -732,7 +732,9 @@ int procmaps__fork(struct procmaps *pm, pid_t parent, pid_t child, uint64_t time
 	return err;
 }
 
-uint64_t procmaps__file_mtime(pid_t pid, const struct map *m)
+/* The modification time (ns) of the file M of live process PID maps (through
+ * /proc/PID/map_files, nothing opened), or 0 when it cannot be known. */
+static uint64_t file_mtime(pid_t pid, const struct map *m)
 {
 	char path[96];
 	struct stat st;
@@ -746,7 +748,9 @@ uint64_t procmaps__file_mtime(pid_t pid, const struct map *m)
 	return (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
 }
 
-int procmaps__load(struct procmaps *pm, pid_t pid)
+/* PID's mappings from /proc; their files' versions too when VERSIONS (a stat through
+ * map_files each, which waits for the process's mmap lock: before sampling only). */
+static int load(struct procmaps *pm, pid_t pid, bool versions)
 {
 	char path[64], line[PROCMAPS_PATH_MAX + 128];
 	FILE *f;
@@ -781,13 +785,19 @@ int procmaps__load(struct procmaps *pm, pid_t pid)
 		}
 		if (procmaps__parse_line(line, &m, &deleted) != 1)
 			continue;
-		m.mtime = procmaps__file_mtime(pid, &m);
+		if (versions)
+			m.mtime = file_mtime(pid, &m);
 		err = procmaps__add(pm, pid, &m);
 		if (err)
 			break;
 	}
 	fclose(f);
 	return err;
+}
+
+int procmaps__load(struct procmaps *pm, pid_t pid)
+{
+	return load(pm, pid, true);
 }
 
 int procmaps__load_all(struct procmaps *pm)
@@ -847,7 +857,8 @@ bool procmaps__ensure(struct procmaps *pm, pid_t pid)
 		return false;
 	if (!p->nr && !p->load_tried) {
 		p->load_tried = true;
-		procmaps__load(pm, pid);
+		/* In the loop: a version not known is the earliest (as a record's is). */
+		load(pm, pid, false);
 	}
 	return p->nr > 0;
 }

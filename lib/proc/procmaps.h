@@ -26,9 +26,6 @@ struct map {
 				 * 0: not known: which version of a file rewritten in place */
 };
 
-/* The modification time (ns) of the file M of live process PID maps (through
- * /proc/PID/map_files, nothing opened), or 0 when it cannot be known. */
-uint64_t procmaps__file_mtime(pid_t pid, const struct map *m);
 
 struct procmaps;
 
@@ -65,7 +62,9 @@ void procmaps__free(struct procmaps *pm);
 
 /*
  * Read the executable mappings of PID from /proc/PID/maps and add them (replacing any they
- * overlap). Returns 0, or negative errno (-ENOENT when the process is gone).
+ * overlap), each with its file's version (mtime, a stat through /proc/PID/map_files that
+ * waits for the process's mmap lock: for before sampling). Returns 0, or negative errno
+ * (-ENOENT when the process is gone).
  */
 int procmaps__load(struct procmaps *pm, pid_t pid);
 
@@ -155,9 +154,9 @@ const struct map *procmaps__maps(const struct procmaps *pm, pid_t pid, size_t *n
 bool procmaps__has(const struct procmaps *pm, pid_t pid);
 
 /*
- * procmaps__load(PM, PID) unless PID has mappings already or a load of it was tried before
- * (successful or not): for lookups that may come once per sample. Returns whether PID has
- * mappings now.
+ * procmaps__load(PM, PID), without the files' versions (the earliest is taken), unless PID has
+ * mappings already or a load of it was tried before (successful or not): for lookups that may
+ * come once per sample. Returns whether PID has mappings now.
  */
 bool procmaps__ensure(struct procmaps *pm, pid_t pid);
 
