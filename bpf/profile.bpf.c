@@ -511,11 +511,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
  */
 static __always_inline __u64 new_epoch(__u32 tgid)
 {
-	__u64 now = bpf_ktime_get_ns() & ~INCARN_FLAGS, *old;
+	__u64 *old = bpf_map_lookup_elem(&incarns, &tgid);
+	__u64 now = incarn_new_gen(old ? *old : 0, bpf_ktime_get_ns());
 
-	old = bpf_map_lookup_elem(&incarns, &tgid);
-	if (old)
-		now |= *old & INCARN_FLAGS;
 	bpf_map_update_elem(&incarns, &tgid, &now, BPF_ANY);
 	__sync_fetch_and_add(&procs_gen, 1);
 	return now & ~INCARN_FLAGS;

@@ -298,6 +298,14 @@ struct proc_ranges {
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
+/* The `incarns` value that begins a new gen (an epoch, a rename) at time NOW of a program
+ * whose value was OLD (0: none): the time, its flags kept. Used by BPF and userspace (a perf
+ * map's rewrite). */
+static __always_inline __u64 incarn_new_gen(__u64 old, __u64 now)
+{
+	return (now & ~INCARN_FLAGS) | (old & INCARN_FLAGS);
+}
+
 /* The kind of code at ADDR in PR (enum profile_span), by binary search: used by the BPF
  * program at every frame, and by userspace. */
 static __always_inline __u8 proc_span_kind(const struct proc_ranges *pr, __u64 addr)

@@ -148,7 +148,7 @@ static void new_gen(struct session *s, pid_t pid, uint64_t time)
 	__u64 v = 0;
 
 	bpf_map_lookup_elem(fd, &key, &v);
-	v = (time & ~INCARN_FLAGS) | (v & INCARN_FLAGS);
+	v = incarn_new_gen(v, time);
 	bpf_map_update_elem(fd, &key, &v, BPF_ANY);
 	__atomic_fetch_add(&s->skel->bss->procs_gen, 1, __ATOMIC_RELAXED);
 }
