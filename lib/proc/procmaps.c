@@ -369,6 +369,9 @@ static void pmaps__bound_epochs(struct procmaps *pm, struct pmaps *p)
 {
 	uint32_t n = 0, oldest = UINT32_MAX;
 
+	/* Each epoch kept apart is one of P's earlier states: fewer, nothing to count. */
+	if (p->nr_old < PROCMAPS_EPOCHS_MAX)
+		return;
 	for (uint32_t i = 0; i + 1 < p->nr_old; i++) {
 		const struct pmaps *next = pmaps__get(pm, p->old[i + 1].as);
 

@@ -74,8 +74,8 @@ static void test_file_offset(void)
 static void test_add_find_overlap(void)
 {
 	struct procmaps *pm = procmaps__new();
-	struct map a = { 0x1000, 0x3000, 0, 0, 1, "/a", 0 }, b = { 0x5000, 0x6000, 0, 0, 2, "/b", 0 };
-	struct map c = { 0x2000, 0x5800, 0x10, 0, 3, "/c", 0 };
+	struct map a = { .start = 0x1000, .end = 0x3000, .ino = 1, .path = (char *)"/a" }, b = { .start = 0x5000, .end = 0x6000, .ino = 2, .path = (char *)"/b" };
+	struct map c = { .start = 0x2000, .end = 0x5800, .pgoff = 0x10, .ino = 3, .path = (char *)"/c" };
 	const struct map *f;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
@@ -101,7 +101,7 @@ static void test_add_find_overlap(void)
 	CU_ASSERT(f && !strcmp(f->path, "/b") && f->start == 0x5800 && f->pgoff == 0x800);
 	CU_ASSERT_EQUAL(procmaps__maps(pm, 7, &(size_t){ 0 }), procmaps__find(pm, 7, 0x1000));
 	/* One in the middle of another: the head and the tail stay. */
-	struct map d = { 0x5900, 0x5a00, 0, 0, 4, "/d", 0 };
+	struct map d = { .start = 0x5900, .end = 0x5a00, .ino = 4, .path = (char *)"/d" };
 	size_t n;
 
 	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &d), 0);
@@ -267,6 +267,44 @@ static void test_epochs(void)
 	procmaps__free(pm);
 }
 
+/* A record read late across an exec (made by the program before it, read after the new one
+ * mapped): it goes into that program's epochs only, split at its time; the new program's
+ * mappings stay as they are. */
+static void test_late_across_exec(void)
+{
+	const uint64_t s = 1000000000ull;
+	struct procmaps *pm = procmaps__new();
+	struct map a = { .start = 0x1000, .end = 0x3000, .ino = 2, .path = (char *)"/a.so",
+			 .time = 10 * s };
+	struct map x = { .start = 0x1000, .end = 0x3000, .ino = 5, .path = (char *)"/x.so",
+			 .time = 25 * s };
+	struct map b = { .start = 0x1000, .end = 0x3000, .ino = 3, .path = (char *)"/b.so",
+			 .time = 15 * s };
+	struct map d = { .start = 0x5000, .end = 0x6000, .ino = 6, .path = (char *)"/d.so",
+			 .time = 16 * s };
+	const struct map *f;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
+	CU_ASSERT_EQUAL(procmaps__add(pm, 41, &a), 0);
+	CU_ASSERT_EQUAL(procmaps__exec(pm, 41, 20 * s, "next"), 0);
+	CU_ASSERT_EQUAL(procmaps__add(pm, 41, &x), 0);
+	CU_ASSERT_EQUAL(procmaps__add(pm, 41, &b), 0);	/* made at 15 s, before the exec */
+	CU_ASSERT_EQUAL(procmaps__add(pm, 41, &d), 0);	/* at 16 s, a new place */
+	f = procmaps__find(pm, procmaps__incarnation(pm, 41, 12 * s), 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/a.so"));
+	CU_ASSERT_PTR_NULL(procmaps__find(pm, procmaps__incarnation(pm, 41, 12 * s), 0x5800));
+	f = procmaps__find(pm, procmaps__incarnation(pm, 41, 17 * s), 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/b.so"));
+	f = procmaps__find(pm, procmaps__incarnation(pm, 41, 17 * s), 0x5800);
+	CU_ASSERT(f && !strcmp(f->path, "/d.so"));
+	/* The program after the exec: its own mapping, nothing of the one before. */
+	CU_ASSERT_EQUAL(procmaps__incarnation(pm, 41, 26 * s), 41);
+	f = procmaps__find(pm, 41, 0x1800);
+	CU_ASSERT(f && !strcmp(f->path, "/x.so"));
+	CU_ASSERT_PTR_NULL(procmaps__find(pm, 41, 0x5800));
+	procmaps__free(pm);
+}
+
 /* A process gone: forgotten with its earlier programs, their memory released, the archived
  * pids free to serve again; the others untouched. */
 static void test_forget(void)
@@ -337,6 +375,7 @@ int register_procmaps_suite(void)
 	    !CU_add_test(s, "add, find, overlapping mappings", test_add_find_overlap) ||
 	    !CU_add_test(s, "programs one after the other under a pid", test_incarnations) ||
 	    !CU_add_test(s, "a mapping replaced: epochs", test_epochs) ||
+	    !CU_add_test(s, "a record read late across an exec", test_late_across_exec) ||
 	    !CU_add_test(s, "processes gone forgotten", test_forget) ||
 	    !CU_add_test(s, "load our own maps", test_load_self))
 		return -1;
