@@ -12,6 +12,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "base/bsearch.h"
 #include "base/htab.h"
 #include "base/grow.h"
 #include "collect/explain.h"
@@ -509,20 +510,12 @@ static void read_renames(struct builder *b)
  */
 static const char *name_at(struct builder *b, uint32_t id, uint64_t gen)
 {
-	size_t lo = 0, hi, i;
 	const char *name = NULL;
+	size_t lo, i;
 
 	if (!b->renames_read)
 		read_renames(b);
-	hi = b->nr_renames;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->renames[mid].tid < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = BSEARCH_PREFIX(b->nr_renames, mid, b->renames[mid].tid < id);
 	for (i = lo; i < b->nr_renames && b->renames[i].tid == id; i++) {
 		if (b->renames[i].time > gen) {
 			if (i == lo)

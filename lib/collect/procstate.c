@@ -17,6 +17,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "base/bsearch.h"
 #include "base/grow.h"
 #include "base/htab.h"
 #include "base/log.h"
@@ -262,16 +263,8 @@ bool session__described(struct session *s, pid_t pid)
 uint8_t session__span_kind(struct session *s, pid_t pid, uint64_t addr)
 {
 	struct pstate *p = pstate__find(s->procstate, pid);
-	size_t lo = 0, hi = p ? p->nr : 0;
+	size_t lo = p ? BSEARCH_PREFIX(p->nr, mid, p->maps[mid].end <= addr) : 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!p || lo == p->nr || p->maps[lo].start > addr)
 		return SPAN_NONE;
 	return frames__kind(&p->maps[lo].spans, addr);

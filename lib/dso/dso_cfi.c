@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "base/bsearch.h"
 #include "base/limits.h"
 #include "base/log.h"
 #include "base/grow.h"
@@ -423,20 +424,9 @@ static uint64_t fde_before(struct dso *d, uint64_t vaddr)
 /* The number of D's code entries at or before VADDR (the last of them, entries[n - 1]). */
 static size_t entries_upto(struct dso *d, uint64_t vaddr)
 {
-	size_t lo = 0, hi;
-
 	if (!d->entries_built && !dso__faulted(d))
 		build_entries(d);
-	hi = d->nr_entries;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->entries[mid] <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return BSEARCH_PREFIX(d->nr_entries, mid, d->entries[mid] <= vaddr);
 }
 
 bool dso__function_between(struct dso *d, uint64_t from, uint64_t vaddr)

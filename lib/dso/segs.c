@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <errno.h>
 #include <string.h>
+#include "base/bsearch.h"
 #include "dso/segs.h"
 
 int dso_segs__off_to_vaddr(const struct dso_seg *segs, size_t n, uint64_t off,
@@ -61,18 +62,10 @@ int eh_frame_hdr__parse(const unsigned char *h, size_t len, uint32_t *count)
 
 int fde_table__find(const struct fde_table *t, uint64_t vaddr, uint64_t *start, uint64_t *fde)
 {
-	size_t lo = 0, hi = t->count;
 	int32_t v[2];
+	size_t lo = BSEARCH_PREFIX(t->count, mid, (memcpy(v, t->pairs + mid * 8, 4),
+						  t->base + (int64_t)v[0] <= vaddr));
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		memcpy(v, t->pairs + mid * 8, 4);
-		if (t->base + (int64_t)v[0] <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return -ENOENT;
 	memcpy(v, t->pairs + (lo - 1) * 8, 8);

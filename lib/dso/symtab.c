@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/bsearch.h"
 #include "base/limits.h"
 #include "base/grow.h"
 #include "dso/symtab.h"
@@ -298,18 +299,10 @@ void symtab__free(struct symtab *st)
 const struct symtab_sym *symtab__lookup(const struct symtab *st, const struct dso_seg *segs,
 					size_t nr_segs, uint64_t vaddr)
 {
-	size_t lo = 0, hi = st->nr;
+	/* The first symbol starting above VADDR; the one before it is the candidate. */
+	size_t lo = BSEARCH_PREFIX(st->nr, mid, st->syms[mid].start <= vaddr);
 	const struct symtab_sym *s;
 
-	/* Find the first symbol starting above VADDR; the one before it is the candidate. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (st->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	s = &st->syms[lo - 1];

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "base/bsearch.h"
 #include "base/limits.h"
 #include "base/grow.h"
 #include "proc/procmaps.h"
@@ -177,17 +178,7 @@ static struct pmaps *pmaps__get_or_add(struct procmaps *pm, pid_t pid)
 /* Index of the first mapping whose end is above ADDR. */
 static size_t pmaps__first_ending_after(const struct pmaps *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return BSEARCH_PREFIX(p->nr, mid, p->maps[mid].end <= addr);
 }
 
 /* Whether mapping O, which M overlaps, mapped something else there: another file, or the

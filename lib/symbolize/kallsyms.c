@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/bsearch.h"
 #include "base/grow.h"
 #include "symbolize/kallsyms.h"
 
@@ -177,17 +178,9 @@ void ksyms__free(struct ksyms *ks)
 const char *ksyms__lookup(const struct ksyms *ks, uint64_t addr, uint64_t *offset,
 			  const char **module)
 {
-	size_t lo = 0, hi = ks->nr;
+	/* The first symbol above ADDR; the one before it holds ADDR. */
+	size_t lo = BSEARCH_PREFIX(ks->nr, mid, ks->syms[mid].addr <= addr);
 
-	/* Find the first symbol above ADDR; the one before it holds ADDR. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	if (offset)

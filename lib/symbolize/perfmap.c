@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "base/bsearch.h"
 #include "base/fileio.h"
 #include "base/limits.h"
 #include "proc/ns.h"
@@ -369,16 +370,8 @@ const char *perfmap__lookup_at(const struct perfmap *pm, uint64_t addr, uint64_t
 /* The entry in force for ADDR after every line (the latest), or NULL. */
 static const struct pm_entry *perfmap__entry(const struct perfmap *pm, uint64_t addr)
 {
-	size_t lo = 0, hi = pm->nr;
+	size_t lo = BSEARCH_PREFIX(pm->nr, mid, pm->e[mid].end <= addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->e[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < pm->nr && pm->e[lo].start <= addr)
 		return &pm->e[lo];
 	return NULL;

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/bsearch.h"
 #include "base/grow.h"
 #include "unwind/frames.h"
 
@@ -264,16 +265,8 @@ void frames__free(struct frame_spans *s)
 
 enum frame_kind frames__kind(const struct frame_spans *s, uint64_t vaddr)
 {
-	size_t lo = 0, hi = s->nr;
+	size_t lo = BSEARCH_PREFIX(s->nr, mid, s->v[mid].start <= vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->v[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || vaddr >= s->v[lo - 1].end)
 		return FRAME_NONE;
 	return s->v[lo - 1].kind;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/bsearch.h"
 #include "base/htab.h"
 #include "base/limits.h"
 #include "base/log.h"
@@ -70,17 +71,9 @@ void utab__free(struct utab *t)
  * rows. */
 static uint32_t row_index(const struct utab *t, uint32_t off)
 {
-	uint32_t lo = 0, hi = t->nr_rows;
+	size_t n = BSEARCH_PREFIX(t->nr_rows, mid, t->rows[mid].start <= off);
 
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (t->rows[mid].start <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return n ? (uint32_t)n - 1 : 0;
 }
 
 int utab__rule(const struct utab *t, uint64_t vaddr, struct cfi_rule *r)
@@ -136,22 +129,16 @@ int utab__gap(const struct utab *t, uint64_t vaddr, uint64_t *start, uint64_t *e
 /* The index of the Go function holding VADDR, or -1. */
 static int64_t func_index(const struct utab *t, uint64_t vaddr)
 {
-	uint32_t lo = 0, hi = t->nr_funcs, off;
+	uint32_t off;
+	size_t n;
 
 	if (!t->nr_funcs || vaddr < t->base || vaddr - t->base > UINT32_MAX)
 		return -1;
 	off = (uint32_t)(vaddr - t->base);
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (t->funcs[mid].start <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (off < t->funcs[lo].start || off >= t->funcs[lo].end)
+	n = BSEARCH_PREFIX(t->nr_funcs, mid, t->funcs[mid].start <= off);
+	if (!n || off >= t->funcs[n - 1].end)
 		return -1;
-	return lo;
+	return (int64_t)n - 1;
 }
 
 int utab__go_function(const struct utab *t, uint64_t vaddr, uint64_t *start, uint64_t *end)
@@ -168,17 +155,7 @@ int utab__go_function(const struct utab *t, uint64_t vaddr, uint64_t *start, uin
 /* The index of the first call whose ret >= OFF. */
 static uint32_t first_call(const struct utab *t, uint32_t off)
 {
-	uint32_t lo = 0, hi = t->nr_calls;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (t->calls[mid].ret < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (uint32_t)BSEARCH_PREFIX(t->nr_calls, mid, t->calls[mid].ret < off);
 }
 
 uint64_t utab__called_before(const struct utab *t, uint64_t ret)
