@@ -197,24 +197,22 @@ static int write_svg(const struct pairs *d, const struct fg_opts *o, FILE *out)
 
 int diff_main(int argc, char **argv)
 {
-	struct option opts[40];
+	struct option opts[40] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "normalize", no_argument, NULL, 'n' },
+		{ "strip-hex", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+	};
 	struct pairs d = { 0 };
 	struct fg_opts o;
 	const char *output = NULL;
 	bool normalize = false;
 	FILE *out = stdout;
 	char err[256];
-	size_t n = 0;
 	int c, ret = 2;
 
 	fg_opts__init(&o);
-	opts[n++] = (struct option){ "output", required_argument, NULL, 'o' };
-	opts[n++] = (struct option){ "normalize", no_argument, NULL, 'n' };
-	opts[n++] = (struct option){ "strip-hex", no_argument, NULL, 's' };
-	opts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
-	for (size_t i = 0; fg_options[i].name; i++)
-		opts[n++] = fg_options[i];
-	opts[n] = (struct option){ NULL, 0, NULL, 0 };
+	fg_options__append(opts, 4, sizeof(opts) / sizeof(opts[0]));
 
 	optind = 0;
 	opterr = 0;

@@ -61,21 +61,19 @@ static int read_pprof(struct flamegraph *fg, const char *path)
 
 int flamegraph_main(int argc, char **argv)
 {
-	struct option opts[32];
+	struct option opts[32] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+	};
 	struct fg_opts o;
 	struct flamegraph *fg = NULL;
 	const char *output = NULL;
 	FILE *out = stdout;
 	char err[256];
-	size_t n = 0;
 	int c, ret = 1;
 
 	fg_opts__init(&o);
-	opts[n++] = (struct option){ "output", required_argument, NULL, 'o' };
-	opts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
-	for (size_t i = 0; fg_options[i].name; i++)
-		opts[n++] = fg_options[i];
-	opts[n] = (struct option){ NULL, 0, NULL, 0 };
+	fg_options__append(opts, 2, sizeof(opts) / sizeof(opts[0]));
 
 	optind = 0;	/* a fresh scan: the caller may have used getopt already */
 	opterr = 0;	/* our own one-sentence messages */

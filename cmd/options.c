@@ -325,9 +325,7 @@ int parse_args(int argc, char **argv, struct settings *st)
 
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 		longopts[nopts++] = own[i];
-	for (size_t i = 0; fg_options[i].name && nopts + 1 < sizeof(longopts) / sizeof(longopts[0]); i++)
-		longopts[nopts++] = fg_options[i];
-	longopts[nopts] = (struct option){ 0 };
+	nopts = fg_options__append(longopts, nopts, sizeof(longopts) / sizeof(longopts[0]));
 	fg_opts__init(&st->fg);
 
 	o->freq = 99;

@@ -67,6 +67,9 @@ int fg_opts__parse_arg(struct fg_opts *o, const char *name, const char *value, c
  */
 #define FG_OPTION_BASE 0x4600
 extern const struct option fg_options[];
+/* A command's option table: its N own entries in DST (CAP entries), then fg_options, then
+ * the zero entry (as many as fit). Returns the number of entries before the zero one. */
+size_t fg_options__append(struct option *dst, size_t n, size_t cap);
 int fg_opts__parse_opt(struct fg_opts *o, int val, const char *arg, char *err, size_t errsz);
 extern const char FG_OPTIONS_HELP[];
 

@@ -45,6 +45,14 @@ const struct option fg_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+size_t fg_options__append(struct option *dst, size_t n, size_t cap)
+{
+	for (size_t i = 0; fg_options[i].name && n + 1 < cap; i++)
+		dst[n++] = fg_options[i];
+	dst[n] = (struct option){ 0 };
+	return n;
+}
+
 const char FG_OPTIONS_HELP[] =
 "  --title TEXT        title (default \"Flame Graph\", \"Icicle Graph\" with --inverted)\n"
 "  --subtitle TEXT     second line under the title\n"
