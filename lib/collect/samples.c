@@ -324,11 +324,14 @@ int session__retry_queued(struct session *s, bool all)
 	size_t kept = 0;
 	int err = 0;
 
-	if ((!s->queue.nr && !s->parked.nr) || (!all && answered == s->queue.answered))
+	if (!all && answered == s->queue.answered)
 		return 0;
 	s->queue.answered = answered;
-	/* The spans first: a stack ends at the first stack bottom they hold. */
+	/* The spans first (and with them the tables BPF walks, whether or not a sample
+	 * waits): a stack ends at the first stack bottom they hold. */
 	session__respan(s);
+	if (!s->queue.nr && !s->parked.nr)
+		return 0;
 	for (size_t i = 0; i < s->queue.nr; i++) {
 		struct queued *q = s->queue.v[i];
 		const struct sample_event *e = (const struct sample_event *)q->event;

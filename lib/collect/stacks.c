@@ -172,22 +172,26 @@ int stacks__leaf_caller(const struct stack_env *env, struct unwinder *unw, pid_t
 		return n;
 	if (nu < 1)
 		return nu;
-	/* A leaf whose CFI says it keeps no frame record (its return address at sp): the walk
+	/* A leaf whose CFI says it keeps no frame record (its return address at sp; not Go's,
+	 * whose CFI is sp-based where it keeps records, its windows fp_window's): the walk
 	 * from rbp skipped its caller, which must be found in the words, or the stack is cut
 	 * there, marked. (No CFI at the leaf: the walk is all there is.) */
 	skipped = unwinder__leaf_frameless(unw, as, ips[0]) == 1 &&
 		  env->place(env->ctx, pid, ips[0]) != STACK_PLACE_BOTTOM;
+	/* A caller skipped and not found: the frames past the leaf leave one out, and a stack
+	 * that reaches a bottom all the same would be shown whole: cut after the leaf, marked,
+	 * as an unwind would have it. */
 	if (!words[0] && !words[1]) {
 		if (skipped)
 			*truncated = true;
-		return nu;
+		return skipped ? 1 : nu;
 	}
 	/* Only the words matter: the CFI at ip says at which offset from sp the return address
 	 * is; rbp-based rules read outside the copy and fail, as they should. */
 	if (unwinder__leaf_return(unw, &us, &ret)) {
 		if (skipped)
 			*truncated = true;
-		return nu;
+		return skipped ? 1 : nu;
 	}
 	n = fixup__add_leaf_caller(ips, nu, ret);
 	if (n == nu)

@@ -135,7 +135,8 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
  * must keep a frame record where it called, or the walk from rbp skipped its callers too:
  * the stack then ends there, truncated (whole where the thread began). Where Go's
  * prologues and epilogues send the walk wrong it is put right, or only the leaf is left,
- * truncated. Returns the new number of addresses; *TRUNCATED is set or cleared when that
+ * truncated; so it is when the caller skipped is not found in the words (the walk past the
+ * leaf leaves a frame out, even where it reaches a bottom). Returns the new number of addresses; *TRUNCATED is set or cleared when that
  * changes what the stack is.
  */
 int stacks__leaf_caller(const struct stack_env *env, struct unwinder *unw, pid_t pid, pid_t as,

@@ -735,6 +735,9 @@ int unwinder__leaf_frameless(struct unwinder *u, pid_t pid, uint64_t ip)
 	l = c->p ? uproc__loaded_for_ip(c, ip) : NULL;
 	if (!l || ufile__rule(l->f, ip - l->bias, &r))
 		return -ENOENT;
+	/* Go's CFI defines every frame from rsp, frame records kept or not. */
+	if (l->f->tab && l->f->tab->is_go)
+		return 0;
 	return r.cfa_reg == CFI_REG_RSP && !r.signal && r.ra == CFI_AT_CFA;
 }
 

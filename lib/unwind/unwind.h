@@ -86,7 +86,8 @@ int unwinder__leaf_return(struct unwinder *u, const struct unwind_sample *s, uin
 
 /* Whether the code at IP of process PID keeps no frame record of its own there, by its CFI:
  * 1 (its CFA is sp-based: its return address lies at sp, and a walk from rbp skips its
- * caller), 0 (it keeps one, or it is a signal frame), -ENOENT (no CFI covers IP). */
+ * caller), 0 (it keeps one, or it is a signal frame, or Go's code, whose CFI is sp-based
+ * everywhere), -ENOENT (no CFI covers IP). */
 int unwinder__leaf_frameless(struct unwinder *u, pid_t pid, uint64_t ip);
 
 /* How the stacks were unwound so far. */
