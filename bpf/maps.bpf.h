@@ -19,6 +19,13 @@ const volatile bool user_stacks = true;
 const volatile bool kernel_stacks = true;
 const volatile bool follow_children = false;	/* add new processes forked by profiled ones */
 const volatile __u32 unwind_mode = UNWIND_AUTO;
+/* --unwind auto: a stack the frame-pointer walk cannot take is walked from the files' unwind
+ * tables (`proc_tabs`) before it is sent to userspace with a copy. */
+const volatile bool table_walk = false;
+/* ... and its whole stacks are sent with a copy all the same, to be checked in userspace. */
+const volatile bool table_check = false;
+/* --stack-copy 0: nothing is sent; a stack neither walk takes whole is counted cut. */
+const volatile bool no_copy = false;
 const volatile __u32 stack_copy = PROFILE_STACK_COPY;	/* bytes, at most PROFILE_MAX_STACK_COPY */
 const volatile __u64 min_block_ns = 0;	/* --off-cpu/--wall: shorter blocks are not counted */
 /* --cgroup: only tasks in these cgroups (v2 ids) or below them; 0 of them: any task. */
@@ -238,6 +245,32 @@ struct {
 } period_sync SEC(".maps") = {
 	.values = { &sync_inner },
 };
+
+/* The files' unwind tables (struct ushard, struct ufile_dir, struct proc_tabs in profile.h):
+ * shards added by userspace as a file is first needed, a directory per file, the mappings of
+ * each process described. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, UTAB_MAX_SHARDS);
+	__type(key, __u32);
+	__type(value, struct ushard);
+} ushards SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UTAB_MAX_FILES);
+	__type(key, __u32);
+	__type(value, struct ufile_dir);
+} ufiles SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct proc_tabs);
+} proc_tabs SEC(".maps");
 
 /* `cur_proc`: the last process sampled on this CPU, with a copy of its `procs` entry (of
  * generation `gen`). A new one also has its name recorded. */

@@ -16,6 +16,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 #include "maps.bpf.h"
 #include "walk.bpf.h"
+#include "tabwalk.bpf.h"
 #include "send.bpf.h"
 #include "count.bpf.h"
 
@@ -147,13 +148,43 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 						 end == WALK_NOREC ? STAT_FP_NOREC :
 						 STAT_FP_TRUNCATED);
 			}
-			if (unwind_mode == UNWIND_DWARF ||
-			    (unwind_mode == UNWIND_AUTO && !complete)) {
+			/* Walked from the files' tables instead, when they take it whole. */
+			if (unwind_mode == UNWIND_AUTO && !complete && table_walk && pr) {
+				struct ustack *ts = bpf_map_lookup_elem(&tscratch, &zero);
+				int te = ts ? tab_walk(&regs, pr, ts, tgid, win != NULL) :
+					      TAB_NO_TABLE;
+
+				if (!op)
+					stat_inc(te == TAB_WHOLE ? STAT_TAB_WHOLE :
+						 te == TAB_NO_RULE ? STAT_TAB_NO_RULE :
+						 te == TAB_NO_MEMORY ? STAT_TAB_NO_MEMORY :
+						 te == TAB_DEPTH ? STAT_TAB_DEPTH :
+						 STAT_TAB_NO_TABLE);
+				if (te == TAB_WHOLE && ts) {
+					st = ts;
+					complete = !table_check;
+					key.flags |= COUNT_F_TABLE_WALK;
+				}
+			}
+			/* No copies: the longer of the two walks, cut. */
+			if (no_copy && !complete) {
+				struct ustack *ts = bpf_map_lookup_elem(&tscratch, &zero);
+
+				if (ts && (key.flags & COUNT_F_TABLE_WALK) == 0 && table_walk &&
+				    pr && ts->nr > st->nr) {
+					st = ts;
+					key.flags |= COUNT_F_TABLE_WALK;
+				}
+			}
+			if (!no_copy && (unwind_mode == UNWIND_DWARF ||
+					 (unwind_mode == UNWIND_AUTO && !complete))) {
 				struct dwarf_send d = {
 					.r = &regs, .st = st, .pr = pr, .ck = &key, .op = op,
 					.weight = weight, .tgid = tgid, .tid = tid,
 					.stack_top = BPF_CORE_READ(task, mm, start_stack),
 					.why = unwind_mode == UNWIND_DWARF ? SEND_DWARF :
+					       (key.flags & COUNT_F_TABLE_WALK) ?
+					       SEND_TABLE_CHECK :
 					       !pr ? SEND_NO_PROC :
 					       end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN,
 				};
@@ -163,7 +194,12 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 			}
 			if (!complete)
 				key.flags |= COUNT_F_USER_TRUNCATED;
-			keep_sp_words(pr, regs.sp, win, st);
+			/* (Without copies, not even the words at sp leave.) */
+			if (!(key.flags & COUNT_F_TABLE_WALK) && !no_copy)
+				keep_sp_words(pr, regs.sp, win, st);
+			else
+				for (int i = 0; i < PROFILE_SP_WORDS; i++)
+					st->sp_words[i] = 0;
 			hash_frames(st, &hash, &st->check);
 			/* The period's parity in the low bit: each period stores its own. */
 			hash = (hash & ~3ull) | 2 | key.period;
@@ -475,6 +511,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ptgid = task_tgid(parent), ctgid = task_tgid(child);
 	__u64 now = bpf_ktime_get_ns();
 	struct proc_ranges *b;
+	struct proc_tabs *t;
 	__u8 one = 1;
 
 	/* A new thread; or, in a pid namespace, a process outside it. */
@@ -493,6 +530,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		__sync_fetch_and_add(&procs_gen, 1);
 	}
 	/* The child has the parent's C library at the same place. */
+	t = bpf_map_lookup_elem(&proc_tabs, &ptgid);
+	if (t)
+		bpf_map_update_elem(&proc_tabs, &ctgid, t, BPF_ANY);
 	b = bpf_map_lookup_elem(&procs, &ptgid);
 	if (b) {
 		bpf_map_update_elem(&procs, &ctgid, b, BPF_ANY);
@@ -529,6 +569,32 @@ static __always_inline __u64 new_epoch(__u32 tgid)
  */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
+/*
+ * A file mapped executable over part of what TGID's `proc_tabs` entry has: unless it is the
+ * same file at the same place (a mapping split by mprotect, stored again), that entry's
+ * tables may be another file's now, and it goes until userspace, with the mapping's record,
+ * writes it again (its stacks go to userspace meanwhile).
+ */
+static __always_inline void check_tabs(__u32 tgid, const struct vm_area_struct *vma)
+{
+	struct proc_tabs *pt = bpf_map_lookup_elem(&proc_tabs, &tgid);
+	__u64 start = vma->vm_start, end = vma->vm_end;
+	__u64 ino = vma->vm_file->f_inode->i_ino, base = start - (vma->vm_pgoff << 12);
+
+	if (!pt)
+		return;
+	for (int i = 0; i < PROFILE_MAX_TABS; i++) {
+		if (i >= pt->nr)
+			break;
+		if (pt->start[i] >= end || pt->end[i] <= start)
+			continue;
+		if (pt->ino[i] != ino || pt->start[i] - pt->pgoff[i] != base) {
+			bpf_map_delete_elem(&proc_tabs, &tgid);
+			return;
+		}
+	}
+}
+
 SEC("tp_btf/ma_write")
 int BPF_PROG(on_ma_write, const char *fn, struct ma_state *mas, unsigned long piv, void *val)
 {
@@ -552,6 +618,10 @@ int BPF_PROG(on_ma_write, const char *fn, struct ma_state *mas, unsigned long pi
 	if (!tgid || (filter_pids && !profiled(tgid)))
 		return 0;
 	new_epoch(tgid);
+	/* Its tables' mappings may be another file's now: none until userspace has the
+	 * mapping's record (its stacks go to userspace meanwhile). */
+	if (table_walk)
+		check_tabs(tgid, vma);
 	return 0;
 }
 

@@ -40,6 +40,11 @@ enum profile_stat {
 	STAT_NO_PROC,		/* no spans known for the process yet: sent to DWARF */
 	STAT_OFF_CPU,		/* --off-cpu/--wall: blocks counted (times off the CPU) */
 	STAT_FORKS_LEFT,	/* -p without --children: processes the pids forked, not profiled */
+	STAT_TAB_WHOLE,		/* stacks walked whole in BPF from the files' unwind tables */
+	STAT_TAB_NO_TABLE,	/* ... not: a frame in code without a table in BPF (sent) */
+	STAT_TAB_NO_RULE,	/* ... not: a rule BPF does not follow, or no row (sent) */
+	STAT_TAB_NO_MEMORY,	/* ... not: a word of the stack could not be read (sent) */
+	STAT_TAB_DEPTH,		/* ... not: deeper than PROFILE_MAX_DEPTH (sent) */
 	STAT__MAX,
 };
 
@@ -107,6 +112,8 @@ struct count_slots {
 
 /* (Userspace decodes a count_key into its own struct stack_key, lib/collect/stacks.h.) */
 #define COUNT_F_USER_TRUNCATED	1	/* the user frame-pointer walk did not end cleanly */
+#define COUNT_F_TABLE_WALK	2	/* the user stack was walked from the files' unwind
+					 * tables in BPF (whole): no leaf to mend from sp_words */
 /* The count is nanoseconds off the CPU (--off-cpu, --wall), not samples. */
 #define COUNT_F_OFF_CPU		(1u << 8)
 /* Which of the -e events the sample is of (its index in the order given). */
@@ -135,6 +142,8 @@ enum profile_send {
 				 * frames past it would be wrong (STAT_FP_NOREC) */
 	SEND_NO_PROC,		/* the process was not described to BPF yet (STAT_NO_PROC) */
 	SEND_DWARF,		/* --unwind dwarf: every sample */
+	SEND_TABLE_CHECK,	/* PROFILE_TABLE_WALK_CHECK: walked whole from the tables, its
+				 * frames sent to be compared with userspace's unwind of its copy */
 };
 
 /* Value of the `ustacks` hash map: the user frames of one stack, leaf first. */
@@ -292,6 +301,82 @@ struct proc_ranges {
 	__u64 span_end;
 	__u64 span_start[PROFILE_MAX_SPANS];
 	__u8 span_kind[PROFILE_MAX_SPANS];
+};
+
+/*
+ * Unwinding in BPF from the files' tables (the worker's utab rows, unwind/utab.h): a file's
+ * rows are cut into shards of UTAB_SHARD_ROWS (elements of `ushards`, a hash map allocated
+ * as they are added, by userspace without privileges as the file is first needed: a map
+ * made then would need CAP_BPF); `ufiles` says which shards a file has and where each
+ * begins; a process's `proc_tabs` entry says which file each of its mappings is and its
+ * bias.
+ */
+#define UTAB_SHARD_ROWS		4092	/* rows per shard: 64 KiB with the hash element's
+					 * header (the kernel's allocation is a power of two) */
+#define UTAB_SHARD_STEPS	13	/* binary search steps in one: log2(rows) + 1 */
+#define UTAB_FILE_SHARDS	64	/* shards per file: the rows past them are not in BPF */
+#define UTAB_FILE_STEPS		7
+#define UTAB_MAX_FILES		2048	/* files with tables in BPF */
+#define UTAB_MAX_SHARDS		8192
+#define PROFILE_MAX_TABS	64	/* a process's mappings with a table in BPF (a power of
+					 * two) */
+#define PROFILE_TAB_STEPS	7
+
+/* How a row gives the caller's CFA (urow.cfa). */
+enum urow_cfa {
+	UROW_NONE = 0,		/* no rule BPF follows here (or no FDE): the stack goes to
+				 * userspace */
+	UROW_RSP,		/* rsp + cfa_off */
+	UROW_RBP,		/* rbp + cfa_off */
+	UROW_PLT,		/* rsp + cfa_off, 8 more when (ip & 15) >= bp_off (a .plt entry) */
+	UROW_DEREF_RSP,		/* the word at rsp + cfa_off */
+	UROW_DEREF_RBP,		/* the word at rbp + cfa_off */
+	UROW_OUTERMOST,		/* the return address is undefined: the stack's first frame */
+};
+
+/* Where the caller's rbp is (urow.bp). */
+enum urow_bp {
+	UROW_BP_SAME = 0,	/* where it was */
+	UROW_BP_AT_CFA,		/* the word at CFA + bp_off */
+	UROW_BP_UNDEFINED,	/* not known: a later rule from rbp cannot be followed */
+};
+
+/* A row: from link-time offset start (from its table's base) to the next row's, the return
+ * address at CFA + ra_off. */
+struct urow {
+	__u32 start;
+	__s32 cfa_off;
+	__s16 ra_off;
+	__s16 bp_off;		/* UROW_PLT: the low bits of ip from which 8 is added */
+	__u8 cfa;		/* enum urow_cfa */
+	__u8 bp;		/* enum urow_bp */
+	__u16 pad;
+};
+
+/* One shard: rows sorted by start; those past a file's last are start 0xffffffff. */
+struct ushard {
+	struct urow rows[UTAB_SHARD_ROWS];
+};
+
+/* A file's shards (`ufiles`): shard i (in `ushards`) holds its rows from first[i] on. */
+struct ufile_dir {
+	__u32 nr;
+	__u32 pad;
+	__u32 shard[UTAB_FILE_SHARDS];
+	__u32 first[UTAB_FILE_SHARDS];
+};
+
+/* A process's mappings with tables (`proc_tabs`), sorted by start: the row offset of address
+ * pc in mapping i is pc - bias[i] in file[i]'s table (`ufiles`). */
+struct proc_tabs {
+	__u32 nr;
+	__u32 pad;
+	__u64 start[PROFILE_MAX_TABS];
+	__u64 end[PROFILE_MAX_TABS];
+	__u64 bias[PROFILE_MAX_TABS];
+	__u64 ino[PROFILE_MAX_TABS];	/* the mapping's file (its inode) and the file */
+	__u64 pgoff[PROFILE_MAX_TABS];	/* offset at start: what on_ma_write checks */
+	__u32 file[PROFILE_MAX_TABS];
 };
 
 #ifndef __always_inline

@@ -388,8 +388,11 @@ int parse_args(int argc, char **argv, struct settings *st)
 			break;
 		case OPT_UNWIND: err = parse_unwind(optarg, &o->unwind_mode); break;
 		case OPT_STACK_COPY:
-			err = parse_uint(optarg, "stack copy size", 512, PROFILE_MAX_STACK_COPY,
-					 &o->stack_copy);
+			/* 0: no copies at all. */
+			o->no_copy = !strcmp(optarg, "0");
+			if (!o->no_copy)
+				err = parse_uint(optarg, "stack copy size", 512,
+						 PROFILE_MAX_STACK_COPY, &o->stack_copy);
 			break;
 		case OPT_NO_INLINE: o->no_inline = true; break;
 		case OPT_NO_DEMANGLE: o->no_demangle = true; break;
@@ -488,6 +491,10 @@ static int check_settings(struct settings *st, bool min_block)
 	if ((o->off_cpu || o->wall) && (o->event || o->count))
 		return usage_error("%s", "-e and -c go with on-CPU sampling, not --off-cpu or "
 				   "--wall");
+	if (o->no_copy && o->unwind_mode != UNWIND_AUTO)
+		return usage_error("%s", "--stack-copy 0 goes with --unwind auto: without copies, "
+				   "stacks are walked in BPF, by frame pointers and from the unwind "
+				   "tables");
 	if (o->off_cpu && o->wall)
 		return usage_error("%s", "--off-cpu and --wall exclude each other: --wall has the "
 				   "off-CPU time too");

@@ -139,6 +139,10 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 	if (st->bpf[STAT_FP_NOREC])
 		fprintf(stderr, " (%s of all where frame pointers could not be trusted)",
 			share(st->bpf[STAT_FP_NOREC], nsamples, b1, sizeof(b1)));
+	/* Walked whole in BPF from the files' unwind tables: no copy left the kernel. */
+	if (st->bpf[STAT_TAB_WHOLE])
+		fprintf(stderr, ", %s walked from unwind tables in BPF",
+			share(st->bpf[STAT_TAB_WHOLE], nsamples, b1, sizeof(b1)));
 	fprintf(stderr, ", %s truncated", share(st->truncated, st->samples, b2, sizeof(b2)));
 	/* Of the truncated ones: where their DWARF unwind stopped. */
 	for (int i = 1, first = 1; i < UNWIND_STOP__MAX; i++) {
@@ -191,6 +195,20 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 	if (st->files_forgotten)
 		pr_info("%llu files forgotten between periods once no process mapped them",
 			(unsigned long long)st->files_forgotten);
+	if (st->bpf_files)
+		pr_info("unwind tables in BPF: %u files in %u shards (%.1f MiB); walks from them "
+			"whole %llu, left to userspace: no table %llu, a rule not followed %llu, "
+			"a word not read %llu, too deep %llu", st->bpf_files, st->bpf_shards,
+			st->bpf_shards * (double)sizeof(struct ushard) / 1048576.0,
+			(unsigned long long)st->bpf[STAT_TAB_WHOLE],
+			(unsigned long long)st->bpf[STAT_TAB_NO_TABLE],
+			(unsigned long long)st->bpf[STAT_TAB_NO_RULE],
+			(unsigned long long)st->bpf[STAT_TAB_NO_MEMORY],
+			(unsigned long long)st->bpf[STAT_TAB_DEPTH]);
+	if (st->table_checked)
+		pr_info("table walk check: %llu of %llu stacks walked in BPF differ from "
+			"userspace's unwind of their copies", (unsigned long long)st->table_differ,
+			(unsigned long long)st->table_checked);
 	if (getenv("PROFILE_UNWIND_CHECK"))
 		pr_info("unwind check: %llu of %llu fast-path stacks differ from libunwind's",
 			(unsigned long long)st->unwind_mismatches,

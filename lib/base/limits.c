@@ -43,6 +43,9 @@ static const char *const sentences[LIMIT__MAX] = {
 			 "samples were named as after the next one: more than 256 in a process",
 	[LIMIT_TABLE_QUEUE] = "DWARF samples cut where a file's unwind table was still being "
 			      "made: more waited for tables than 64 MiB hold",
+	[LIMIT_BPF_TABLES] = "files whose unwind tables did not fit in BPF (2048 files, "
+			     "8192 shards of 4096 rows, or --max-memory): their stacks unwound "
+			     "in userspace, from a copy",
 };
 
 _Static_assert(LIMIT_MAPS_MAX == 16384 && LIMIT_SYMS_MAX == 4194304 &&

@@ -53,6 +53,8 @@ enum limit {
 				 * past PROCMAPS_EPOCHS_MAX per pid */
 	LIMIT_TABLE_QUEUE,	/* DWARF samples unwound without a file's table still being
 				 * made: the queue of those waiting for one was full */
+	LIMIT_BPF_TABLES,	/* files whose unwind tables were not put in BPF (their stacks
+				 * go to userspace with a copy): the maps, or the budget, full */
 	LIMIT__MAX
 };
 

@@ -280,6 +280,21 @@ static int load_bpf(struct session *s, bool without_epochs)
 	skel->rodata->kernel_stacks = !o->user_only;
 	skel->rodata->follow_children = o->argv != NULL || o->children;
 	skel->rodata->unwind_mode = o->unwind_mode;
+	/* Walks from the files' tables in BPF: only where BPF hears of every mapping as it is
+	 * made (on_ma_write: a table walked against a mapping replaced since would give the
+	 * old file's rows for the new code). PROFILE_NO_TABLE_WALK: as before, for
+	 * comparisons. */
+	s->table_walk = o->unwind_mode == UNWIND_AUTO && !without_epochs &&
+			!getenv("PROFILE_NO_TABLE_WALK");
+	skel->rodata->table_walk = s->table_walk;
+	skel->rodata->table_check = s->table_walk && getenv("PROFILE_TABLE_WALK_CHECK") &&
+				    !o->no_copy;
+	skel->rodata->no_copy = o->no_copy;
+	if (!s->table_walk) {
+		bpf_map__set_max_entries(skel->maps.ushards, 1);
+		bpf_map__set_max_entries(skel->maps.ufiles, 1);
+		bpf_map__set_max_entries(skel->maps.proc_tabs, 1);
+	}
 	skel->rodata->stack_copy = session__stack_copy_max(o);
 	skel->rodata->nr_cgroups = (__u32)o->nr_cgroups;
 	for (size_t i = 0; i < o->nr_cgroups && i < PROFILE_MAX_CGROUPS; i++)
@@ -322,6 +337,7 @@ static int load_bpf(struct session *s, bool without_epochs)
 	}
 	bpf_map__set_max_entries(skel->maps.procs, 65536);
 	bpf_map__set_max_entries(skel->maps.events,
+				 o->no_copy ? RING_MIN :
 				 ring_size(o, top_rate(s), s->counted, s->nr_cpus, skel->rodata->stack_copy));
 	pr_debug("map size %u entries, ring buffer %u KiB", size,
 		 bpf_map__max_entries(skel->maps.events) >> 10);

@@ -87,8 +87,11 @@ static int drain_key(struct session *s, struct builder *b, struct drained *d,
 		pid_t pid = procmaps__incarnation(s->maps, key.pid, key.gen);
 
 		procmaps__ensure(s->maps, pid);
-		nr = stacks__leaf_caller(&env, s->unw, key.pid, pid, (const uint64_t *)us.sp_words,
-					 ips, nr, &key.truncated);
+		/* (A walk from the tables has every frame: no leaf's caller to find.) */
+		if (!(bpf_key->flags & COUNT_F_TABLE_WALK))
+			nr = stacks__leaf_caller(&env, s->unw, key.pid, pid,
+						 (const uint64_t *)us.sp_words, ips, nr,
+						 &key.truncated);
 	}
 	if (drained__add(d, b, &key, ips, nr, count))
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
@@ -271,6 +274,7 @@ static void forget_files(struct session *s, const pid_t *pids, size_t np)
 			ids[n++] = id;
 		}
 	}
+	session__bpftabs_forget(s, ids, n);
 	unwinder__forget_files(s->unw, ids, n);
 	symbolizer__forget(s->sym, ids, n, pids, np);
 	dsos__forget(s->dsos, ids, n);

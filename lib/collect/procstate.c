@@ -41,6 +41,10 @@ struct pmap {
 	uint64_t time;		/* struct map's */
 	struct frame_spans spans;
 	bool later;		/* all FRAME_NOREC: its file's table is still being made */
+	const struct utab *tab;	/* its file's table for BPF's walk (NULL: none), of file */
+	uint32_t tab_id;	/* (dso id) tab_id, with the bias of its rows (bpftab_map) */
+	uint64_t tab_bias;
+	uint64_t ino, pgoff;	/* struct map's */
 };
 
 struct pstate {
@@ -114,7 +118,8 @@ void session__free_procstate(struct session *s)
  * or -ENOMEM. */
 static int pstate__add(struct session *s, struct pstate *p, const struct map *m)
 {
-	struct pmap pm = { m->start, m->end, m->time, { 0 }, false };
+	struct pmap pm = { .start = m->start, .end = m->end, .time = m->time,
+			   .ino = m->ino, .pgoff = m->pgoff };
 	size_t i, j;
 	int err;
 
@@ -123,6 +128,8 @@ static int pstate__add(struct session *s, struct pstate *p, const struct map *m)
 	pm.later = err == 1;
 	if (err == 1)
 		err = 0;
+	if (!err && !pm.later && s->table_walk)
+		pm.tab = unwinder__map_table(s->unw, p->pid, m, &pm.tab_id, &pm.tab_bias);
 	if (!err)
 		err = array_grow(&p->maps, &p->cap, sizeof(*p->maps), p->nr);
 	if (err) {
@@ -162,6 +169,28 @@ static int update_proc(struct session *s, pid_t pid, const struct proc_ranges *p
 	return 0;
 }
 
+/* P's mappings with tables into its `proc_tabs` entry. Returns 0 or negative errno. */
+static int pstate__write_tabs(struct session *s, const struct pstate *p)
+{
+	struct bpftab_map *v = calloc(p->nr ? p->nr : 1, sizeof(*v));
+	size_t n = 0;
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nr; i++)
+		if (p->maps[i].tab)
+			v[n++] = (struct bpftab_map){
+				.start = p->maps[i].start, .end = p->maps[i].end,
+				.bias = p->maps[i].tab_bias, .ino = p->maps[i].ino,
+				.pgoff = p->maps[i].pgoff, .id = p->maps[i].tab_id,
+				.tab = p->maps[i].tab,
+			};
+	err = session__write_tabs(s, p->pid, v, n);
+	free(v);
+	return err;
+}
+
 /* P's mappings and their spans, gaps between them SPAN_NONE, merged down to what BPF holds,
  * into P's `procs` entry (its copy hint kept). Returns 0 or negative errno. */
 static int pstate__write(struct session *s, const struct pstate *p)
@@ -193,6 +222,9 @@ static int pstate__write(struct session *s, const struct pstate *p)
 		memcpy(&all.v[all.nr], ms->v, ms->nr * sizeof(*ms->v));
 		all.nr += ms->nr;
 	}
+	/* The tables first: a walk that finds the new spans finds them too. */
+	if (!err && s->table_walk)
+		err = pstate__write_tabs(s, p);
 	if (!err) {
 		all.nr = frames__reduce(all.v, all.nr, PROFILE_MAX_SPANS);
 		if (all.nr > PROFILE_MAX_SPANS)
@@ -336,6 +368,9 @@ void session__respan(struct session *s)
 			frames__free(&pm->spans);
 			pm->spans = spans;
 			pm->later = false;
+			if (s->table_walk)
+				pm->tab = unwinder__map_table(s->unw, p->pid, m, &pm->tab_id,
+							      &pm->tab_bias);
 			ps->nr_later--;
 			pstate__dirty(ps, p);
 		}
@@ -381,6 +416,7 @@ void session__forget_proc(struct session *s, pid_t pid)
 	p->cap = 0;
 	p->exec_time = 0;
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.procs), &key);
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.proc_tabs), &key);
 }
 
 /*

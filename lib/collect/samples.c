@@ -122,7 +122,10 @@ static void sample__decode(struct sample *smp, const struct sample_event *e, con
 		 * time came, its task ran since. Only a task off the CPU may still be as it
 		 * was (stacks.c asks env_still). */
 		.copy_only = !e->off_seq || e->event || e->weight,
-		.walk = (const uint64_t *)e->frames, .nr_walk = e->nr_frames,
+		/* (A checked walk from the tables is not a frame-pointer walk to fall back
+		 * on: the unwind checked stands alone.) */
+		.walk = (const uint64_t *)e->frames,
+		.nr_walk = e->why == SEND_TABLE_CHECK ? 0 : e->nr_frames,
 		.ip = e->ip, .sp = e->sp, .bp = e->bp, .regs = (const uint64_t *)e->regs,
 		.stack = stack, .stack_len = stack_len, .holes = e->holes,
 		.below = e->below_ok ? (const uint64_t *)e->below : NULL,
@@ -139,7 +142,7 @@ static enum stack_sent sent_of(uint32_t why)
 	case SEND_WALK_BROKEN: return STACK_SENT_WALK_BROKEN;
 	case SEND_NOREC: return STACK_SENT_NOREC;
 	case SEND_NO_PROC: return STACK_SENT_NO_PROC;
-	case SEND_DWARF: return STACK_SENT_DWARF;
+	case SEND_DWARF: case SEND_TABLE_CHECK: return STACK_SENT_DWARF;
 	default: return STACK_COUNTED;
 	}
 }
@@ -154,6 +157,35 @@ void stack_key__decode(struct stack_key *out, const struct count_key *k)
 		.truncated = k->flags & COUNT_F_USER_TRUNCATED,
 		.stop = UNWIND_STOP_END, .sent = STACK_COUNTED,
 	};
+}
+
+/* The first frame where IPS (N of them) and E's frames differ. */
+static int first_difference(const uint64_t *ips, int n, const struct sample_event *e)
+{
+	int i = 0;
+
+	while (i < n && i < (int)e->nr_frames && ips[i] == e->frames[i])
+		i++;
+	return i;
+}
+
+/* PROFILE_TABLE_WALK_CHECK: whether BPF's walk of E from the tables (its frames) is the
+ * unwind of its copy here (IPS, N frames, stopped as STOP), counted; the first ones that are
+ * not, said with -v. */
+static void check_table_walk(struct session *s, const struct sample_event *e,
+			     const uint64_t *ips, int n, enum unwind_stop stop)
+{
+	bool same = stop == UNWIND_STOP_END && n == (int)e->nr_frames &&
+		    !memcmp(ips, e->frames, (size_t)n * sizeof(*ips));
+
+	s->stats.table_checked++;
+	if (same)
+		return;
+	s->stats.table_differ++;
+	if (s->stats.table_differ <= 5)
+		pr_info("table walk check: pid %u ip %#llx: BPF %u frames, userspace %d (%s), "
+			"first difference at frame %d", e->pid, (unsigned long long)e->ip,
+			e->nr_frames, n, unwind_stop_names[stop], first_difference(ips, n, e));
 }
 
 /*
@@ -178,6 +210,8 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 		return r;
 	n = us.n;
 	stop = us.stop;
+	if (e->why == SEND_TABLE_CHECK)
+		check_table_walk(s, e, ips, n, stop);
 	s->stats.unwind_ns += us.ns;
 	s->stats.unwind_frames += n;
 	s->stats.copy_bytes += e->stack_len;

@@ -5,6 +5,7 @@
  * line) until the duration ends, a signal arrives or the targets exit. session_int.h says
  * which file of lib/collect/ does the rest.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -364,6 +365,28 @@ static int interrupted(struct session *s, const char *doing)
 			     clock_mono_seconds() - s->opened);
 }
 
+/* session__describe every process now alive (-a --stack-copy 0). Returns 0, or what
+ * interrupted() says. */
+static int describe_all(struct session *s)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int err = 0;
+
+	while (d && !err && (e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (*end || pid <= 0 || !procmaps__has(s->maps, (pid_t)pid))
+			continue;
+		session__describe(s, (pid_t)pid);
+		err = interrupted(s, "describing the processes");
+	}
+	if (d)
+		closedir(d);
+	return err;
+}
+
 /* Attach and start sampling (the first session__run). Returns 0 or negative errno with the
  * error set. */
 static int session__begin(struct session *s)
@@ -384,6 +407,10 @@ static int session__begin(struct session *s)
 	/* Mappings that exist already; later ones arrive as mmap records. */
 	if (s->opts.all)
 		procmaps__load_all(s->maps);
+	/* -a without copies: no sample reaches userspace to have its process described, so
+	 * every process is described now (and those they fork, with their parents). */
+	if (s->opts.all && s->opts.no_copy)
+		err = describe_all(s);
 	for (size_t i = 0; !err && i < s->opts.nr_pids; i++) {
 		procmaps__load(s->maps, s->opts.pids[i]);
 		session__describe(s, s->opts.pids[i]);
@@ -502,6 +529,7 @@ const struct session_stats *session__stats(struct session *s)
 		s->stats.unwind_slow = c->slow;
 		s->stats.unwind_mismatches = c->mismatches;
 	}
+	session__bpftabs_stats(s, &s->stats.bpf_files, &s->stats.bpf_shards);
 	return &s->stats;
 }
 
@@ -533,6 +561,7 @@ void session__free(struct session *s)
 	free(s->xk.v);
 	cgroup_names__free(s->cgnames);
 	session__free_procstate(s);
+	session__free_bpftabs(s);
 	session__jitwatch_free(s);
 	unwinder__free(s->unw);
 	symbolizer__free(s->sym);

@@ -45,6 +45,8 @@ struct session_opts {
 	bool lines;		/* each frame's source line from DWARF (profile_frame.line) */
 	bool status_line;	/* a status line on stderr (a terminal) about once a second */
 	unsigned int stack_copy;	/* bytes of user stack per DWARF sample; 0: 16 KiB */
+	bool no_copy;			/* --stack-copy 0: no user stack memory leaves the
+					 * kernel; what BPF cannot walk whole is cut, marked */
 	bool explain;		/* gather where stacks were cut or left unnamed (--explain) */
 	double every;		/* continuous mode (--every): seconds per period; 0: one
 				 * profile of the whole run */
@@ -85,6 +87,10 @@ struct session_stats {
 	uint64_t ev_unsampled;		/* -e's events that count: those after each CPU's last
 					 * sample (any task's), in no stack */
 	uint64_t dwarf;			/* samples unwound with DWARF in userspace */
+	uint64_t table_checked;		/* PROFILE_TABLE_WALK_CHECK: BPF's walks from the tables
+					 * compared with userspace's unwind of the same sample */
+	uint64_t table_differ;		/* ... and found different */
+	uint32_t bpf_files, bpf_shards;	/* files (and shards) with tables in BPF */
 	uint64_t unwind_stop[8];	/* of those, by enum unwind_stop */
 	uint64_t cut_stop[8];		/* samples truncated in the profile, by how their DWARF
 					 * unwind stopped (UNWIND_STOP_END: no DWARF unwind, or

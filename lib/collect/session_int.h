@@ -12,6 +12,7 @@
  *	bpf.c		libbpf logging, privilege and BTF checks, sizing and loading the BPF
  *			programs, the pid filter, perf attach/detach per CPU, the stats map
  *	procstate.c	per-process BPF state: executable ranges, stack bottoms, copy hints
+ *	bpftabs.c	the files' unwind tables in BPF, each process's mappings to them
  *	jitwatch.c	perf maps read as they grow: JIT code rewritten in place begins an
  *			epoch of its process
  *	sideband.c	the PERF_RECORD_MMAP2/FORK/LOST records
@@ -85,6 +86,8 @@ struct session {
 	} hints[HINT_SLOTS];
 	struct pstates *procstate;	/* the processes described to BPF (procstate.c) */
 	struct jitwatch *jw;		/* perf maps followed as they grow (jitwatch.c) */
+	struct bpftabs *bpftabs;	/* the files' unwind tables in BPF (bpftabs.c) */
+	bool table_walk;		/* BPF walks stacks from them (--unwind auto) */
 	struct {			/* DWARF samples waiting for a file's table (samples.c) */
 		struct queued **v;	/* samples.c */
 		size_t nr, cap;
@@ -291,6 +294,28 @@ int session__jitwatch_open(struct session *s);
 void session__jitwatch_want(struct session *s, pid_t pid);
 void session__jitwatch_poll(struct session *s);
 void session__jitwatch_free(struct session *s);
+
+/* bpftabs.c: a mapping of a described process whose file's table BPF may walk: [start, end),
+ * its file's dso id and table, and the bias that gives a runtime address's row offset
+ * (unwinder__map_table). */
+struct utab;
+struct bpftab_map {
+	uint64_t start, end, bias;
+	uint64_t ino, pgoff;		/* the mapping's file and offset at start */
+	uint32_t id;
+	const struct utab *tab;
+};
+
+/* bpftabs.c: PID's `proc_tabs` entry from its N mappings MAPS (sorted by start), each file's
+ * table put in BPF the first time (or left out, counted, when it does not fit). Written
+ * before its `procs` entry. Returns 0 or negative errno. */
+int session__write_tabs(struct session *s, pid_t pid, const struct bpftab_map *maps, size_t n);
+/* bpftabs.c: the files IDS (N of them) are forgotten (no process maps them): their tables
+ * leave BPF, their slots and shards free for others. */
+void session__bpftabs_forget(struct session *s, const uint32_t *ids, size_t n);
+/* bpftabs.c: the files and shards in BPF now. */
+void session__bpftabs_stats(const struct session *s, uint32_t *files, uint32_t *shards);
+void session__free_bpftabs(struct session *s);
 
 /* procstate.c: write the `procs` entries of the processes whose mappings changed since the
  * last call (once per batch of side-band records). */

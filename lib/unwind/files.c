@@ -172,6 +172,19 @@ int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m, size
 	return 0;
 }
 
+const struct utab *unwinder__map_table(struct unwinder *u, pid_t pid, const struct map *m,
+				       uint32_t *id, uint64_t *bias)
+{
+	struct ufile *f = map__is_dso(m) ? unwinder__file(u, pid, m) : NULL;
+	uint64_t b;
+
+	if (!f || !f->ok || !f->tab || f->later || utab__bias(f->tab, m, m->start, &b))
+		return NULL;
+	*id = f->id;
+	*bias = b + f->tab->base;
+	return f->tab;
+}
+
 /* What fake address slot SLOT of F holds: *LEN bytes, or NULL. */
 static const unsigned char *ufile__fake(struct ufile *f, int slot, uint64_t *len)
 {

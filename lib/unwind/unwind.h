@@ -164,6 +164,15 @@ int unwinder__map_spans(struct unwinder *u, pid_t pid, const struct map *m, size
 			struct frame_spans *out);
 
 /*
+ * The unwind table of the file of mapping M of PID (utab.h; owned by U or its table source),
+ * *ID its file's id (the dso id: one per file and version, whichever process maps it), and
+ * *BIAS such that the table's row offset of runtime address pc in M is pc - *BIAS; NULL when
+ * the file has no table with CFI (or it is still being made).
+ */
+const struct utab *unwinder__map_table(struct unwinder *u, pid_t pid, const struct map *m,
+				       uint32_t *id, uint64_t *bias);
+
+/*
  * A frame-pointer walk IPS (NR addresses, leaf first; room for NR + 1) of process PID, put
  * right where its leaf is in one of Go's windows (frames__go_function), where the walk from
  * rbp goes wrong: a prologue or epilogue, whose rbp is the caller's record, skips the leaf's

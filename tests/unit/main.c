@@ -25,6 +25,7 @@ int main(int argc, char **argv)
 		register_htab_suite,
 		register_profile_suite,
 		register_fixup_suite,
+		register_bpftabs_suite,
 		register_ucounts_suite,
 		register_symbolize_suite,
 		register_ns_suite,

@@ -19,6 +19,7 @@ int register_flamegraph_suite(void);
 int register_htab_suite(void);
 int register_profile_suite(void);
 int register_fixup_suite(void);
+int register_bpftabs_suite(void);
 int register_ucounts_suite(void);
 int register_symbolize_suite(void);
 int register_ns_suite(void);

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The user stack walked in BPF from the files' unwind tables (`proc_tabs`, `ufiles`,
+ * `ushards`; profile.h), where the frame-pointer walk cannot be trusted: frame by frame, the
+ * row for the pc, the CFA from rsp or rbp, the return address and rbp restored. Whole only at
+ * a true root (a stack bottom's span, or a row whose return address is undefined); anything
+ * else (no table, a rule it does not follow, a word it cannot read, the depth limit) leaves
+ * the stack to userspace, with a copy, as before. Included by profile.bpf.c only.
+ */
+#ifndef PROFILE_TABWALK_BPF_H
+#define PROFILE_TABWALK_BPF_H
+
+/* How a walk from the tables ended (TAB_GOING: not yet). */
+enum tab_end {
+	TAB_GOING = 0,
+	TAB_WHOLE,
+	TAB_NO_TABLE,
+	TAB_NO_RULE,
+	TAB_NO_MEMORY,
+	TAB_DEPTH,
+};
+
+/* The walk's stack: another per-CPU ustack than the frame-pointer walk's, which a stack
+ * sent to userspace carries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ustack);
+} tscratch SEC(".maps");
+
+struct tab_walk {
+	const struct proc_ranges *pr;
+	const struct proc_tabs *pt;
+	const struct stack_window *win;	/* the words at wsp, or NULL */
+	struct ustack *st;
+	__u64 wsp;
+	__u64 ip, sp, bp;
+	__u32 bp_ok;		/* bp holds the frame's rbp */
+	__u32 end;		/* enum tab_end */
+};
+
+/* The word at ADDR of the stack: from the window read at the sample's sp, else read. */
+static __always_inline int tab_read(const struct tab_walk *w, __u64 addr, __u64 *val)
+{
+	__u64 off = addr - w->wsp, idx;
+
+	if (w->win && addr >= w->wsp && off < WINDOW_WORDS * 8 && !(off & 7)) {
+		/* (A bound the compiler keeps: the verifier checks the index.) */
+		idx = off / 8;
+		asm volatile("" : "+r"(idx));
+		*val = w->win->w[idx & (WINDOW_WORDS - 1)];
+		return 0;
+	}
+	return bpf_probe_read_user(val, sizeof(*val), (void *)addr) ? -1 : 0;
+}
+
+/*
+ * The searches are global functions: the verifier checks each once, with what it is given
+ * unknown, instead of following every path of three searches in a row in each frame.
+ */
+
+/* The index of the last of the first N (at most UTAB_FILE_SHARDS) shards of D that begins at
+ * or before OFF, or -1. */
+__noinline int tab_shard_index(const struct ufile_dir *d, __u32 off)
+{
+	__u32 lo = 0, hi, mid;
+
+	if (!d)
+		return -1;
+	hi = d->nr < UTAB_FILE_SHARDS ? d->nr : UTAB_FILE_SHARDS;
+	for (int i = 0; i < UTAB_FILE_STEPS; i++) {
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		if (d->first[mid & (UTAB_FILE_SHARDS - 1)] <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (int)lo - 1;
+}
+
+/* The index of the last of the first N rows of SH that begins at or before OFF, or -1. (N is
+ * an argument, not the constant it is: the verifier then knows neither bound of the search,
+ * and finds the states of its paths alike, as it cannot when they are numbers.) */
+__noinline int tab_row_index(const struct ushard *sh, __u32 off, __u32 n)
+{
+	__u32 lo = 0, hi = n, mid;
+
+	if (!sh)
+		return -1;
+	for (int i = 0; i < UTAB_SHARD_STEPS; i++) {
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		if (mid >= UTAB_SHARD_ROWS)
+			return -1;
+		if (sh->rows[mid].start <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (int)lo - 1;
+}
+
+/* The index of the mapping of PT that holds PC, or -1. */
+__noinline int tab_map_index(const struct proc_tabs *pt, __u64 pc)
+{
+	__u32 lo = 0, hi, mid, i;
+
+	if (!pt)
+		return -1;
+	hi = pt->nr < PROFILE_MAX_TABS ? pt->nr : PROFILE_MAX_TABS;
+	for (int k = 0; k < PROFILE_TAB_STEPS; k++) {
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		if (pt->start[mid & (PROFILE_MAX_TABS - 1)] <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -1;
+	i = (lo - 1) & (PROFILE_MAX_TABS - 1);
+	if (pc >= pt->end[i] || pc < pt->bias[i] || pc - pt->bias[i] > 0xffffffffULL)
+		return -1;
+	return (int)i;
+}
+
+/* Row I of SH, or NULL when I is not one. */
+static __always_inline const struct urow *tab_row_at(const struct ushard *sh, int i)
+{
+	__u64 idx = (__u32)i;
+
+	/* (A bound the compiler keeps as written: the verifier checks this register.) */
+	asm volatile("" : "+r"(idx));
+	if (idx >= UTAB_SHARD_ROWS)
+		return NULL;
+	return &sh->rows[idx];
+}
+
+/* The row for PC in the process's tables PT; NULL when no mapping with a table holds it. */
+static __always_inline const struct urow *tab_row(const struct proc_tabs *pt, __u64 pc)
+{
+	const struct ufile_dir *d;
+	const struct ushard *sh;
+	__u32 fid, sid, off;
+	int i;
+
+	i = tab_map_index(pt, pc);
+	if (i < 0)
+		return NULL;
+	fid = pt->file[i & (PROFILE_MAX_TABS - 1)];
+	off = (__u32)(pc - pt->bias[i & (PROFILE_MAX_TABS - 1)]);
+	d = bpf_map_lookup_elem(&ufiles, &fid);
+	if (!d)
+		return NULL;
+	i = tab_shard_index(d, off);
+	if (i < 0)
+		return NULL;
+	sid = d->shard[i & (UTAB_FILE_SHARDS - 1)];
+	sh = bpf_map_lookup_elem(&ushards, &sid);
+	if (!sh)
+		return NULL;
+	i = tab_row_index(sh, off, UTAB_SHARD_ROWS);
+	return tab_row_at(sh, i);
+}
+
+/* bpf_loop's callback: one frame (the verifier checks it once, not per frame). */
+static long tab_step(__u64 i, void *arg)
+{
+	struct tab_walk *w = arg;
+	const struct urow *r;
+	struct ustack *st = w->st;
+	__u64 pc, cfa, ra, v;
+	__u32 n;
+	__u8 kind;
+
+	if (!st || !w->pt || !w->pr) {
+		w->end = TAB_NO_TABLE;
+		return 1;
+	}
+	n = st->nr;
+	/* A return address is one past its call; the leaf's ip is where it is. */
+	pc = n == 1 ? w->ip : w->ip - 1;
+	kind = span_kind(w->pr, pc);
+	if (kind == SPAN_BOTTOM) {
+		w->end = TAB_WHOLE;
+		return 1;
+	}
+	r = kind == SPAN_NONE ? NULL : tab_row(w->pt, pc);
+	if (!r) {
+		w->end = TAB_NO_TABLE;
+		return 1;
+	}
+	switch (r->cfa) {
+	case UROW_RSP:
+	case UROW_PLT:
+	case UROW_DEREF_RSP:
+		cfa = w->sp;
+		break;
+	case UROW_RBP:
+	case UROW_DEREF_RBP:
+		if (!w->bp_ok) {
+			w->end = TAB_NO_RULE;
+			return 1;
+		}
+		cfa = w->bp;
+		break;
+	case UROW_OUTERMOST:
+		w->end = TAB_WHOLE;
+		return 1;
+	default:
+		w->end = TAB_NO_RULE;
+		return 1;
+	}
+	cfa += (__s64)r->cfa_off;
+	if (r->cfa == UROW_PLT && (w->ip & 15) >= (__u64)r->bp_off)
+		cfa += 8;
+	if (r->cfa == UROW_DEREF_RSP || r->cfa == UROW_DEREF_RBP) {
+		if (tab_read(w, cfa, &v)) {
+			w->end = TAB_NO_MEMORY;
+			return 1;
+		}
+		cfa = v;
+	}
+	if (tab_read(w, cfa + (__s64)r->ra_off, &ra)) {
+		w->end = TAB_NO_MEMORY;
+		return 1;
+	}
+	if (r->bp == UROW_BP_AT_CFA) {
+		w->bp_ok = !tab_read(w, cfa + (__s64)r->bp_off, &v);
+		w->bp = v;
+	} else if (r->bp == UROW_BP_UNDEFINED) {
+		w->bp_ok = 0;
+	}
+	/* The caller's frame lies above this one's; a return address of 0 is no root (a
+	 * true one says so): userspace marks what these mean. */
+	if (cfa <= w->sp || !ra) {
+		w->end = TAB_NO_RULE;
+		return 1;
+	}
+	if (n >= PROFILE_MAX_DEPTH) {
+		w->end = TAB_DEPTH;
+		return 1;
+	}
+	st->ips[n] = ra;
+	st->nr = n + 1;
+	w->sp = cfa;
+	w->ip = ra;
+	return 0;
+}
+
+/*
+ * Walk the user stack from R into ST (leaf first) with TGID's tables, PR its code's kinds;
+ * WIN_OK: the `window` holds the words at R->sp. Returns enum tab_end. A global function:
+ * the verifier checks it once, not in each program that takes samples.
+ */
+__noinline int tab_walk(const struct uregs *r, const struct proc_ranges *pr, struct ustack *st,
+			__u32 tgid, __u32 win_ok)
+{
+	struct tab_walk w = {};
+	__u32 zero = 0;
+
+	if (!r || !st)
+		return TAB_NO_TABLE;
+	/* (ST holds the leaf whatever comes: --stack-copy 0 compares its frames.) */
+	st->ips[0] = r->ip;
+	st->nr = 1;
+	for (int i = 0; i < PROFILE_SP_WORDS; i++)
+		st->sp_words[i] = 0;
+	w.pt = bpf_map_lookup_elem(&proc_tabs, &tgid);
+	if (!w.pt || !pr)
+		return TAB_NO_TABLE;
+	w.pr = pr;
+	w.st = st;
+	w.win = win_ok ? bpf_map_lookup_elem(&window, &zero) : NULL;
+	w.wsp = r->sp;
+	w.ip = r->ip;
+	w.sp = r->sp;
+	w.bp = r->bp;
+	w.bp_ok = 1;
+	bpf_loop(PROFILE_MAX_DEPTH, tab_step, &w, 0);
+	return w.end == TAB_GOING ? TAB_DEPTH : (int)w.end;
+}
+
+#endif
