@@ -391,23 +391,33 @@ static __always_inline __u64 incarn_new_gen(__u64 old, __u64 now)
 	return (now & ~INCARN_FLAGS) | (old & INCARN_FLAGS);
 }
 
+/*
+ * How many of the first N entries of ARR (sorted; at most MAX, a power of two, of them:
+ * STEPS = log2(MAX) + 1) are at or below KEY: a binary search the verifier follows (a fixed
+ * number of steps, each index masked). BPF's searches, and userspace's of the same arrays.
+ */
+#define BOUNDED_UPTO(arr, n, max, steps, key)                                  \
+	__extension__({                                                        \
+		__u32 lo_ = 0, hi_ = (n) < (max) ? (n) : (max), mid_;          \
+		for (int i_ = 0; i_ < (steps); i_++) {                         \
+			if (lo_ >= hi_)                                        \
+				break;                                         \
+			mid_ = (lo_ + hi_) / 2;                                \
+			if ((arr)[mid_ & ((max) - 1)] <= (key))                \
+				lo_ = mid_ + 1;                                \
+			else                                                   \
+				hi_ = mid_;                                    \
+		}                                                              \
+		lo_;                                                           \
+	})
+
 /* The kind of code at ADDR in PR (enum profile_span), by binary search: used by the BPF
  * program at every frame, and by userspace. */
 static __always_inline __u8 proc_span_kind(const struct proc_ranges *pr, __u64 addr)
 {
-	__u32 lo = 0, hi = pr->nr_spans, mid;
+	__u32 lo = BOUNDED_UPTO(pr->span_start, pr->nr_spans, PROFILE_MAX_SPANS,
+				PROFILE_SPAN_STEPS, addr);
 
-	if (hi > PROFILE_MAX_SPANS)
-		hi = PROFILE_MAX_SPANS;
-	for (int i = 0; i < PROFILE_SPAN_STEPS; i++) {
-		if (lo >= hi)
-			break;
-		mid = (lo + hi) / 2;
-		if (pr->span_start[mid & (PROFILE_MAX_SPANS - 1)] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || addr >= pr->span_end)
 		return SPAN_NONE;
 	return pr->span_kind[(lo - 1) & (PROFILE_MAX_SPANS - 1)];

@@ -64,21 +64,9 @@ static __always_inline int tab_read(const struct tab_walk *w, __u64 addr, __u64 
  * or before OFF, or -1. */
 __noinline int tab_shard_index(const struct ufile_dir *d, __u32 off)
 {
-	__u32 lo = 0, hi, mid;
-
 	if (!d)
 		return -1;
-	hi = d->nr < UTAB_FILE_SHARDS ? d->nr : UTAB_FILE_SHARDS;
-	for (int i = 0; i < UTAB_FILE_STEPS; i++) {
-		if (lo >= hi)
-			break;
-		mid = (lo + hi) / 2;
-		if (d->first[mid & (UTAB_FILE_SHARDS - 1)] <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (int)lo - 1;
+	return (int)BOUNDED_UPTO(d->first, d->nr, UTAB_FILE_SHARDS, UTAB_FILE_STEPS, off) - 1;
 }
 
 /* The index of the last of the first N rows of SH that begins at or before OFF, or -1. (N is
@@ -107,20 +95,11 @@ __noinline int tab_row_index(const struct ushard *sh, __u32 off, __u32 n)
 /* The index of the mapping of PT that holds PC, or -1. */
 __noinline int tab_map_index(const struct proc_tabs *pt, __u64 pc)
 {
-	__u32 lo = 0, hi, mid, i;
+	__u32 lo, i;
 
 	if (!pt)
 		return -1;
-	hi = pt->nr < PROFILE_MAX_TABS ? pt->nr : PROFILE_MAX_TABS;
-	for (int k = 0; k < PROFILE_TAB_STEPS; k++) {
-		if (lo >= hi)
-			break;
-		mid = (lo + hi) / 2;
-		if (pt->start[mid & (PROFILE_MAX_TABS - 1)] <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = BOUNDED_UPTO(pt->start, pt->nr, PROFILE_MAX_TABS, PROFILE_TAB_STEPS, pc);
 	if (!lo)
 		return -1;
 	i = (lo - 1) & (PROFILE_MAX_TABS - 1);
