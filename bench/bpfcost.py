@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""BPF program run time per sample: the frame-pointer path and the stack-copy (DWARF) path.
+"""BPF program run time per sample: the frame-pointer path, the walk from the unwind tables and
+the stack-copy (DWARF) path.
 
 Run as root after `make bench`. It sets kernel.bpf_stats_enabled=1 (and restores the old
 value at the end), starts a fixed-work target that runs for the whole measurement, and
 profiles it with `profile -F HZ -p PID -d SECONDS -o /dev/null` (default 999 Hz, 8 s):
 
     fp      fixedwork_fp,   --unwind auto: frame-pointer walk, counted in the kernel
-    copy    fixedwork_nofp, --unwind auto: walk breaks off, 16 KiB stack copy + ring buffer
+    tables  fixedwork_nofp, --unwind auto: walk breaks off, walked again from the files'
+                            unwind tables in BPF, counted in the kernel (issue 28)
+    copy    fixedwork_nofp, PROFILE_NO_TABLE_WALK=1: walk breaks off, 16 KiB stack copy +
+                            ring buffer, unwound in userspace
     copy-fp fixedwork_fp,   --unwind dwarf: the same copy path on the frame-pointer target
+
+For each it also gives the CPU time profile and its worker used (their rusage, from the
+run's start, BPF load included) per second of the run.
 
 While profile runs, every --interval seconds it reads, with bpftool, the program named
 do_sample (run_time_ns, run_cnt) and profile's `stats` map (slot 0: samples of a profiled
@@ -32,6 +39,7 @@ import json
 import os
 import platform
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -102,13 +110,16 @@ def snapshot(prog_id, map_id):
     return (time.monotonic(), p.get("run_time_ns", 0), p.get("run_cnt", 0), s)
 
 
-def measure(argv, prog_name, seconds, interval, warmup=1.0):
-    """Run the profiler ARGV; return (per-run ns list, per-sample ns list, totals, stderr)."""
+def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None):
+    """Run the profiler ARGV (ENV: variables added); return (per-run ns list, per-sample ns
+    list, totals, exit code, CPU seconds of it and its children), stderr."""
     before = max_prog_id()
     t0 = time.monotonic()
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     # One stream: bcc's profile says why it failed on stdout, profile -v on stderr.
     p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, errors="replace")
+                         stderr=subprocess.STDOUT, text=True, errors="replace",
+                         env=dict(os.environ, **env) if env else None)
     prog = None
     while prog is None and p.poll() is None and time.monotonic() - t0 < 20:
         time.sleep(0.1)
@@ -148,12 +159,14 @@ def measure(argv, prog_name, seconds, interval, warmup=1.0):
             per_run.append(dt_ns / runs)
         if a[3] is not None and b[3] is not None and b[3] > a[3]:
             per_sample.append(dt_ns / (b[3] - a[3]))
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
     tot = None
     if len(snaps) >= 2:
         a, b = snaps[0], snaps[-1]
         tot = dict(secs=b[0] - a[0], ns=b[1] - a[1], runs=b[2] - a[2],
                    samples=(b[3] - a[3]) if a[3] is not None and b[3] is not None else None)
-    return (per_run, per_sample, tot, p.returncode), err
+    return (per_run, per_sample, tot, p.returncode, cpu), err
 
 
 def main():
@@ -184,13 +197,15 @@ def main():
         sys.exit("bpfcost: bpftool is missing (Debian: apt-get install bpftool)")
 
     hz, secs = str(args.freq), f"{args.duration:g}"
-    configs = [("fp", "frame pointers (fixedwork_fp, auto)", fp, []),
-               ("copy", "stack copy (fixedwork_nofp, auto)", nofp, []),
+    no_tab = {"PROFILE_NO_TABLE_WALK": "1"}
+    configs = [("fp", "frame pointers (fixedwork_fp, auto)", fp, [], None),
+               ("tables", "unwind tables in BPF (fixedwork_nofp, auto)", nofp, [], None),
+               ("copy", "stack copy (fixedwork_nofp, no table walk)", nofp, [], no_tab),
                ("copy-fp", "stack copy (fixedwork_fp, --unwind dwarf)", fp,
-                ["--unwind", "dwarf"])]
+                ["--unwind", "dwarf"], None)]
     if args.decompose:
-        configs += [("fp-U", "frame pointers, user stacks only (-U)", fp, ["-U"]),
-                    ("fp-K", "frame pointers, kernel stacks only (-K)", fp, ["-K"])]
+        configs += [("fp-U", "frame pointers, user stacks only (-U)", fp, ["-U"], None),
+                    ("fp-K", "frame pointers, kernel stacks only (-K)", fp, ["-K"], None)]
     print(f"bpfcost: {platform.node()}, kernel {platform.release()}, {os.cpu_count()} CPUs, "
           f"{args.rounds} rounds of {secs} s at {hz} Hz")
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
@@ -201,13 +216,13 @@ def main():
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
             f.write("1")
         for i in range(args.rounds):
-            for key, label, target, extra in configs:
+            for key, label, target, extra, env in configs:
                 t = subprocess.Popen([target, "1000000"], stdout=subprocess.DEVNULL)
                 try:
                     time.sleep(0.3)
                     r, err = measure([profile, "-v", "-F", hz, "-p", str(t.pid), "-d", secs,
                                       "-o", "/dev/null"] + extra, "do_sample", args.duration,
-                                     args.interval)
+                                     args.interval, env=env)
                 finally:
                     t.kill()
                     t.wait()
@@ -216,10 +231,10 @@ def main():
                     print(f"  round {i + 1} {key:8} FAILED: "
                           f"{(err or '').strip().splitlines()[-1:] or 'no do_sample program'}")
                     continue
-                per_run, per_sample, tot, _ = r
+                per_run, per_sample, tot, _, cpu = r
                 results.setdefault(key, []).append(r)
                 print(f"  round {i + 1} {key:8} ns/run {med(per_run) or 0:.0f}  "
-                      f"ns/sample {med(per_sample) or 0:.0f}  "
+                      f"ns/sample {med(per_sample) or 0:.0f}  profile CPU {cpu:.2f} s  "
                       f"({tot['runs'] if tot else 0} runs, {tot['samples'] if tot else 0} "
                       f"target samples in the window; profile: "
                       f"{m.group(1) if m else '?'} samples)", flush=True)
@@ -251,13 +266,13 @@ def main():
     print(f"\nBPF program time at {hz} Hz (medians over {args.interval:g}-s intervals of all "
           "rounds; min-max in brackets):\n")
     head = (f"{'path':<44} {'ns per run':>10} {'min-max':>11} {'ns/sample':>10} "
-            f"{'min-max':>11} {'runs/s':>7} {'samples/s':>9}")
+            f"{'min-max':>11} {'runs/s':>7} {'samples/s':>9} {'CPU ms/s':>8}")
     print(head)
     print("-" * len(head))
-    labels = {k: l for k, l, _, _ in configs}
+    labels = {k: l for k, l, _, _, _ in configs}
     labels["bcc"] = "bcc profile (fixedwork_fp, stack maps)"
     meds = {}
-    for key in ("fp", "copy", "copy-fp", "fp-U", "fp-K", "bcc"):
+    for key in ("fp", "tables", "copy", "copy-fp", "fp-U", "fp-K", "bcc"):
         rs = results.get(key)
         if not rs:
             continue
@@ -267,15 +282,21 @@ def main():
         runs = sum(r[2]["runs"] for r in rs if r[2])
         samples = sum(r[2]["samples"] or 0 for r in rs if r[2])
         meds[key] = (med(pr), med(ps))
+        # profile's and its worker's CPU per second of the run (none for bcc's: -).
+        cpus = [r[4] / args.duration for r in rs if len(r) > 4]
         print(f"{labels[key]:<44} {med(pr) or 0:>10.0f} {rng(pr):>11} "
               f"{(f'{med(ps):.0f}' if ps else '-'):>10} {rng(ps):>11} "
               f"{runs / secs_total if secs_total else 0:>7.0f} "
-              f"{(f'{samples / secs_total:.0f}' if samples else '-'):>9}")
+              f"{(f'{samples / secs_total:.0f}' if samples else '-'):>9} "
+              f"{(f'{1000 * med(cpus):.0f}' if cpus and key != 'bcc' else '-'):>8}")
     if bcc_note:
         print(f"\n{bcc_note}")
     if "fp" in meds and "copy" in meds and meds["fp"][1] and meds["copy"][1]:
         print(f"\nRatio copy path / frame-pointer path, per sample: "
               f"{meds['copy'][1] / meds['fp'][1]:.2f}")
+    if "tables" in meds and "copy" in meds and meds["tables"][1] and meds["copy"][1]:
+        print(f"Ratio unwind tables in BPF / copy path, per sample (BPF only; the copy path "
+              f"also costs profile's CPU, above): {meds['tables'][1] / meds['copy'][1]:.2f}")
     if "bcc" in meds and "fp" in meds and meds["bcc"][0]:
         print(f"Ratio profile FP path / bcc profile, per run: {meds['fp'][0] / meds['bcc'][0]:.2f}")
     if "fp" in meds and meds["fp"][1]:
