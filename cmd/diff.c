@@ -2,7 +2,8 @@
 /*
  * `profile diff BEFORE AFTER`: two profiles compared stack by stack. Each is folded stacks
  * (ours or any tool's) or pprof; out comes every stack with its count in each, as
- * difffolded.pl writes them ("STACK BEFORE AFTER", 0 where a profile lacks it), or with
+ * difffolded.pl writes them ("STACK BEFORE AFTER", 0 where a profile lacks it), with
+ * -o FILE.pb.gz as pprof (AFTER minus BEFORE per stack), or with
  * -o FILE.svg a flame graph drawn on AFTER coloured by the change (red where it grew, blue
  * where it shrank; --negate: drawn on BEFORE, the hues switched), as flamegraph.pl draws
  * difffolded.pl's lines. Only the command line, the pairing and messages; reading is
@@ -20,6 +21,8 @@
 #include "flamegraph.h"
 #include "inputs.h"
 #include "output/folded.h"
+#include "output/pprof.h"
+#include "profile/profile.h"
 
 #define WHO "profile diff"
 
@@ -35,6 +38,7 @@ struct pairs {
 	double total[2];
 	bool strip_hex;
 	int side;		/* the profile being added: 0 BEFORE, 1 AFTER */
+	char type[2][64];	/* each one's sample type when it is pprof ("": not known) */
 };
 
 static void usage(FILE *f)
@@ -51,7 +55,8 @@ static void usage(FILE *f)
 "\n"
 "Options:\n"
 "  -o, --output FILE   write to FILE instead of stdout: an SVG when it ends in .svg,\n"
-"                      else the three columns\n"
+"                      pprof (AFTER minus BEFORE, as pprof -diff_base shows it) when\n"
+"                      in .pb.gz, else the three columns\n"
 "  -n, --normalize     scale BEFORE's counts to AFTER's total (difffolded.pl -n)\n"
 "  -s, --strip-hex     0x... for hex numbers in frame names (difffolded.pl -s)\n"
 "      --negate        the SVG drawn on BEFORE (flamegraph.pl --negate's hues)\n"
@@ -62,9 +67,10 @@ static void usage(FILE *f)
 "  profile -o before.folded -- ./app-1.0 && profile -o after.folded -- ./app-1.1\n"
 "  profile diff before.folded after.folded -o diff.svg\n"
 "  profile diff -n before.pb.gz after.pb.gz | sort -k3 -n | tail\n"
+"  profile diff -o diff.pb.gz before.pb.gz after.pb.gz && go tool pprof -top diff.pb.gz\n"
 "\n"
 "Exit status: 0 written, 1 a write error, 2 bad usage or an input that is not a profile\n"
-"(unreadable, empty, not stacks).\n",
+"(unreadable, empty, not stacks), or two pprof profiles of different sample types.\n",
 		FG_OPTIONS_HELP);
 }
 
@@ -124,14 +130,16 @@ static int add_stack(const char *stack, uint64_t count, void *ctx)
 static int read_side(struct pairs *d, int side, const char *path)
 {
 	struct folded *f = folded__new();
+	struct pprof_info info = { 0 };
 	int e;
 
 	if (!f) {
 		fprintf(stderr, WHO ": out of memory.\n");
 		return 2;
 	}
-	e = input_is_pprof(path) ? input_read_pprof(WHO, path, f, NULL) :
+	e = input_is_pprof(path) ? input_read_pprof(WHO, path, f, &info) :
 				   input_read_folded(WHO, path, f);
+	memcpy(d->type[side], info.type, sizeof(info.type));
 	if (!e && !folded__nr_stacks(f)) {
 		fprintf(stderr, WHO ": no stacks in %s (an empty file?).\n", path);
 		e = 1;
@@ -195,6 +203,78 @@ static int write_svg(const struct pairs *d, const struct fg_opts *o, FILE *out)
 	return err;
 }
 
+/* Stack STACK (root first, ';'-joined) of P: its frames as locations named by them, leaf
+ * first. Returns the stack's id or a negative errno. */
+static int pprof_stack(struct profile *p, const char *stack)
+{
+	uint32_t *locs = NULL, n = 0, cap = 0;
+	const char *s = stack;
+	int id = 0;
+
+	while (id >= 0) {
+		const char *end = strchr(s, ';');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+		struct profile_frame f = { .kind = PROFILE_FRAME_USER };
+		struct profile_location loc = { .kind = PROFILE_LOC_USER,
+						.mapping = PROFILE_NONE, .nr_frames = 1,
+						.frames = &f };
+
+		id = profile__intern(p, s, len);
+		if (id >= 0) {
+			f.name = (uint32_t)id;
+			id = profile__add_location(p, &loc);
+		}
+		if (id >= 0 && array_grow(&locs, &cap, sizeof(*locs), n))
+			id = -ENOMEM;
+		if (id >= 0)
+			locs[n++] = (uint32_t)id;
+		if (!end)
+			break;
+		s = end + 1;
+	}
+	/* Leaf first. */
+	for (uint32_t i = 0; id >= 0 && i < n / 2; i++) {
+		uint32_t t = locs[i];
+
+		locs[i] = locs[n - 1 - i];
+		locs[n - 1 - i] = t;
+	}
+	if (id >= 0)
+		id = profile__add_stack(p, locs, n);
+	free(locs);
+	return id;
+}
+
+/*
+ * D as pprof to OUT: each stack's AFTER minus BEFORE (negative where it shrank, as pprof
+ * -diff_base shows a profile against its base), its frames named as in the stacks. Returns
+ * 0 or -errno.
+ */
+static int write_pprof(const struct pairs *d, FILE *out)
+{
+	struct profile *p = profile__new();
+	struct profile_meta meta = { .weight_type = "samples", .weight_unit = "count" };
+	struct pprof_opts po = { 0 };
+	struct profile_labels none = { .comm = PROFILE_NONE, .thread_comm = PROFILE_NONE };
+	int err = p ? profile__set_meta(p, &meta) : -ENOMEM;
+
+	for (size_t i = 0; err >= 0 && i < d->nr; i++) {
+		int64_t delta = (int64_t)d->v[i].count[1] - (int64_t)d->v[i].count[0];
+		int stack;
+
+		if (!delta)
+			continue;
+		stack = pprof_stack(p, d->v[i].stack);
+		/* (A weight is stored as the 64 bits of its two's complement: protobuf's int64.) */
+		err = stack < 0 ? stack : profile__add_sample(p, (uint32_t)stack, (uint64_t)delta,
+							      &none);
+	}
+	if (err >= 0)
+		err = pprof__write(p, &po, out);
+	profile__free(p);
+	return err < 0 ? err : 0;
+}
+
 int diff_main(int argc, char **argv)
 {
 	struct option opts[40] = {
@@ -252,6 +332,13 @@ int diff_main(int argc, char **argv)
 	}
 	if (read_side(&d, 0, argv[optind]) || read_side(&d, 1, argv[optind + 1]))
 		goto out;
+	/* Samples against nanoseconds off the CPU, one event against another: no difference
+	 * means anything (pprof files say what they count; folded ones do not). */
+	if (d.type[0][0] && d.type[1][0] && strcmp(d.type[0], d.type[1])) {
+		fprintf(stderr, WHO ": %s counts %s and %s counts %s: not the same kind of "
+			"profile.\n", argv[optind], d.type[0], argv[optind + 1], d.type[1]);
+		goto out;
+	}
 	/* difffolded.pl -n: BEFORE's counts as if it had AFTER's total (truncated, as it
 	 * does). */
 	if (normalize && d.total[0] != d.total[1] && d.total[0] > 0)
@@ -266,7 +353,9 @@ int diff_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	c = output && ends_with(output, ".svg") ? write_svg(&d, &o, out) : write_columns(&d, out);
+	c = output && ends_with(output, ".svg") ? write_svg(&d, &o, out) :
+	    output && (ends_with(output, ".pb.gz") || ends_with(output, ".pb")) ?
+	    write_pprof(&d, out) : write_columns(&d, out);
 	if (out != stdout && fclose(out) && !c)
 		c = -(errno ? errno : EIO);
 	if (c) {

@@ -28,7 +28,8 @@ bool input_is_pprof(const char *path)
 	return gz;
 }
 
-int input_read_pprof(const char *who, const char *path, struct folded *folded, bool *process)
+int input_read_pprof(const char *who, const char *path, struct folded *folded,
+		     struct pprof_info *info)
 {
 	FILE *f = fopen(path, "re");
 	unsigned char *buf = NULL;
@@ -59,7 +60,7 @@ int input_read_pprof(const char *who, const char *path, struct folded *folded, b
 	if (ferror(f)) {
 		fprintf(stderr, "%s: cannot read %s: %s.\n", who, path, strerror(errno));
 		e = 1;
-	} else if (pprof__read(buf, len, folded, err, sizeof(err), process)) {
+	} else if (pprof__read(buf, len, folded, err, sizeof(err), info)) {
 		fprintf(stderr, "%s: %s: %s.\n", who, path, err);
 		e = 1;
 	}

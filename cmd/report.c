@@ -120,13 +120,13 @@ int report_main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = optind; i < argc; i++) {
-		bool process = true;
+		struct pprof_info info = { .process = true };
 
 		if (input_is_pprof(argv[i])) {
 			any_pprof = true;
-			if (input_read_pprof(WHO, argv[i], folded, &process))
+			if (input_read_pprof(WHO, argv[i], folded, &info))
 				goto out;
-			pprof_process = pprof_process && process;
+			pprof_process = pprof_process && info.process;
 		} else {
 			any_folded = true;
 			if (input_read_folded(WHO, argv[i], folded))

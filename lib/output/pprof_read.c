@@ -101,6 +101,7 @@ struct tables {
 	uint64_t process_str;		/* ... of "process", or 0 */
 	uint64_t event_str, cgroup_str;	/* ... of "event", "cgroup" (profile's labels), or 0 */
 	uint64_t unit;			/* ... of the first sample type's unit, or 0 */
+	uint64_t type;			/* ... of its type, or 0 */
 	bool have_unit;
 	bool ns;			/* that unit is nanoseconds: values are written in
 					 * microseconds, as profile's folded output has them */
@@ -203,6 +204,7 @@ static bool read_tables(struct tables *t, struct rd r)
 				return false;
 			if (!t->have_unit) {
 				t->unit = x.a;
+				t->type = x.id;
 				t->have_unit = true;
 			}
 			break;
@@ -454,8 +456,20 @@ static void set_err(char *err, size_t errsz, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* String I of T into OUT (SZ bytes, cut there; "" when there is none). */
+static void str_copy(const struct tables *t, uint64_t i, char *out, size_t sz)
+{
+	size_t n = i < t->nr_strs ? t->strs[i].len : 0;
+
+	if (n >= sz)
+		n = sz - 1;
+	if (n)
+		memcpy(out, t->strs[i].p, n);
+	out[n] = '\0';
+}
+
 int pprof__read(const unsigned char *data, size_t len, struct folded *f, char *err,
-		size_t errsz, bool *process)
+		size_t errsz, struct pprof_info *info)
 {
 	unsigned char *raw = NULL;
 	struct tables t = { 0 };
@@ -478,8 +492,15 @@ int pprof__read(const unsigned char *data, size_t len, struct folded *f, char *e
 			"not a pprof profile (malformed profile.proto)");
 	} else {
 		e = read_samples(&t, r, f);
-		if (process)
-			*process = t.process_str != 0;
+		if (info) {
+			char type[32], unit[32];
+
+			info->process = t.process_str != 0;
+			str_copy(&t, t.type, type, sizeof(type));
+			str_copy(&t, t.unit, unit, sizeof(unit));
+			snprintf(info->type, sizeof(info->type), "%s%s%s", type,
+				 t.have_unit ? "/" : "", unit);
+		}
 		if (e)
 			set_err(err, errsz, "%s", e == -ENOMEM ? "out of memory" :
 				"not a pprof profile (malformed sample)");

@@ -17,13 +17,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!f)
 		return 0;
-	bool process = false;
+	struct pprof_info info = { 0 };
 	struct top *t;
 
-	pprof__read(data, size, f, err, sizeof(err), &process);
+	pprof__read(data, size, f, err, sizeof(err), &info);
 	folded__total(f);
 	/* As profile report reads it: the hottest functions, the tree. */
-	t = top__new(process ? TOP_ROOT_IS_PROCESS : 0);
+	t = top__new(info.process ? TOP_ROOT_IS_PROCESS : 0);
 	if (t && !top__add_folded(t, f)) {
 		FILE *out = fopen("/dev/null", "w");
 

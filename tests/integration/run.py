@@ -4188,7 +4188,9 @@ def diff_of_two_profiles_as_difffolded():
     # turn, for 1 and for 2 s, the hot patch only in the second): `profile diff` writes the
     # lines difffolded.pl writes, with and without -n (sort order aside); -o x.svg draws
     # AFTER coloured by the change (a frame that grew red, its tooltip +N%), --negate draws
-    # BEFORE; an empty file, a binary file, a missing profile: one sentence, exit 2.
+    # BEFORE; -o x.pb.gz writes AFTER minus BEFORE as go tool pprof reads it; an empty file,
+    # a binary file, a missing profile, two pprof profiles of different sample types: one
+    # sentence, exit 2.
     d = os.path.abspath(tempfile.mkdtemp(prefix="diff-", dir=os.path.join(BUILD, "tests")))
     a, b = os.path.join(d, "a.folded"), os.path.join(d, "b.folded")
     try:
@@ -4228,6 +4230,44 @@ def diff_of_two_profiles_as_difffolded():
         expect(p.returncode == 0 and widths and int(widths[0].replace(",", "")) == total_a,
                f"--negate: not drawn on BEFORE ({total_a} samples): {widths[:1]}")
         notes.append(f"{len(grew)} frames grew (red), {len(shrank)} shrank (blue)")
+        # -o x.pb.gz: AFTER minus BEFORE per stack, negative where it shrank, as go tool
+        # pprof reads it: the same numbers as the three columns.
+        go = go_tool()
+        if go:
+            pb = os.path.join(d, "diff.pb.gz")
+            p = subprocess.run([profile_bin(), "diff", a, b, "-o", pb], capture_output=True,
+                               text=True)
+            expect(p.returncode == 0, f"-o diff.pb.gz exited {p.returncode}: {p.stderr}")
+            cols = subprocess.run([profile_bin(), "diff", a, b], capture_output=True,
+                                  text=True).stdout
+            want = {}
+            for line in cols.splitlines():
+                stack, x, y = line.rsplit(" ", 2)
+                if int(y) != int(x):
+                    want[stack] = int(y) - int(x)
+            out = subprocess.run([go, "tool", "pprof", "-traces", pb], capture_output=True,
+                                 text=True, timeout=120, check=True).stdout
+            got = {}
+            for block in out.split("-----------+")[1:]:
+                lines = [x for x in block.splitlines()[1:] if x.strip()]
+                m = re.match(r"\s+(-?\d+)\s+(.*)$", lines[0]) if lines else None
+                if m:
+                    frames = [m.group(2).strip()] + [x.strip() for x in lines[1:]]
+                    key = ";".join(frames[::-1])
+                    got[key] = got.get(key, 0) + int(m.group(1))
+            expect(got == want, f"pprof diff: {len(set(got.items()) ^ set(want.items()))} "
+                   f"stacks differ from the columns: {sorted(set(got.items()) ^ set(want.items()))[:3]}")
+            expect(any(v < 0 for v in got.values()), "pprof diff: no stack shrank")
+            notes.append(f"pprof: {len(got)} stacks as the columns, "
+                         f"{sum(v < 0 for v in got.values())} negative")
+            # Two pprof profiles of different sample types: one sentence, exit 2.
+            on, off = os.path.join(d, "on.pb.gz"), os.path.join(d, "off.pb.gz")
+            run_profile(["-F", "499", "-o", on, "--", workload("chain_fp"), "0.3"])
+            run_profile(["--off-cpu", "-o", off, "--", "sleep", "0.2"])
+            p = subprocess.run([profile_bin(), "diff", on, off], capture_output=True, text=True)
+            lines = [x for x in p.stderr.splitlines() if x.strip()]
+            expect(p.returncode == 2 and len(lines) == 1 and "not the same kind" in lines[0],
+                   f"two sample types: exit {p.returncode}, {p.stderr!r}")
         empty, binary = os.path.join(d, "empty"), os.path.join(d, "binary")
         open(empty, "w").close()
         shutil.copyfile("/bin/true", binary)

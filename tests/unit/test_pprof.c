@@ -237,7 +237,7 @@ static void test_read_back(void)
 	unsigned char *buf, *gz = NULL;
 	size_t len, gzlen = 0;
 	char err[128], *a, *b, *c;
-	bool process = false;
+	struct pprof_info info = { 0 };
 	FILE *f;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
@@ -267,8 +267,9 @@ static void test_read_back(void)
 	CU_ASSERT_EQUAL(pprof__write(p, &o, f), 0);
 	fclose(f);
 	CU_ASSERT_TRUE(pprof__is_gzip(gz, gzlen));
-	CU_ASSERT_EQUAL(pprof__read(gz, gzlen, back, err, sizeof(err), &process), 0);
-	CU_ASSERT_TRUE(process);	/* our stacks begin with the process */
+	CU_ASSERT_EQUAL(pprof__read(gz, gzlen, back, err, sizeof(err), &info), 0);
+	CU_ASSERT_TRUE(info.process);	/* our stacks begin with the process */
+	CU_ASSERT_STRING_EQUAL(info.type, "samples/count");
 	a = folded_text(direct);
 	b = folded_text(back);
 	c = folded_text(raw);
