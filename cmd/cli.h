@@ -115,6 +115,10 @@ uint64_t explain_total(struct session *s, const struct settings *st);
  * unit) have frames without names, and what would name them. */
 struct explain;
 void print_unnamed(const struct explain *ex, uint64_t total);
+/* summary.c: --explain's line on the walk from the unwind tables in BPF: of the stacks the
+ * frame-pointer walk could not take, those it took whole, and why it left the others to
+ * userspace. Nothing when it did not run. */
+void print_table_walk(const struct session_stats *st);
 /* summary.c: the hottest functions of F after the summary (--top; 10 on a terminal).
  * Returns 0 or an exit status. */
 int print_top(const struct folded *f, const struct settings *set);

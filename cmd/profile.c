@@ -127,6 +127,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "profile: out of memory\n");
 			ret = EXIT_RUNTIME;
 		}
+		if (st.explain)
+			print_table_walk(session__stats(s));
 		goto out;
 	}
 	cpu_snapshot(&st, cpu_before);
@@ -178,6 +180,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "profile: out of memory\n");
 		ret = EXIT_RUNTIME;
 	}
+	if (st.explain)
+		print_table_walk(session__stats(s));
 	goto out;
 discard:
 	if (!st.session.every)

@@ -215,6 +215,26 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			(unsigned long long)st->unwind_fast);
 }
 
+void print_table_walk(const struct session_stats *st)
+{
+	uint64_t whole = st->bpf[STAT_TAB_WHOLE], table = st->bpf[STAT_TAB_NO_TABLE],
+		 rule = st->bpf[STAT_TAB_NO_RULE], mem = st->bpf[STAT_TAB_NO_MEMORY],
+		 deep = st->bpf[STAT_TAB_DEPTH], all = whole + table + rule + mem + deep;
+	char b[5][16];
+
+	if (!all)
+		return;
+	fprintf(stderr, "profile: of the stacks frame pointers could not take (--explain), %s "
+		"walked whole from unwind tables in BPF; left to userspace with a copy: %s no "
+		"table in BPF (JIT or anonymous code, a file whose table had not come or did not "
+		"fit), %s a rule BPF does not follow (signal frames, a frame from another "
+		"register, a return address of 0), %s a word of the stack not read, %s deeper "
+		"than %d frames\n", share(whole, all, b[0], sizeof(b[0])),
+		share(table, all, b[1], sizeof(b[1])), share(rule, all, b[2], sizeof(b[2])),
+		share(mem, all, b[3], sizeof(b[3])), share(deep, all, b[4], sizeof(b[4])),
+		PROFILE_MAX_DEPTH);
+}
+
 /* What --explain's shares are of: samples, or with --off-cpu/--wall nanoseconds (the
  * model's weights). */
 uint64_t explain_total(struct session *s, const struct settings *st)
