@@ -224,7 +224,7 @@ void print_table_walk(const struct session_stats *st)
 
 	if (!all)
 		return;
-	fprintf(stderr, "profile: of the stacks frame pointers could not take (--explain), %s "
+	fprintf(stderr, "profile: of the stacks frame pointers could not take, %s "
 		"walked whole from unwind tables in BPF; left to userspace with a copy: %s no "
 		"table in BPF (JIT or anonymous code, a file whose table had not come or did not "
 		"fit), %s a rule BPF does not follow (signal frames, a frame from another "
