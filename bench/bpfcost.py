@@ -14,8 +14,8 @@ profiles it with `profile -F HZ -p PID -d SECONDS -o /dev/null` (default 999 Hz,
                             ring buffer, unwound in userspace
     copy-fp fixedwork_fp,   --unwind dwarf: the same copy path on the frame-pointer target
 
-For each it also gives the CPU time profile and its worker used (their rusage, from the
-run's start, BPF load included) per second of the run.
+For each it also gives the CPU time profile and its worker used per second while sampling
+(/proc/PID/stat of both, between the first and the last reading: start-up left out).
 
 While profile runs, every --interval seconds it reads, with bpftool, the program named
 do_sample (run_time_ns, run_cnt) and profile's `stats` map (slot 0: samples of a profiled
@@ -39,7 +39,6 @@ import json
 import os
 import platform
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -102,20 +101,39 @@ def samples_in_stats(map_id):
     return None
 
 
-def snapshot(prog_id, map_id):
+def proc_cpu(pid):
+    """CPU seconds (user + system) of process PID and its children now alive (profile's
+    worker), from /proc; 0 for what cannot be read."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(d) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def snapshot(prog_id, map_id, pid=None):
     p = bpftool("prog", "show", "id", str(prog_id))
     if not p:
         return None
     s = samples_in_stats(map_id) if map_id else None
-    return (time.monotonic(), p.get("run_time_ns", 0), p.get("run_cnt", 0), s)
+    return (time.monotonic(), p.get("run_time_ns", 0), p.get("run_cnt", 0), s,
+            proc_cpu(pid) if pid else None)
 
 
 def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None):
     """Run the profiler ARGV (ENV: variables added); return (per-run ns list, per-sample ns
-    list, totals, exit code, CPU seconds of it and its children), stderr."""
+    list, totals, exit code, CPU seconds a second of it and its worker while sampling),
+    stderr."""
     before = max_prog_id()
     t0 = time.monotonic()
-    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     # One stream: bcc's profile says why it failed on stdout, profile -v on stderr.
     p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, errors="replace",
@@ -138,7 +156,7 @@ def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None):
     while p.poll() is None:
         now = time.monotonic()
         if now >= next_at:
-            s = snapshot(prog["id"], map_id)
+            s = snapshot(prog["id"], map_id, p.pid)
             if s and p.poll() is None:
                 snaps.append(s)
             next_at += interval
@@ -159,8 +177,10 @@ def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None):
             per_run.append(dt_ns / runs)
         if a[3] is not None and b[3] is not None and b[3] > a[3]:
             per_sample.append(dt_ns / (b[3] - a[3]))
-    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
+    # profile's and its worker's CPU per second while it sampled (start-up left out).
+    cpu = None
+    if len(snaps) >= 2 and snaps[0][4] is not None and snaps[-1][0] > snaps[0][0]:
+        cpu = (snaps[-1][4] - snaps[0][4]) / (snaps[-1][0] - snaps[0][0])
     tot = None
     if len(snaps) >= 2:
         a, b = snaps[0], snaps[-1]
@@ -234,7 +254,8 @@ def main():
                 per_run, per_sample, tot, _, cpu = r
                 results.setdefault(key, []).append(r)
                 print(f"  round {i + 1} {key:8} ns/run {med(per_run) or 0:.0f}  "
-                      f"ns/sample {med(per_sample) or 0:.0f}  profile CPU {cpu:.2f} s  "
+                      f"ns/sample {med(per_sample) or 0:.0f}  profile CPU "
+                      f"{1000 * (cpu or 0):.1f} ms/s  "
                       f"({tot['runs'] if tot else 0} runs, {tot['samples'] if tot else 0} "
                       f"target samples in the window; profile: "
                       f"{m.group(1) if m else '?'} samples)", flush=True)
@@ -283,12 +304,12 @@ def main():
         samples = sum(r[2]["samples"] or 0 for r in rs if r[2])
         meds[key] = (med(pr), med(ps))
         # profile's and its worker's CPU per second of the run (none for bcc's: -).
-        cpus = [r[4] / args.duration for r in rs if len(r) > 4]
+        cpus = [r[4] for r in rs if len(r) > 4 and r[4] is not None]
         print(f"{labels[key]:<44} {med(pr) or 0:>10.0f} {rng(pr):>11} "
               f"{(f'{med(ps):.0f}' if ps else '-'):>10} {rng(ps):>11} "
               f"{runs / secs_total if secs_total else 0:>7.0f} "
               f"{(f'{samples / secs_total:.0f}' if samples else '-'):>9} "
-              f"{(f'{1000 * med(cpus):.0f}' if cpus and key != 'bcc' else '-'):>8}")
+              f"{(f'{1000 * med(cpus):.1f}' if cpus and key != 'bcc' else '-'):>8}")
     if bcc_note:
         print(f"\n{bcc_note}")
     if "fp" in meds and "copy" in meds and meds["fp"][1] and meds["copy"][1]:
