@@ -207,8 +207,11 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			(unsigned long long)st->bpf[STAT_TAB_DEPTH]);
 	if (st->table_checked)
 		pr_info("table walk check: %llu of %llu stacks walked in BPF differ from "
-			"userspace's unwind of their copies", (unsigned long long)st->table_differ,
-			(unsigned long long)st->table_checked);
+			"userspace's unwind of their copies; %llu went on where that unwind "
+			"stopped short, the same frames up to there",
+			(unsigned long long)st->table_differ,
+			(unsigned long long)st->table_checked,
+			(unsigned long long)st->table_further);
 	if (getenv("PROFILE_UNWIND_CHECK"))
 		pr_info("unwind check: %llu of %llu fast-path stacks differ from libunwind's",
 			(unsigned long long)st->unwind_mismatches,

@@ -90,6 +90,8 @@ struct session_stats {
 	uint64_t table_checked;		/* PROFILE_TABLE_WALK_CHECK: BPF's walks from the tables
 					 * compared with userspace's unwind of the same sample */
 	uint64_t table_differ;		/* ... and found different */
+	uint64_t table_further;		/* ... or going on where the unwind of the copy
+					 * stopped short, the same frames up to there */
 	uint32_t bpf_files, bpf_shards;	/* files (and shards) with tables in BPF */
 	uint64_t unwind_stop[8];	/* of those, by enum unwind_stop */
 	uint64_t cut_stop[8];		/* samples truncated in the profile, by how their DWARF
