@@ -137,14 +137,7 @@ static int pstate__add(struct session *s, struct pstate *p, const struct map *m)
 		return err;
 	}
 	/* The first mapping ending past M's start (a process may have thousands). */
-	for (i = 0, j = p->nr; i < j;) {
-		size_t mid = i + (j - i) / 2;
-
-		if (p->maps[mid].end <= m->start)
-			i = mid + 1;
-		else
-			j = mid;
-	}
+	i = BSEARCH_PREFIX(p->nr, mid, p->maps[mid].end <= m->start);
 	for (j = i; j < p->nr && p->maps[j].start < m->end; j++)
 		;
 	pstate__drop(s->procstate, p, i, j);
