@@ -5,7 +5,6 @@
  * line) until the duration ends, a signal arrives or the targets exit. session_int.h says
  * which file of lib/collect/ does the rest.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -369,21 +368,15 @@ static int interrupted(struct session *s, const char *doing)
  * interrupted() says. */
 static int describe_all(struct session *s)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *e;
+	size_t n;
+	pid_t *pids = procmaps__pids(s->maps, &n);	/* those procmaps__load_all read */
 	int err = 0;
 
-	while (d && !err && (e = readdir(d))) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-
-		if (*end || pid <= 0 || !procmaps__has(s->maps, (pid_t)pid))
-			continue;
-		session__describe(s, (pid_t)pid);
+	for (size_t i = 0; pids && !err && i < n; i++) {
+		session__describe(s, pids[i]);
 		err = interrupted(s, "describing the processes");
 	}
-	if (d)
-		closedir(d);
+	free(pids);
 	return err;
 }
 
