@@ -107,7 +107,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 	struct count_key key = {};
 	struct count_slot *slot;
 	struct uregs regs;
-	struct ustack *st = NULL;
+	struct ustack *st = NULL, *ts = NULL;
 	__u64 hash = 0;
 	const struct proc_ranges *pr;
 	struct stack_window *win;
@@ -150,9 +150,10 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 			}
 			/* Walked from the files' tables instead, when they take it whole. */
 			if (unwind_mode == UNWIND_AUTO && !complete && table_walk && pr) {
-				struct ustack *ts = bpf_map_lookup_elem(&tscratch, &zero);
-				int te = ts ? tab_walk(&regs, pr, ts, tgid, win != NULL) :
-					      TAB_NO_TABLE;
+				int te;
+
+				ts = bpf_map_lookup_elem(&tscratch, &zero);
+				te = ts ? tab_walk(&regs, pr, ts, tgid, win != NULL) : TAB_NO_TABLE;
 
 				if (!op)
 					stat_inc(te == TAB_WHOLE ? STAT_TAB_WHOLE :
@@ -166,15 +167,11 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 					key.flags |= COUNT_F_TABLE_WALK;
 				}
 			}
-			/* No copies: the longer of the two walks, cut. */
-			if (no_copy && !complete) {
-				struct ustack *ts = bpf_map_lookup_elem(&tscratch, &zero);
-
-				if (ts && (key.flags & COUNT_F_TABLE_WALK) == 0 && table_walk &&
-				    pr && ts->nr > st->nr) {
-					st = ts;
-					key.flags |= COUNT_F_TABLE_WALK;
-				}
+			/* No copies: the longer of the two walks (TS: the tables' walk ran),
+			 * cut. */
+			if (no_copy && !complete && ts && st != ts && ts->nr > st->nr) {
+				st = ts;
+				key.flags |= COUNT_F_TABLE_WALK;
 			}
 			if (!no_copy && (unwind_mode == UNWIND_DWARF ||
 					 (unwind_mode == UNWIND_AUTO && !complete))) {
