@@ -111,7 +111,8 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 	__u64 hash = 0;
 	const struct proc_ranges *pr;
 	struct stack_window *win;
-	int complete, end;
+	struct tab_at at = {};
+	int complete, end, rest = 0;
 
 	if (!op)
 		stat_inc(STAT_SAMPLES);
@@ -153,7 +154,8 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 				int te;
 
 				ts = bpf_map_lookup_elem(&tscratch, &zero);
-				te = ts ? tab_walk(&regs, pr, ts, tgid, win != NULL) : TAB_NO_TABLE;
+				at.r = regs;
+				te = ts ? tab_walk(&at, pr, ts, tgid, win != NULL) : TAB_NO_TABLE;
 
 				if (!op)
 					stat_inc(te == TAB_WHOLE ? STAT_TAB_WHOLE :
@@ -165,6 +167,15 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 					st = ts;
 					complete = !table_check;
 					key.flags |= COUNT_F_TABLE_WALK;
+				} else if (ts && !no_copy && !table_check && ts->nr > 1 &&
+					   (te == TAB_NO_TABLE || te == TAB_DEPTH)) {
+					/* Its frames so far are the sample's: userspace goes on
+					 * from the frame where it stopped, with a copy from
+					 * there (the words past the leaf's copy, at the
+					 * sample). */
+					rest = 1;
+					if (!op)
+						stat_inc(STAT_TAB_RESUMED);
 				}
 			}
 			/* No copies: the longer of the two walks (TS: the tables' walk ran),
@@ -177,7 +188,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 					 (unwind_mode == UNWIND_AUTO && !complete))) {
 				struct dwarf_send d = {
 					.r = &regs, .st = st, .pr = pr, .ck = &key, .op = op,
-					.weight = weight, .tgid = tgid, .tid = tid,
+					.weight = weight, .tgid = tgid, .tid = tid, .bp_ok = 1,
 					.stack_top = BPF_CORE_READ(task, mm, start_stack),
 					.why = unwind_mode == UNWIND_DWARF ? SEND_DWARF :
 					       (key.flags & COUNT_F_TABLE_WALK) ?
@@ -186,6 +197,13 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 					       end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN,
 				};
 
+				if (rest && ts) {
+					ts->nr--;
+					d.r = &at.r;
+					d.st = ts;
+					d.bp_ok = at.bp_ok;
+					d.why = SEND_TABLE_REST;
+				}
 				send_for_dwarf(pctx, task, &d, cookie);
 				return 0;
 			}

@@ -45,6 +45,8 @@ enum profile_stat {
 	STAT_TAB_NO_RULE,	/* ... not: a rule BPF does not follow, or no row (sent) */
 	STAT_TAB_NO_MEMORY,	/* ... not: a word of the stack could not be read (sent) */
 	STAT_TAB_DEPTH,		/* ... not: deeper than PROFILE_MAX_DEPTH (sent) */
+	STAT_TAB_RESUMED,	/* of those not whole (no table, too deep), sent with their
+				 * walked frames and a copy from the frame where the walk stopped */
 	STAT__MAX,
 };
 
@@ -144,6 +146,10 @@ enum profile_send {
 	SEND_DWARF,		/* --unwind dwarf: every sample */
 	SEND_TABLE_CHECK,	/* PROFILE_TABLE_WALK_CHECK: walked whole from the tables, its
 				 * frames sent to be compared with userspace's unwind of its copy */
+	SEND_TABLE_REST,	/* walked from the tables up to a frame with no table in BPF or
+				 * past the depth limit: frames[] are the frames walked, ip, sp and
+				 * bp (bp_ok) the stopping frame's (a return address), stack[] the
+				 * copy from there; the leaf's regs[] and below[] are not its */
 };
 
 /* Value of the `ustacks` hash map: the user frames of one stack, leaf first. */
@@ -178,6 +184,9 @@ struct sample_event {
 	__u32 period;		/* count_key.period: which maps kstack_id is in */
 	__u64 gen;		/* count_key.gen */
 	__u32 below_ok;		/* below[] was readable */
+	__u32 bp_ok;		/* bp holds the frame's rbp (0: SEND_TABLE_REST's frame restored
+				 * none) */
+	__u32 pad2;
 	__u32 evflags;		/* the -e event's index, as count_key.flags has it
 				 * (COUNT_F_EVENT_MASK) */
 	__u32 ktid;		/* the task's tid in the kernel's namespace */

@@ -18,6 +18,7 @@ struct dwarf_send {
 	__u64 stack_top;		/* the main thread's stack top (mm->start_stack) */
 	__u32 tgid, tid;
 	__u32 why;			/* enum profile_send */
+	__u32 bp_ok;			/* R->bp is the frame's rbp */
 };
 
 /* The header of the record of D into E: who, why, registers, the walk's frames. */
@@ -34,6 +35,7 @@ static __always_inline void event_header(struct bpf_perf_event_data *ctx,
 	e->ip = r->ip;
 	e->sp = r->sp;
 	e->bp = r->bp;
+	e->bp_ok = d->bp_ok;
 	user_gprs(ctx, task, e->regs);
 	e->nr_frames = d->st->nr;
 	e->holes = 0;

@@ -5,7 +5,9 @@
  * row for the pc, the CFA from rsp or rbp, the return address and rbp restored. Whole only at
  * a true root (a stack bottom's span, or a row whose return address is undefined); anything
  * else (no table, a rule it does not follow, a word it cannot read, the depth limit) leaves
- * the stack to userspace, with a copy, as before. Included by profile.bpf.c only.
+ * the stack to userspace, with a copy: from the frame where the walk stopped when that
+ * frame's registers are known (no table, too deep: struct tab_at), else from the leaf.
+ * Included by profile.bpf.c only.
  */
 #ifndef PROFILE_TABWALK_BPF_H
 #define PROFILE_TABWALK_BPF_H
@@ -28,6 +30,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ustack);
 } tscratch SEC(".maps");
+
+/* Where a walk stopped: the registers of its last frame (ip: a return address unless the
+ * leaf's), rbp only when BP_OK (a frame whose row said its caller's rbp is not known). */
+struct tab_at {
+	struct uregs r;
+	__u32 bp_ok;
+	__u32 pad;
+};
 
 struct tab_walk {
 	const struct proc_ranges *pr;
@@ -209,21 +219,22 @@ static long tab_step(__u64 i, void *arg)
 		w->end = TAB_NO_MEMORY;
 		return 1;
 	}
-	if (r->bp == UROW_BP_AT_CFA) {
-		w->bp_ok = !tab_read(w, cfa + (__s64)r->bp_off, &v);
-		w->bp = v;
-	} else if (r->bp == UROW_BP_UNDEFINED) {
-		w->bp_ok = 0;
-	}
 	/* The caller's frame lies above this one's; a return address of 0 is no root (a
 	 * true one says so): userspace marks what these mean. */
 	if (cfa <= w->sp || !ra) {
 		w->end = TAB_NO_RULE;
 		return 1;
 	}
+	/* (Stopped here, the walk's registers stay this frame's, for a copy from it.) */
 	if (n >= PROFILE_MAX_DEPTH) {
 		w->end = TAB_DEPTH;
 		return 1;
+	}
+	if (r->bp == UROW_BP_AT_CFA) {
+		w->bp_ok = !tab_read(w, cfa + (__s64)r->bp_off, &v);
+		w->bp = v;
+	} else if (r->bp == UROW_BP_UNDEFINED) {
+		w->bp_ok = 0;
 	}
 	st->ips[n] = ra;
 	st->nr = n + 1;
@@ -233,18 +244,23 @@ static long tab_step(__u64 i, void *arg)
 }
 
 /*
- * Walk the user stack from R into ST (leaf first) with TGID's tables, PR its code's kinds;
- * WIN_OK: the `window` holds the words at R->sp. Returns enum tab_end. A global function:
- * the verifier checks it once, not in each program that takes samples.
+ * Walk the user stack from the sample's registers AT->r into ST (leaf first) with TGID's
+ * tables, PR its code's kinds; WIN_OK: the `window` holds the words at AT->r.sp. Returns enum
+ * tab_end, with the registers of the last frame of ST (where a walk not whole stopped) in
+ * *AT. A global function: the verifier checks it once, not in each program that takes
+ * samples. (At most five arguments: the registers go in and come out in AT.)
  */
-__noinline int tab_walk(const struct uregs *r, const struct proc_ranges *pr, struct ustack *st,
+__noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct ustack *st,
 			__u32 tgid, __u32 win_ok)
 {
 	struct tab_walk w = {};
+	struct uregs *r;
 	__u32 zero = 0;
 
-	if (!r || !st)
+	if (!at || !st)
 		return TAB_NO_TABLE;
+	r = &at->r;
+	at->bp_ok = 1;
 	/* (ST holds the leaf whatever comes: --stack-copy 0 compares its frames.) */
 	st->ips[0] = r->ip;
 	st->nr = 1;
@@ -262,6 +278,10 @@ __noinline int tab_walk(const struct uregs *r, const struct proc_ranges *pr, str
 	w.bp = r->bp;
 	w.bp_ok = 1;
 	bpf_loop(PROFILE_MAX_DEPTH, tab_step, &w, 0);
+	at->r.ip = w.ip;
+	at->r.sp = w.sp;
+	at->r.bp = w.bp;
+	at->bp_ok = w.bp_ok;
 	return w.end == TAB_GOING ? TAB_DEPTH : (int)w.end;
 }
 

@@ -329,6 +329,17 @@ static long hash_deep_word(__u64 i, void *arg)
 	return 0;
 }
 
+/* bpf_loop's callback: frame I (sample_event.frames) into the hash. */
+static long hash_frame(__u64 i, void *arg)
+{
+	struct hash_ctx *c = arg;
+
+	if (i >= PROFILE_MAX_DEPTH)
+		return 1;
+	c->h = (c->h ^ c->e->frames[i] ^ i << 56) * 0x100000001b3ULL;
+	return 0;
+}
+
 static __always_inline bool same_stacks(const struct sample_event *e, struct off_pending *op)
 {
 	struct hash_ctx c = { .e = e, .h = 0x84222325cbf29ce4ULL ^ e->ip };
@@ -351,6 +362,11 @@ static __always_inline bool same_stacks(const struct sample_event *e, struct off
 	c.h ^= (__u64)e->holes << 32 | e->stack_len;
 	bpf_loop(e->nr_deep, hash_deep_word, &c, 0);
 	c.h = (c.h ^ e->gen) * 0x100000001b3ULL;
+	/* Sent from where the tables' walk stopped: the frames walked up to there too. */
+	if (e->why == SEND_TABLE_REST) {
+		c.h = (c.h ^ e->why << 8 ^ e->bp_ok) * 0x100000001b3ULL;
+		bpf_loop(e->nr_frames, hash_frame, &c, 0);
+	}
 	old = bpf_map_lookup_elem(&offsig, &op->ktid);
 	if (old && old->sig == c.h && old->period == par && e->below_ok) {
 		op->same_as = old->seq;

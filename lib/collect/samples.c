@@ -115,6 +115,8 @@ struct stack_env session__stack_env(struct session *s)
 static void sample__decode(struct sample *smp, const struct sample_event *e, const void *stack,
 			   uint32_t stack_len)
 {
+	bool rest = e->why == SEND_TABLE_REST;
+
 	*smp = (struct sample){
 		.pid = (pid_t)e->pid, .tid = (pid_t)e->tid, .ktid = (pid_t)e->ktid,
 		.gen = e->gen, .weight = e->weight, .off_seq = e->off_seq,
@@ -125,10 +127,17 @@ static void sample__decode(struct sample *smp, const struct sample_event *e, con
 		/* (A checked walk from the tables is not a frame-pointer walk to fall back
 		 * on: the unwind checked stands alone.) */
 		.walk = (const uint64_t *)e->frames,
-		.nr_walk = e->why == SEND_TABLE_CHECK ? 0 : e->nr_frames,
-		.ip = e->ip, .sp = e->sp, .bp = e->bp, .regs = (const uint64_t *)e->regs,
+		.nr_walk = e->why == SEND_TABLE_CHECK || rest ? 0 : e->nr_frames,
+		/* (Sent from where BPF's walk from the tables stopped: the frames it walked
+		 * first, the registers and copy the next frame's; the leaf's are not sent.) */
+		.prefix = rest ? (const uint64_t *)e->frames : NULL,
+		.nr_prefix = rest ? (e->nr_frames < PROFILE_MAX_DEPTH ? e->nr_frames :
+				     PROFILE_MAX_DEPTH) : 0,
+		.bp_ok = !rest || e->bp_ok,
+		.ip = e->ip, .sp = e->sp, .bp = e->bp,
+		.regs = rest ? NULL : (const uint64_t *)e->regs,
 		.stack = stack, .stack_len = stack_len, .holes = e->holes,
-		.below = e->below_ok ? (const uint64_t *)e->below : NULL,
+		.below = e->below_ok && !rest ? (const uint64_t *)e->below : NULL,
 		.deep_addr = (const uint64_t *)e->deep_addr,
 		.deep_val = (const uint64_t *)e->deep_val,
 		.nr_deep = e->nr_deep <= PROFILE_DEEP_WORDS ? e->nr_deep : 0, .deep_ok = e->deep_ok,
@@ -143,6 +152,7 @@ static enum stack_sent sent_of(uint32_t why)
 	case SEND_NOREC: return STACK_SENT_NOREC;
 	case SEND_NO_PROC: return STACK_SENT_NO_PROC;
 	case SEND_DWARF: case SEND_TABLE_CHECK: return STACK_SENT_DWARF;
+	case SEND_TABLE_REST: return STACK_SENT_TABLE_REST;
 	default: return STACK_COUNTED;
 	}
 }

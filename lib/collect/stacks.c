@@ -73,7 +73,9 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
 	 * apart under a pid of their own. */
 	as = procmaps__incarnation(pm, smp->pid, smp->gen);
 	us = (struct unwind_sample){
-		.pid = as, .ip = smp->ip, .sp = smp->sp, .bp = smp->bp, .regs = smp->regs,
+		.pid = as, .prefix = smp->prefix, .nr_prefix = smp->prefix ? smp->nr_prefix : 0,
+		.bp_ok = smp->bp_ok, .ip = smp->ip, .sp = smp->sp, .bp = smp->bp,
+		.regs = smp->regs,
 		.stack = smp->stack, .stack_len = smp->stack_len, .holes = smp->holes,
 		.below = smp->below, .copy_only = smp->copy_only,
 		.deep_addr = smp->deep_addr, .deep_val = smp->deep_val, .nr_deep = smp->nr_deep,
@@ -132,7 +134,8 @@ int stacks__unwind(const struct stack_env *env, struct unwinder *unw, struct pro
 	/* A stack not readable at sp (a process between programs in an execve) says nothing of
 	 * the copy it needs. */
 	out->used = (us.holes & 1) ? 0 : unwinder__stack_used(unw);
-	if (!(us.holes & 1))
+	/* (A copy from a frame past the leaf says nothing of what the leaf's copies need.) */
+	if (!(us.holes & 1) && !us.nr_prefix)
 		env->learn_copy(env->ctx, smp->pid, out->used, out->stop);
 	/* No unwind info even at the leaf (code without CFI, JIT code): the frames the
 	 * frame-pointer walk found are the better stack; still truncated unless they reach a

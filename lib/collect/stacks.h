@@ -29,6 +29,11 @@ struct sample {
 				 * copy (else read, and kept only if env->still says so) */
 	const uint64_t *walk;	/* the frame-pointer walk's return addresses, leaf first */
 	uint32_t nr_walk;
+	const uint64_t *prefix;	/* not NULL: the first NR_PREFIX frames, walked in BPF from the
+				 * tables; ip, sp, bp and the copy are the next frame's (ip a
+				 * return address, bp its rbp only when BP_OK; no regs, below) */
+	uint32_t nr_prefix;
+	bool bp_ok;
 	uint64_t ip, sp, bp;
 	const uint64_t *regs;	/* UNWIND_NR_REGS, DWARF's numbering */
 	const void *stack;	/* STACK_LEN bytes copied from sp */
@@ -46,6 +51,8 @@ enum stack_sent {
 	STACK_SENT_NOREC,	/* the walk met a function that keeps no frame record there */
 	STACK_SENT_NO_PROC,	/* the process was not described to BPF yet */
 	STACK_SENT_DWARF,	/* --unwind dwarf: every sample */
+	STACK_SENT_TABLE_REST,	/* walked from the tables in BPF up to a frame it could not go
+				 * past (no table there, the depth limit): the rest from a copy */
 };
 
 /*

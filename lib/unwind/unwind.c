@@ -481,12 +481,31 @@ static int scan_caller(struct uctx *c, const struct loaded *l, const struct fram
  * its address, a register we do not have, a word we cannot read), which then does the whole
  * stack so that what is reported does not depend on which path ran.
  */
+/* S's known frames and then its ip into IPS (room for MAX, at least 2): how many. */
+static int prefix_frames(const struct unwind_sample *s, uint64_t *ips, int max)
+{
+	int n = s->nr_prefix < (uint32_t)max ? (int)s->nr_prefix : max - 1;
+
+	memcpy(ips, s->prefix, (size_t)n * sizeof(*ips));
+	ips[n] = s->ip;
+	return n + 1;
+}
+
 static int unwind_fast(struct uctx *c, uint64_t *ips, int max, enum unwind_stop *stop)
 {
 	const struct unwind_sample *s = c->s;
 	struct frame_regs f = { .ip = s->ip, .sp = s->sp, .bp = s->bp, .bp_ok = true,
 				.exact = true };
 
+	/* From a frame past the leaf (its frames up to there known): a return address, rbp
+	 * when known, no other register. */
+	if (s->nr_prefix) {
+		int first = prefix_frames(s, ips, max);
+
+		f.exact = false;
+		f.bp_ok = s->bp_ok;
+		return walk(c, &f, ips, first, max, stop, UNWIND_SCAN_DEPTH);
+	}
 	/* The sample's registers, as long as no frame says otherwise: a CFI without a rule for
 	 * a register leaves it as it is (as libunwind takes it too). */
 	if (s->regs) {
@@ -790,27 +809,32 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *s, uint64_t
 	struct uctx *c;
 	int n;
 
-	ips[0] = s->ip;
+	/* (From a frame past the leaf: the frames up to it first, whatever comes.) */
+	int known = s->nr_prefix && max >= 2 ? prefix_frames(s, ips, max) : 1;
+
+	ips[0] = known > 1 ? ips[0] : s->ip;
 	*stop = UNWIND_STOP_NO_MEMORY;
 	u->met_later = false;
 	c = uctx__begin(u, s);
 	if (!c)
-		return 1;
+		return known;
+	c->fail_n = known;
 	c->p = unwinder__proc(u, s->pid);
 	if (!c->p)
-		return 1;
+		return known;
 	n = unwind_fast(c, ips, max, stop);
 	if (n) {
 		size_t used = c->stack_used;
 
 		u->counts.fast++;
-		if (u->check) {
+		if (u->check && !s->nr_prefix) {
 			check_fast(u, s, ips, n, *stop, max);
 			u->ctx->stack_used = used;
 		}
 		return n;
 	}
-	if ((u->table_fn && !u->check) || u->met_later) {
+	/* (libunwind begins at a leaf, with its registers: not from a frame past it.) */
+	if ((u->table_fn && !u->check) || u->met_later || s->nr_prefix) {
 		/* No libunwind where the files are not read: the stack is cut there (or where a
 		 * table is still coming, for the caller to unwind it again then). */
 		*stop = c->fail_stop;

@@ -28,6 +28,12 @@ struct unwinder;
 
 struct unwind_sample {
 	pid_t pid;
+	const uint64_t *prefix;	/* not NULL: the stack's first NR_PREFIX frames, known (walked in
+				 * BPF); ip, sp, bp and the copy are those of the frame after
+				 * them, ip a return address, bp its rbp only when BP_OK; REGS and
+				 * BELOW are NULL then */
+	uint32_t nr_prefix;
+	bool bp_ok;
 	uint64_t ip, sp, bp;
 	const uint64_t *regs;	/* UNWIND_NR_REGS general registers in DWARF's numbering (rax
 				 * rdx rcx rbx rsi rdi rbp rsp r8..r15), or NULL: only ip, sp, bp */

@@ -54,6 +54,29 @@ __attribute__((noinline)) static void capture(size_t copy, struct result *r)
 	r->ret0 = (uint64_t)__builtin_return_address(0);
 }
 
+/* As capture, sent as BPF sends a stack its walk from the tables took up to a frame: two
+ * frames known first, then this frame's registers (BP_OK: rbp with them) as a caller's. */
+__attribute__((noinline)) static void capture_rest(bool bp_ok, struct result *r)
+{
+	static unsigned char buf[8192];
+	static const uint64_t known[2] = { 0x1111, 0x2222 };
+	struct unwind_sample s = { .pid = getpid(), .prefix = known, .nr_prefix = 2 };
+	uint64_t ip, sp, bp;
+
+	__asm__ volatile("lea (%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(bp));
+	self_copy_stack(buf, (void *)sp, 4096);
+	s.ip = ip;
+	s.sp = sp;
+	s.bp = bp_ok ? bp : 0xdead;
+	s.bp_ok = bp_ok;
+	s.stack = buf;
+	s.stack_len = 4096;
+	r->n = unwinder__unwind(unw, &s, r->ips, 128, &r->stop);
+	r->ret0 = (uint64_t)__builtin_return_address(0);
+	r->ips[127] = ip;
+}
+
 __attribute__((noinline)) static void middle(size_t copy, struct result *r)
 {
 	capture(copy, r);
@@ -72,6 +95,28 @@ static void test_unwind_self(void)
 		CU_ASSERT(r.n >= 5);
 		CU_ASSERT_EQUAL(r.ips[1], r.ret0);
 		CU_ASSERT_EQUAL(r.stop, UNWIND_STOP_END);
+	}
+}
+
+/* From a frame past the leaf (BPF's walk stopped there): the frames known, then that
+ * frame and its callers; rbp not known, never a guess from the value given. */
+static void test_unwind_from_a_frame_past_the_leaf(void)
+{
+	for (int bp_ok = 1; bp_ok >= 0; bp_ok--) {
+		struct result r = { 0 };
+
+		capture_rest(bp_ok, &r);
+		CU_ASSERT_EQUAL(r.ips[0], 0x1111);
+		CU_ASSERT_EQUAL(r.ips[1], 0x2222);
+		CU_ASSERT_EQUAL(r.ips[2], r.ips[127]);
+		if (bp_ok || r.stop == UNWIND_STOP_END) {
+			CU_ASSERT(r.n >= 6);
+			CU_ASSERT_EQUAL(r.ips[3], r.ret0);
+			CU_ASSERT_EQUAL(r.stop, UNWIND_STOP_END);
+		} else {
+			/* (Its frame's CFA from rbp: cut there, marked.) */
+			CU_ASSERT(r.n == 3 || r.ips[3] == r.ret0);
+		}
 	}
 }
 
@@ -255,6 +300,8 @@ int register_unwind_suite(void)
 
 	if (!s || !CU_add_test(s, "unwind this process from a stack copy", test_unwind_self) ||
 	    !CU_add_test(s, "an address without unwind info", test_unwind_unknown_ip) ||
+	    !CU_add_test(s, "from a frame past the leaf, the frames before it known",
+			 test_unwind_from_a_frame_past_the_leaf) ||
 	    !CU_add_test(s, "leaf return address at function entry", test_leaf_return_at_entry) ||
 	    !CU_add_test(s, "a popped register read from the red zone as sampled",
 			 test_red_zone_from_the_sample) ||
