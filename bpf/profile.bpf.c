@@ -159,7 +159,8 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 
 				if (!op)
 					stat_inc(te == TAB_WHOLE ? STAT_TAB_WHOLE :
-						 te == TAB_NO_RULE ? STAT_TAB_NO_RULE :
+						 te == TAB_NO_RULE || te == TAB_HANDOFF ?
+						 STAT_TAB_NO_RULE :
 						 te == TAB_NO_MEMORY ? STAT_TAB_NO_MEMORY :
 						 te == TAB_DEPTH ? STAT_TAB_DEPTH :
 						 STAT_TAB_NO_TABLE);
@@ -168,7 +169,8 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 					complete = !table_check;
 					key.flags |= COUNT_F_TABLE_WALK;
 				} else if (ts && !no_copy && !table_check && ts->nr > 1 &&
-					   (te == TAB_NO_TABLE || te == TAB_DEPTH)) {
+					   (te == TAB_NO_TABLE || te == TAB_DEPTH ||
+					    te == TAB_HANDOFF)) {
 					/* Its frames so far are the sample's: userspace goes on
 					 * from the frame where it stopped, with a copy from
 					 * there (the words past the leaf's copy, at the

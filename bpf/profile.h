@@ -333,14 +333,18 @@ struct proc_ranges {
 
 /* How a row gives the caller's CFA (urow.cfa). */
 enum urow_cfa {
-	UROW_NONE = 0,		/* no rule BPF follows here (or no FDE): the stack goes to
-				 * userspace */
+	UROW_NONE = 0,		/* no rule BPF follows here: the stack goes to userspace, with
+				 * a copy from the leaf (the rule needs registers BPF does not
+				 * restore: a CFA from another register, rbp at sp or in one) */
 	UROW_RSP,		/* rsp + cfa_off */
 	UROW_RBP,		/* rbp + cfa_off */
 	UROW_PLT,		/* rsp + cfa_off, 8 more when (ip & 15) >= bp_off (a .plt entry) */
 	UROW_DEREF_RSP,		/* the word at rsp + cfa_off */
 	UROW_DEREF_RBP,		/* the word at rbp + cfa_off */
 	UROW_OUTERMOST,		/* the return address is undefined: the stack's first frame */
+	UROW_SP_ONLY,		/* userspace's, from rsp and rbp alone: a signal frame (its
+				 * registers on the stack), code no FDE describes (a stack scan):
+				 * past the leaf, sent with a copy from this frame */
 };
 
 /* Where the caller's rbp is (urow.bp). */

@@ -20,6 +20,7 @@ enum tab_end {
 	TAB_NO_RULE,
 	TAB_NO_MEMORY,
 	TAB_DEPTH,
+	TAB_HANDOFF,	/* a frame userspace unwinds from its rsp and rbp (UROW_SP_ONLY) */
 };
 
 /* The walk's stack: another per-CPU ustack than the frame-pointer walk's, which a stack
@@ -200,6 +201,9 @@ static long tab_step(__u64 i, void *arg)
 		break;
 	case UROW_OUTERMOST:
 		w->end = TAB_WHOLE;
+		return 1;
+	case UROW_SP_ONLY:
+		w->end = TAB_HANDOFF;
 		return 1;
 	default:
 		w->end = TAB_NO_RULE;

@@ -198,8 +198,8 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 	if (st->bpf_files)
 		pr_info("unwind tables in BPF: %u files in %u shards (%.1f MiB); walks from them "
 			"whole %llu, left to userspace: no table %llu, a rule not followed %llu, "
-			"a word not read %llu, too deep %llu (%llu of these two with the frames "
-			"walked and a copy from where the walk stopped)", st->bpf_files,
+			"a word not read %llu, too deep %llu (%llu of all these past the leaf: "
+			"the frames walked and a copy from where the walk stopped)", st->bpf_files,
 			st->bpf_shards,
 			st->bpf_shards * (double)sizeof(struct ushard) / 1048576.0,
 			(unsigned long long)st->bpf[STAT_TAB_WHOLE],
@@ -236,12 +236,12 @@ void print_table_walk(const struct session_stats *st)
 		"table in BPF (JIT or anonymous code, a file whose table had not come or did not "
 		"fit), %s a rule BPF does not follow (signal frames, a frame from another "
 		"register, a return address of 0), %s a word of the stack not read, %s deeper "
-		"than %d frames; of these last two, %s with the frames walked and a copy from "
-		"the frame where the walk stopped (userspace goes on from there)\n",
+		"than %d frames; of all these, %s past the leaf with the frames walked and a "
+		"copy from the frame where the walk stopped (userspace goes on from there)\n",
 		share(whole, all, b[0], sizeof(b[0])),
 		share(table, all, b[1], sizeof(b[1])), share(rule, all, b[2], sizeof(b[2])),
 		share(mem, all, b[3], sizeof(b[3])), share(deep, all, b[4], sizeof(b[4])),
-		PROFILE_MAX_DEPTH, share(rest, table + deep, b[5], sizeof(b[5])));
+		PROFILE_MAX_DEPTH, share(rest, all - whole, b[5], sizeof(b[5])));
 }
 
 /* What --explain's shares are of: samples, or with --off-cpu/--wall nanoseconds (the

@@ -54,8 +54,11 @@ struct urow bpftabs__urow(uint32_t start, const struct cfi_rule *r)
 {
 	struct urow u = { .start = start, .cfa = UROW_NONE };
 
-	if (!r || r->signal)
+	/* (Userspace's, needing no register of the frame but rsp and rbp.) */
+	if (!r || r->signal) {
+		u.cfa = UROW_SP_ONLY;
 		return u;
+	}
 	if (r->ra == CFI_UNDEFINED) {
 		u.cfa = UROW_OUTERMOST;
 		return u;

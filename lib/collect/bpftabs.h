@@ -14,10 +14,11 @@
 #include "unwind/utab.h"
 
 /*
- * The BPF row from link-time offset START with rule R (NULL: no rule there): UROW_NONE for
- * whatever the BPF walk does not follow (a signal frame, a CFA or return address from
+ * The BPF row from link-time offset START with rule R (NULL: no rule there): UROW_SP_ONLY
+ * where userspace goes on from the frame's rsp and rbp (no rule: a scan; a signal frame),
+ * UROW_NONE for whatever else the BPF walk does not follow (a CFA or return address from
  * another register than rsp or rbp, rbp kept at sp or in a register, an offset past 16
- * bits), which leaves a stack there to userspace.
+ * bits), which leaves a stack there to userspace from its leaf.
  */
 struct urow bpftabs__urow(uint32_t start, const struct cfi_rule *r);
 

@@ -38,12 +38,14 @@ static void test_urow(void)
 	CU_ASSERT_EQUAL(bpftabs__urow(0, &r).cfa, UROW_DEREF_RBP);
 	r.bp = CFI_UNDEFINED;
 	CU_ASSERT_EQUAL(bpftabs__urow(0, &r).bp, UROW_BP_UNDEFINED);
-	/* Left to userspace: no rule, a signal frame, a CFA from another register, rbp kept at
-	 * sp or in a register, offsets past 16 bits, a return address in a register. */
-	CU_ASSERT_EQUAL(bpftabs__urow(0, NULL).cfa, UROW_NONE);
+	/* Left to userspace from the frame: no rule, a signal frame (rsp and rbp are all
+	 * they need). */
+	CU_ASSERT_EQUAL(bpftabs__urow(0, NULL).cfa, UROW_SP_ONLY);
 	r = sp;
 	r.signal = 1;
-	CU_ASSERT_EQUAL(bpftabs__urow(0, &r).cfa, UROW_NONE);
+	CU_ASSERT_EQUAL(bpftabs__urow(0, &r).cfa, UROW_SP_ONLY);
+	/* From the leaf: a CFA from another register, rbp kept at sp or in a register,
+	 * offsets past 16 bits, a return address in a register. */
 	r = sp;
 	r.cfa_reg = 3;	/* rbx: OpenSSL's */
 	CU_ASSERT_EQUAL(bpftabs__urow(0, &r).cfa, UROW_NONE);
@@ -92,7 +94,7 @@ static void test_shards(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
 	CU_ASSERT_EQUAL(bpftabs__nr_shards(t), 2);
 	bpftabs__fill(t, 0, sh);
-	CU_ASSERT(sh->rows[0].start == 0 && sh->rows[0].cfa == UROW_NONE);
+	CU_ASSERT(sh->rows[0].start == 0 && sh->rows[0].cfa == UROW_SP_ONLY);
 	CU_ASSERT(sh->rows[1].start == 16 && sh->rows[1].cfa == UROW_RSP);
 	CU_ASSERT_EQUAL(sh->rows[UTAB_SHARD_ROWS - 1].start, (UTAB_SHARD_ROWS - 1) * 16);
 	/* The second: its ten rows, then rows past the last that no offset reaches. */
