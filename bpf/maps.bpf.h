@@ -296,6 +296,34 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/* PROFILE_BPF_TIMES (benchmarks): how long each run of the programs took, for a profiled
+ * task's sample (the first PROFILE_TIME_BUCKETS) and for a switch that took a profiled
+ * task's stacks off the CPU (the next), in buckets of PROFILE_TIME_STEP ns up to
+ * PROFILE_TIME_FINE of them, PROFILE_TIME_COARSE past: the distribution bpf_stats' totals do
+ * not give. Two more clock reads per run. */
+const volatile bool time_runs = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * PROFILE_TIME_BUCKETS);
+	__type(key, __u32);
+	__type(value, __u64);
+} btimes SEC(".maps");
+
+/* A run of kind KIND (0: sample, 1: switch) that began at T0, into `btimes`. */
+static __always_inline void time_run(__u32 kind, __u64 t0)
+{
+	__u64 ns = bpf_ktime_get_ns() - t0, fine = PROFILE_TIME_FINE * PROFILE_TIME_STEP;
+	__u64 b = ns < fine ? ns / PROFILE_TIME_STEP :
+		  PROFILE_TIME_FINE + (ns - fine) / PROFILE_TIME_COARSE;
+	__u32 key = kind * PROFILE_TIME_BUCKETS +
+		    (b < PROFILE_TIME_BUCKETS ? (__u32)b : PROFILE_TIME_BUCKETS - 1);
+	__u64 *v = bpf_map_lookup_elem(&btimes, &key);
+
+	if (v)
+		*v += 1;
+}
+
 /* A page of zeros (never written). */
 struct zero_page {
 	__u8 b[PROFILE_PAGE_SIZE];

@@ -296,13 +296,17 @@ int do_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id, cookie = bpf_get_attach_cookie(ctx), weight = 1;
+	__u64 t0 = time_runs ? bpf_ktime_get_ns() : 0;
 
 	/* Every task's sample moves the count on, kept or not. */
 	if (cookie & EV_COOKIE_WEIGH)
 		weight = event_weight(ctx, cookie);
 	if (!sampled_task(task, &id))
 		return 0;
-	return take_sample(ctx, ctx, task, id >> 32, (__u32)id, NULL, weight, 0, cookie);
+	take_sample(ctx, ctx, task, id >> 32, (__u32)id, NULL, weight, 0, cookie);
+	if (time_runs)
+		time_run(0, t0);
+	return 0;
 }
 
 /* -e CATEGORY:NAME: a sample at each hit of the tracepoint by a profiled task (every -c Nth
@@ -393,6 +397,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	/* (Two frames of the kernel stack are the tracepoint's caller and this program.) */
 	take_sample(ctx, NULL, task, id >> 32, (__u32)id, op, 0, 2, 0);
 	bpf_map_update_elem(&offpend, &ptid, op, BPF_ANY);
+	if (time_runs)
+		time_run(1, now);
 	return 0;
 }
 

@@ -11,6 +11,10 @@
 #define PROFILE_MAX_STACK_COPY	24576	/* bytes of user stack an event can carry */
 #define PROFILE_STACK_COPY	16384	/* ... by default (--stack-copy) */
 #define PROFILE_SP_WORDS	8	/* words at sp a counted walk keeps (ustack) */
+#define PROFILE_TIME_BUCKETS	128	/* PROFILE_BPF_TIMES: `btimes` buckets per kind: */
+#define PROFILE_TIME_FINE	64	/* the first ones PROFILE_TIME_STEP ns wide, */
+#define PROFILE_TIME_STEP	100
+#define PROFILE_TIME_COARSE	1000	/* the others this wide (the last: all longer) */
 #define PROFILE_DEEP_WORDS	32	/* words past the copy read at a sample (deepwords) */
 #define PROFILE_MAX_SPANS	64	/* spans of code kinds per process (a power of two) */
 #define PROFILE_SPAN_STEPS	7	/* binary search steps over them: log2(MAX_SPANS) + 1 */

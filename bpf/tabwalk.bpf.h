@@ -40,21 +40,41 @@ struct tab_at {
 	__u32 pad;
 };
 
+/* A page of the stack the walk read whole: the words of the frames past the window, one read
+ * for the frames in it instead of one per word. */
+struct tab_page {
+	__u64 w[PROFILE_PAGE_SIZE / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tab_page);
+} tpage SEC(".maps");
+
 struct tab_walk {
 	const struct proc_ranges *pr;
 	const struct proc_tabs *pt;
 	const struct stack_window *win;	/* the words at wsp, or NULL */
+	struct tab_page *page;	/* the page at page_at (0: none yet), or NULL */
+	__u64 page_at;
 	struct ustack *st;
 	__u64 wsp;
 	__u64 ip, sp, bp;
 	__u32 bp_ok;		/* bp holds the frame's rbp */
 	__u32 end;		/* enum tab_end */
+	__u64 c_lo, c_hi;	/* the pcs [c_lo, c_hi) have the row c_row: the last one found,
+				 * for the next frames in the same stretch (a recursion) */
+	struct urow c_row;
 };
 
-/* The word at ADDR of the stack: from the window read at the sample's sp, else read. */
-static __always_inline int tab_read(const struct tab_walk *w, __u64 addr, __u64 *val)
+/* The word at ADDR of the stack: from the window read at the sample's sp, else from the page
+ * read last, else its page read whole (a page the stack uses is there whole), else read
+ * alone. */
+static __always_inline int tab_read(struct tab_walk *w, __u64 addr, __u64 *val)
 {
-	__u64 off = addr - w->wsp, idx;
+	__u64 off = addr - w->wsp, idx, base = addr & ~(__u64)(PROFILE_PAGE_SIZE - 1);
 
 	if (w->win && addr >= w->wsp && off < WINDOW_WORDS * 8 && !(off & 7)) {
 		/* (A bound the compiler keeps: the verifier checks the index.) */
@@ -63,6 +83,19 @@ static __always_inline int tab_read(const struct tab_walk *w, __u64 addr, __u64 
 		*val = w->win->w[idx & (WINDOW_WORDS - 1)];
 		return 0;
 	}
+	if (w->page && !(addr & 7)) {
+		if (w->page_at != base) {
+			w->page_at = 0;
+			if (bpf_probe_read_user(w->page, sizeof(*w->page), (void *)base))
+				goto alone;
+			w->page_at = base;
+		}
+		idx = (addr - base) / 8;
+		asm volatile("" : "+r"(idx));
+		*val = w->page->w[idx & (PROFILE_PAGE_SIZE / 8 - 1)];
+		return 0;
+	}
+alone:
 	return bpf_probe_read_user(val, sizeof(*val), (void *)addr) ? -1 : 0;
 }
 
@@ -131,19 +164,28 @@ static __always_inline const struct urow *tab_row_at(const struct ushard *sh, in
 	return &sh->rows[idx];
 }
 
-/* The row for PC in the process's tables PT; NULL when no mapping with a table holds it. */
-static __always_inline const struct urow *tab_row(const struct proc_tabs *pt, __u64 pc)
+/* The row for PC in the walk W's process's tables; NULL when no mapping with a table holds
+ * it. Its stretch (the pcs up to the next row's, within the mapping) kept in W. */
+static __always_inline const struct urow *tab_row(struct tab_walk *w, __u64 pc)
 {
+	const struct proc_tabs *pt = w->pt;
 	const struct ufile_dir *d;
 	const struct ushard *sh;
-	__u32 fid, sid, off;
-	int i;
+	const struct urow *r;
+	__u32 fid, sid, off, next;
+	__u64 bias, end;
+	int i, m;
 
-	i = tab_map_index(pt, pc);
-	if (i < 0)
+	if (pc >= w->c_lo && pc < w->c_hi)
+		return &w->c_row;
+	m = tab_map_index(pt, pc);
+	if (m < 0)
 		return NULL;
-	fid = pt->file[i & (PROFILE_MAX_TABS - 1)];
-	off = (__u32)(pc - pt->bias[i & (PROFILE_MAX_TABS - 1)]);
+	m &= PROFILE_MAX_TABS - 1;
+	fid = pt->file[m];
+	bias = pt->bias[m];
+	end = pt->end[m];
+	off = (__u32)(pc - bias);
 	d = bpf_map_lookup_elem(&ufiles, &fid);
 	if (!d)
 		return NULL;
@@ -155,7 +197,17 @@ static __always_inline const struct urow *tab_row(const struct proc_tabs *pt, __
 	if (!sh)
 		return NULL;
 	i = tab_row_index(sh, off, UTAB_SHARD_ROWS);
-	return tab_row_at(sh, i);
+	r = tab_row_at(sh, i);
+	if (!r)
+		return NULL;
+	/* (A shard's last row: its stretch may go on in the next shard, not kept.) */
+	next = i + 1 < UTAB_SHARD_ROWS ? sh->rows[(i + 1) & (UTAB_SHARD_ROWS - 1)].start : 0;
+	w->c_row = *r;
+	w->c_lo = bias + r->start;
+	w->c_hi = next > r->start ? bias + next : w->c_lo;
+	if (w->c_hi > end)
+		w->c_hi = end;
+	return &w->c_row;
 }
 
 /* bpf_loop's callback: one frame (the verifier checks it once, not per frame). */
@@ -180,7 +232,7 @@ static long tab_step(__u64 i, void *arg)
 		w->end = TAB_WHOLE;
 		return 1;
 	}
-	r = kind == SPAN_NONE ? NULL : tab_row(w->pt, pc);
+	r = kind == SPAN_NONE ? NULL : tab_row(w, pc);
 	if (!r) {
 		w->end = TAB_NO_TABLE;
 		return 1;
@@ -276,6 +328,7 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	w.pr = pr;
 	w.st = st;
 	w.win = win_ok ? bpf_map_lookup_elem(&window, &zero) : NULL;
+	w.page = bpf_map_lookup_elem(&tpage, &zero);
 	w.wsp = r->sp;
 	w.ip = r->ip;
 	w.sp = r->sp;

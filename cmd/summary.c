@@ -44,6 +44,51 @@ static void print_fetches(const struct session_stats *st)
 		st->fetch_pending);
 }
 
+/* The upper edge in ns of `btimes` bucket I (the last's: its lower edge). */
+static unsigned int bpf_time_edge(unsigned int i)
+{
+	if (i >= PROFILE_TIME_BUCKETS - 1)
+		i = PROFILE_TIME_BUCKETS - 2;
+	if (i < PROFILE_TIME_FINE)
+		return (i + 1) * PROFILE_TIME_STEP;
+	return PROFILE_TIME_FINE * PROFILE_TIME_STEP + (i + 1 - PROFILE_TIME_FINE) *
+	       PROFILE_TIME_COARSE;
+}
+
+/* The time under which P percent of the N runs of BUCKETS (PROFILE_TIME_BUCKETS) took. */
+static unsigned int bucket_share(const uint64_t *buckets, uint64_t n, unsigned int p)
+{
+	uint64_t seen = 0;
+	unsigned int i;
+
+	for (i = 0; i < PROFILE_TIME_BUCKETS; i++) {
+		seen += buckets[i];
+		if (seen * 100 >= n * p)
+			break;
+	}
+	return bpf_time_edge(i);
+}
+
+/* PROFILE_BPF_TIMES: the distribution of the programs' run times (-v). */
+static void print_bpf_times(const struct session_stats *st)
+{
+	static const char *const kinds[2] = { "a profiled task's sample", "a switch taking "
+					      "a profiled task's stacks" };
+
+	for (int k = 0; k < 2; k++) {
+		const uint64_t *b = st->bpf_times + k * PROFILE_TIME_BUCKETS;
+		uint64_t n = 0;
+
+		for (int i = 0; i < PROFILE_TIME_BUCKETS; i++)
+			n += b[i];
+		if (n)
+			pr_info("BPF run time of %s: P50 <= %u ns, P90 <= %u ns, P99 <= %u ns "
+				"(%llu runs, PROFILE_BPF_TIMES)", kinds[k], bucket_share(b, n, 50),
+				bucket_share(b, n, 90), bucket_share(b, n, 99),
+				(unsigned long long)n);
+	}
+}
+
 static void print_lost(const struct session_stats *st, const char *what)
 {
 	uint64_t samples = st->bpf[STAT_COUNTS_FULL], events = st->bpf[STAT_EVENTS_LOST];
@@ -215,6 +260,7 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			(unsigned long long)st->table_differ,
 			(unsigned long long)st->table_checked,
 			(unsigned long long)st->table_further);
+	print_bpf_times(st);
 	if (getenv("PROFILE_UNWIND_CHECK"))
 		pr_info("unwind check: %llu of %llu fast-path stacks differ from libunwind's",
 			(unsigned long long)st->unwind_mismatches,

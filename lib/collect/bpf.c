@@ -290,6 +290,7 @@ static int load_bpf(struct session *s, bool without_epochs)
 	skel->rodata->table_check = s->table_walk && getenv("PROFILE_TABLE_WALK_CHECK") &&
 				    !o->no_copy;
 	skel->rodata->no_copy = o->no_copy;
+	skel->rodata->time_runs = getenv("PROFILE_BPF_TIMES") != NULL;
 	if (!s->table_walk) {
 		bpf_map__set_max_entries(skel->maps.ushards, 1);
 		bpf_map__set_max_entries(skel->maps.ufiles, 1);
@@ -549,6 +550,15 @@ void session__read_stats(struct session *s)
 		s->stats.bpf[k] = 0;
 		for (int c = 0; c < s->nr_cpus; c++)
 			s->stats.bpf[k] += vals[c];
+	}
+	/* PROFILE_BPF_TIMES: the programs' run times, bucketed. */
+	fd = bpf_map__fd(s->skel->maps.btimes);
+	for (__u32 k = 0; s->skel->rodata->time_runs && k < 2 * PROFILE_TIME_BUCKETS; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		s->stats.bpf_times[k] = 0;
+		for (int c = 0; c < s->nr_cpus; c++)
+			s->stats.bpf_times[k] += vals[c];
 	}
 	free(vals);
 }
