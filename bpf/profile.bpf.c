@@ -174,8 +174,13 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 					/* Its frames so far are the sample's: userspace goes on
 					 * from the frame where it stopped, with a copy from
 					 * there (the words past the leaf's copy, at the
-					 * sample). */
+					 * sample). (The walk's stack and that frame's registers
+					 * take the place of the sample's, as for a whole walk:
+					 * states the verifier has seen.) */
 					rest = 1;
+					ts->nr--;
+					st = ts;
+					regs = at.r;
 					if (!op)
 						stat_inc(STAT_TAB_RESUMED);
 				}
@@ -190,22 +195,17 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 					 (unwind_mode == UNWIND_AUTO && !complete))) {
 				struct dwarf_send d = {
 					.r = &regs, .st = st, .pr = pr, .ck = &key, .op = op,
-					.weight = weight, .tgid = tgid, .tid = tid, .bp_ok = 1,
+					.weight = weight, .tgid = tgid, .tid = tid,
+					.bp_ok = rest ? at.bp_ok : 1,
 					.stack_top = BPF_CORE_READ(task, mm, start_stack),
-					.why = unwind_mode == UNWIND_DWARF ? SEND_DWARF :
+					.why = rest ? SEND_TABLE_REST :
+					       unwind_mode == UNWIND_DWARF ? SEND_DWARF :
 					       (key.flags & COUNT_F_TABLE_WALK) ?
 					       SEND_TABLE_CHECK :
 					       !pr ? SEND_NO_PROC :
 					       end == WALK_NOREC ? SEND_NOREC : SEND_WALK_BROKEN,
 				};
 
-				if (rest && ts) {
-					ts->nr--;
-					d.r = &at.r;
-					d.st = ts;
-					d.bp_ok = at.bp_ok;
-					d.why = SEND_TABLE_REST;
-				}
 				send_for_dwarf(pctx, task, &d, cookie);
 				return 0;
 			}

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "base/clock.h"
 #include "base/log.h"
 #include "collect/session_int.h"
 #include "profile.skel.h"
@@ -260,8 +261,31 @@ int session__load_bpf(struct session *s)
 	return err;
 }
 
+/* -v: how long SKEL's programs took to load (the verifier, mostly: issue 28 holds it), and
+ * the instructions it went through for them. */
+static void say_load_time(struct profile_bpf *skel, uint64_t ns)
+{
+	struct bpf_program *prog;
+	unsigned long long insns = 0;
+	int nr = 0;
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		insns += info.verified_insns;
+		nr++;
+	}
+	pr_info("BPF programs loaded in %.2f s: %d programs, %llu instructions verified", ns / 1e9,
+		nr, insns);
+}
+
 static int load_bpf(struct session *s, bool without_epochs)
 {
+	uint64_t t0;
 	const struct session_opts *o = &s->opts;
 	struct profile_bpf *skel;
 	unsigned int size = derived_map_size(o, top_rate(s), s->nr_cpus);
@@ -343,7 +367,10 @@ static int load_bpf(struct session *s, bool without_epochs)
 	pr_debug("map size %u entries, ring buffer %u KiB", size,
 		 bpf_map__max_entries(skel->maps.events) >> 10);
 
+	t0 = clock_mono_ns();
 	err = profile_bpf__load(skel);
+	if (!err)
+		say_load_time(skel, clock_mono_ns() - t0);
 	if ((err == -EPERM || err == -EACCES) && in_user_ns())
 		return session__fail(s, SESSION_ERR_ENV, err,
 				     "permission denied loading BPF: profile runs in a user namespace "
