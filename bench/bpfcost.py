@@ -13,6 +13,18 @@ profiles it with `profile -F HZ -p PID -d SECONDS -o /dev/null` (default 999 Hz,
     copy    fixedwork_nofp, PROFILE_NO_TABLE_WALK=1: walk breaks off, 16 KiB stack copy +
                             ring buffer, unwound in userspace
     copy-fp fixedwork_fp,   --unwind dwarf: the same copy path on the frame-pointer target
+    deep    recurse (200 frames of 512 bytes, no frame pointers), --unwind auto: 127 frames
+                            walked from the tables in BPF, the rest from a copy taken
+                            where that walk stopped
+    deep-copy recurse, PROFILE_NO_TABLE_WALK=1: the copy from the leaf
+    xz      Debian's xz -9e compressing (no frame pointers), --unwind auto
+    xz-copy the same, PROFILE_NO_TABLE_WALK=1
+
+PROFILE_BPF_TIMES=1 (unless --no-times) has each run of the sample program timed in BPF:
+profile -v's P50 and P90 per sample (two more clock reads a run, a few tens of ns), the
+distribution bpf_stats' totals do not give. "us/sample all" adds profile's and its worker's
+CPU per target sample to BPF's time per sample: the steady cost of a sample, wherever it is
+spent.
 
 For each it also gives the CPU time profile and its worker used per second while sampling
 (/proc/PID/stat of both, between the first and the last reading: start-up left out).
@@ -200,6 +212,9 @@ def main():
     ap.add_argument("--bcc", dest="bcc", action="store_true", default=None,
                     help=f"also measure bcc's profile ({BCC_PROFILE})")
     ap.add_argument("--no-bcc", dest="bcc", action="store_false")
+    ap.add_argument("--no-times", dest="times", action="store_false", default=True,
+                    help="without PROFILE_BPF_TIMES (no P50/P90)")
+    ap.add_argument("--only", help="comma-separated configs to run (default: all)")
     ap.add_argument("--decompose", action="store_true",
                     help="also the frame-pointer target with -U and with -K: where the time goes")
     args = ap.parse_args()
@@ -218,14 +233,50 @@ def main():
 
     hz, secs = str(args.freq), f"{args.duration:g}"
     no_tab = {"PROFILE_NO_TABLE_WALK": "1"}
-    configs = [("fp", "frame pointers (fixedwork_fp, auto)", fp, [], None),
-               ("tables", "unwind tables in BPF (fixedwork_nofp, auto)", nofp, [], None),
-               ("copy", "stack copy (fixedwork_nofp, no table walk)", nofp, [], no_tab),
-               ("copy-fp", "stack copy (fixedwork_fp, --unwind dwarf)", fp,
+    deep = os.path.join(args.build, "tests", "workloads", "recurse")
+    xz_in = os.path.join(args.build, "bench", "xz-input")
+    long = str(int(args.duration) + 30)
+    configs = [("fp", "frame pointers (fixedwork_fp, auto)", [fp, "1000000"], [], None),
+               ("tables", "unwind tables in BPF (fixedwork_nofp, auto)", [nofp, "1000000"],
+                [], None),
+               ("copy", "stack copy (fixedwork_nofp, no table walk)", [nofp, "1000000"], [],
+                no_tab),
+               ("copy-fp", "stack copy (fixedwork_fp, --unwind dwarf)", [fp, "1000000"],
                 ["--unwind", "dwarf"], None)]
+    if os.access(deep, os.X_OK):
+        configs += [("deep", "200-deep recursion (recurse, auto)", [deep, long], [], None),
+                    ("deep-copy", "200-deep recursion, no table walk", [deep, long], [],
+                     no_tab)]
+    else:
+        print(f"bpfcost: {deep} missing (make workloads): no deep configs")
+    if os.access("/usr/bin/xz", os.X_OK):
+        if not os.path.exists(xz_in):
+            # Compressible input xz -9e takes well over a run to get through: the system's
+            # programs, again and again.
+            with open(xz_in, "wb") as out:
+                size = 0
+                for name in sorted(os.listdir("/usr/bin")):
+                    try:
+                        with open(os.path.join("/usr/bin", name), "rb") as f:
+                            data = f.read(4 << 20)
+                    except OSError:
+                        continue
+                    out.write(data)
+                    size += len(data)
+                    if size > 64 << 20:
+                        break
+        xz = ["/usr/bin/xz", "-9e", "-T1", "-c", xz_in]
+        configs += [("xz", "Debian's xz -9e (auto)", xz, [], None),
+                    ("xz-copy", "Debian's xz -9e, no table walk", xz, [], no_tab)]
     if args.decompose:
-        configs += [("fp-U", "frame pointers, user stacks only (-U)", fp, ["-U"], None),
-                    ("fp-K", "frame pointers, kernel stacks only (-K)", fp, ["-K"], None)]
+        configs += [("fp-U", "frame pointers, user stacks only (-U)", [fp, "1000000"], ["-U"],
+                     None),
+                    ("fp-K", "frame pointers, kernel stacks only (-K)", [fp, "1000000"],
+                     ["-K"], None)]
+    if args.only:
+        want = set(args.only.split(","))
+        configs = [c for c in configs if c[0] in want]
+    times_env = {"PROFILE_BPF_TIMES": "1"} if args.times else {}
     print(f"bpfcost: {platform.node()}, kernel {platform.release()}, {os.cpu_count()} CPUs, "
           f"{args.rounds} rounds of {secs} s at {hz} Hz")
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
@@ -237,12 +288,12 @@ def main():
             f.write("1")
         for i in range(args.rounds):
             for key, label, target, extra, env in configs:
-                t = subprocess.Popen([target, "1000000"], stdout=subprocess.DEVNULL)
+                t = subprocess.Popen(target, stdout=subprocess.DEVNULL)
                 try:
                     time.sleep(0.3)
                     r, err = measure([profile, "-v", "-F", hz, "-p", str(t.pid), "-d", secs,
                                       "-o", "/dev/null"] + extra, "do_sample", args.duration,
-                                     args.interval, env=env)
+                                     args.interval, env=dict(env or {}, **times_env))
                 finally:
                     t.kill()
                     t.wait()
@@ -252,6 +303,9 @@ def main():
                           f"{(err or '').strip().splitlines()[-1:] or 'no do_sample program'}")
                     continue
                 per_run, per_sample, tot, _, cpu = r
+                pt = re.search(r"BPF run time of a profiled task's sample: P50 <= (\d+) ns, "
+                               r"P90 <= (\d+) ns", err or "")
+                r = r + ((int(pt.group(1)), int(pt.group(2))) if pt else None,)
                 results.setdefault(key, []).append(r)
                 print(f"  round {i + 1} {key:8} ns/run {med(per_run) or 0:.0f}  "
                       f"ns/sample {med(per_sample) or 0:.0f}  profile CPU "
@@ -287,13 +341,15 @@ def main():
     print(f"\nBPF program time at {hz} Hz (medians over {args.interval:g}-s intervals of all "
           "rounds; min-max in brackets):\n")
     head = (f"{'path':<44} {'ns per run':>10} {'min-max':>11} {'ns/sample':>10} "
-            f"{'min-max':>11} {'runs/s':>7} {'samples/s':>9} {'CPU ms/s':>8}")
+            f"{'min-max':>11} {'runs/s':>7} {'samples/s':>9} {'CPU ms/s':>8} "
+            f"{'P50 ns':>7} {'P90 ns':>7} {'us/sample all':>13}")
     print(head)
     print("-" * len(head))
     labels = {k: l for k, l, _, _, _ in configs}
     labels["bcc"] = "bcc profile (fixedwork_fp, stack maps)"
     meds = {}
-    for key in ("fp", "tables", "copy", "copy-fp", "fp-U", "fp-K", "bcc"):
+    for key in ("fp", "tables", "copy", "copy-fp", "deep", "deep-copy", "xz", "xz-copy",
+                "fp-U", "fp-K", "bcc"):
         rs = results.get(key)
         if not rs:
             continue
@@ -305,11 +361,19 @@ def main():
         meds[key] = (med(pr), med(ps))
         # profile's and its worker's CPU per second of the run (none for bcc's: -).
         cpus = [r[4] for r in rs if len(r) > 4 and r[4] is not None]
+        # (P50 and P90 of the runs' own times, the median over rounds.)
+        p50 = med([r[5][0] for r in rs if len(r) > 5 and r[5]])
+        p90 = med([r[5][1] for r in rs if len(r) > 5 and r[5]])
+        rate = samples / secs_total if secs_total and samples else 0
+        allus = (med(ps) + 1e9 * med(cpus) / rate) / 1000 if ps and cpus and rate and \
+            key != "bcc" else None
         print(f"{labels[key]:<44} {med(pr) or 0:>10.0f} {rng(pr):>11} "
               f"{(f'{med(ps):.0f}' if ps else '-'):>10} {rng(ps):>11} "
               f"{runs / secs_total if secs_total else 0:>7.0f} "
               f"{(f'{samples / secs_total:.0f}' if samples else '-'):>9} "
-              f"{(f'{1000 * med(cpus):.1f}' if cpus and key != 'bcc' else '-'):>8}")
+              f"{(f'{1000 * med(cpus):.1f}' if cpus and key != 'bcc' else '-'):>8} "
+              f"{(f'{p50:.0f}' if p50 else '-'):>7} {(f'{p90:.0f}' if p90 else '-'):>7} "
+              f"{(f'{allus:.2f}' if allus else '-'):>13}")
     if bcc_note:
         print(f"\n{bcc_note}")
     if "fp" in meds and "copy" in meds and meds["fp"][1] and meds["copy"][1]:

@@ -134,6 +134,9 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			fprintf(stderr, "profile: lost %llu waits whose stacks were lost (ring "
 				"buffer full, or past --max-memory)\n",
 				(unsigned long long)st->off_unmatched);
+		/* (--off-cpu's summary ends below: the programs' times said here.) */
+		if (set->session.off_cpu)
+			print_bpf_times(st);
 	}
 	if (set->session.off_cpu) {
 		if (set->session.every)
