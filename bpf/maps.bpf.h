@@ -26,6 +26,9 @@ const volatile bool table_walk = false;
 const volatile bool table_check = false;
 /* --stack-copy 0: nothing is sent; a stack neither walk takes whole is counted cut. */
 const volatile bool no_copy = false;
+/* A timeline is asked for: every sample counted in the kernel is also sent as a
+ * struct timed_sample. */
+const volatile bool timeline = false;
 const volatile __u32 stack_copy = PROFILE_STACK_COPY;	/* bytes, at most PROFILE_MAX_STACK_COPY */
 const volatile __u64 min_block_ns = 0;	/* --off-cpu/--wall: shorter blocks are not counted */
 /* --cgroup: only tasks in these cgroups (v2 ids) or below them; 0 of them: any task. */

@@ -119,7 +119,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 	key.period = period & 1;
 	pr = current_proc(tgid, task, &key.gen);
 	/* Thread names can change any time (pthread_setname_np). */
-	if (per_thread && tid != tgid)
+	if ((per_thread || timeline) && tid != tgid)
 		remember_comm(tid, task);
 
 	key.pid = tgid;
@@ -234,6 +234,13 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 		op->key = key;
 		op->seq = 0;
 		return 0;
+	}
+	if (timeline) {
+		struct timed_sample tr = { .time = bpf_ktime_get_ns(), .weight = weight,
+					   .tid = tid, .key = key };
+
+		if (bpf_ringbuf_output(&events, &tr, sizeof(tr), 0))
+			stat_inc(STAT_EVENTS_LOST);
 	}
 	if (count_cached(&key, &slot, weight))
 		return 0;
@@ -436,7 +443,7 @@ int off_tasks(struct bpf_iter__task *ctx)
 	if (!r)
 		return 0;
 	remember_comm(tgid, BPF_CORE_READ(task, group_leader));
-	if (per_thread && tid != tgid)
+	if ((per_thread || timeline) && tid != tgid)
 		remember_comm(tid, task);
 	if (group_cgroup) {
 		__u64 cg = task_cgroup(task);

@@ -191,6 +191,7 @@ struct sample_event {
 	__u32 bp_ok;		/* bp holds the frame's rbp (0: SEND_TABLE_REST's frame restored
 				 * none) */
 	__u32 pad2;
+	__u64 time;		/* bpf_ktime_get_ns() at the sample */
 	__u32 evflags;		/* the -e event's index, as count_key.flags has it
 				 * (COUNT_F_EVENT_MASK) */
 	__u32 ktid;		/* the task's tid in the kernel's namespace */
@@ -269,6 +270,19 @@ struct off_task {
 	__u64 regs[PROFILE_NR_REGS];	/* as sample_event.regs */
 	__u64 kframes[PROFILE_MAX_DEPTH];
 };
+
+/* Sent through `events` for each sample counted in the kernel when a timeline is asked for
+ * (-o FILE.speedscope.json): when it was taken, by which thread, counted under which key
+ * (told apart from the other records by its size). */
+struct timed_sample {
+	__u64 time;		/* bpf_ktime_get_ns() */
+	__u64 weight;		/* what it weighs (1 for a clock's sample; -e: events) */
+	__u32 tid;		/* in the profiler's namespace */
+	__u32 pad;
+	struct count_key key;
+};
+/* (Told apart by size from struct off_weight.) */
+_Static_assert(sizeof(struct timed_sample) == 64, "timed_sample is 64 bytes");
 
 /* Sent through `events` when a task whose stacks went there comes back to a CPU: its time off
  * it (told apart from a sample_event by its size). */

@@ -36,6 +36,7 @@ static __always_inline void event_header(struct bpf_perf_event_data *ctx,
 	e->sp = r->sp;
 	e->bp = r->bp;
 	e->bp_ok = d->bp_ok;
+	e->time = bpf_ktime_get_ns();
 	user_gprs(ctx, task, e->regs);
 	e->nr_frames = d->st->nr;
 	e->holes = 0;

@@ -31,7 +31,7 @@ enum {
 
 #define MAX_OUTPUTS 8		/* -o given more often is an error (its message says 8) */
 
-enum out_format { FMT_FOLDED, FMT_SVG, FMT_PPROF };
+enum out_format { FMT_FOLDED, FMT_SVG, FMT_PPROF, FMT_SPEEDSCOPE };
 
 /* One place the profile goes: -o FILE, or standard output. */
 struct output {

@@ -184,9 +184,11 @@ static enum out_format output_format(const char *format, const char *path)
 {
 	if (format)
 		return !strcmp(format, "svg") ? FMT_SVG : !strcmp(format, "pprof") ? FMT_PPROF :
-		       FMT_FOLDED;
+		       !strcmp(format, "speedscope") ? FMT_SPEEDSCOPE : FMT_FOLDED;
 	if (path && ends_with(path, ".svg"))
 		return FMT_SVG;
+	if (path && ends_with(path, ".speedscope.json"))
+		return FMT_SPEEDSCOPE;
 	if (path && (ends_with(path, ".pb.gz") || ends_with(path, ".pb") ||
 		     ends_with(path, ".pprof")))
 		return FMT_PPROF;
@@ -208,6 +210,8 @@ static int format_of_name(const char *path, bool *named)
 		return FMT_FOLDED;
 	if (ends_with(base, ".svg"))
 		return FMT_SVG;
+	if (ends_with(base, ".speedscope.json"))
+		return FMT_SPEEDSCOPE;
 	if (ends_with(base, ".pb.gz") || ends_with(base, ".pb") || ends_with(base, ".pprof"))
 		return FMT_PPROF;
 	for (size_t i = 0; i < sizeof(folded) / sizeof(folded[0]); i++)
@@ -220,13 +224,14 @@ static int format_of_name(const char *path, bool *named)
  * says one; one that says another than -f is a clash. Returns 0 or EXIT_USAGE. */
 static int check_output_name(const char *path, const char *format)
 {
-	static const char *const names[] = { "folded", "svg", "pprof" };
+	static const char *const names[] = { "folded", "svg", "pprof", "speedscope" };
 	bool named;
 	int by_name = format_of_name(path, &named);
 
 	if (by_name < 0 && !format) {
 		fprintf(stderr, "profile: -o %s: its name says no format of profile's; name it "
-			"*.folded, *.svg or *.pb.gz, or say which with -f folded, svg or pprof\n",
+			"*.folded, *.svg, *.pb.gz or *.speedscope.json, or say which with -f "
+			"folded, svg, pprof or speedscope\n",
 			path);
 		fputs("Try 'profile --help' for more information.\n", stderr);
 		return EXIT_USAGE;
@@ -484,8 +489,9 @@ static int check_settings(struct settings *st, bool min_block)
 	if (o->user && !o->argv)
 		return usage_error("%s", "--user goes with a command: it says who runs it");
 	if (st->format && strcmp(st->format, "folded") && strcmp(st->format, "svg") &&
-	    strcmp(st->format, "pprof"))
-		return usage_error("unknown format '%s': expected folded, svg or pprof", st->format);
+	    strcmp(st->format, "pprof") && strcmp(st->format, "speedscope"))
+		return usage_error("unknown format '%s': expected folded, svg, pprof or speedscope",
+				   st->format);
 	if (st->push_url && !o->every)
 		return usage_error("%s", "--push goes with --every: it sends one profile per period");
 	if ((o->off_cpu || o->wall) && (o->event || o->count))
@@ -533,7 +539,13 @@ static int check_settings(struct settings *st, bool min_block)
 		/* pprof keeps each frame's line where DWARF has one, asked or not. */
 		if (st->out[i].format == FMT_PPROF)
 			o->lines = true;
+		/* A timeline: each sample's time, which BPF then sends. */
+		if (st->out[i].format == FMT_SPEEDSCOPE)
+			o->timeline = true;
 	}
+	if (o->timeline && (o->off_cpu || o->wall))
+		return usage_error("%s", "a speedscope timeline is of on-CPU samples for now, not "
+				   "--off-cpu or --wall");
 	if (st->lines)
 		o->lines = true;
 	/* Time, not samples: the flame graph says so, as flamegraph.pl's off-CPU graphs do

@@ -13,6 +13,7 @@
 #include "output/folded.h"
 #include "output/pprof.h"
 #include "output/push.h"
+#include "output/speedscope.h"
 #include "base/log.h"
 #include "profile/profile.h"
 #include "cli.h"
@@ -181,7 +182,7 @@ static int write_output(const struct settings *st, const struct output *o, FILE 
 			const char *name, const struct profile *p, const struct folded *f,
 			const struct pprof_opts *po)
 {
-	static const char *const fmt_names[] = { "folded", "svg", "pprof" };
+	static const char *const fmt_names[] = { "folded", "svg", "pprof", "speedscope" };
 	double t = monotonic_seconds();
 	long at;
 	int err;
@@ -204,6 +205,12 @@ static int write_output(const struct settings *st, const struct output *o, FILE 
 		break;
 	}
 	case FMT_PPROF: err = pprof__write(p, po, out); break;
+	case FMT_SPEEDSCOPE: {
+		struct speedscope_opts so = { .name = name };
+
+		err = speedscope__write(p, &so, out);
+		break;
+	}
 	default: err = folded__write(f, out); break;
 	}
 	if (!err && fflush(out))

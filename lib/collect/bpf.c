@@ -314,6 +314,7 @@ static int load_bpf(struct session *s, bool without_epochs)
 	skel->rodata->table_check = s->table_walk && getenv("PROFILE_TABLE_WALK_CHECK") &&
 				    !o->no_copy;
 	skel->rodata->no_copy = o->no_copy;
+	skel->rodata->timeline = o->timeline;
 	skel->rodata->time_runs = getenv("PROFILE_BPF_TIMES") != NULL;
 	if (!s->table_walk) {
 		bpf_map__set_max_entries(skel->maps.ushards, 1);

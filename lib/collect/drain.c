@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "base/clock.h"
 #include "base/grow.h"
+#include "base/limits.h"
 #include "base/log.h"
 #include "dso/dsos.h"
 #include "collect/fixup.h"
@@ -130,6 +131,48 @@ static int drain_slots(struct session *s, struct builder *b, struct drained *d, 
 		err = session__fail(s, SESSION_ERR_RUNTIME, -errno,
 				    "cannot empty the sample cache: %s", strerror(errno));
 	free(tables);
+	return err;
+}
+
+/* --- timeline ------------------------------------------------------------------------------ */
+
+int timeline__take(struct session *s, struct builder *b, uint32_t par)
+{
+	struct timeline *t = &s->tl;
+	struct drained d = { 0 };
+	size_t kept = 0, i;
+	int err = 0;
+
+	/* The period's counted keys: their samples, as drained above (no weight added). */
+	for (i = 0; !err && i < t->nr_keys; i++) {
+		struct tl_key *k = &t->keys[i];
+
+		k->sample = UINT32_MAX;
+		if (k->key.period != par)
+			continue;
+		d.nr = d.nr_ips = 0;
+		err = drain_key(s, b, &d, &k->key, 0);
+		if (!err && d.nr)
+			err = builder__add(b, &d.v[0].key, d.ips + d.v[0].ips, d.v[0].nr, 0,
+					   &k->sample);
+	}
+	/* Each timed sample whose stack the model has now; the others are a later period's. */
+	for (i = 0; !err && i < t->nr; i++) {
+		const struct tl_ent *e = &t->v[i];
+		uint32_t sample = e->u ? e->u->sample : t->keys[e->key].sample;
+		uint64_t gen = e->u ? e->u->key.gen : t->keys[e->key].key.gen;
+
+		if (sample == UINT32_MAX)
+			t->v[kept++] = *e;
+		else if (sample != TL_NO_SAMPLE)
+			err = builder__timed(b, sample, e->tid, gen, e->time, e->weight);
+	}
+	if (!err) {
+		limits__release((t->nr - kept) * sizeof(struct tl_ent));
+		t->bytes -= (t->nr - kept) * sizeof(struct tl_ent);
+		t->nr = kept;
+	}
+	drained__free(&d);
 	return err;
 }
 
@@ -432,7 +475,7 @@ int session__build_profile(struct session *s, struct profile *p)
 	struct keys counted = { .size = sizeof(struct count_key) };
 	struct ucounts *unwound = s->unwound;
 	struct drained d = { 0 };
-	const struct ucount *e;
+	struct ucount *e;
 	struct count_key key, next;
 	void *prev = NULL;
 	size_t pos = 0;
@@ -477,10 +520,13 @@ int session__build_profile(struct session *s, struct profile *p)
 	symbolizer__fetch_counts(s->sym, &s->stats.fetched, &s->stats.fetch_failed,
 				 &s->stats.fetch_pending);
 	for (size_t i = 0; !err && i < d.nr; i++)
-		err = builder__add(b, &d.v[i].key, d.ips + d.v[i].ips, d.v[i].nr, d.v[i].count);
+		err = builder__add(b, &d.v[i].key, d.ips + d.v[i].ips, d.v[i].nr, d.v[i].count,
+				   NULL);
 	pos = 0;
 	while (!err && (e = ucounts__next(unwound, &pos)))
-		err = builder__add(b, &e->key, e->ips, e->nr, e->count);
+		err = builder__add(b, &e->key, e->ips, e->nr, e->count, &e->sample);
+	if (!err && s->opts.timeline)
+		err = timeline__take(s, b, par);
 	if (continuous)
 		clear_period(s, par, &counted);
 	if (unwound != s->unwound)

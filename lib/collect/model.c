@@ -606,7 +606,7 @@ void builder__want(struct builder *b, const struct stack_key *key, const uint64_
 }
 
 int builder__add(struct builder *b, const struct stack_key *key, const uint64_t *ips, int nu,
-		 uint64_t count)
+		 uint64_t count, uint32_t *sample)
 {
 	struct session *s = b->s;
 	struct profile_labels labels;
@@ -617,6 +617,8 @@ int builder__add(struct builder *b, const struct stack_key *key, const uint64_t 
 	const char *outer;
 	int nk, n, err;
 
+	if (sample)
+		*sample = TL_NO_SAMPLE;
 	/* The command's waits before its exec (gen 0: forked before the profile began) are
 	 * profile's own, held until sampling began. */
 	if (off && key->gen == 0 && s->command_pid && key->pid == s->command_pid)
@@ -651,6 +653,8 @@ int builder__add(struct builder *b, const struct stack_key *key, const uint64_t 
 		err = profile__add_sample(b->p, err, weight, &labels);
 	if (err < 0)
 		goto fail;
+	if (sample)
+		*sample = (uint32_t)err;
 	if (off) {
 		s->stats.off_ns += count;
 		if (labels.truncated)
@@ -667,4 +671,19 @@ int builder__add(struct builder *b, const struct stack_key *key, const uint64_t 
 	return 0;
 fail:
 	return session__fail(s, SESSION_ERR_RUNTIME, err, "out of memory");
+}
+
+int builder__timed(struct builder *b, uint32_t sample, pid_t tid, uint64_t gen, uint64_t time,
+		   uint64_t weight)
+{
+	const char *name = name_at(b, (uint32_t)tid, gen);
+	int id = name ? profile__intern(b->p, name, strlen(name)) : comm_of(b, (uint32_t)tid);
+	struct profile_timed t = { .time = time, .weight = weight, .sample = sample,
+				   .tid = (uint32_t)tid };
+
+	if (id >= 0) {
+		t.thread_comm = (uint32_t)id;
+		id = profile__add_timed(b->p, &t);
+	}
+	return id < 0 ? session__fail(b->s, SESSION_ERR_RUNTIME, id, "out of memory") : 0;
 }

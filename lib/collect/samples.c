@@ -217,6 +217,7 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 	struct user_stack us = { .ips = ips };
 	struct stack_key key;
 	struct sample smp;
+	struct ucount *entry;
 	enum unwind_stop stop;
 	int n, r;
 
@@ -254,8 +255,11 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 			return r;
 	}
 	/* On the CPU, a sample of an event other than the clocks weighs its period. */
-	if (ucounts__add(s->unwound, &key, ips, n, e->weight ? e->weight : 1))
+	if (ucounts__add_entry(s->unwound, &key, ips, n, e->weight ? e->weight : 1, &entry))
 		return -ENOMEM;
+	/* (Its time, for a timeline: when it was taken, whenever it was unwound.) */
+	if (s->opts.timeline)
+		return timeline__unwound(s, e->time, smp.tid, e->weight ? e->weight : 1, entry);
 	return 0;
 }
 
@@ -344,6 +348,8 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 
 		return offcpu__on_weight(s, w, w->ns) < 0 ? -ENOMEM : 0;
 	}
+	if (size == sizeof(struct timed_sample))
+		return timeline__counted(s, data);
 	if (size < EVENT_HDR || e->stack_len > size - EVENT_HDR ||
 	    e->nr_frames > PROFILE_MAX_DEPTH)
 		return 0;

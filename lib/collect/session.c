@@ -558,6 +558,7 @@ void session__free(struct session *s)
 	session__jitwatch_free(s);
 	unwinder__free(s->unw);
 	symbolizer__free(s->sym);
+	timeline__free(&s->tl);
 	ucounts__free(s->unwound);
 	explain__free(s->explain);
 	dsos__free(s->dsos);

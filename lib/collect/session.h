@@ -45,6 +45,8 @@ struct session_opts {
 	bool lines;		/* each frame's source line from DWARF (profile_frame.line) */
 	bool status_line;	/* a status line on stderr (a terminal) about once a second */
 	unsigned int stack_copy;	/* bytes of user stack per DWARF sample; 0: 16 KiB */
+	bool timeline;			/* each sample's time kept (a speedscope output):
+					 * BPF sends a record of each one it counts */
 	bool no_copy;			/* --stack-copy 0: no user stack memory leaves the
 					 * kernel; what BPF cannot walk whole is cut, marked */
 	bool explain;		/* gather where stacks were cut or left unnamed (--explain) */
@@ -82,6 +84,7 @@ struct session_stats {
 					 * (code without CFI) */
 	uint64_t off_ns;		/* --off-cpu, --wall: time off the CPU in the profile */
 	uint64_t off_truncated_ns;	/* of it, time on stacks whose user part is truncated */
+	uint64_t timeline_lost;		/* samples left out of the timeline (--max-memory) */
 	uint64_t off_unmatched;		/* waits whose stacks userspace did not have (lost with
 					 * their event, or over --max-memory) */
 	uint64_t ev_unsampled;		/* -e's events that count: those after each CPU's last

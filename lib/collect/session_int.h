@@ -48,6 +48,35 @@ struct pstates;
 struct queued;
 struct cgroup_names;
 
+/* builder__add's *SAMPLE when nothing was added; a ucount's sample in the profile being made
+ * when it was not added to it. */
+#define TL_NO_SAMPLE	(UINT32_MAX - 1)
+
+/* timeline.c: the samples' times (opts.timeline) until a profile takes them. */
+struct tl_ent {
+	uint64_t time, weight;
+	pid_t tid;
+	uint32_t key;		/* an index into keys: counted in the kernel; else UINT32_MAX */
+	struct ucount *u;	/* unwound here: its entry (its table lives until its period's
+				 * profile is made) */
+};
+
+struct tl_key {
+	struct count_key key;
+	uint32_t sample;	/* in the profile being made, or UINT32_MAX */
+};
+
+struct timeline {
+	struct tl_ent *v;
+	size_t nr, cap;
+	struct tl_key *keys;	/* the counted keys, each once */
+	size_t nr_keys, cap_keys;
+	struct htab index;	/* of keys, by their bytes */
+	uint64_t bytes;		/* of the memory budget held */
+};
+
+struct ucount;
+
 struct session {
 	struct session_opts opts;
 	struct profile_bpf *skel;
@@ -101,6 +130,7 @@ struct session {
 		uint32_t nr, cap;
 	} xk;
 	struct parking parked;		/* offcpu.c: off-CPU stacks waiting for their time */
+	struct timeline tl;		/* timeline.c: opts.timeline's samples, by time */
 	bool tables_wait;		/* the unwinder's tables are waited for (the end of a
 					 * period or run), not queued for */
 	uint64_t sideband_records;	/* fork, exec and mmap records read so far */
@@ -382,9 +412,32 @@ void builder__want(struct builder *b, const struct stack_key *key, const uint64_
 /*
  * COUNT samples of KEY with the NU user addresses IPS (leaf first) into the model: symbolized,
  * trimmed at a stack bottom, marked truncated unless complete, with KEY's kernel stack and
- * labels; S->stats counts them. Returns 0 or negative errno with the error set.
+ * labels; S->stats counts them; their sample's id into *SAMPLE (NULL: not asked;
+ * TL_NO_SAMPLE when none was added). Returns 0 or negative errno with the error set.
  */
 int builder__add(struct builder *b, const struct stack_key *key, const uint64_t *ips, int nu,
-		 uint64_t count);
+		 uint64_t count, uint32_t *sample);
+
+/* model.c: a timed sample into the model's timeline: SAMPLE (from builder__add) taken at
+ * TIME by thread TID of the program of GEN (its name then), weighing WEIGHT. Returns 0 or
+ * negative errno with the error set. */
+int builder__timed(struct builder *b, uint32_t sample, pid_t tid, uint64_t gen, uint64_t time,
+		   uint64_t weight);
+
+/* timeline.c: a sample BPF counted (R) or one unwound here (U, its entry of s->unwound) kept
+ * with its time until the profile of its period takes it. Past the memory budget it is not
+ * kept (counted in stats.timeline_lost). Returns 0 or -ENOMEM. */
+int timeline__counted(struct session *s, const struct timed_sample *r);
+int timeline__unwound(struct session *s, uint64_t time, pid_t tid, uint64_t weight,
+		      struct ucount *u);
+
+/* drain.c: the timed samples of period PAR (their stacks in the model B makes now: the
+ * kernel's counted keys added again with no weight for their sample ids, the unwound ones'
+ * set as they were added) into its timeline; those of a later period are kept. Returns 0 or
+ * negative errno with the error set. */
+int timeline__take(struct session *s, struct builder *b, uint32_t par);
+
+/* timeline.c: everything kept given back. */
+void timeline__free(struct timeline *t);
 
 #endif

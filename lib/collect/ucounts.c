@@ -58,14 +58,24 @@ void ucounts__free(struct ucounts *st)
 int ucounts__add(struct ucounts *st, const struct stack_key *key, const uint64_t *ips,
 		uint32_t nr, uint64_t n)
 {
+	struct ucount *e;
+
+	return ucounts__add_entry(st, key, ips, nr, n, &e);
+}
+
+int ucounts__add_entry(struct ucounts *st, const struct stack_key *key, const uint64_t *ips,
+		       uint32_t nr, uint64_t n, struct ucount **out)
+{
 	uint64_t h = hash_entry(key, ips, nr);
 	struct ucount *e;
 	uint32_t pos, id;
 
+	*out = NULL;
 	for (id = htab__first(&st->index, h, &pos); id != HTAB_NONE;
 	     id = htab__next(&st->index, h, &pos)) {
 		if (same(st->ents[id], key, ips, nr)) {
 			st->ents[id]->count += n;
+			*out = st->ents[id];
 			return 0;
 		}
 	}
@@ -87,6 +97,7 @@ int ucounts__add(struct ucounts *st, const struct stack_key *key, const uint64_t
 		return -ENOMEM;
 	e->key = *key;
 	e->nr = nr;
+	e->sample = UINT32_MAX;
 	e->count = n;
 	memcpy(e->ips, ips, nr * sizeof(*ips));
 	if (htab__insert(&st->index, h, (uint32_t)st->nr)) {
@@ -94,10 +105,11 @@ int ucounts__add(struct ucounts *st, const struct stack_key *key, const uint64_t
 		return -ENOMEM;
 	}
 	st->ents[st->nr++] = e;
+	*out = e;
 	return 0;
 }
 
-const struct ucount *ucounts__next(const struct ucounts *st, size_t *pos)
+struct ucount *ucounts__next(const struct ucounts *st, size_t *pos)
 {
 	return *pos < st->nr ? st->ents[(*pos)++] : NULL;
 }

@@ -15,6 +15,7 @@ struct ucounts;
 struct ucount {
 	struct stack_key key;
 	uint32_t nr;		/* frames in ips, leaf first */
+	uint32_t sample;	/* its sample in the profile last made of it, UINT32_MAX: none */
 	uint64_t count;
 	uint64_t ips[];
 };
@@ -28,7 +29,11 @@ void ucounts__free(struct ucounts *st);
 int ucounts__add(struct ucounts *st, const struct stack_key *key, const uint64_t *ips,
 		uint32_t nr, uint64_t n);
 
+/* As ucounts__add, the entry into *OUT (NULL when the sample was dropped). */
+int ucounts__add_entry(struct ucounts *st, const struct stack_key *key, const uint64_t *ips,
+		       uint32_t nr, uint64_t n, struct ucount **out);
+
 /* Iterate: pass *POS = 0 first; returns the next entry or NULL at the end. */
-const struct ucount *ucounts__next(const struct ucounts *st, size_t *pos);
+struct ucount *ucounts__next(const struct ucounts *st, size_t *pos);
 
 #endif

@@ -34,7 +34,7 @@ struct vec {
 };
 
 struct profile {
-	struct vec strs, maps, locs, frames, stacks, stack_locs, samples;
+	struct vec strs, maps, locs, frames, stacks, stack_locs, samples, timed;
 	struct htab str_index, map_index, loc_index, stack_index, sample_index;
 	struct profile_meta meta;
 	uint64_t total;
@@ -90,6 +90,7 @@ void profile__free(struct profile *p)
 	free(p->stacks.a);
 	free(p->stack_locs.a);
 	free(p->samples.a);
+	free(p->timed.a);
 	htab__free(&p->str_index);
 	htab__free(&p->map_index);
 	htab__free(&p->loc_index);
@@ -449,4 +450,24 @@ size_t profile__nr_samples(const struct profile *p)
 uint64_t profile__total(const struct profile *p)
 {
 	return p->total;
+}
+
+int profile__add_timed(struct profile *p, const struct profile_timed *t)
+{
+	int err;
+
+	if (t->sample >= p->samples.nr ||
+	    (t->thread_comm != PROFILE_NONE && t->thread_comm >= p->strs.nr))
+		return -EINVAL;
+	err = vec__reserve(&p->timed, 1, sizeof(*t));
+	if (err)
+		return err;
+	*AT(p->timed, struct profile_timed, p->timed.nr++) = *t;
+	return 0;
+}
+
+const struct profile_timed *profile__timed(const struct profile *p, size_t *n)
+{
+	*n = p->timed.nr;
+	return p->timed.nr ? AT(p->timed, struct profile_timed, 0) : NULL;
 }

@@ -159,4 +159,23 @@ size_t profile__nr_samples(const struct profile *p);
 /* The sum of all weights. */
 uint64_t profile__total(const struct profile *p);
 
+/*
+ * A timeline (for speedscope's time-ordered view): the samples as they were taken, each with
+ * its time and thread, in the order added. Their weights are also in their samples' (a
+ * profile with a timeline has the same totals as one without).
+ */
+struct profile_timed {
+	uint64_t time;		/* ns, any origin (the same for all of the profile's) */
+	uint64_t weight;	/* as the sample's weight counts it */
+	uint32_t sample;	/* sample id */
+	uint32_t tid;
+	uint32_t thread_comm;	/* string id of the thread's name then; PROFILE_NONE: unknown */
+};
+
+/* Add T (its sample must be one of P's). Returns 0, -EINVAL or -ENOMEM. */
+int profile__add_timed(struct profile *p, const struct profile_timed *t);
+
+/* The timeline, *N entries (NULL when none). Owned by P, valid until the next add_timed. */
+const struct profile_timed *profile__timed(const struct profile *p, size_t *n);
+
 #endif
