@@ -12,6 +12,7 @@ import argparse
 import bisect
 import glob
 import os
+import json
 import re
 import resource
 import shlex
@@ -4173,6 +4174,114 @@ def command_runtimes_asked_for_perf_maps():
 
 
 # --- profile diff (issue 30) -----------------------------------------------------------------
+
+SPEEDSCOPE_VERSION = "1.25.0"
+
+
+def speedscope_package():
+    """speedscope from npm (its viewer and file-format-schema.json), installed under the build
+    directory when missing: the directory of the package."""
+    prefix = os.path.abspath(os.path.join(BUILD, "npm"))
+    pkg = os.path.join(prefix, "node_modules", "speedscope")
+    if not os.path.exists(os.path.join(pkg, "dist", "release", "file-format-schema.json")):
+        r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix,
+                            f"speedscope@{SPEEDSCOPE_VERSION}"], capture_output=True, text=True,
+                           timeout=300)
+        expect(r.returncode == 0, f"npm install speedscope failed: {r.stderr[-400:]}")
+    return pkg
+
+
+def schema_errors(value, schema, root, path="$"):
+    """Where VALUE breaks the JSON schema SCHEMA (draft-07: the $ref, type, required,
+    properties, items, anyOf, const and enum speedscope's schema uses), ROOT the whole
+    schema: a list of messages, empty when it conforms."""
+    if "$ref" in schema:
+        ref = schema["$ref"]
+        expect(ref.startswith("#/definitions/"), f"unexpected $ref {ref}")
+        return schema_errors(value, root["definitions"][ref.split("/")[-1]], root, path)
+    errs = []
+    if "anyOf" in schema:
+        if all(schema_errors(value, s, root, path) for s in schema["anyOf"]):
+            errs.append(f"{path}: matches none of anyOf")
+        return errs
+    types = {"object": dict, "array": list, "string": str, "number": (int, float)}
+    t = schema.get("type")
+    if t and not (isinstance(value, types[t]) and not (t == "number" and
+                                                        isinstance(value, bool))):
+        return [f"{path}: not a {t}"]
+    if "const" in schema and value != schema["const"]:
+        errs.append(f"{path}: {value!r} is not {schema['const']!r}")
+    if "enum" in schema and value not in schema["enum"]:
+        errs.append(f"{path}: {value!r} not in {schema['enum']}")
+    if isinstance(value, dict):
+        for k in schema.get("required", []):
+            if k not in value:
+                errs.append(f"{path}: no {k}")
+        for k, sub in schema.get("properties", {}).items():
+            if k in value:
+                errs += schema_errors(value[k], sub, root, f"{path}.{k}")
+    if isinstance(value, list) and "items" in schema:
+        for i, v in enumerate(value):
+            errs += schema_errors(v, schema["items"], root, f"{path}[{i}]")
+            if len(errs) > 5:
+                break
+    return errs
+
+
+@test
+def speedscope_timeline_per_thread():
+    # napper: "grinder" works for the whole 2 s; "napper" works 200 ms and sleeps 300 ms, over
+    # and over. -o FILE.speedscope.json (issue 30): speedscope's format, as its schema (the
+    # one the npm package ships) says; one profile per thread named "process (pid) / thread
+    # (tid)", its samples in time order; a nap is time with no sample (an empty stack of
+    # about 300 ms), the grinder has none that long; each thread's samples carry its own
+    # function; the weights of the samples are the folded output's count (of the same run)
+    # times the period.
+    d = os.path.abspath(tempfile.mkdtemp(prefix="speedscope-", dir=os.path.join(BUILD, "tests")))
+    ss, fo = os.path.join(d, "run.speedscope.json"), os.path.join(d, "run.folded")
+    try:
+        run_profile(["-F", "499", "-o", ss, "-o", fo, "--", workload("napper"), "2"])
+        with open(ss) as f:
+            doc = json.load(f)
+        with open(fo) as f:
+            folded = parse_folded(f.read())
+        with open(os.path.join(speedscope_package(), "dist", "release",
+                               "file-format-schema.json")) as f:
+            schema = json.load(f)
+        errs = schema_errors(doc, {"$ref": "#/definitions/FileFormat.File"}, schema)
+        expect(not errs, f"not as speedscope's schema says: {errs[:5]}")
+        frames = [fr["name"] for fr in doc["shared"]["frames"]]
+        period = 1e9 / 499
+        by_name = {}
+        for p in doc["profiles"]:
+            m = re.fullmatch(r"napper \((\d+)\) / (\S+) \((\d+)\)", p["name"])
+            expect(m, f"a profile named {p['name']!r}")
+            by_name[m.group(2)] = p
+            expect(len(p["samples"]) == len(p["weights"]), "samples and weights differ")
+        expect({"grinder", "napper"} <= set(by_name), f"threads: {sorted(by_name)}")
+        sampled = 0
+        for name, fn in (("grinder", "grind"), ("napper", "nap_work")):
+            p = by_name[name]
+            work = [(s, w) for s, w in zip(p["samples"], p["weights"]) if s]
+            sampled += sum(w for _, w in work)
+            mine = sum(1 for s, _ in work if frames[s[-1]] == fn)
+            expect(mine >= 0.9 * len(work), f"{name}: {mine} of {len(work)} samples in {fn}")
+            naps = [w for s, w in zip(p["samples"], p["weights"]) if not s and w > 0.2e9]
+            if name == "napper":
+                expect(len(naps) >= 3 and all(w < 0.45e9 for w in naps),
+                       f"napper's naps: {[round(w / 1e6) for w in naps]} ms")
+            else:
+                expect(not naps, f"the grinder has gaps: {[round(w / 1e6) for w in naps]} ms")
+        # Every thread's samples, not only these two: the folded total.
+        sampled = sum(w for p in doc["profiles"] for s, w in zip(p["samples"], p["weights"])
+                      if s)
+        expect(abs(sampled / period - total(folded)) < 0.5,
+               f"speedscope's weights {sampled / period:.1f} periods, folded {total(folded)}")
+        return (f"{len(doc['profiles'])} threads, napper's naps "
+                f"{[round(w / 1e6) for w in naps]} ms, {total(folded)} samples in both")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
 
 def difffolded(a_path, b_path, normalize=False):
     """difffolded.pl's lines for two folded files, as a set: the script from DIFFFOLDED_PL when

@@ -16,7 +16,8 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug $(WL)/offcpu $(WL)/offcpu_fp \
 		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so $(WL)/gapleaf_fp $(WL)/gapleaf \
 		   $(WL)/zerora $(WL)/coro $(WL)/deepserve $(WL)/scanleaf \
-		   $(WL)/swap $(WL)/libswap_a.so $(WL)/libswap_b.so $(WL)/swapexe_one $(WL)/swapexe_two $(WL)/nasmleaf
+		   $(WL)/swap $(WL)/libswap_a.so $(WL)/libswap_b.so $(WL)/swapexe_one $(WL)/swapexe_two $(WL)/nasmleaf \
+		   $(WL)/napper
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -179,6 +180,11 @@ $(WL)/wallhalf: tests/workloads/wallhalf.c tests/workloads/spin.h
 	$(Q)$(CC) $(WL_NOFP) $< -o $@
 
 $(WL)/threads: tests/workloads/threads.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) -pthread $< -o $@
+
+$(WL)/napper: tests/workloads/napper.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) -pthread $< -o $@
