@@ -319,6 +319,150 @@ def graph_says_what_it_shows():
     expect(all("(1 sample," in t for t in ones), f"'1 samples' in {ones[:3]}")
 
 
+SPEEDSCOPE_VERSION = "1.25.0"
+
+
+def speedscope_index():
+    """speedscope's viewer from npm (pinned), installed under the build directory when
+    missing: its index.html."""
+    prefix = os.path.abspath(os.path.join(ARGS.build, "npm"))
+    index = os.path.join(prefix, "node_modules", "speedscope", "dist", "release", "index.html")
+    if not os.path.exists(index):
+        r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix,
+                            f"speedscope@{SPEEDSCOPE_VERSION}"], capture_output=True, text=True,
+                           timeout=300)
+        expect(r.returncode == 0, f"npm install speedscope failed: {r.stderr[-400:]}")
+    return index
+
+
+def open_speedscope(path):
+    """PATH opened in speedscope as its command line opens a file (a script that hands the
+    file to the page, named in the URL's #localProfilePath); the page once it shows it."""
+    import base64
+    import json
+    import time
+    js = os.path.join(ARGS.workdir, "load-" + os.path.basename(path) + ".js")
+    with open(path, "rb") as f:
+        data = base64.b64encode(f.read()).decode()
+    with open(js, "w") as f:
+        f.write(f"speedscope.loadFileFromBase64({json.dumps(os.path.basename(path))}, "
+                f"{json.dumps(data)})")
+    b = browser()
+    b.open("file://" + speedscope_index() + "#localProfilePath=" + js)
+    for _ in range(60):
+        if "Sandwich" in (b.eval("document.body.innerText") or "") and \
+                b.eval("document.querySelectorAll('canvas').length") >= 2:
+            break
+        time.sleep(0.25)
+    return b
+
+
+SS_SMALLEST = r"""(function (re) {
+  var els = [].filter.call(document.querySelectorAll('*'), function (e) {
+    var r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && new RegExp(re).test(e.textContent) &&
+           e.textContent.length < 120; });
+  els.sort(function (a, b) { return a.textContent.length - b.textContent.length ||
+                             a.getBoundingClientRect().width - b.getBoundingClientRect().width; });
+  if (!els.length) return null;
+  var r = els[0].getBoundingClientRect();
+  return [r.left + r.width / 2, r.top + r.height / 2, els[0].textContent]; })(%s)"""
+
+
+SS_ALL = r"""(function (re) {
+  return [].filter.call(document.querySelectorAll('*'), function (e) {
+    var r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && e.children.length === 0 &&
+           new RegExp(re).test(e.textContent); }).map(function (e) {
+    var r = e.getBoundingClientRect();
+    return [r.left + r.width / 2, r.top + r.height / 2, e.textContent]; }); })(%s)"""
+
+
+def ss_press(b, key):
+    import time
+    for kind in ("keydown", "keypress", "keyup"):
+        b.eval(f"window.dispatchEvent(new KeyboardEvent('{kind}', {{key: '{key}', "
+               "bubbles: true}))")
+    time.sleep(0.4)
+
+
+def ss_select(b, thread):
+    """The profile of THREAD (a name) chosen from speedscope's list of profiles."""
+    import json
+    import time
+    cur = b.eval(SS_SMALLEST % json.dumps(r"^napper \(\d+\) / \S+ \(\d+\) \(\d+/\d+\)$"))
+    expect(cur, "speedscope shows no profile name")
+    b.click(cur[0], cur[1])
+    time.sleep(0.6)
+    # (Not the main thread, named as the process: its tid is the pid.)
+    rows = b.eval(SS_ALL % json.dumps(r"^napper \(\d+\) / " + thread + r" \(\d+\)$"))
+    rows = [r for r in rows or [] if len(set(re.findall(r"\((\d+)\)", r[2]))) == 2]
+    expect(rows, f"no {thread} in speedscope's list of profiles: "
+                 f"{b.eval('document.body.innerText')[:300]!r}")
+    b.click(rows[0][0], rows[0][1])
+    time.sleep(0.6)
+
+
+@test
+def speedscope_shows_threads_in_time_order():
+    # A real run of napper (grinder works the whole time; napper works 200 ms, sleeps 300 ms)
+    # written with -o FILE.speedscope.json and opened in speedscope, npm's, in Chromium: its
+    # list of profiles names both threads; each one's sandwich view lists its own function;
+    # in napper's time-order view, hovering along the frames finds them (the tooltip names
+    # them) in stretches of work with naps between, in turn; the grinder's has no nap.
+    import time
+    wl = os.path.join(ARGS.build, "tests", "workloads", "napper")
+    expect(os.access(wl, os.X_OK), f"{wl} is missing (make test builds it)")
+    path = os.path.join(ARGS.workdir, "napper.speedscope.json")
+    p = subprocess.run([ARGS.profile, "-F", "499", "-o", path, "--", wl, "2"],
+                       capture_output=True, text=True, timeout=60)
+    expect(p.returncode == 0, f"profile exited {p.returncode}: {p.stderr}")
+    b = open_speedscope(path)
+    rows = {}
+    for thread, fn in (("napper", "nap_work"), ("grinder", "grind")):
+        ss_select(b, thread)
+        ss_press(b, "3")    # the sandwich view: a table of the functions
+        text = b.eval("document.body.innerText")
+        expect(re.search(r"\n\s*" + fn + r"\n", text), f"{thread}'s sandwich view has no "
+               f"{fn}: {text[:400]!r}")
+        ss_press(b, "1")    # time order
+        canvases = b.eval("[].map.call(document.querySelectorAll('canvas'), function (c) {"
+                          " var r = c.getBoundingClientRect(); return [r.top, r.height]; })")
+        chart = max(canvases, key=lambda c: c[0])    # (the flame chart: the lowest)
+        base = b.eval("document.body.innerText")
+        # The row of the outermost frames: the first, from the chart's top down, where a
+        # frame is found at the middle of the first stretch of work.
+        row_y, names = None, set()
+        for y in range(int(chart[0]) + 5, int(chart[0]) + 80, 5):
+            for x in (60, 100, 140):
+                b.hover(x, y)
+                time.sleep(0.03)
+                t = b.eval("document.body.innerText")
+                if t != base:
+                    row_y = y
+                    break
+            if row_y:
+                break
+        expect(row_y, f"{thread}: no frame found under the pointer in the time-order view")
+        line = ""
+        for x in range(5, 1300, 13):
+            b.hover(x, row_y)
+            time.sleep(0.03)
+            t = b.eval("document.body.innerText")
+            line += "X" if t != base else "."
+            if t != base:
+                names.add(t[len(base):].strip().split("\n")[-1][:60])
+        rows[thread] = line
+        expect(any("start_thread" in n or thread in n or fn in n for n in names),
+               f"{thread}: the tooltips name {sorted(names)[:5]}")
+    runs = re.findall(r"X+", rows["napper"].strip("."))
+    gaps = re.findall(r"\.{5,}", rows["napper"].strip("."))
+    expect(len(runs) >= 3 and len(gaps) >= 3,
+           f"napper's time order has no naps between its work: {rows['napper']}")
+    expect(not re.search(r"\.{5,}", rows["grinder"].strip(".")),
+           f"the grinder's time order has gaps: {rows['grinder']}")
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
