@@ -19,6 +19,9 @@ profiles it with `profile -F HZ -p PID -d SECONDS -o /dev/null` (default 999 Hz,
     deep-copy recurse, PROFILE_NO_TABLE_WALK=1: the copy from the leaf
     xz      Debian's xz -9e compressing (no frame pointers), --unwind auto
     xz-copy the same, PROFILE_NO_TABLE_WALK=1
+    fp-timeline, tables-timeline: fp and tables with a speedscope output as well (-o
+            FILE.speedscope.json): BPF sends a record of each sample it counts, and profile
+            keeps each sample's time (issue 30)
 
 PROFILE_BPF_TIMES=1 (unless --no-times) has each run of the sample program timed in BPF:
 profile -v's P50 and P90 per sample (two more clock reads a run, a few tens of ns), the
@@ -268,6 +271,11 @@ def main():
         xz = ["/usr/bin/xz", "-9e", "-T1", "-c", xz_in]
         configs += [("xz", "Debian's xz -9e (auto)", xz, [], None),
                     ("xz-copy", "Debian's xz -9e, no table walk", xz, [], no_tab)]
+    tl = ["-o", os.path.join(args.build, "bench", "bpfcost.speedscope.json")]
+    configs += [("fp-timeline", "frame pointers + speedscope timeline", [fp, "1000000"], tl,
+                 None),
+                ("tables-timeline", "unwind tables + speedscope timeline", [nofp, "1000000"],
+                 tl, None)]
     if args.decompose:
         configs += [("fp-U", "frame pointers, user stacks only (-U)", [fp, "1000000"], ["-U"],
                      None),
@@ -349,7 +357,7 @@ def main():
     labels["bcc"] = "bcc profile (fixedwork_fp, stack maps)"
     meds = {}
     for key in ("fp", "tables", "copy", "copy-fp", "deep", "deep-copy", "xz", "xz-copy",
-                "fp-U", "fp-K", "bcc"):
+                "fp-timeline", "tables-timeline", "fp-U", "fp-K", "bcc"):
         rs = results.get(key)
         if not rs:
             continue

@@ -239,7 +239,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 		struct timed_sample tr = { .time = bpf_ktime_get_ns(), .weight = weight,
 					   .tid = tid, .key = key };
 
-		if (bpf_ringbuf_output(&events, &tr, sizeof(tr), 0))
+		if (bpf_ringbuf_output(&events, &tr, sizeof(tr), ring_flags()))
 			stat_inc(STAT_EVENTS_LOST);
 	}
 	if (count_cached(&key, &slot, weight))

@@ -21,6 +21,22 @@ struct dwarf_send {
 	__u32 bp_ok;			/* R->bp is the frame's rbp */
 };
 
+/* The flags of a record into `events`: a wakeup per record costs about 8 us here (an IPI in
+ * a VM) against 1 us for the whole sample: userspace polls every 20 ms while records come,
+ * and is woken only when the ring fills, or for the first record after it went to sleep for
+ * longer. */
+static __always_inline __u64 ring_flags(void)
+{
+	if (wake_user) {
+		wake_user = false;
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
 /* The header of the record of D into E: who, why, registers, the walk's frames. */
 static __always_inline void event_header(struct bpf_perf_event_data *ctx,
 					 struct task_struct *task, const struct dwarf_send *d,
@@ -149,7 +165,7 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 				       const struct dwarf_send *d)
 {
 	struct sample_event *e;
-	__u64 off, want = stack_copy, flags = BPF_RB_NO_WAKEUP;
+	__u64 off, want = stack_copy, flags;
 	__u32 key = 0;
 
 	if (d->pr && d->pr->copy_hint && d->pr->copy_hint < want)
@@ -164,16 +180,7 @@ static __always_inline void send_event(struct bpf_perf_event_data *ctx, struct t
 	read_deep_words(task, d->pr, e);
 	off = copy_user_stack(e, d->r->sp, want, d->stack_top);
 	e->stack_len = off;
-	/* A wakeup per record costs about 8 us here (an IPI in a VM) against 1 us for the
-	 * whole sample: userspace polls every 20 ms while records come, and is woken only when
-	 * the ring fills, or for the first record after it went to sleep for longer. */
-	if (wake_user) {
-		wake_user = false;
-		flags = BPF_RB_FORCE_WAKEUP;
-	} else if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
-		   bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4) {
-		flags = BPF_RB_FORCE_WAKEUP;
-	}
+	flags = ring_flags();
 	if (off > PROFILE_MAX_STACK_COPY + PROFILE_PAGE_SIZE)
 		return;
 	if (d->op && same_stacks(e, d->op))
