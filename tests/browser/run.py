@@ -319,6 +319,45 @@ def graph_says_what_it_shows():
     expect(all("(1 sample," in t for t in ones), f"'1 samples' in {ones[:3]}")
 
 
+@test
+def differential_graph_hovers_searches_and_zooms():
+    # profile diff BEFORE AFTER -o x.svg (issue 30): drawn on AFTER, x grew 10 -> 40 (red,
+    # +30%), y shrank 40 -> 10 (blue, -30%), c the same (no colour); hovering says the change,
+    # search and zoom work as in the other graphs.
+    before = os.path.join(ARGS.workdir, "before.folded")
+    after = os.path.join(ARGS.workdir, "after.folded")
+    svg = os.path.join(ARGS.workdir, "diff.svg")
+    with open(before, "w") as f:
+        f.write("main;a;x 10\nmain;b;y 40\nmain;c 50\n")
+    with open(after, "w") as f:
+        f.write("main;a;x 40\nmain;b;y 10\nmain;c 50\n")
+    p = subprocess.run([ARGS.profile, "diff", before, after, "-o", svg], capture_output=True,
+                       text=True, timeout=60)
+    expect(p.returncode == 0, f"profile diff exited {p.returncode}: {p.stderr}")
+    b = open_svg(svg)
+    x, y, c = frame(b, "x ("), frame(b, "y ("), frame(b, "c (")
+    expect(abs(x["w"] - 472) < 0.5 and abs(y["w"] - 118) < 0.5,
+           f"widths are not AFTER's: x {x['w']}, y {y['w']}")
+    expect(x["fill"].lower() in ("#ff0000", "rgb(255,0,0)"), f"x grew, filled {x['fill']}")
+    expect(y["fill"].lower() in ("#0000ff", "rgb(0,0,255)"), f"y shrank, filled {y['fill']}")
+    expect(c["fill"].lower() in ("#ffffff", "rgb(255,255,255)"), f"c did not change, {c['fill']}")
+    b.hover(x["cx"], x["cy"])
+    d = text_of(b, "details")
+    expect(d == "Function: x (40 samples, 40.00%; +30.00%)", f"details on hover: {d!r}")
+    b.hover(y["cx"], y["cy"])
+    d = text_of(b, "details")
+    expect(d.endswith("; -30.00%)"), f"details on hover of y: {d!r}")
+    b.answer_prompt("^y$", b.click(*center(b, "search"), wait=False))
+    expect(text_of(b, "matched") == "Matched: 10.0%",
+           f"search ^y$ shows {text_of(b, 'matched')!r}, expected 'Matched: 10.0%'")
+    b.click(*center(b, "search"))
+    a = frame(b, "a (")
+    b.click(a["cx"], a["cy"])
+    x = frame(b, "x (")
+    expect(abs(x["w"] - 1180) < 0.5 and x["fill"].lower() in ("#ff0000", "rgb(255,0,0)"),
+           f"after zooming into a, x is {x['w']} px wide, filled {x['fill']}")
+
+
 SPEEDSCOPE_VERSION = "1.25.0"
 
 
