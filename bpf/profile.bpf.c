@@ -372,12 +372,23 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 				struct off_weight w = {
 					.tid = op->tid, .kstack_id = op->key.kstack_id,
 					.seq = op->seq, .same_as = op->same_as, .ns = ns,
+					.start = op->start,
 				};
 
 				if (bpf_ringbuf_output(&events, &w, sizeof(w), 0))
 					stat_inc(STAT_EVENTS_LOST);
 			} else {
 				count_add(&op->key, ns);
+				if (timeline) {
+					struct timed_sample tr = {
+						.time = op->start, .weight = ns, .tid = op->tid,
+						.key = op->key,
+					};
+
+					if (bpf_ringbuf_output(&events, &tr, sizeof(tr),
+							       ring_flags()))
+						stat_inc(STAT_EVENTS_LOST);
+				}
 			}
 		}
 		bpf_map_delete_elem(&offpend, &ntid);

@@ -293,6 +293,7 @@ struct off_weight {
 	__u64 same_as;		/* not 0: its stacks are those of this earlier seq (no event
 				 * was sent for seq) */
 	__u64 ns;
+	__u64 start;		/* when it left the CPU (bpf_ktime_get_ns) */
 };
 
 /*

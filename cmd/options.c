@@ -543,9 +543,7 @@ static int check_settings(struct settings *st, bool min_block)
 		if (st->out[i].format == FMT_SPEEDSCOPE)
 			o->timeline = true;
 	}
-	if (o->timeline && (o->off_cpu || o->wall))
-		return usage_error("%s", "a speedscope timeline is of on-CPU samples for now, not "
-				   "--off-cpu or --wall");
+
 	if (st->lines)
 		o->lines = true;
 	/* Time, not samples: the flame graph says so, as flamegraph.pl's off-CPU graphs do

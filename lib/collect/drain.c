@@ -161,11 +161,13 @@ int timeline__take(struct session *s, struct builder *b, uint32_t par)
 		const struct tl_ent *e = &t->v[i];
 		uint32_t sample = e->u ? e->u->sample : t->keys[e->key].sample;
 		uint64_t gen = e->u ? e->u->key.gen : t->keys[e->key].key.gen;
+		bool off = e->u ? e->u->key.off_cpu :
+			   !!(t->keys[e->key].key.flags & COUNT_F_OFF_CPU);
 
 		if (sample == UINT32_MAX)
 			t->v[kept++] = *e;
 		else if (sample != TL_NO_SAMPLE)
-			err = builder__timed(b, sample, e->tid, gen, e->time, e->weight);
+			err = builder__timed(b, sample, e->tid, gen, e->time, e->weight, off);
 	}
 	if (!err) {
 		limits__release((t->nr - kept) * sizeof(struct tl_ent));

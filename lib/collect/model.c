@@ -674,12 +674,16 @@ fail:
 }
 
 int builder__timed(struct builder *b, uint32_t sample, pid_t tid, uint64_t gen, uint64_t time,
-		   uint64_t weight)
+		   uint64_t weight, bool off)
 {
 	const char *name = name_at(b, (uint32_t)tid, gen);
 	int id = name ? profile__intern(b->p, name, strlen(name)) : comm_of(b, (uint32_t)tid);
-	struct profile_timed t = { .time = time, .weight = weight, .sample = sample,
-				   .tid = (uint32_t)tid };
+	/* (As the sample's weight counts it: --wall's on-CPU samples weigh their period.) */
+	struct profile_timed t = {
+		.time = time, .sample = sample, .tid = (uint32_t)tid,
+		.weight = off || !b->s->opts.wall ? weight :
+			  weight * (1000000000ull / b->s->opts.freq),
+	};
 
 	if (id >= 0) {
 		t.thread_comm = (uint32_t)id;

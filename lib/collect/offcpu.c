@@ -164,8 +164,9 @@ static int flush_raw(struct session *s, struct parked *p)
  * with kernel stack W->kstack_id: counted. */
 int offcpu__on_weight(struct session *s, const struct off_weight *w, uint64_t ns)
 {
+	struct ucount *counted;
 	struct parked *p;
-	int r = parking__weigh(&s->parked, s->unwound, (pid_t)w->tid,
+	int r = parking__weigh(&s->parked, s->unwound, &counted, (pid_t)w->tid,
 			       w->same_as ? w->same_as : w->seq, w->kstack_id, ns, &p);
 
 	switch (r) {
@@ -173,6 +174,10 @@ int offcpu__on_weight(struct session *s, const struct off_weight *w, uint64_t ns
 		s->stats.off_unmatched++;
 		return 0;
 	case PARK_COUNTED:
+		/* (An event's sample weighs its events, not time: its time is its own.) */
+		if (s->opts.timeline && p->key.off_cpu &&
+		    timeline__unwound(s, w->start, (pid_t)w->tid, ns, counted))
+			return -ENOMEM;
 		/* A wait at the same place as the one unwound: the copy it needed, again (the
 		 * process's copies shrink to what its unwinds need after 256 of them). */
 		if (w->same_as && p->used)
@@ -227,12 +232,15 @@ int session__end_off_cpu(struct session *s, uint64_t end_ns)
 		if (op.seq) {
 			struct off_weight w = {
 				.tid = op.tid, .kstack_id = op.key.kstack_id, .seq = op.seq,
-				.same_as = op.same_as,
+				.same_as = op.same_as, .start = op.start,
 			};
 
 			err = offcpu__on_weight(s, &w, ns);
 			continue;
 		}
+		if (s->opts.timeline)
+			err = timeline__counted(s, &(struct timed_sample){
+				.time = op.start, .weight = ns, .tid = op.tid, .key = op.key });
 		if (!bpf_map_lookup_elem(cfd, &op.key, &count))
 			ns += count;
 		bpf_map_update_elem(cfd, &op.key, &ns, BPF_ANY);
@@ -293,6 +301,7 @@ static int off_task_begin(struct session *s, const struct off_task *r, uint64_t 
 	e->bp = r->regs[6];
 	memcpy(e->regs, r->regs, sizeof(e->regs));
 	e->why = SEND_DWARF;
+	e->time = since;
 	e->period = s->period & 1;
 	/* From BPF's own count (its .bss is mapped here): later seqs are later stacks. */
 	e->off_seq = __atomic_add_fetch(&s->skel->bss->off_seq, 1, __ATOMIC_SEQ_CST);
@@ -384,8 +393,16 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
 			continue;	/* back on a CPU meanwhile: counted whole */
 		/* The wait so far: this period's. */
 		if (op.seq) {
-			err = ucounts__add(s->unwound, &k, ips, nr, ns);
+			struct ucount *counted;
+
+			err = ucounts__add_entry(s->unwound, &k, ips, nr, ns, &counted);
+			if (!err && s->opts.timeline)
+				err = timeline__unwound(s, op.start, (pid_t)op.tid, ns, counted);
 		} else {
+			if (s->opts.timeline)
+				err = timeline__counted(s, &(struct timed_sample){
+					.time = op.start, .weight = ns, .tid = op.tid,
+					.key = op.key });
 			if (!bpf_map_lookup_elem(cfd, &op.key, &count))
 				ns += count;
 			bpf_map_update_elem(cfd, &op.key, &ns, BPF_ANY);

@@ -107,13 +107,14 @@ int parking__park(struct parking *pk, pid_t tid, uint64_t seq, pid_t pid,
 	return parking__put(pk, p);
 }
 
-int parking__weigh(struct parking *pk, struct ucounts *uc, pid_t tid, uint64_t seq,
-		   int32_t kstack_id, uint64_t ns, struct parked **entry)
+int parking__weigh(struct parking *pk, struct ucounts *uc, struct ucount **counted,
+		   pid_t tid, uint64_t seq, int32_t kstack_id, uint64_t ns, struct parked **entry)
 {
 	struct parked *p = parking__find(pk, tid);
 	struct stack_key key;
 
 	*entry = NULL;
+	*counted = NULL;
 	if (!p || p->seq != seq)
 		return PARK_UNMATCHED;
 	*entry = p;
@@ -124,7 +125,7 @@ int parking__weigh(struct parking *pk, struct ucounts *uc, pid_t tid, uint64_t s
 	}
 	key = p->key;
 	key.kstack_id = kstack_id;
-	return ucounts__add(uc, &key, p->ips, p->nr, ns) ? -ENOMEM : PARK_COUNTED;
+	return ucounts__add_entry(uc, &key, p->ips, p->nr, ns, counted) ? -ENOMEM : PARK_COUNTED;
 }
 
 void parking__clear(struct parking *pk)

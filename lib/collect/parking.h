@@ -17,6 +17,7 @@
 #include "collect/stacks.h"
 #include "unwind/unwind.h"
 
+struct ucount;
 struct ucounts;
 
 /*
@@ -76,10 +77,12 @@ enum park_weighed {
 
 /* Task TID was off the CPU NS on the stacks of its wait SEQ (the one it is at the same
  * place as, for a later wait), with kernel stack KSTACK_ID: counted into UC on those
- * stacks, with that kernel stack. *ENTRY gets the entry it found (NULL when unmatched).
- * Returns an enum park_weighed, or -ENOMEM. */
-int parking__weigh(struct parking *pk, struct ucounts *uc, pid_t tid, uint64_t seq,
-		   int32_t kstack_id, uint64_t ns, struct parked **entry);
+ * stacks, with that kernel stack (its entry of UC into *COUNTED: PARK_COUNTED, when kept).
+ * *ENTRY gets the entry it found (NULL when unmatched). Returns an enum park_weighed, or
+ * -ENOMEM. */
+int parking__weigh(struct parking *pk, struct ucounts *uc, struct ucount **counted,
+		   pid_t tid, uint64_t seq, int32_t kstack_id, uint64_t ns,
+		   struct parked **entry);
 
 /* Free every entry and the table; it is empty (and usable) again. */
 void parking__clear(struct parking *pk);

@@ -419,10 +419,11 @@ int builder__add(struct builder *b, const struct stack_key *key, const uint64_t 
 		 uint64_t count, uint32_t *sample);
 
 /* model.c: a timed sample into the model's timeline: SAMPLE (from builder__add) taken at
- * TIME by thread TID of the program of GEN (its name then), weighing WEIGHT. Returns 0 or
- * negative errno with the error set. */
+ * TIME by thread TID of the program of GEN (its name then), weighing WEIGHT (OFF: ns off
+ * the CPU; else samples or events, as builder__add's COUNT). Returns 0 or negative errno
+ * with the error set. */
 int builder__timed(struct builder *b, uint32_t sample, pid_t tid, uint64_t gen, uint64_t time,
-		   uint64_t weight);
+		   uint64_t weight, bool off);
 
 /* timeline.c: a sample BPF counted (R) or one unwound here (U, its entry of s->unwound) kept
  * with its time until the profile of its period takes it. Past the memory budget it is not

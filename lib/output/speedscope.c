@@ -2,7 +2,9 @@
 /*
  * output/speedscope: the profile model's timeline as speedscope's JSON (see speedscope.h).
  * Weights are nanoseconds when the profile's samples stand for time (a clock's samples:
- * each its period), else the samples' own weights (-e's events, unit "none").
+ * each its period; off-CPU and wall-clock profiles' weights are nanoseconds already), else
+ * the samples' own weights (-e's events, unit "none"). In a wall-clock profile, a wait's
+ * stack ends in an [off-cpu] frame, as folded output has it.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -44,7 +46,8 @@ struct ss {
 	struct htab thread_index;
 	uint32_t *stack;		/* the frames of the stack being written */
 	size_t nr_stack, cap_stack;
-	const char *truncated_name;
+	bool mark_off;			/* a frame [off-cpu] on off-CPU samples' stacks */
+	uint64_t gap_min;		/* ns without a sample that are drawn as such */
 };
 
 /* S written as a JSON string (with its quotes) to OUT. */
@@ -144,6 +147,15 @@ static int stack_of(struct ss *ss, uint32_t sample)
 			ss->stack[ss->nr_stack++] = (uint32_t)id;
 		}
 	}
+	if (s->labels.off_cpu && ss->mark_off) {
+		struct ss_frame f = { .name = PROFILE_NONE, .file = PROFILE_NONE, .line = 1 };
+		int64_t id = frame_id(ss, &f);
+
+		if (id < 0 || array_grow(&ss->stack, &ss->cap_stack, sizeof(*ss->stack),
+					 ss->nr_stack))
+			return -ENOMEM;
+		ss->stack[ss->nr_stack++] = (uint32_t)id;
+	}
 	return 0;
 }
 
@@ -190,7 +202,7 @@ static int write_thread(struct ss *ss, struct ss_thread *t, FILE *out, uint64_t 
 			uint64_t w = ns_per ? e->weight * ns_per : e->weight;
 
 			/* Time the thread was not sampled: an empty stack, as long. */
-			if (ns_per && e->time > at + ns_per / 2) {
+			if (ns_per && e->time > at + ss->gap_min) {
 				if (pass)
 					fprintf(out, "%s%llu", first ? "" : ",",
 						(unsigned long long)(e->time - at));
@@ -231,10 +243,16 @@ int speedscope__write(const struct profile *p, const struct speedscope_opts *o, 
 	int err = 0;
 
 	ss.tl = profile__timed(p, &n);
-	/* A clock's samples stand for their period of time. */
+	/* A clock's samples stand for their period of time; time off the CPU is time. */
 	if (m->weight_type && !strcmp(m->weight_type, "samples") && m->period_unit &&
 	    !strcmp(m->period_unit, "nanoseconds"))
 		ns_per = m->period;
+	else if (m->weight_unit && !strcmp(m->weight_unit, "nanoseconds"))
+		ns_per = 1;
+	ss.mark_off = m->weight_type && !strcmp(m->weight_type, "wall");
+	/* Half a sample's period; 1 ms where there is none (off-CPU time alone). */
+	ss.gap_min = m->frequency ? 500000000ull / m->frequency : ns_per > 1 ? ns_per / 2 :
+		     1000000;
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct profile_timed *e = &ss.tl[i];
 		const struct profile_sample *s = profile__sample(p, e->sample);
@@ -253,8 +271,15 @@ int speedscope__write(const struct profile *p, const struct speedscope_opts *o, 
 	}
 	sort_tl = ss.tl;
 	for (size_t i = 0; i < ss.nr_threads && !err; i++) {
-		qsort(ss.threads[i].ents, ss.threads[i].nr, sizeof(uint32_t), by_time);
-		if (ss.threads[i].nr > ss.threads[best].nr)
+		struct ss_thread *t = &ss.threads[i];
+		const struct profile_timed *last;
+
+		qsort(t->ents, t->nr, sizeof(uint32_t), by_time);
+		/* Named as it was last (a command's first samples may be before its exec). */
+		last = &ss.tl[t->ents[t->nr - 1]];
+		t->comm = profile__sample(p, last->sample)->labels.comm;
+		t->thread_comm = last->thread_comm;
+		if (t->nr > ss.threads[best].nr)
 			best = i;
 	}
 	if (!err) {
@@ -275,7 +300,7 @@ int speedscope__write(const struct profile *p, const struct speedscope_opts *o, 
 			char *nm = NULL;
 
 			if (f->name == PROFILE_NONE)
-				nm = strdup("[truncated]");
+				nm = strdup(f->line ? "[off-cpu]" : "[truncated]");
 			else if (asprintf(&nm, "%s%s", profile__string(p, f->name),
 					  kind_suffix[f->kind]) < 0)
 				nm = NULL;
@@ -286,7 +311,7 @@ int speedscope__write(const struct profile *p, const struct speedscope_opts *o, 
 			fputs(i ? ",{\"name\":" : "{\"name\":", out);
 			json_string(out, nm);
 			free(nm);
-			if (f->line) {
+			if (f->line && f->name != PROFILE_NONE) {
 				fputs(",\"file\":", out);
 				json_string(out, profile__string(p, f->file));
 				fprintf(out, ",\"line\":%u", f->line);

@@ -4236,7 +4236,7 @@ def speedscope_timeline_per_thread():
     # (tid)", its samples in time order; a nap is time with no sample (an empty stack of
     # about 300 ms), the grinder has none that long; each thread's samples carry its own
     # function; the weights of the samples are the folded output's count (of the same run)
-    # times the period.
+    # times the period. With --wall and --off-cpu, each nap a wait of its own ~300 ms.
     d = os.path.abspath(tempfile.mkdtemp(prefix="speedscope-", dir=os.path.join(BUILD, "tests")))
     ss, fo = os.path.join(d, "run.speedscope.json"), os.path.join(d, "run.folded")
     try:
@@ -4277,8 +4277,39 @@ def speedscope_timeline_per_thread():
                       if s)
         expect(abs(sampled / period - total(folded)) < 0.5,
                f"speedscope's weights {sampled / period:.1f} periods, folded {total(folded)}")
-        return (f"{len(doc['profiles'])} threads, napper's naps "
+        note = (f"{len(doc['profiles'])} threads, napper's naps "
                 f"{[round(w / 1e6) for w in naps]} ms, {total(folded)} samples in both")
+        # --wall: each nap is a wait of its own weight, ending in [off-cpu] under nanosleep;
+        # --off-cpu: the waits alone. The weights (ns) are the folded output's (us, each
+        # stack rounded).
+        for mode in ("--wall", "--off-cpu"):
+            run_profile([mode, "-F", "499", "-o", ss, "-o", fo, "--", workload("napper"), "2"])
+            with open(ss) as f:
+                doc = json.load(f)
+            with open(fo) as f:
+                folded = parse_folded(f.read())
+            errs = schema_errors(doc, {"$ref": "#/definitions/FileFormat.File"}, schema)
+            expect(not errs, f"{mode}: not as speedscope's schema says: {errs[:5]}")
+            frames = [fr["name"] for fr in doc["shared"]["frames"]]
+            nap = [p for p in doc["profiles"] if re.fullmatch(r"napper \(\d+\) / napper "
+                                                              r"\((\d+)\)", p["name"]) and
+                   len(set(re.findall(r"\((\d+)\)", p["name"]))) == 2]
+            expect(len(nap) == 1, f"{mode}: napper's thread: {[p['name'] for p in doc['profiles']]}")
+            waits = [w for s, w in zip(nap[0]["samples"], nap[0]["weights"]) if s and
+                     "clock_nanosleep" in [frames[i] for i in s] and 0.25e9 < w < 0.35e9]
+            expect(len(waits) >= 3, f"{mode}: napper's naps as waits: "
+                   f"{[round(w / 1e6) for w in waits]} ms")
+            if mode == "--wall":
+                marked = all(frames[s[-1]] == "[off-cpu]" for s, w in
+                             zip(nap[0]["samples"], nap[0]["weights"]) if s and
+                             "clock_nanosleep" in [frames[i] for i in s])
+                expect(marked, "--wall: a nap's stack does not end in [off-cpu]")
+            ns = sum(w for p in doc["profiles"] for s, w in zip(p["samples"], p["weights"])
+                     if s)
+            expect(abs(ns / 1000 - total(folded)) <= len(folded),
+                   f"{mode}: speedscope's {ns / 1000:.0f} us, folded {total(folded)} us")
+            note += f"; {mode}: {len(waits)} naps as waits, {total(folded)} us in both"
+        return note
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

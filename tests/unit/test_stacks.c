@@ -509,6 +509,7 @@ static void test_off_cpu_park_and_weight(void)
 	struct stack_key key = { .pid = getpid(), .kstack_id = -1, .off_cpu = true }, k7;
 	const struct ucount *e;
 	struct parked *p;
+	struct ucount *counted;
 	uint64_t used = limits__used();
 	size_t pos = 0;
 	int n = 0;
@@ -523,10 +524,10 @@ static void test_off_cpu_park_and_weight(void)
 				      us.used, us.stop), 0);
 	/* Its wait: 2 ms with kernel stack 7; later ones at the same place, 3 ms with 8 and
 	 * 0.5 ms with 7. */
-	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 5, 7, 2000000, &p), PARK_COUNTED);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, &counted, r.smp.tid, 5, 7, 2000000, &p), PARK_COUNTED);
 	CU_ASSERT(p != NULL && p->used == us.used);
-	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 5, 8, 3000000, &p), PARK_COUNTED);
-	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 5, 7, 500000, &p), PARK_COUNTED);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, &counted, r.smp.tid, 5, 8, 3000000, &p), PARK_COUNTED);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, &counted, r.smp.tid, 5, 7, 500000, &p), PARK_COUNTED);
 	k7 = key;
 	k7.kstack_id = 7;
 	while ((e = ucounts__next(uc, &pos))) {
@@ -541,17 +542,17 @@ static void test_off_cpu_park_and_weight(void)
 	CU_ASSERT_EQUAL(parking__park(&pk, r.smp.tid, 4, r.smp.pid, &key, ips, 1, 0,
 				      UNWIND_STOP_END), 0);
 	CU_ASSERT_EQUAL(parking__find(&pk, r.smp.tid)->seq, 5);
-	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 4, 7, 1000, &p), PARK_UNMATCHED);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, &counted, r.smp.tid, 4, 7, 1000, &p), PARK_UNMATCHED);
 	CU_ASSERT_PTR_NULL(p);
-	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid + 1, 5, 7, 1000, &p), PARK_UNMATCHED);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, &counted, r.smp.tid + 1, 5, 7, 1000, &p), PARK_UNMATCHED);
 	/* A raw entry of the next wait replaces them and gathers its time. */
 	p = parked__new(r.smp.tid, 6, 0);
 	CU_ASSERT_FATAL(p != NULL);
 	p->raw = malloc(16);
 	CU_ASSERT_EQUAL(parking__put(&pk, p), 0);
-	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 5, 7, 1000, &p), PARK_UNMATCHED);
-	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 6, 9, 1000, &p), PARK_RAW);
-	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, r.smp.tid, 6, 10, 500, &p), PARK_RAW);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, &counted, r.smp.tid, 5, 7, 1000, &p), PARK_UNMATCHED);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, &counted, r.smp.tid, 6, 9, 1000, &p), PARK_RAW);
+	CU_ASSERT_EQUAL(parking__weigh(&pk, uc, &counted, r.smp.tid, 6, 10, 500, &p), PARK_RAW);
 	CU_ASSERT(p && p->pending_ns == 1500 && p->pending_kstack == 10);
 	n = 0;
 	for (pos = 0; ucounts__next(uc, &pos);)
