@@ -14,6 +14,7 @@ int main(int argc, char **argv)
 		register_kallsyms_suite,
 		register_dso_suite,
 		register_folded_suite,
+		register_speedscope_suite,
 		register_pprof_suite,
 		register_unwind_suite,
 		register_cfi_suite,

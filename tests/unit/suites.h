@@ -8,6 +8,7 @@ int register_procmaps_suite(void);
 int register_kallsyms_suite(void);
 int register_dso_suite(void);
 int register_folded_suite(void);
+int register_speedscope_suite(void);
 int register_pprof_suite(void);
 int register_unwind_suite(void);
 int register_cfi_suite(void);
