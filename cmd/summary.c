@@ -244,12 +244,14 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 		pr_info("%llu files forgotten between periods once no process mapped them",
 			(unsigned long long)st->files_forgotten);
 	if (st->bpf_files)
-		pr_info("unwind tables in BPF: %u files in %u shards (%.1f MiB); walks from them "
+		pr_info("unwind tables in BPF: %u files in %u shards (%.1f MiB), %llu given back "
+			"while sampling (no live process mapped them); walks from them "
 			"whole %llu, left to userspace: no table %llu, a rule not followed %llu, "
 			"a word not read %llu, too deep %llu (%llu of all these past the leaf: "
 			"the frames walked and a copy from where the walk stopped)", st->bpf_files,
 			st->bpf_shards,
 			st->bpf_shards * (double)sizeof(struct ushard) / 1048576.0,
+			(unsigned long long)st->bpf_evicted,
 			(unsigned long long)st->bpf[STAT_TAB_WHOLE],
 			(unsigned long long)st->bpf[STAT_TAB_NO_TABLE],
 			(unsigned long long)st->bpf[STAT_TAB_NO_RULE],

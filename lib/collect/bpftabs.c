@@ -281,6 +281,33 @@ int session__write_tabs(struct session *s, pid_t pid, const struct bpftab_map *m
 	return bpf_map_update_elem(fd, &key, &pt, BPF_ANY) ? -errno : 0;
 }
 
+void session__bpftabs_keep(struct session *s, const uint8_t *used, uint32_t nr)
+{
+	struct bpftabs *bt = s->bpftabs;
+	uint32_t *ids;
+	size_t n = 0;
+
+	if (!bt)
+		return;
+	ids = malloc((bt->cap_slot_of ? bt->cap_slot_of : 1) * sizeof(*ids));
+	if (!ids)
+		return;
+	for (uint32_t id = 0; id < bt->cap_slot_of; id++) {
+		if (id < nr && used[id])
+			continue;
+		/* (One that did not fit may, when a process maps it again.) */
+		if (bt->slot_of[id] == SLOT_FAILED)
+			bt->slot_of[id] = SLOT_NONE;
+		else if (bt->slot_of[id] != SLOT_NONE)
+			ids[n++] = id;
+	}
+	if (n)
+		pr_debug("bpftabs: %zu files no live process maps given back", n);
+	session__bpftabs_forget(s, ids, n);
+	s->stats.bpf_evicted += n;
+	free(ids);
+}
+
 void session__bpftabs_forget(struct session *s, const uint32_t *ids, size_t n)
 {
 	struct bpftabs *bt = s->bpftabs;

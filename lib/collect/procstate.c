@@ -13,6 +13,7 @@
  * again from them when one is added.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -22,6 +23,7 @@
 #include "base/htab.h"
 #include "base/log.h"
 #include "collect/fixup.h"
+#include "dso/dsos.h"
 #include "collect/session_int.h"
 #include "proc/procmaps.h"
 #include "unwind/frames.h"
@@ -394,6 +396,30 @@ void session__on_fork(struct session *s, pid_t parent, pid_t child)
 		err = pstate__write(s, p);
 	if (err)
 		pr_warn("cannot describe the code of pid %d to BPF: %s", child, strerror(-err));
+}
+
+void session__evict_tables(struct session *s)
+{
+	struct pstates *ps = s->procstate;
+	uint32_t nr = dsos__count(s->dsos);
+	uint8_t *used;
+
+	if (!ps || !s->table_walk)
+		return;
+	/* Processes gone: their BPF state with them (their mappings stay, to name their
+	 * samples at the end). */
+	for (size_t i = 0; i < ps->nr; i++)
+		if (ps->v[i].nr && kill(ps->v[i].pid, 0) && errno == ESRCH)
+			session__forget_proc(s, ps->v[i].pid);
+	used = calloc(nr ? nr : 1, 1);
+	if (!used)
+		return;
+	for (size_t i = 0; i < ps->nr; i++)
+		for (size_t j = 0; j < ps->v[i].nr; j++)
+			if (ps->v[i].maps[j].tab && ps->v[i].maps[j].tab_id < nr)
+				used[ps->v[i].maps[j].tab_id] = 1;
+	session__bpftabs_keep(s, used, nr);
+	free(used);
 }
 
 void session__forget_proc(struct session *s, pid_t pid)

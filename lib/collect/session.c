@@ -280,10 +280,17 @@ static void note_self(struct session *s)
 			s->skel->bss->self_tgids[i] = now[i];
 }
 
+/* Seconds between two looks for the unwind tables in BPF no live process maps. */
+#define EVICT_SECONDS	5
+
 static int session__loop(struct session *s)
 {
 	double start = s->run_start, deadline = s->deadline;
 	double next_status = start + 1 + (long)(clock_mono_seconds() - start);
+	/* (PROFILE_EVICT_SECONDS: another interval, for tests.) */
+	const char *ev = getenv("PROFILE_EVICT_SECONDS");
+	double evict_every = ev && atof(ev) > 0 ? atof(ev) : EVICT_SECONDS;
+	double next_evict = clock_mono_seconds() + evict_every;
 	bool continuous = s->opts.every > 0;
 	int quiet = 0, err;
 
@@ -308,6 +315,11 @@ static int session__loop(struct session *s)
 		}
 		err = perf_buffer__consume(s->mmap_pb);
 		session__flush_procstate(s);
+		/* Every few seconds: the unwind tables no live process maps out of BPF. */
+		if (clock_mono_seconds() >= next_evict) {
+			session__evict_tables(s);
+			next_evict = clock_mono_seconds() + evict_every;
+		}
 		session__jitwatch_poll(s);
 		/* The wait (session__wait: the ring buffer, and the worker, whose tables samples
 		 * may wait for): records come without wakeups (see send_event), so the ring

@@ -96,6 +96,7 @@ struct session_stats {
 	uint64_t table_further;		/* ... or going on where the unwind of the copy
 					 * stopped short, the same frames up to there */
 	uint32_t bpf_files, bpf_shards;	/* files (and shards) with tables in BPF */
+	uint64_t bpf_evicted;		/* files whose tables were given back while sampling */
 	uint64_t bpf_times[2 * PROFILE_TIME_BUCKETS];	/* PROFILE_BPF_TIMES: runs of the
 							 * sample program, then of the switch
 							 * one, by time (`btimes`) */

@@ -343,6 +343,13 @@ int session__write_tabs(struct session *s, pid_t pid, const struct bpftab_map *m
 /* bpftabs.c: the files IDS (N of them) are forgotten (no process maps them): their tables
  * leave BPF, their slots and shards free for others. */
 void session__bpftabs_forget(struct session *s, const uint32_t *ids, size_t n);
+/* bpftabs.c: the tables of every file in BPF but those USED says (a byte per dso id, NR
+ * of them) given back. */
+void session__bpftabs_keep(struct session *s, const uint8_t *used, uint32_t nr);
+/* procstate.c: the BPF state of the described processes that are gone forgotten, and the
+ * tables of the files no described process maps then given back (a file mapped again is
+ * loaded again). */
+void session__evict_tables(struct session *s);
 /* bpftabs.c: the files and shards in BPF now. */
 void session__bpftabs_stats(const struct session *s, uint32_t *files, uint32_t *shards);
 void session__free_bpftabs(struct session *s);

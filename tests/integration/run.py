@@ -970,6 +970,36 @@ def stacks_walked_in_bpf_from_unwind_tables():
     return "; ".join(notes)
 
 
+@test
+def tables_of_programs_gone_given_back():
+    # A script runs xz, then gzip, then xz again (each about a second): the unwind tables
+    # of xz's files leave BPF once no live process maps them (PROFILE_EVICT_SECONDS: every
+    # 0.3 s here, 5 s by default) and come back with the second xz; every program's stacks
+    # are walked in BPF and whole all the same (issue 28).
+    data = os.path.join(BUILD, "tests", "xz-input")
+    if not os.path.exists(data):
+        with open("/dev/urandom", "rb") as r, open(data, "wb") as w:
+            w.write(r.read(16 << 20))
+    script = (f"head -c 2000000 {data} | xz -6 -T1 > /dev/null; "
+              f"gzip -9 < {data} > /dev/null; "
+              f"head -c 2000000 {data} | xz -6 -T1 > /dev/null")
+    stacks, err, _ = run_profile(["-v", "-F", "499", "--", "sh", "-c", script],
+                                 env={"PROFILE_EVICT_SECONDS": "0.3"}, timeout=120)
+    m = re.search(r"(\d+) given back while sampling", err)
+    expect(m and int(m.group(1)) >= 2, f"no tables given back: {m and m.group(0)}")
+    w = re.search(r"([0-9.]+)% walked from unwind tables in BPF", err)
+    expect(w and float(w.group(1)) >= 90, f"only {w and w.group(1)}% walked in BPF")
+    notes = [f"{m.group(1)} files given back, {w.group(1)}% walked in BPF"]
+    for comm in ("xz", "gzip"):
+        n = total(stacks, comm)
+        whole = share(stacks, lambda f: "__libc_start_call_main" in f and
+                      "[truncated]" not in f, comm)
+        expect_rate(n > 100, f"{comm}: only {n} samples")
+        expect(whole >= 0.98, f"{comm}: {whole:.1%} of {n} stacks whole")
+        notes.append(f"{comm} {whole:.1%} of {n} whole")
+    return ", ".join(notes)
+
+
 # Debian's own interpreters, built without frame pointers (node's JIT code keeps them):
 # each runs about 3 s of work written here, its output thrown away.
 INTERPRETERS = {
