@@ -84,10 +84,10 @@ static __always_inline void send_for_dwarf(struct bpf_perf_event_data *pctx,
 		struct off_weight w = {
 			.tid = d->tid, .kstack_id = d->ck->kstack_id,
 			.seq = op->seq, .same_as = op->same_as,
-			.ns = d->weight,
+			.ns = d->weight, .start = bpf_ktime_get_ns(),
 		};
 
-		if (bpf_ringbuf_output(&events, &w, sizeof(w), 0))
+		if (bpf_ringbuf_output(&events, &w, sizeof(w), ring_flags()))
 			stat_inc(STAT_EVENTS_LOST);
 	}
 }

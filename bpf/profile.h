@@ -293,7 +293,8 @@ struct off_weight {
 	__u64 same_as;		/* not 0: its stacks are those of this earlier seq (no event
 				 * was sent for seq) */
 	__u64 ns;
-	__u64 start;		/* when it left the CPU (bpf_ktime_get_ns) */
+	__u64 start;		/* when it left the CPU (an event's sample: when it was taken;
+				 * bpf_ktime_get_ns) */
 };
 
 /*

@@ -211,6 +211,10 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			"by a stack scan, checked (--explain)\n",
 			share(st->scanned, st->samples, b1, sizeof(b1)));
 	print_lost(st, "samples");
+	if (st->timeline_lost)
+		fprintf(stderr, "profile: %llu samples left out of the speedscope timeline "
+			"(--max-memory; they are in the other outputs)\n",
+			(unsigned long long)st->timeline_lost);
 	if (st->bpf[STAT_FORKS_LEFT])
 		fprintf(stderr, "profile: %llu process%s forked by the pids %s not profiled "
 			"(--children follows them)\n",

@@ -174,8 +174,9 @@ int offcpu__on_weight(struct session *s, const struct off_weight *w, uint64_t ns
 		s->stats.off_unmatched++;
 		return 0;
 	case PARK_COUNTED:
-		/* (An event's sample weighs its events, not time: its time is its own.) */
-		if (s->opts.timeline && p->key.off_cpu &&
+		/* (A wait: from when it began, as long as it was; an event's sample at the
+		 * same place as an earlier one: when it was taken, weighing its events.) */
+		if (s->opts.timeline &&
 		    timeline__unwound(s, w->start, (pid_t)w->tid, ns, counted))
 			return -ENOMEM;
 		/* A wait at the same place as the one unwound: the copy it needed, again (the

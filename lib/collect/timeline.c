@@ -71,6 +71,8 @@ int timeline__counted(struct session *s, const struct timed_sample *r)
 	}
 	k = key_index(t, &r->key);
 	if (k == UINT32_MAX) {
+		limits__release(TL_ENT_BYTES);
+		t->bytes -= TL_ENT_BYTES;
 		s->stats.timeline_lost++;
 		return 0;
 	}

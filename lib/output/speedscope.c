@@ -159,11 +159,11 @@ static int stack_of(struct ss *ss, uint32_t sample)
 	return 0;
 }
 
-static const struct profile_timed *sort_tl;
-
-static int by_time(const void *a, const void *b)
+/* qsort_r's order of timeline indices (TL: the timeline) by time. */
+static int by_time(const void *a, const void *b, void *tl)
 {
-	uint64_t x = sort_tl[*(const uint32_t *)a].time, y = sort_tl[*(const uint32_t *)b].time;
+	const struct profile_timed *t = tl;
+	uint64_t x = t[*(const uint32_t *)a].time, y = t[*(const uint32_t *)b].time;
 
 	return x < y ? -1 : x > y;
 }
@@ -179,18 +179,21 @@ static int write_thread(struct ss *ss, struct ss_thread *t, FILE *out, uint64_t 
 			uint64_t end, uint64_t ns_per)
 {
 	const struct profile *p = ss->p;
-	uint64_t at = start;
+	uint64_t at = start, sum = 0;
 	char name[512];
 	bool first = true;
 	int err = 0;
 
+	/* (Weights that are no time: the profile ends where they add up to.) */
+	for (size_t i = 0; !ns_per && i < t->nr; i++)
+		sum += ss->tl[t->ents[i]].weight;
 	snprintf(name, sizeof(name), "%s (%u) / %s (%u)", name_or(p, t->comm, "[unknown]"),
 		 t->pid, name_or(p, t->thread_comm, "[unknown]"), t->tid);
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	json_string(out, name);
 	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[",
 		ns_per ? "nanoseconds" : "none",
-		(unsigned long long)(ns_per ? end - start : 0));
+		(unsigned long long)(ns_per ? end - start : sum));
 	/* The weights follow the samples: written to a second pass over the same order. */
 	for (int pass = 0; pass < 2 && !err; pass++) {
 		at = start;
@@ -269,12 +272,11 @@ int speedscope__write(const struct profile *p, const struct speedscope_opts *o, 
 		if (e->time + (ns_per ? e->weight * ns_per : 0) > end)
 			end = e->time + (ns_per ? e->weight * ns_per : 0);
 	}
-	sort_tl = ss.tl;
 	for (size_t i = 0; i < ss.nr_threads && !err; i++) {
 		struct ss_thread *t = &ss.threads[i];
 		const struct profile_timed *last;
 
-		qsort(t->ents, t->nr, sizeof(uint32_t), by_time);
+		qsort_r(t->ents, t->nr, sizeof(uint32_t), by_time, (void *)ss.tl);
 		/* Named as it was last (a command's first samples may be before its exec). */
 		last = &ss.tl[t->ents[t->nr - 1]];
 		t->comm = profile__sample(p, last->sample)->labels.comm;

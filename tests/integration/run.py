@@ -4417,6 +4417,49 @@ def diff_of_two_profiles_as_difffolded():
         expect(p.returncode == 0 and widths and int(widths[0].replace(",", "")) == total_a,
                f"--negate: not drawn on BEFORE ({total_a} samples): {widths[:1]}")
         notes.append(f"{len(grew)} frames grew (red), {len(shrank)} shrank (blue)")
+        # flamegraph.pl (FLAMEGRAPH_PL, a FlameGraph checkout's) on the same three columns:
+        # the same frames, samples and changes, coloured the same way (frames of a pixel or
+        # more: each tool leaves out narrower ones by its own rule).
+        fg = os.environ.get("FLAMEGRAPH_PL")
+        if fg:
+            cols = os.path.join(d, "cols.txt")
+            with open(cols, "w") as f:
+                f.write(subprocess.run([profile_bin(), "diff", "-n", a, b], capture_output=True,
+                                       text=True, check=True).stdout)
+            theirs_svg = subprocess.run(["perl", fg, cols], capture_output=True, text=True,
+                                        check=True).stdout
+
+            def frames_of(text):
+                out = {}
+                for name, n, dl, fill in re.findall(
+                        r"<title>([^<]*) \(([\d,]+) samples?, [\d.]+%; ([+-]?[\d.]+)%"
+                        r"(?:, [a-z ]+)?\)</title>\s*<rect [^>]*?fill=\"([^\"]+)\"", text):
+                    m = re.fullmatch(r"rgb\((\d+),(\d+),(\d+)\)", fill)
+                    rgb = tuple(int(x) for x in m.groups()) if m else \
+                        tuple(int(fill[i:i + 2], 16) for i in (1, 3, 5))
+                    hue = "red" if rgb[0] > rgb[2] else "blue" if rgb[2] > rgb[0] else "white"
+                    # (flamegraph.pl shows a frame's name without its _[k] kind suffix.)
+                    name = re.sub(r"_\[[kwij]\]$", "", name)
+                    out.setdefault((name, int(n.replace(",", ""))), []).append(
+                        (float(dl), hue))
+                return out
+
+            def alike(x, y):
+                return x is not None and y is not None and len(x) == len(y) and all(
+                    abs(p[0] - q[0]) <= 0.011 and p[1] == q[1]
+                    for p, q in zip(sorted(x), sorted(y)))
+
+            ours_f, theirs_f = frames_of(text), frames_of(theirs_svg)
+            total_b = sum(c for _, c in parse_folded(open(b).read()))
+            # (The root's title has no change in flamegraph.pl's graph.)
+            wide = {k for k in ours_f.keys() | theirs_f.keys() if k[1] * 1180 >= total_b and
+                    k[0] != "all"}
+            diff = [(k, ours_f.get(k), theirs_f.get(k)) for k in sorted(wide)
+                    if not alike(ours_f.get(k), theirs_f.get(k))]
+            expect(wide and not diff, f"frames unlike flamegraph.pl's: {diff[:3]}")
+            notes.append(f"{len(wide)} frames as flamegraph.pl draws them")
+        else:
+            notes.append("flamegraph.pl not compared (FLAMEGRAPH_PL not set)")
         # -o x.pb.gz: AFTER minus BEFORE per stack, negative where it shrank, as go tool
         # pprof reads it: the same numbers as the three columns.
         go = go_tool()
