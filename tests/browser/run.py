@@ -57,6 +57,18 @@ def render(text, *opts, name="graph"):
     return svg
 
 
+def profile_workload(name, out, *opts, args=()):
+    """Workload NAME (ARGS its arguments) profiled with OPTS into OUT in the work directory:
+    its path."""
+    wl = os.path.join(ARGS.build, "tests", "workloads", name)
+    expect(os.access(wl, os.X_OK), f"{wl} is missing (make test builds it)")
+    path = os.path.join(ARGS.workdir, out)
+    p = subprocess.run([ARGS.profile, *opts, "-o", path, "--", wl, *args],
+                       capture_output=True, text=True, timeout=60)
+    expect(p.returncode == 0, f"profile exited {p.returncode}: {p.stderr}")
+    return path
+
+
 def browser():
     global BROWSER
     if BROWSER is None:
@@ -286,12 +298,7 @@ def graph_says_what_it_shows():
     # the title is the command, the subtitle what was sampled, how often, how long, when and
     # where; the legend, drawn, names the kinds the graph has; hovering a kernel frame says
     # so, and a frame of one sample says "1 sample".
-    wl = os.path.join(ARGS.build, "tests", "workloads", "readloop")
-    expect(os.access(wl, os.X_OK), f"{wl} is missing (make test builds it)")
-    svg = os.path.join(ARGS.workdir, "says.svg")
-    p = subprocess.run([ARGS.profile, "-F", "199", "-o", svg, "--", wl, "0.6"],
-                       capture_output=True, text=True, timeout=60)
-    expect(p.returncode == 0, f"profile exited {p.returncode}: {p.stderr}")
+    svg = profile_workload("readloop", "says.svg", "-F", "199", args=("0.6",))
     b = open_svg(svg)
     expect(text_of(b, "title") == "profile: readloop 0.6", f"title {text_of(b, 'title')!r}")
     sub = text_of(b, "subtitle")
@@ -450,13 +457,8 @@ def speedscope_shows_threads_in_time_order():
     # in napper's time-order view, hovering along the frames finds them (the tooltip names
     # them) in stretches of work with naps between, in turn; the grinder's has no nap.
     import time
-    wl = os.path.join(ARGS.build, "tests", "workloads", "napper")
-    expect(os.access(wl, os.X_OK), f"{wl} is missing (make test builds it)")
-    path = os.path.join(ARGS.workdir, "napper.speedscope.json")
-    p = subprocess.run([ARGS.profile, "-F", "499", "-o", path, "--", wl, "2"],
-                       capture_output=True, text=True, timeout=60)
-    expect(p.returncode == 0, f"profile exited {p.returncode}: {p.stderr}")
-    b = open_speedscope(path)
+    b = open_speedscope(profile_workload("napper", "napper.speedscope.json", "-F", "499",
+                                         args=("2",)))
     rows = {}
     for thread, fn in (("napper", "nap_work"), ("grinder", "grind")):
         ss_select(b, thread)

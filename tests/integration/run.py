@@ -905,6 +905,16 @@ def xz_reaches_libc_start_like_perf():
     return f"ours {ours:.1%} of {total(stacks, 'xz')}, perf {theirs:.1%} of {n}"
 
 
+def xz_input():
+    """Input for xz and gzip to work on (xz_reaches_libc_start_like_perf's, else 16 MiB of
+    random bytes, made once): its path."""
+    data = os.path.join(BUILD, "tests", "xz-input")
+    if not os.path.exists(data):
+        with open("/dev/urandom", "rb") as r, open(data, "wb") as w:
+            w.write(r.read(16 << 20))
+    return data
+
+
 @test
 def stacks_walked_in_bpf_from_unwind_tables():
     # Debian's xz, python3 and perl are built without frame pointers: their stacks are
@@ -912,10 +922,7 @@ def stacks_walked_in_bpf_from_unwind_tables():
     # each stack walked whole there is also sent with its copy, whose unwind here must give
     # the same frames: none may differ. Most samples are walked that way (not the first ones
     # of a process, before the worker's tables came); the default run's stacks are whole.
-    data = os.path.join(BUILD, "tests", "xz-input")
-    if not os.path.exists(data):
-        with open("/dev/urandom", "rb") as r, open(data, "wb") as w:
-            w.write(r.read(16 << 20))
+    data = xz_input()
     cases = {
         "xz": ["sh", "-c", f"exec xz -6 -T1 -c {data} > /dev/null"],
         "python3": INTERPRETERS["python3"],
@@ -976,10 +983,7 @@ def tables_of_programs_gone_given_back():
     # of xz's files leave BPF once no live process maps them (PROFILE_EVICT_SECONDS: every
     # 0.3 s here, 5 s by default) and come back with the second xz; every program's stacks
     # are walked in BPF and whole all the same (issue 28).
-    data = os.path.join(BUILD, "tests", "xz-input")
-    if not os.path.exists(data):
-        with open("/dev/urandom", "rb") as r, open(data, "wb") as w:
-            w.write(r.read(16 << 20))
+    data = xz_input()
     script = (f"head -c 2000000 {data} | xz -6 -T1 > /dev/null; "
               f"gzip -9 < {data} > /dev/null; "
               f"head -c 2000000 {data} | xz -6 -T1 > /dev/null")

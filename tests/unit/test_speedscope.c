@@ -50,6 +50,19 @@ static void timed(struct profile *p, uint32_t s, uint32_t tid, const char *threa
 	CU_ASSERT_EQUAL_FATAL(profile__add_timed(p, &t), 0);
 }
 
+/* Timed samples of P: sample, tid, thread name, time, weight. */
+struct timed_case {
+	uint32_t sample, tid;
+	const char *thread;
+	uint64_t time, weight;
+};
+
+static void timed_all(struct profile *p, const struct timed_case *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		timed(p, v[i].sample, v[i].tid, v[i].thread, v[i].time, v[i].weight);
+}
+
 static char *written(const struct profile *p)
 {
 	char *buf = NULL;
@@ -78,12 +91,11 @@ static void test_threads_in_time_order(void)
 	w = sample(p, "fw", 7, "app", false, 2);
 	/* Thread 8: fb at 100 ms, fa at 101 and 102 (added out of order), then 10 ms with none
 	 * before fa again at 113; thread 9 works throughout. */
-	timed(p, a, 8, "one", 102000000, 1);
-	timed(p, b, 8, "one", 100000000, 1);
-	timed(p, a, 8, "one", 101000000, 1);
-	timed(p, a, 8, "one", 113000000, 1);
-	timed(p, w, 9, "two\"q", 100000000, 1);
-	timed(p, w, 9, "two\"q", 101000000, 1);
+	timed_all(p, (const struct timed_case[]){
+		{ a, 8, "one", 102000000, 1 }, { b, 8, "one", 100000000, 1 },
+		{ a, 8, "one", 101000000, 1 }, { a, 8, "one", 113000000, 1 },
+		{ w, 9, "two\"q", 100000000, 1 }, { w, 9, "two\"q", 101000000, 1 },
+	}, 6);
 	s = written(p);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	CU_ASSERT_PTR_NOT_NULL(strstr(s, "\"$schema\":\"https://www.speedscope.app/"
@@ -116,9 +128,10 @@ static void test_wall_waits_marked(void)
 	CU_ASSERT_EQUAL_FATAL(profile__set_meta(p, &m), 0);
 	on = sample(p, "run", 5, "w", false, 1000000);
 	off = sample(p, "sleep", 5, "w", true, 300000000);
-	timed(p, on, 5, "w", 0, 1000000);
-	timed(p, off, 5, "w", 1000000, 300000000);
-	timed(p, on, 5, "w", 301000000, 1000000);
+	timed_all(p, (const struct timed_case[]){
+		{ on, 5, "w", 0, 1000000 }, { off, 5, "w", 1000000, 300000000 },
+		{ on, 5, "w", 301000000, 1000000 },
+	}, 3);
 	s = written(p);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	CU_ASSERT_PTR_NOT_NULL(strstr(s, "\"frames\":[{\"name\":\"run\"},{\"name\":\"sleep\"},"
