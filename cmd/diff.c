@@ -330,6 +330,12 @@ int diff_main(int argc, char **argv)
 			"--help'.\n");
 		return 2;
 	}
+	/* (A timeline needs each sample's time: two profiles' differences have none.) */
+	if (output && ends_with(output, ".speedscope.json")) {
+		fprintf(stderr, WHO ": -o %s: a difference has no timeline for speedscope; write "
+			"it as *.svg, *.pb.gz or the three columns.\n", output);
+		return 2;
+	}
 	if (read_side(&d, 0, argv[optind]) || read_side(&d, 1, argv[optind + 1]))
 		goto out;
 	/* Samples against nanoseconds off the CPU, one event against another: no difference

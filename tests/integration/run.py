@@ -4506,7 +4506,9 @@ def diff_of_two_profiles_as_difffolded():
         open(empty, "w").close()
         shutil.copyfile("/bin/true", binary)
         for args, what in (([empty, b], "an empty file"), ([binary, b], "a binary file"),
-                           ([a], "one profile")):
+                           ([a], "one profile"),
+                           ([a, b, "-o", os.path.join(d, "x.speedscope.json")],
+                            "a speedscope output")):
             p = subprocess.run([profile_bin(), "diff"] + args, capture_output=True, text=True)
             lines = [x for x in p.stderr.splitlines() if x.strip()]
             expect(p.returncode == 2 and len(lines) == 1 and
