@@ -82,13 +82,15 @@ static bool command_exists(const char *name)
  * The runtimes a command may start name their JIT frames when asked by their documented
  * switches, for little (issue 29): node writes a perf map of its functions
  * (--perf-basic-prof-only-functions, which NODE_OPTIONS may carry), Python from 3.12 one of
- * its functions' trampolines (PYTHONPERFSUPPORT=1). Set in our environment before the fork
- * (--user's copies it), unless the user set them or said --no-runtime.
+ * its functions' trampolines (PYTHONPERFSUPPORT=1), a HotSpot JVM one of its compiled methods
+ * when it exits (JAVA_TOOL_OPTIONS' -XX:+DumpPerfMapAtExit, a diagnostic flag). Set in our
+ * environment before the fork (--user's copies it), unless the user set them or said
+ * --no-runtime.
  */
 static void runtime_env(struct session *s)
 {
-	static char said[96];
-	const char *node = getenv("NODE_OPTIONS");
+	static char said[160];
+	const char *node = getenv("NODE_OPTIONS"), *java = getenv("JAVA_TOOL_OPTIONS");
 	char *v = NULL;
 
 	s->stats.runtime_env = "";
@@ -104,6 +106,14 @@ static void runtime_env(struct session *s)
 	}
 	if (!getenv("PYTHONPERFSUPPORT") && !setenv("PYTHONPERFSUPPORT", "1", 1))
 		strcat(said, said[0] ? ", PYTHONPERFSUPPORT=1" : "PYTHONPERFSUPPORT=1");
+	if ((!java || !strstr(java, "PerfMap")) &&
+	    asprintf(&v, "%s%s-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
+		     java ? java : "", java && *java ? " " : "") >= 0) {
+		if (!setenv("JAVA_TOOL_OPTIONS", v, 1))
+			strcat(said, said[0] ? ", JAVA_TOOL_OPTIONS=-XX:+DumpPerfMapAtExit" :
+			       "JAVA_TOOL_OPTIONS=-XX:+DumpPerfMapAtExit");
+		free(v);
+	}
 	s->stats.runtime_env = said;
 }
 

@@ -529,6 +529,10 @@ int session__build_profile(struct session *s, struct profile *p)
 		err = builder__add(b, &e->key, e->ips, e->nr, e->count, &e->sample);
 	if (!err && s->opts.timeline)
 		err = timeline__take(s, b, par);
+	/* A perf map the command wrote as it ended (a JVM's, DumpPerfMapAtExit): one found. */
+	if (!err && !s->stats.perf_maps && s->command_pid && !s->opts.no_runtime &&
+	    symbolizer__has_perfmap(s->sym, s->command_pid))
+		s->stats.perf_maps = 1;
 	if (continuous)
 		clear_period(s, par, &counted);
 	if (unwound != s->unwound)

@@ -4204,7 +4204,35 @@ def command_runtimes_asked_for_perf_maps():
                f"--no-runtime: {named} samples named hotJsFunction")
     finally:
         remove_perf_maps("jit.js")
-    return f"hotJsFunction in {hot} of {n} samples; none with --no-runtime"
+    note = f"hotJsFunction in {hot} of {n} samples; none with --no-runtime"
+    # A JVM started as the command, with nothing run by hand: JAVA_TOOL_OPTIONS asks it for
+    # a perf map of its compiled methods when it exits (issue 29): >= 80% of its samples
+    # reach a named method of the program; --no-runtime: none, and the JVM is given nothing.
+    java, javac = shutil.which("java"), shutil.which("javac")
+    expect(java and javac, "no java (openjdk-17-jdk-headless, in scripts/deps.sh)")
+    d = os.path.abspath(tempfile.mkdtemp(prefix="jvm-", dir=os.path.join(BUILD, "tests")))
+    try:
+        with open(os.path.join(d, "Hot.java"), "w") as f:
+            f.write(HOT_JAVA)
+        subprocess.run([javac, "Hot.java"], cwd=d, check=True, timeout=120)
+        stacks, err, _ = run_profile(["-F", "499", "--", java, "-cp", d, "Hot", "2"],
+                                     timeout=120)
+        n = total(stacks, "java")
+        mine = sum(c for f, c in stacks if f[0] == "java" and
+                   any(re.search(r"\bHot\.(inner|outer|mix|main)\(", x) for x in f))
+        expect(mine >= 0.8 * n, f"java: a method of Hot named in {mine} of {n} samples")
+        expect("JAVA_TOOL_OPTIONS=-XX:+DumpPerfMapAtExit" in err,
+               f"the summary does not say what the JVM was given: {err[-400:]!r}")
+        plain, err2, _ = run_profile(["-F", "499", "--no-runtime", "--", java, "-cp", d, "Hot",
+                                      "1"], timeout=120)
+        named = sum(c for f, c in plain if any("Hot." in x for x in f))
+        expect(named == 0 and "JAVA_TOOL_OPTIONS" not in err2,
+               f"--no-runtime: {named} samples named in Hot, {err2[-300:]!r}")
+        note += f"; java: Hot's methods in {mine} of {n} samples, none with --no-runtime"
+    finally:
+        remove_perf_maps("Hot.")
+        shutil.rmtree(d, ignore_errors=True)
+    return note
 
 
 # --- profile diff (issue 30) -----------------------------------------------------------------
