@@ -288,6 +288,11 @@ def wall_clock_graph_from_the_profiler():
     d = text_of(b, "details")
     expect(re.fullmatch(r"Function: \[off-cpu\] \([\d,]+ us, [\d.]+%\)", d),
            f"details line on hover: {d!r}")
+    # (Said in full when missing: CI once drew no wall_sleep, 0 of 73 runs here since.)
+    titles = b.eval("[].map.call(document.querySelectorAll('#frames title'), function (e) {"
+                    " return e.textContent; })")
+    expect(any(t.startswith("wall_sleep (") for t in titles),
+           f"no wall_sleep frame; frames: {titles[:40]}; profile said: {p.stderr[-1500:]!r}")
     sleep = frame(b, "wall_sleep (")
     expect(sleep["w"] > 200, f"wall_sleep, half of the time, is {sleep['w']} px wide")
 

@@ -4316,9 +4316,12 @@ def speedscope_timeline_per_thread():
         period = 1e9 / 499
         by_name = {}
         for p in doc["profiles"]:
-            m = re.fullmatch(r"napper \((\d+)\) / (\S+) \((\d+)\)", p["name"])
+            # (The command's main thread may have been sampled only before its exec, as
+            # profile's forked child: named so, as the folded output names it.)
+            m = re.fullmatch(r"(napper|profile) \((\d+)\) / (\S+) \((\d+)\)", p["name"])
             expect(m, f"a profile named {p['name']!r}")
-            by_name[m.group(2)] = p
+            if m.group(1) == "napper":
+                by_name[m.group(3)] = p
             expect(len(p["samples"]) == len(p["weights"]), "samples and weights differ")
         expect({"grinder", "napper"} <= set(by_name), f"threads: {sorted(by_name)}")
         sampled = 0
