@@ -235,13 +235,8 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 		op->seq = 0;
 		return 0;
 	}
-	if (timeline) {
-		struct timed_sample tr = { .time = bpf_ktime_get_ns(), .weight = weight,
-					   .tid = tid, .key = key };
-
-		if (bpf_ringbuf_output(&events, &tr, sizeof(tr), ring_flags()))
-			stat_inc(STAT_EVENTS_LOST);
-	}
+	if (timeline)
+		send_timed(bpf_ktime_get_ns(), weight, tid, &key);
 	if (count_cached(&key, &slot, weight))
 		return 0;
 	/* New to this CPU's table: make sure its user stack is stored. A stack that cannot be
@@ -379,16 +374,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 					stat_inc(STAT_EVENTS_LOST);
 			} else {
 				count_add(&op->key, ns);
-				if (timeline) {
-					struct timed_sample tr = {
-						.time = op->start, .weight = ns, .tid = op->tid,
-						.key = op->key,
-					};
-
-					if (bpf_ringbuf_output(&events, &tr, sizeof(tr),
-							       ring_flags()))
-						stat_inc(STAT_EVENTS_LOST);
-				}
+				if (timeline)
+					send_timed(op->start, ns, op->tid, &op->key);
 			}
 		}
 		bpf_map_delete_elem(&offpend, &ntid);

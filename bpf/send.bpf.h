@@ -37,6 +37,17 @@ static __always_inline __u64 ring_flags(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
+/* A timeline's record of a sample or wait counted under KEY: taken (begun) at TIME by TID,
+ * weighing WEIGHT. */
+static __always_inline void send_timed(__u64 time, __u64 weight, __u32 tid,
+				       const struct count_key *key)
+{
+	struct timed_sample tr = { .time = time, .weight = weight, .tid = tid, .key = *key };
+
+	if (bpf_ringbuf_output(&events, &tr, sizeof(tr), ring_flags()))
+		stat_inc(STAT_EVENTS_LOST);
+}
+
 /* The header of the record of D into E: who, why, registers, the walk's frames. */
 static __always_inline void event_header(struct bpf_perf_event_data *ctx,
 					 struct task_struct *task, const struct dwarf_send *d,

@@ -240,8 +240,7 @@ int session__end_off_cpu(struct session *s, uint64_t end_ns)
 			continue;
 		}
 		if (s->opts.timeline)
-			err = timeline__counted(s, &(struct timed_sample){
-				.time = op.start, .weight = ns, .tid = op.tid, .key = op.key });
+			err = timeline__counted(s, op.start, ns, (pid_t)op.tid, &op.key);
 		if (!bpf_map_lookup_elem(cfd, &op.key, &count))
 			ns += count;
 		bpf_map_update_elem(cfd, &op.key, &ns, BPF_ANY);
@@ -401,9 +400,7 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
 				err = timeline__unwound(s, op.start, (pid_t)op.tid, ns, counted);
 		} else {
 			if (s->opts.timeline)
-				err = timeline__counted(s, &(struct timed_sample){
-					.time = op.start, .weight = ns, .tid = op.tid,
-					.key = op.key });
+				err = timeline__counted(s, op.start, ns, (pid_t)op.tid, &op.key);
 			if (!bpf_map_lookup_elem(cfd, &op.key, &count))
 				ns += count;
 			bpf_map_update_elem(cfd, &op.key, &ns, BPF_ANY);

@@ -348,8 +348,11 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 
 		return offcpu__on_weight(s, w, w->ns) < 0 ? -ENOMEM : 0;
 	}
-	if (size == sizeof(struct timed_sample))
-		return timeline__counted(s, data);
+	if (size == sizeof(struct timed_sample)) {
+		const struct timed_sample *r = data;
+
+		return timeline__counted(s, r->time, r->weight, (pid_t)r->tid, &r->key);
+	}
 	if (size < EVENT_HDR || e->stack_len > size - EVENT_HDR ||
 	    e->nr_frames > PROFILE_MAX_DEPTH)
 		return 0;

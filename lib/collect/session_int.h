@@ -432,10 +432,12 @@ int builder__add(struct builder *b, const struct stack_key *key, const uint64_t 
 int builder__timed(struct builder *b, uint32_t sample, pid_t tid, uint64_t gen, uint64_t time,
 		   uint64_t weight, bool off);
 
-/* timeline.c: a sample BPF counted (R) or one unwound here (U, its entry of s->unwound) kept
- * with its time until the profile of its period takes it. Past the memory budget it is not
- * kept (counted in stats.timeline_lost). Returns 0 or -ENOMEM. */
-int timeline__counted(struct session *s, const struct timed_sample *r);
+/* timeline.c: a sample BPF counted under KEY (taken at TIME by TID, weighing WEIGHT) or one
+ * unwound here (U, its entry of s->unwound) kept with its time until the profile of its
+ * period takes it. Past the memory budget it is not kept (counted in
+ * stats.timeline_lost). Returns 0 or -ENOMEM. */
+int timeline__counted(struct session *s, uint64_t time, uint64_t weight, pid_t tid,
+		      const struct count_key *key);
 int timeline__unwound(struct session *s, uint64_t time, pid_t tid, uint64_t weight,
 		      struct ucount *u);
 

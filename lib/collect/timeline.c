@@ -60,7 +60,8 @@ static bool room(struct timeline *t)
 	return true;
 }
 
-int timeline__counted(struct session *s, const struct timed_sample *r)
+int timeline__counted(struct session *s, uint64_t time, uint64_t weight, pid_t tid,
+		      const struct count_key *key)
 {
 	struct timeline *t = &s->tl;
 	uint32_t k;
@@ -69,15 +70,15 @@ int timeline__counted(struct session *s, const struct timed_sample *r)
 		s->stats.timeline_lost++;
 		return 0;
 	}
-	k = key_index(t, &r->key);
+	k = key_index(t, key);
 	if (k == UINT32_MAX) {
 		limits__release(TL_ENT_BYTES);
 		t->bytes -= TL_ENT_BYTES;
 		s->stats.timeline_lost++;
 		return 0;
 	}
-	t->v[t->nr++] = (struct tl_ent){ .time = r->time, .weight = r->weight ? r->weight : 1,
-					 .tid = (pid_t)r->tid, .key = k };
+	t->v[t->nr++] = (struct tl_ent){ .time = time, .weight = weight ? weight : 1,
+					 .tid = tid, .key = k };
 	return 0;
 }
 
