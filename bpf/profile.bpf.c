@@ -370,7 +370,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 					.start = op->start,
 				};
 
-				if (bpf_ringbuf_output(&events, &w, sizeof(w), 0))
+				if (bpf_ringbuf_output(&events, &w, sizeof(w), ring_flags()))
 					stat_inc(STAT_EVENTS_LOST);
 			} else {
 				count_add(&op->key, ns);
