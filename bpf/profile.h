@@ -412,6 +412,71 @@ struct proc_tabs {
 	__u32 file[PROFILE_MAX_TABS];
 };
 
+/*
+ * CPython: where a sample finds the thread's Python frames, for one version's layout (bytes
+ * from the start of each struct; PY_NO_FIELD: the version has no such field). Filled by
+ * lib/python/pylayout.c from the version's own layout (3.8-3.12) or its _Py_DebugOffsets
+ * (3.13 on), per process in `py_procs`.
+ */
+#define PY_NO_FIELD	0xffff
+#define PY_MAX_FRAMES	48	/* Python frames read per sample */
+#define PY_MAX_THREADS	64	/* thread states looked through for the sampled thread */
+
+/* How a version keeps its frames (py_offsets.model). */
+enum py_model {
+	PY_MODEL_NONE = 0,
+	PY_MODEL_FRAMEOBJ_BYTES,	/* 3.8, 3.9: PyFrameObject chain, f_lasti a byte offset */
+	PY_MODEL_FRAMEOBJ_UNITS,	/* 3.10: f_lasti in code units (2 bytes) */
+	PY_MODEL_ENTRY_FLAG,		/* 3.11: _PyInterpreterFrame, is_entry, prev_instr */
+	PY_MODEL_SHIM_PREV,		/* 3.12: owner FRAME_OWNED_BY_CSTACK shims, prev_instr */
+	PY_MODEL_SHIM_NEXT,		/* 3.13 on: shims, instr_ptr */
+};
+
+struct py_offsets {
+	__u16 runtime_interp_head;	/* _PyRuntimeState.interpreters.head */
+	__u16 interp_tstate_head;	/* PyInterpreterState.tstate_head (.threads.head 3.12 on) */
+	__u16 tstate_next;		/* PyThreadState.next */
+	__u16 tstate_thread_id;		/* PyThreadState.thread_id (pthread_t: the fs base) */
+	__u16 tstate_frame;		/* .frame (3.8-3.10), .cframe (3.11, 3.12), .current_frame */
+	__u16 cframe_current_frame;	/* _PyCFrame.current_frame (3.11, 3.12) */
+	__u16 frame_previous;		/* PyFrameObject.f_back, _PyInterpreterFrame.previous */
+	__u16 frame_code;		/* .f_code (3.13: .f_executable) */
+	__u16 frame_instr;		/* .f_lasti (int), .prev_instr (3.11, 3.12), .instr_ptr */
+	__u16 frame_entry;		/* .is_entry (3.11), .owner (3.12 on): one byte */
+	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive (3.11 on) */
+	__u16 code_firstlineno;		/* PyCodeObject.co_firstlineno (int) */
+	__u8 model;			/* enum py_model */
+	__u8 owner_cstack;		/* .owner's FRAME_OWNED_BY_CSTACK (3.12 on) */
+	__u16 pad;
+};
+
+/* A stack's frames (struct ustack's ips) are its native ones, leaf first, then, when the
+ * thread ran Python code, PY_MARK and its Python frames, leaf first: each the code object's
+ * address with PY_WORD_ENTRY set on the first frame each run of the interpreter's loop ran
+ * (the one whose C caller is below it), and the instruction (code units) in the top 16 bits
+ * (PY_UNIT_UNKNOWN: not known). */
+#define PY_MARK		0xfffffffffffffff0ULL
+#define PY_WORD_ENTRY	1ULL
+#define PY_WORD_ADDR	0x0000fffffffffff8ULL
+#define PY_UNIT_SHIFT	48
+#define PY_UNIT_UNKNOWN	0xffffULL
+
+/* A code object seen for the first time in a process (`events`; told apart by size): its
+ * address, for userspace to read its names while the process lives. */
+struct py_code_event {
+	__u32 pid;		/* tgid, in the profiler's namespace */
+	__u32 magic;		/* PY_CODE_MAGIC */
+	__u64 code;
+	__u64 gen;		/* count_key.gen of the sample */
+};
+#define PY_CODE_MAGIC	0x7079636fu
+
+/* A process running CPython (`py_procs`, by tgid). */
+struct py_proc {
+	__u64 runtime;			/* the address of _PyRuntime */
+	struct py_offsets off;
+};
+
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #endif

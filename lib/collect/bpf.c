@@ -315,6 +315,7 @@ static int load_bpf(struct session *s, bool without_epochs)
 				    !o->no_copy;
 	skel->rodata->no_copy = o->no_copy;
 	skel->rodata->timeline = o->timeline;
+	skel->rodata->python = !o->no_runtime && !o->kernel_only;
 	skel->rodata->time_runs = getenv("PROFILE_BPF_TIMES") != NULL;
 	if (!s->table_walk) {
 		bpf_map__set_max_entries(skel->maps.ushards, 1);

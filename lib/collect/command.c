@@ -81,9 +81,10 @@ static bool command_exists(const char *name)
 /*
  * The runtimes a command may start name their JIT frames when asked by their documented
  * switches, for little (issue 29): node writes a perf map of its functions
- * (--perf-basic-prof-only-functions, which NODE_OPTIONS may carry), Python from 3.12 one of
- * its functions' trampolines (PYTHONPERFSUPPORT=1), a HotSpot JVM one of its compiled methods
- * when it exits (JAVA_TOOL_OPTIONS' -XX:+DumpPerfMapAtExit, a diagnostic flag). Set in our
+ * (--perf-basic-prof-only-functions, which NODE_OPTIONS may carry), a HotSpot JVM one of its
+ * compiled methods when it exits (JAVA_TOOL_OPTIONS' -XX:+DumpPerfMapAtExit, a diagnostic
+ * flag). (Python is not asked for trampolines, PYTHONPERFSUPPORT: its frames are read at each
+ * sample, collect/python.c.) Set in our
  * environment before the fork (--user's copies it), unless the user set them or said
  * --no-runtime.
  */
@@ -104,8 +105,6 @@ static void runtime_env(struct session *s)
 			strcat(said, "NODE_OPTIONS=--perf-basic-prof-only-functions");
 		free(v);
 	}
-	if (!getenv("PYTHONPERFSUPPORT") && !setenv("PYTHONPERFSUPPORT", "1", 1))
-		strcat(said, said[0] ? ", PYTHONPERFSUPPORT=1" : "PYTHONPERFSUPPORT=1");
 	if ((!java || !strstr(java, "PerfMap")) &&
 	    asprintf(&v, "%s%s-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
 		     java ? java : "", java && *java ? " " : "") >= 0) {

@@ -75,13 +75,15 @@ static int drain_key(struct session *s, struct builder *b, struct drained *d,
 	struct stack_env env = session__stack_env(s);
 	struct stack_key key;
 	struct ustack us;
-	int nr = 0;
+	int nr = 0, all = 0, py = 0;
 
 	stack_key__decode(&key, bpf_key);
 	if (bpf_key->ustack_hash &&
 	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.ustacks), &bpf_key->ustack_hash,
 				&us) == 0) {
-		nr = us.nr < PROFILE_MAX_DEPTH ? (int)us.nr : PROFILE_MAX_DEPTH;
+		all = us.nr < PROFILE_MAX_DEPTH ? (int)us.nr : PROFILE_MAX_DEPTH;
+		/* (Its Python frames, behind PY_MARK, put back behind the native ones.) */
+		nr = py = python_split((const uint64_t *)us.ips, all);
 		memcpy(ips, us.ips, nr * sizeof(*ips));
 		/* The mappings of the program sampled (an earlier one under the pid, kept
 		 * apart). */
@@ -93,6 +95,10 @@ static int drain_key(struct session *s, struct builder *b, struct drained *d,
 			nr = stacks__leaf_caller(&env, s->unw, key.pid, pid,
 						 (const uint64_t *)us.sp_words, ips, nr,
 						 &key.truncated);
+		if (all > py && nr + all - py <= PROFILE_MAX_DEPTH + 1) {
+			memcpy(ips + nr, us.ips + py, (all - py) * sizeof(*ips));
+			nr += all - py;
+		}
 	}
 	if (drained__add(d, b, &key, ips, nr, count))
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");

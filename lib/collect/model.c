@@ -53,6 +53,9 @@ struct builder {
 	uint32_t locs[PROFILE_MAX_DEPTH + USER_MAX_DEPTH];
 	uint32_t ustack[USER_MAX_DEPTH];	/* the entries of the stack's user addresses */
 	int nr_ustack;
+	const char *louter[USER_MAX_DEPTH];	/* the outermost function of each user
+						 * location of the stack */
+	uint32_t pylocs[PROFILE_MAX_DEPTH + USER_MAX_DEPTH];	/* python_merge's */
 	bool cgnames_fresh;	/* the session's cgroup names were read for this profile */
 	struct rename *renames;	/* BPF's `renames`, by thread and time; read when first asked */
 	size_t nr_renames;
@@ -374,6 +377,7 @@ static int user_locations(struct builder *b, pid_t pid, const uint64_t *ips, int
 			id = keep == e->nr ? (int)e->loc : cut_location(b, e, keep);
 			if (id < 0)
 				return id;
+			b->louter[n] = e->outer;
 			locs[n++] = id;
 		}
 		if (fixup__ends_at(i, *outer))
@@ -592,11 +596,119 @@ static int builder__labels(struct builder *b, const struct stack_key *key, pid_t
 	return id < 0 ? id : 0;
 }
 
+/* --- Python frames -------------------------------------------------------------------- */
+
+/* CPython's interpreter loop: each of its frames ran one or more Python frames. */
+#define PY_EVAL_LOOP	"_PyEval_EvalFrameDefault"
+
+/* The location of Python frame WORD of PID (its code object and instruction). Returns its id
+ * or -errno. */
+static int python_location(struct builder *b, pid_t pid, uint64_t word)
+{
+	uint64_t addr = word & ~PY_WORD_ENTRY;
+	/* (Kept beside the native addresses as a kernel address of a process: never one.) */
+	uint64_t h = addr_hash((uint32_t)pid, addr, true, true);
+	struct profile_frame fr = { .kind = PROFILE_FRAME_PYTHON };
+	struct profile_location loc = {
+		.kind = PROFILE_LOC_USER, .mapping = PROFILE_NONE, .address = addr,
+		.frames = &fr, .nr_frames = 1,
+	};
+	struct python_frame pf;
+	uint32_t pos, id;
+	int l, err;
+
+	for (id = htab__first(&b->index, h, &pos); id != HTAB_NONE;
+	     id = htab__next(&b->index, h, &pos))
+		if (b->ents[id].addr == addr && b->ents[id].pid == (uint32_t)pid &&
+		    b->ents[id].kernel && b->ents[id].is_return)
+			return (int)b->ents[id].loc;
+	python__frame(b->s, pid, word, &pf);
+	l = profile__intern(b->p, pf.name, strlen(pf.name));
+	if (l < 0)
+		return l;
+	fr.name = (uint32_t)l;
+	if (pf.file && pf.line) {
+		l = profile__intern(b->p, pf.file, strlen(pf.file));
+		if (l < 0)
+			return l;
+		fr.file = (uint32_t)l;
+		fr.line = (uint32_t)pf.line;
+	}
+	l = profile__add_location(b->p, &loc);
+	if (l < 0)
+		return l;
+	if (array_grow(&b->ents, &b->cap, sizeof(*b->ents), b->nr))
+		return -ENOMEM;
+	b->ents[b->nr] = (struct addr_ent){ addr, (uint32_t)pid, true, true, (uint32_t)l, 1,
+					    NULL, -1, -1 };
+	err = htab__insert(&b->index, h, (uint32_t)b->nr);
+	if (err)
+		return err;
+	b->nr++;
+	return l;
+}
+
+/*
+ * The N user locations LOCS (leaf first; B->louter their outermost functions) with the NW
+ * Python frames WORDS of PID in place of the interpreter's frames that ran them, into
+ * B->pylocs: the frames each run of the loop ran end at one with PY_WORD_ENTRY; the runs go
+ * to the loop's frames from the root (from the leaf when the native stack was cut, TRUNCATED).
+ * Runs with no loop frame left go with the leaf-most one; loop frames with no run stay as
+ * they are. Returns how many locations, or -errno.
+ */
+static int python_merge(struct builder *b, pid_t pid, const uint64_t *words, int nw,
+			const uint32_t *locs, int n, bool truncated)
+{
+	int rs[PY_MAX_FRAMES + 1], re[PY_MAX_FRAMES + 1], nr = 0, start = 0, ne = 0, k, out = 0;
+	const int max = (int)(sizeof(b->pylocs) / sizeof(b->pylocs[0]));
+
+	if (nw > PY_MAX_FRAMES)
+		nw = PY_MAX_FRAMES;
+	for (int i = 0; i < nw; i++)
+		if ((words[i] & PY_WORD_ENTRY) || i == nw - 1) {
+			rs[nr] = start;
+			re[nr++] = i + 1;
+			start = i + 1;
+		}
+	for (int i = 0; i < n; i++)
+		ne += b->louter[i] && !strcmp(b->louter[i], PY_EVAL_LOOP);
+	k = 0;
+	for (int i = 0; i < n; i++) {
+		int first, last;
+
+		if (!b->louter[i] || strcmp(b->louter[i], PY_EVAL_LOOP) || !nr) {
+			if (out < max)
+				b->pylocs[out++] = locs[i];
+			continue;
+		}
+		/* Loop frame K (from the leaf): run K, or from the root K - (ne - nr). */
+		first = last = truncated ? k : k - (ne - nr);
+		if (k == 0)
+			first = 0;	/* the runs left over go with the leaf-most */
+		k++;
+		if (last < 0 || last >= nr) {
+			if (out < max)
+				b->pylocs[out++] = locs[i];
+			continue;
+		}
+		for (int r = first; r <= last; r++)
+			for (int j = rs[r]; j < re[r] && out < max; j++) {
+				int l = python_location(b, pid, words[j]);
+
+				if (l < 0)
+					return l;
+				b->pylocs[out++] = (uint32_t)l;
+			}
+	}
+	return out;
+}
+
 void builder__want(struct builder *b, const struct stack_key *key, const uint64_t *ips, int nu)
 {
 	struct session *s = b->s;
 	pid_t pid = key_pid(b, key);
 
+	nu = python_split(ips, nu);
 	if (nu > USER_MAX_DEPTH)
 		nu = USER_MAX_DEPTH;
 	if (nu)
@@ -615,10 +727,12 @@ int builder__add(struct builder *b, const struct stack_key *key, const uint64_t 
 	/* --wall: an on-CPU sample weighs its period. */
 	uint64_t weight = off || !s->opts.wall ? count : count * (1000000000ull / s->opts.freq);
 	const char *outer;
-	int nk, n, err;
+	int nk, n, err, all = nu;
 
 	if (sample)
 		*sample = TL_NO_SAMPLE;
+	/* Its Python frames, behind PY_MARK. */
+	nu = python_split(ips, nu);
 	/* The command's waits before its exec (gen 0: forked before the profile began) are
 	 * profile's own, held until sampling began. */
 	if (off && key->gen == 0 && s->command_pid && key->pid == s->command_pid)
@@ -646,6 +760,17 @@ int builder__add(struct builder *b, const struct stack_key *key, const uint64_t 
 		err = builder__explain(b, key, pid, ips, nu, weight, labels.truncated);
 		if (err)
 			goto fail;
+	}
+	if (all > nu + 1 && n > 0) {
+		int m = python_merge(b, key->pid, ips + nu + 1, all - nu - 1,
+				     b->locs + PROFILE_MAX_DEPTH, n, labels.truncated);
+
+		if (m < 0) {
+			err = m;
+			goto fail;
+		}
+		n = m < USER_MAX_DEPTH ? m : USER_MAX_DEPTH;
+		memcpy(b->locs + PROFILE_MAX_DEPTH, b->pylocs, n * sizeof(*b->locs));
 	}
 	memmove(b->locs + nk, b->locs + PROFILE_MAX_DEPTH, n * sizeof(*b->locs));
 	err = profile__add_stack(b->p, b->locs, nk + n);

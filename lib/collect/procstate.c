@@ -233,6 +233,8 @@ static int pstate__write(struct session *s, const struct pstate *p)
 		err = update_proc(s, p->pid, &pr, BPF_ANY);
 	}
 	frames__free(&all);
+	if (!err)
+		python__describe(s, p->pid);
 	return err;
 }
 
@@ -436,6 +438,7 @@ void session__forget_proc(struct session *s, pid_t pid)
 	p->exec_time = 0;
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.procs), &key);
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.proc_tabs), &key);
+	python__forget(s, pid);
 }
 
 /*
@@ -455,6 +458,7 @@ void session__on_exec(struct session *s, pid_t pid, uint64_t time)
 	if (h->pid == pid)
 		h->pid = 0;
 	unwinder__forget(s->unw, pid);
+	python__forget(s, pid);
 	if (p) {
 		size_t i = 0;
 

@@ -110,6 +110,14 @@ struct stack_env session__stack_env(struct session *s)
 				   env_still, env_deep_words };
 }
 
+/* How many of E's frames are native: those before PY_MARK (its Python frames follow). */
+static uint32_t native_frames(const struct sample_event *e)
+{
+	uint32_t n = e->nr_frames < PROFILE_MAX_DEPTH ? e->nr_frames : PROFILE_MAX_DEPTH;
+
+	return (uint32_t)python_split((const uint64_t *)e->frames, (int)n);
+}
+
 /* Sample E (its header: from the ring buffer or the queue) with STACK_LEN bytes of STACK from
  * sp, as plain data: the one place a BPF sample record is read. */
 static void sample__decode(struct sample *smp, const struct sample_event *e, const void *stack,
@@ -127,12 +135,11 @@ static void sample__decode(struct sample *smp, const struct sample_event *e, con
 		/* (A checked walk from the tables is not a frame-pointer walk to fall back
 		 * on: the unwind checked stands alone.) */
 		.walk = (const uint64_t *)e->frames,
-		.nr_walk = e->why == SEND_TABLE_CHECK || rest ? 0 : e->nr_frames,
+		.nr_walk = e->why == SEND_TABLE_CHECK || rest ? 0 : native_frames(e),
 		/* (Sent from where BPF's walk from the tables stopped: the frames it walked
 		 * first, the registers and copy the next frame's; the leaf's are not sent.) */
 		.prefix = rest ? (const uint64_t *)e->frames : NULL,
-		.nr_prefix = rest ? (e->nr_frames < PROFILE_MAX_DEPTH ? e->nr_frames :
-				     PROFILE_MAX_DEPTH) : 0,
+		.nr_prefix = rest ? native_frames(e) : 0,
 		.bp_ok = !rest || e->bp_ok,
 		.ip = e->ip, .sp = e->sp, .bp = e->bp,
 		.regs = rest ? NULL : (const uint64_t *)e->regs,
@@ -174,7 +181,7 @@ static int first_difference(const uint64_t *ips, int n, const struct sample_even
 {
 	int i = 0;
 
-	while (i < n && i < (int)e->nr_frames && ips[i] == e->frames[i])
+	while (i < n && i < (int)native_frames(e) && ips[i] == e->frames[i])
 		i++;
 	return i;
 }
@@ -188,12 +195,12 @@ static void check_table_walk(struct session *s, const struct sample_event *e,
 			     const uint64_t *ips, int n, enum unwind_stop stop)
 {
 	int common = first_difference(ips, n, e);
-	bool same = stop == UNWIND_STOP_END && n == (int)e->nr_frames && common == n;
+	bool same = stop == UNWIND_STOP_END && n == (int)native_frames(e) && common == n;
 
 	s->stats.table_checked++;
 	if (same)
 		return;
-	if (stop != UNWIND_STOP_END && common == n && n < (int)e->nr_frames) {
+	if (stop != UNWIND_STOP_END && common == n && n < (int)native_frames(e)) {
 		s->stats.table_further++;
 		return;
 	}
@@ -201,7 +208,7 @@ static void check_table_walk(struct session *s, const struct sample_event *e,
 	if (s->stats.table_differ <= 5)
 		pr_info("table walk check: pid %u ip %#llx: BPF %u frames, userspace %d (%s), "
 			"first difference at frame %d", e->pid, (unsigned long long)e->ip,
-			e->nr_frames, n, unwind_stop_names[stop], first_difference(ips, n, e));
+			native_frames(e), n, unwind_stop_names[stop], first_difference(ips, n, e));
 }
 
 /*
@@ -212,9 +219,11 @@ static void check_table_walk(struct session *s, const struct sample_event *e,
 int samples__unwind(struct session *s, const struct sample_event *e, const void *stack,
 			uint32_t stack_len, bool may_wait)
 {
-	uint64_t ips[USER_MAX_DEPTH];
+	uint64_t ips[USER_MAX_DEPTH + 1 + PY_MAX_FRAMES];
 	struct stack_env env = session__stack_env(s);
 	struct user_stack us = { .ips = ips };
+	uint32_t nat = native_frames(e), all = e->nr_frames < PROFILE_MAX_DEPTH ?
+					       e->nr_frames : PROFILE_MAX_DEPTH;
 	struct stack_key key;
 	struct sample smp;
 	struct ucount *entry;
@@ -231,6 +240,11 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 		check_table_walk(s, e, ips, n, stop);
 	s->stats.unwind_ns += us.ns;
 	s->stats.unwind_frames += n;
+	/* The Python frames BPF read, behind the native ones. */
+	if (all > nat && all - nat <= 1 + PY_MAX_FRAMES) {
+		memcpy(ips + n, e->frames + nat, (all - nat) * sizeof(*ips));
+		n += (int)(all - nat);
+	}
 	s->stats.copy_bytes += e->stack_len;
 	if (!e->off_seq || e->event)
 		s->stats.dwarf++;
@@ -244,7 +258,8 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 		.event = (e->evflags & COUNT_F_EVENT_MASK) >> COUNT_F_EVENT_SHIFT,
 		.off_cpu = e->off_seq && !e->event, .truncated = stop != UNWIND_STOP_END,
 		.no_stack = us.no_stack, .stop = stop, .sent = sent_of(e->why),
-		.walk_end = e->why == SEND_NOREC && e->nr_frames ? e->frames[e->nr_frames - 1] : 0,
+		.walk_end = e->why == SEND_NOREC && native_frames(e) ?
+			    e->frames[native_frames(e) - 1] : 0,
 		.scan_pc = us.scan_pc,
 	};
 	/* Off-CPU stacks: their task's entry, for the times of this wait (still to come, when
@@ -348,6 +363,9 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 
 		return offcpu__on_weight(s, w, w->ns) < 0 ? -ENOMEM : 0;
 	}
+	if (size == sizeof(struct py_code_event) &&
+	    ((const struct py_code_event *)data)->magic == PY_CODE_MAGIC)
+		return python__on_code(s, data);
 	if (size == sizeof(struct timed_sample)) {
 		const struct timed_sample *r = data;
 

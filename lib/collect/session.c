@@ -566,6 +566,7 @@ void session__free(struct session *s)
 	free(s->xk.v);
 	cgroup_names__free(s->cgnames);
 	session__free_procstate(s);
+	session__free_python(s);
 	session__free_bpftabs(s);
 	session__jitwatch_free(s);
 	unwinder__free(s->unw);

@@ -13,6 +13,8 @@
  *			programs, the pid filter, perf attach/detach per CPU, the stats map
  *	procstate.c	per-process BPF state: executable ranges, stack bottoms, copy hints
  *	bpftabs.c	the files' unwind tables in BPF, each process's mappings to them
+ *	python.c	processes running CPython: their `py_procs` entry, their code
+ *			objects' names read as BPF meets them
  *	jitwatch.c	perf maps read as they grow: JIT code rewritten in place begins an
  *			epoch of its process
  *	sideband.c	the PERF_RECORD_MMAP2/FORK/LOST records
@@ -115,6 +117,8 @@ struct session {
 	} hints[HINT_SLOTS];
 	struct pstates *procstate;	/* the processes described to BPF (procstate.c) */
 	struct jitwatch *jw;		/* perf maps followed as they grow (jitwatch.c) */
+	struct pythons *py;		/* processes running CPython, their code objects
+					 * (python.c) */
 	struct bpftabs *bpftabs;	/* the files' unwind tables in BPF (bpftabs.c) */
 	bool table_walk;		/* BPF walks stacks from them (--unwind auto) */
 	struct {			/* DWARF samples waiting for a file's table (samples.c) */
@@ -379,6 +383,37 @@ void session__forget_proc(struct session *s, pid_t pid);
 
 /* procstate.c: free what describing processes holds. */
 void session__free_procstate(struct session *s);
+
+/* python.c: PID (described) given a `py_procs` entry when it maps CPython with a layout
+ * known here, its entry deleted when it no longer does (opts.no_runtime: nothing). */
+void python__describe(struct session *s, pid_t pid);
+/* python.c: PID's `py_procs` entry deleted (its exec, its end). */
+void python__forget(struct session *s, pid_t pid);
+/* python.c: BPF's EV: a code object of a process new to it, its names read now. Returns 0. */
+int python__on_code(struct session *s, const struct py_code_event *ev);
+
+/* How many of the N frames IPS (struct ustack's) are native: those before PY_MARK. */
+static inline int python_split(const uint64_t *ips, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (ips[i] == PY_MARK)
+			return i;
+	return n;
+}
+
+/* A Python frame's names (owned by the session). */
+struct python_frame {
+	const char *name;	/* qualified name (3.11 on), else name */
+	const char *file;	/* NULL: not known */
+	int line;		/* 0: not known */
+};
+/* python.c: the names of Python frame WORD (struct ustack's, after PY_MARK) of PID into *OUT.
+ * Returns 0, or -ENOENT when its code object was not read (OUT says so). */
+int python__frame(struct session *s, pid_t pid, uint64_t word, struct python_frame *out);
+/* python.c: code objects that could not be read; processes with Python frames read. */
+uint64_t python__unreadable(const struct session *s);
+size_t python__procs(const struct session *s);
+void session__free_python(struct session *s);
 
 /* procstate.c: a DWARF unwind of PID read USED bytes of stack (STOP: how it ended); make
  * PID's samples carry that much stack plus a margin. */

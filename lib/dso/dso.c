@@ -537,6 +537,16 @@ int dso__find_range(struct dso *d, const char *name, uint64_t *start, uint64_t *
 	return 0;
 }
 
+int dso__find_object(struct dso *d, const char *name, uint64_t *vaddr)
+{
+	if (!d->elf || dso__faulted(d))
+		return -ENOENT;
+	/* (A file truncated under us reads as zeros from then on: nothing found is kept.) */
+	if (symtab__find_object(d->elf, name, vaddr) || dso__faulted(d))
+		return -ENOENT;
+	return 0;
+}
+
 size_t dso__nr_syms(struct dso *d)
 {
 	return syms__ok(d) ? d->syms.nr : 0;

@@ -206,6 +206,13 @@ uint64_t dso__find(struct dso *dso, const char *name);
 int dso__find_range(struct dso *dso, const char *name, uint64_t *start, uint64_t *end);
 
 /*
+ * The link-time address of the data object (STT_OBJECT, defined) named NAME in the file's
+ * .dynsym or .symtab (CPython's _PyRuntime, which out-of-process tools start from). Returns 0
+ * and sets *VADDR, or -ENOENT. A scan of the symbol tables, at most once per file and name.
+ */
+int dso__find_object(struct dso *dso, const char *name, uint64_t *vaddr);
+
+/*
  * Whether the file was truncated under us while mapped (a SIGBUS in its mapping, caught by
  * base/mapguard): its bytes are zeros since, and what would be read from them is dropped:
  * no symbols, no FDEs, no DWARF.

@@ -336,3 +336,39 @@ const struct symtab_sym *symtab__find(const struct symtab *st, const char *name,
 	}
 	return NULL;
 }
+
+int symtab__find_object(Elf *elf, const char *name, uint64_t *vaddr)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		size_t entsize, n;
+
+		if (!gelf_getshdr(scn, &shdr) ||
+		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM))
+			continue;
+		data = elf_scn__data(scn, &shdr);
+		entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+		if (!data || !entsize)
+			continue;
+		n = data->d_size / entsize;
+		for (size_t i = 0; i < n && i < LIMIT_SYMS_MAX; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				break;
+			if (GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF ||
+			    !sym.st_value)
+				continue;
+			s = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			if (s && !strcmp(s, name)) {
+				*vaddr = sym.st_value;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}

@@ -73,4 +73,7 @@ const struct symtab_sym *symtab__lookup(const struct symtab *st, const struct ds
 const struct symtab_sym *symtab__find(const struct symtab *st, const char *name,
 				      uint64_t *end);
 
+/* The value of the defined data object NAME in ELF's symbol tables: 0, or -ENOENT. */
+int symtab__find_object(Elf *elf, const char *name, uint64_t *vaddr);
+
 #endif

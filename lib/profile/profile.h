@@ -41,6 +41,7 @@ enum profile_frame_kind {
 	PROFILE_FRAME_KERNEL,
 	PROFILE_FRAME_INLINE,	/* inlined into the frame before it in its location */
 	PROFILE_FRAME_JIT,
+	PROFILE_FRAME_PYTHON,	/* a Python function (its code object's names, file, line) */
 };
 
 struct profile_mapping {

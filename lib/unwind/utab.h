@@ -73,6 +73,8 @@ struct utab {
 	uint64_t min_vaddr, max_vaddr;	/* the PT_LOAD segments' extent in memory */
 	uint64_t entry;			/* e_entry (0: none) */
 	uint64_t file_size;		/* bytes of the file */
+	uint64_t py_runtime;		/* CPython's _PyRuntime (link-time; 0: none), in a file
+					 * named *python* */
 	char *build_id;			/* lowercase hex, NULL: none */
 	bool is_go;
 	bool has_cfi;			/* some FDE was found */

@@ -457,6 +457,11 @@ struct utab *utab__build(struct dso *dso, const char *const *bottoms, size_t nr_
 	    !(t->build_id = strdup(dso__build_id(dso))))
 		goto fail;
 	t->is_go = dso__is_go(dso);
+	/* Where CPython's state begins: its frames are read from there (collect/python.c). */
+	if (dso__path(dso) && strstr(dso__path(dso), "python") && dso__usable(dso) &&
+	    (dso__find_object(dso, "_PyRuntime", &t->py_runtime) ||
+	     t->py_runtime < t->min_vaddr || t->py_runtime >= t->max_vaddr))
+		t->py_runtime = 0;
 	if (nsegs) {
 		t->segs = malloc(nsegs * sizeof(*t->segs));
 		if (!t->segs)

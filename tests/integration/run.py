@@ -4142,6 +4142,139 @@ outer()
 """
 
 
+def pychain_lines():
+    """The LINE: tags of tests/workloads/pychain.py: tag -> line number."""
+    lines = {}
+    with open("tests/workloads/pychain.py") as f:
+        for i, text in enumerate(f, 1):
+            m = re.search(r"# LINE:(\w+)", text)
+            if m:
+                lines[m.group(1)] = i
+    return lines
+
+
+def pychain_pythons():
+    """(tag, path) of the CPythons to test: Debian's python3.11 and pyenv's 3.8-3.13."""
+    found = [("debian-3.11", "/usr/bin/python3.11")]
+    for v in ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13"):
+        p = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{v}.*/bin/python{v}")))
+        expect(p, f"no python{v} in ~/.pyenv (the machine image's)")
+        found.append((f"pyenv-{v}", p[-1]))
+    expect(os.path.exists(found[0][1]), "no /usr/bin/python3.11 (python3.11 in scripts/deps.sh)")
+    return found
+
+
+def pychain_check(stacks, comm, lines, thread):
+    """Of COMM's samples that ran Python code (a Python frame, or an interpreter loop
+    frame left unnamed), how many carry pychain's chain whole and right: its Python frames
+    in order (<module> -> main -> top, or threading's bootstrap -> top; then recurse x3 ->
+    recurse at its end -> middle -> leaf, or a prefix of it) each at a line of its own where
+    it calls the next (the leaf frame anywhere in its function), the native root below
+    (Py_RunMain, or start_thread), not [truncated]; and of the samples at middle's zlib
+    call, how many have native frames above middle's (the extension's C code)."""
+    ran = ok = at_c = c_above = 0
+    bad = []
+    for f, c in stacks:
+        if f[0] != comm:
+            continue
+        py = [(i, x) for i, x in enumerate(f) if re.search(r" \([^()]*\.py:\d+\)$", x)]
+        if not py and "_PyEval_EvalFrameDefault" not in f:
+            continue
+        ran += c
+        mine = [x for _, x in py if "(pychain.py:" in x]
+        if not any(x.startswith("top (") for x in mine):
+            bad.append((f, c))
+            continue
+        want = ([] if thread else [f"<module> (pychain.py:{lines['module']})",
+                                   f"main (pychain.py:{lines['main']})"])
+        want += [f"top (pychain.py:{lines['top']})"]
+        want += [f"recurse (pychain.py:{lines['recurse']})"] * 3
+        want += [f"recurse (pychain.py:{lines['recurse_end']})"]
+        good = "[truncated]" not in f and mine[:len(want)] == want[:len(mine)]
+        rest = mine[len(want):]
+        if good and rest:
+            good = rest[0] in (f"middle (pychain.py:{lines['middle']})",
+                               f"middle (pychain.py:{lines['middle_c']})") and \
+                (len(rest) == 1 or (len(rest) == 2 and rest[1].startswith("leaf (pychain.py:")))
+        first = py[0][0]
+        root = "start_thread" if thread else "Py_RunMain"
+        good = good and root in f[:first]
+        if thread and good:
+            good = re.match(r"(Thread\.)?_bootstrap \(threading\.py:\d+\)$", py[0][1]) is not None
+        if good:
+            ok += c
+        else:
+            bad.append((f, c))
+        if mine and mine[-1] == f"middle (pychain.py:{lines['middle_c']})":
+            at_c += c
+            idx = f.index(mine[-1])
+            if idx + 1 < len(f) and not re.search(r"\.py:\d+\)$", f[idx + 1]):
+                c_above += c
+    return ran, ok, at_c, c_above, sorted(bad, key=lambda x: -x[1])
+
+
+@test
+def python_layouts_match_the_interpreters():
+    # The offsets of lib/python/pylayout.c (what BPF follows to a thread's Python frames and
+    # userspace reads of code objects) against each interpreter's own DWARF (gdb), 3.13's
+    # _Py_DebugOffsets, and a walk each interpreter makes of itself with them (Debian's
+    # stripped python3.11: the walk only). Fails on any difference or any version not checked.
+    p = subprocess.run([sys.executable, "tests/integration/pylayout_check.py", "--build", BUILD],
+                       capture_output=True, text=True, timeout=600)
+    expect(p.returncode == 0, f"pylayout_check: {p.stdout[-1500:]}{p.stderr[-800:]}")
+    last = p.stdout.strip().splitlines()[-1]
+    expect(re.search(r"7 interpreters checked, 0 not, 0 differences", last), last)
+    return last
+
+
+@test
+def python_frames_read_at_the_sample():
+    # Issue 29: a Python program's own functions, read from the interpreter as each sample
+    # is taken, in place of the interpreter's loop frames that ran them, with their lines;
+    # the C frames of an extension (zlib) above the Python frame that called it, the native
+    # root below. Debian's python3.11 (stripped) and pyenv's 3.8-3.13; as the command, in a
+    # thread, and (3.11, 3.13) with -p. Before: `_PyEval_EvalFrameDefault` towers only.
+    lines = pychain_lines()
+    script = os.path.abspath("tests/workloads/pychain.py")
+    notes = []
+    for tag, py in pychain_pythons():
+        comm = os.path.basename(py)
+        runs = [("command", False), ("thread", True)]
+        if tag in ("debian-3.11", "pyenv-3.13"):
+            runs.append(("-p", False))
+        for how, thread in runs:
+            if how == "-p":
+                target = subprocess.Popen([py, script, "3", "wait"], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, text=True)
+                try:
+                    expect(target.stdout.readline().strip() == "ready", f"{tag}: not ready")
+                    prof = subprocess.Popen([os.path.abspath(profile_bin()), "-F", "499",
+                                             "-p", str(target.pid), "-d", "3.5"],
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                            text=True)
+                    time.sleep(1.5)
+                    target.stdin.write("go\n")
+                    target.stdin.flush()
+                    out, err = prof.communicate(timeout=60)
+                    expect(prof.returncode == 0, f"{tag} -p: exit {prof.returncode}: {err}")
+                    stacks = parse_folded(out)
+                finally:
+                    target.kill()
+                    target.wait()
+            else:
+                args = [py, script, "3"] + (["thread"] if thread else [])
+                stacks, err, _ = run_profile(["-F", "499", "--"] + args)
+            ran, ok, at_c, c_above, bad = pychain_check(stacks, comm, lines, thread)
+            expect(ran >= 500, f"{tag} {how}: {ran} samples ran Python code: {stacks[:2]}")
+            expect(ok >= 0.95 * ran, f"{tag} {how}: {ok} of {ran} samples carry the chain "
+                   f"whole and right; the commonest others: {bad[:3]}")
+            expect(at_c >= 10 and c_above >= 0.9 * at_c,
+                   f"{tag} {how}: {c_above} of {at_c} samples at zlib.compress have C frames "
+                   f"above middle")
+            notes.append(f"{tag} {how} {100.0 * ok / ran:.1f}%")
+    return "; ".join(notes)
+
+
 @test
 def python_perf_trampolines_walked_through():
     # CPython 3.12 and 3.13 (pyenv's) with -X perf: each Python function runs through a
@@ -4183,8 +4316,8 @@ def python_perf_trampolines_walked_through():
 @test
 def command_runtimes_asked_for_perf_maps():
     # node started as the command, without --perf-basic-prof: profile puts
-    # --perf-basic-prof-only-functions in NODE_OPTIONS (PYTHONPERFSUPPORT=1 for Python
-    # 3.12+), so its JS functions are named, and the summary says so; --no-runtime leaves the
+    # --perf-basic-prof-only-functions in NODE_OPTIONS, so its JS functions are named, and
+    # the summary says so; --no-runtime leaves the
     # environment alone (no JS names). Before: JIT frames unnamed unless the user knew.
     node = shutil.which("node")
     expect(node, "no node (in scripts/deps.sh)")

@@ -44,6 +44,7 @@ int main(int argc, char **argv)
 		register_stacks_suite,
 		register_grow_suite,
 		register_top_suite,
+		register_python_suite,
 	};
 	unsigned int failed;
 

@@ -38,6 +38,7 @@ int register_events_suite(void);
 int register_stacks_suite(void);
 int register_grow_suite(void);
 int register_top_suite(void);
+int register_python_suite(void);
 
 /* Directory holding the unit-test fixtures built by the Makefile (build/tests/fixtures). */
 extern const char *fixtures_dir;

@@ -135,9 +135,10 @@ static int decodes(const unsigned char *buf, size_t len)
 }
 
 /* Offsets of the header's counts and of the arrays (utab.c's layout). */
-#define OFF_NR_SEGS	48
-#define OFF_NR_RULES	52
-#define OFF_NR_ROWS	56
+#define OFF_PY_RUNTIME	48
+#define OFF_NR_SEGS	56
+#define OFF_NR_RULES	60
+#define OFF_NR_ROWS	64
 
 static void test_decoder_refuses(void)
 {
@@ -145,6 +146,7 @@ static void test_decoder_refuses(void)
 	struct utab *t = d ? utab__build(d, NULL, 0) : NULL;
 	unsigned char *bad;
 	uint32_t nr_segs, nr_rules, nr_rows, v;
+	uint64_t v64;
 	size_t rules_at, rows_at;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
@@ -162,7 +164,7 @@ static void test_decoder_refuses(void)
 	memcpy(&nr_rows, enc + OFF_NR_ROWS, 4);
 	CU_ASSERT_EQUAL(nr_rules, t->nr_rules);
 	CU_ASSERT_EQUAL(nr_rows, t->nr_rows);
-	rules_at = 88 + nr_segs * 32;
+	rules_at = 96 + nr_segs * 32;
 	rows_at = rules_at + nr_rules * sizeof(struct cfi_rule);
 	/* A count past the bytes. */
 	v = nr_rows + 1;
@@ -180,6 +182,11 @@ static void test_decoder_refuses(void)
 	memcpy(bad, enc, enc_len);
 	/* Rows out of order. */
 	memcpy(bad + rows_at + 8, enc + rows_at, 4);
+	CU_ASSERT_EQUAL(decodes(bad, enc_len), -EBADMSG);
+	memcpy(bad, enc, enc_len);
+	/* A _PyRuntime outside the file's segments. */
+	v64 = t->max_vaddr;
+	memcpy(bad + OFF_PY_RUNTIME, &v64, 8);
 	CU_ASSERT_EQUAL(decodes(bad, enc_len), -EBADMSG);
 	memcpy(bad, enc, enc_len);
 	/* The magic. */

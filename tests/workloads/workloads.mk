@@ -388,3 +388,11 @@ $(WL)/nasmleaf: tests/workloads/nasmleaf.c tests/workloads/nasmleaf.asm tests/wo
 	$(Q)nasm -f elf64 tests/workloads/nasmleaf.asm -o $@.o
 	$(Q)$(CC) $(WL_NOFP) $< $@.o -o $@
 	$(Q)rm -f $@.o
+
+# lib/python's layout table as JSON, for tests/integration/pylayout_check.py (not a
+# workload: a helper of the integration tests, built with them).
+WORKLOADS	+= $(OUT)/tests/pylayout_dump
+$(OUT)/tests/pylayout_dump: $(OUT)/tests/integration/pylayout_dump.o $(OUT)/lib/python/pylayout.o \
+			     $(OUT)/lib/python/pyline.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@

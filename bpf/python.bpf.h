@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The Python frames of the sampled thread, read as the sample is taken (the task is current:
+ * its interpreter's frames are as they were; later they are gone): CPython's thread state of
+ * the thread (found by its pthread_t, the fs base, in the interpreter's list; kept per thread
+ * in `py_tstates`), then its frame chain, each frame's code object and instruction. Every
+ * read is bounded and may fail: a frame that cannot be read ends the Python frames there
+ * (userspace marks what that means). Code objects new to a process are sent to userspace
+ * once (`py_codes`), which reads their names while the process lives. Included by
+ * profile.bpf.c only.
+ */
+#ifndef PROFILE_PYTHON_BPF_H
+#define PROFILE_PYTHON_BPF_H
+
+const volatile bool python = false;	/* processes in `py_procs` have their Python frames read */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct py_proc);
+} py_procs SEC(".maps");
+
+/* A thread's (kernel tid) PyThreadState, as last found. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_tstates SEC(".maps");
+
+struct py_code_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 code;
+};
+
+/* The code objects sent to userspace (their first line, as a check of a freed one's place
+ * taken by another). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct py_code_key);
+	__type(value, __s32);
+} py_codes SEC(".maps");
+
+struct py_find {
+	const struct py_offsets *o;
+	__u64 ts;		/* the thread state looked at, then the one found (0: none) */
+	__u64 fsbase;
+	__u32 found;
+};
+
+/* bpf_loop's callback: the next thread state of the list. */
+static long py_find_step(__u64 i, void *arg)
+{
+	struct py_find *f = arg;
+	__u64 id = 0;
+
+	if (!f->ts || bpf_probe_read_user(&id, sizeof(id),
+					  (void *)(f->ts + f->o->tstate_thread_id)))
+		return 1;
+	if (id == f->fsbase) {
+		f->found = 1;
+		return 1;
+	}
+	if (bpf_probe_read_user(&f->ts, sizeof(f->ts), (void *)(f->ts + f->o->tstate_next)))
+		f->ts = 0;
+	return 0;
+}
+
+struct py_walk {
+	const struct py_offsets *o;
+	struct ustack *st;
+	__u64 frame;
+	__u64 gen;
+	__u32 pid;
+	__u32 first;		/* st->ips index of the first Python frame */
+};
+
+/* The code object CODE of process W->pid sent to userspace, unless it was (with the same
+ * first line). */
+static __always_inline void py_announce(struct py_walk *w, __u64 code)
+{
+	struct py_code_key k = { .pid = w->pid, .code = code };
+	struct py_code_event ev = { .pid = w->pid, .magic = PY_CODE_MAGIC, .code = code,
+				    .gen = w->gen };
+	__s32 line = 0, *known;
+
+	bpf_probe_read_user(&line, sizeof(line), (void *)(code + w->o->code_firstlineno));
+	known = bpf_map_lookup_elem(&py_codes, &k);
+	if (known && *known == line)
+		return;
+	bpf_map_update_elem(&py_codes, &k, &line, BPF_ANY);
+	if (bpf_ringbuf_output(&events, &ev, sizeof(ev), ring_flags()))
+		stat_inc(STAT_EVENTS_LOST);
+}
+
+/* bpf_loop's callback: one Python frame into W->st. */
+static long py_step(__u64 i, void *arg)
+{
+	struct py_walk *w = arg;
+	const struct py_offsets *o = w->o;
+	struct ustack *st = w->st;
+	__u64 frame = w->frame, code = 0, prev = 0, instr = 0, unit = PY_UNIT_UNKNOWN, idx;
+	__s32 lasti = -1;
+	__u8 entry = 0;
+	__u32 n;
+
+	if (!frame || !st)
+		return 1;
+	n = st->nr;
+	if (n >= PROFILE_MAX_DEPTH)
+		return 1;
+	if (bpf_probe_read_user(&code, sizeof(code), (void *)(frame + o->frame_code)) ||
+	    bpf_probe_read_user(&prev, sizeof(prev), (void *)(frame + o->frame_previous)))
+		return 1;
+	w->frame = prev;
+	if (o->frame_entry != PY_NO_FIELD)
+		bpf_probe_read_user(&entry, sizeof(entry), (void *)(frame + o->frame_entry));
+	if (o->model >= PY_MODEL_SHIM_PREV && entry == o->owner_cstack) {
+		/* The interpreter's loop began below: the frame before this one was the
+		 * first it ran. */
+		if (n > w->first && n - 1 < PROFILE_MAX_DEPTH) {
+			idx = n - 1;
+			asm volatile("" : "+r"(idx));
+			if (idx < PROFILE_MAX_DEPTH)
+				st->ips[idx] |= PY_WORD_ENTRY;
+		}
+		return 0;
+	}
+	if (!code || (code & 7))
+		return 1;
+	switch (o->model) {
+	case PY_MODEL_FRAMEOBJ_BYTES:
+	case PY_MODEL_FRAMEOBJ_UNITS:
+		entry = 1;
+		if (!bpf_probe_read_user(&lasti, sizeof(lasti), (void *)(frame + o->frame_instr)) &&
+		    lasti >= 0)
+			unit = o->model == PY_MODEL_FRAMEOBJ_BYTES ? (__u64)lasti / 2 : (__u64)lasti;
+		break;
+	case PY_MODEL_ENTRY_FLAG:
+	case PY_MODEL_SHIM_PREV:
+	case PY_MODEL_SHIM_NEXT:
+		if (o->model != PY_MODEL_ENTRY_FLAG)
+			entry = 0;
+		if (!bpf_probe_read_user(&instr, sizeof(instr), (void *)(frame + o->frame_instr)) &&
+		    instr >= code + o->code_adaptive)
+			unit = (instr - code - o->code_adaptive) / 2;
+		break;
+	default:
+		return 1;
+	}
+	if (unit > PY_UNIT_UNKNOWN)
+		unit = PY_UNIT_UNKNOWN;
+	py_announce(w, code);
+	idx = n;
+	asm volatile("" : "+r"(idx));
+	if (idx >= PROFILE_MAX_DEPTH)
+		return 1;
+	st->ips[idx] = (code & PY_WORD_ADDR) | unit << PY_UNIT_SHIFT | (entry ? PY_WORD_ENTRY : 0);
+	st->nr = n + 1;
+	return 0;
+}
+
+/* The thread state of the thread whose fs base is FSBASE (kernel tid KTID) in process P, or 0. */
+static __always_inline __u64 py_tstate(const struct py_proc *p, __u32 ktid, __u64 fsbase)
+{
+	struct py_find f = { .o = &p->off, .fsbase = fsbase };
+	__u64 *known = bpf_map_lookup_elem(&py_tstates, &ktid), interp = 0, id = 0;
+
+	if (known && *known &&
+	    !bpf_probe_read_user(&id, sizeof(id), (void *)(*known + p->off.tstate_thread_id)) &&
+	    id == fsbase)
+		return *known;
+	if (bpf_probe_read_user(&interp, sizeof(interp),
+				(void *)(p->runtime + p->off.runtime_interp_head)) || !interp ||
+	    bpf_probe_read_user(&f.ts, sizeof(f.ts), (void *)(interp + p->off.interp_tstate_head)))
+		return 0;
+	bpf_loop(PY_MAX_THREADS, py_find_step, &f, 0);
+	if (!f.found)
+		return 0;
+	bpf_map_update_elem(&py_tstates, &ktid, &f.ts, BPF_ANY);
+	return f.ts;
+}
+
+/*
+ * The Python frames of the current thread (KTID, fs base FSBASE) of process TGID, when it is
+ * one running CPython, after PY_MARK behind the NR frames of ST (GEN: the sample's). Returns
+ * how many. A global function: the verifier checks it once.
+ */
+__noinline int py_frames(struct ustack *st, __u32 tgid, __u32 ktid, __u64 fsbase, __u64 gen)
+{
+	const struct py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct py_walk w = { .st = st, .pid = tgid, .gen = gen };
+	__u64 ts, frame = 0, idx;
+	__u32 n;
+
+	if (!p || !st)
+		return 0;
+	w.o = &p->off;
+	ts = py_tstate(p, ktid, fsbase);
+	if (!ts || bpf_probe_read_user(&frame, sizeof(frame), (void *)(ts + p->off.tstate_frame)))
+		return 0;
+	if (frame && p->off.cframe_current_frame != PY_NO_FIELD &&
+	    bpf_probe_read_user(&frame, sizeof(frame),
+				(void *)(frame + p->off.cframe_current_frame)))
+		return 0;
+	n = st->nr;
+	if (!frame || n + 1 >= PROFILE_MAX_DEPTH)
+		return 0;
+	idx = n;
+	asm volatile("" : "+r"(idx));
+	if (idx >= PROFILE_MAX_DEPTH)
+		return 0;
+	st->ips[idx] = PY_MARK;
+	st->nr = n + 1;
+	w.first = n + 1;
+	w.frame = frame;
+	bpf_loop(PY_MAX_FRAMES, py_step, &w, 0);
+	if (st->nr == n + 1) {
+		st->nr = n;	/* none read */
+		return 0;
+	}
+	return (int)(st->nr - n - 1);
+}
+
+#endif
