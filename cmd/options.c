@@ -514,9 +514,6 @@ static int check_settings(struct settings *st, bool min_block)
 	if (o->children && !o->nr_pids)
 		return usage_error("%s", "--children goes with -p (a command's children are "
 				   "profiled anyway, and -a has every process)");
-	if (o->no_runtime && !o->argv)
-		return usage_error("%s", "--no-runtime goes with a COMMAND (the environment of "
-				   "processes already running is theirs)");
 	if (st->top_view && (st->nr_out || st->push_url || st->format))
 		return usage_error("%s", "top shows the hottest functions and writes no file: "
 				   "-o, -f and --push are for profile itself");

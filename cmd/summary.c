@@ -226,6 +226,13 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 		fprintf(stderr, "profile: the command's runtimes were asked for perf maps of "
 			"their JIT code (%s); --no-runtime leaves its environment as it is\n",
 			st->runtime_env);
+	/* The JVMs asked for perf maps (or why not), a line each. */
+	for (const char *l = st->jvm_said; l && *l;) {
+		const char *nl = strchrnul(l, '\n');
+
+		fprintf(stderr, "profile: %.*s\n", (int)(nl - l), l);
+		l = *nl ? nl + 1 : nl;
+	}
 	if (st->off_unmatched)
 		fprintf(stderr, "profile: lost %llu samples whose stacks were lost (ring buffer "
 			"full, or past --max-memory)\n", (unsigned long long)st->off_unmatched);

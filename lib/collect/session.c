@@ -214,6 +214,9 @@ static int session__start(struct session *s)
 		if (!err)
 			err = session__add_pid(s, s->child);
 	}
+	/* The JVMs' helpers, forked while we are root and one thread (jvmattach.c). */
+	if (!err)
+		err = session__jvm_open(s);
 	return err;
 }
 
@@ -321,6 +324,7 @@ static int session__loop(struct session *s)
 			next_evict = clock_mono_seconds() + evict_every;
 		}
 		session__jitwatch_poll(s);
+		session__jvm_poll(s);
 		/* The wait (session__wait: the ring buffer, and the worker, whose tables samples
 		 * may wait for): records come without wakeups (see send_event), so the ring
 		 * buffer is consumed after it, whatever woke it. With no records for a
@@ -460,6 +464,9 @@ static int session__begin(struct session *s)
 	/* A command that could not be run was never sampled: nothing to write. */
 	if (s->child && (err = session__release_command(s)))
 		s->run_start = 0;
+	/* The JVMs asked for perf maps of what they compiled so far (jvmattach.c). */
+	if (!err)
+		session__jvm_begin(s);
 	return err;
 }
 
@@ -478,8 +485,11 @@ int session__run(struct session *s)
 	}
 	if (!err)
 		err = session__loop(s);
-	if (err == SESSION_PERIOD_END)
+	/* The period's end: the JVMs asked again before its names are given (bounded). */
+	if (err == SESSION_PERIOD_END) {
+		session__jvm_ask(s);
 		return err;
+	}
 	if (err)
 		goto out;
 	if (s->opts.status_line)
@@ -506,6 +516,9 @@ out:
 		err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	if (session__retry_queued(s, true) && !err)
 		err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
+	/* The JVMs asked a last time, while they still run (bounded). */
+	if (!err && s->run_start > 0)
+		session__jvm_ask(s);
 	/* The profile is over (duration or signal): so is the command it started. */
 	session__stop_command(s, SIGTERM);
 	return err;
@@ -535,6 +548,7 @@ const struct session_stats *session__stats(struct session *s)
 		s->stats.unwind_mismatches = c->mismatches;
 	}
 	session__bpftabs_stats(s, &s->stats.bpf_files, &s->stats.bpf_shards);
+	s->stats.jvm_said = session__jvm_said(s);
 	return &s->stats;
 }
 
@@ -569,6 +583,7 @@ void session__free(struct session *s)
 	session__free_python(s);
 	session__free_bpftabs(s);
 	session__jitwatch_free(s);
+	session__jvm_free(s);
 	unwinder__free(s->unw);
 	symbolizer__free(s->sym);
 	timeline__free(&s->tl);

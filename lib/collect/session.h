@@ -21,7 +21,8 @@ struct session_opts {
 	size_t nr_pids;
 	bool all;		/* -a: every process */
 	bool self;		/* --self: with -a, profile's own processes too */
-	bool no_runtime;	/* --no-runtime: the command's environment as it is */
+	bool no_runtime;	/* --no-runtime: no Python frames read, the command's
+				 * environment as it is, and no JVM asked for a perf map */
 	bool children;		/* --children: the pids' descendants too, those there at the
 				 * start and those they fork later */
 	char *const *argv;	/* command to start and profile, or NULL */
@@ -78,6 +79,8 @@ struct session_stats {
 	uint64_t jit_epochs;		/* JIT code rewritten in place seen (jitwatch.c) */
 	uint64_t perf_maps;		/* perf maps found of processes with anonymous code */
 	const char *runtime_env;	/* what the command's environment was given, "" none */
+	const char *jvm_said;		/* JVMs asked for perf maps, or why not: lines for the
+					 * summary (NULL: none) */
 	uint64_t samples;		/* samples in the profile */
 	uint64_t truncated;		/* of those, samples whose user stack is truncated */
 	uint64_t scanned;		/* of those, samples with a caller found by a stack scan

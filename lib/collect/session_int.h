@@ -17,6 +17,8 @@
  *			objects' names read as BPF meets them
  *	jitwatch.c	perf maps read as they grow: JIT code rewritten in place begins an
  *			epoch of its process
+ *	jvmattach.c	HotSpot JVMs asked for perf maps through their attach sockets, by
+ *			helpers of the JVMs' ids forked before the drop
  *	sideband.c	the PERF_RECORD_MMAP2/FORK/LOST records
  *	samples.c	the DWARF sample consumer (ring buffer -> unwinder -> ucounts)
  *	drain.c		the per-CPU slots, `counts`, `ustacks` and ucounts -> model.c
@@ -117,6 +119,7 @@ struct session {
 	} hints[HINT_SLOTS];
 	struct pstates *procstate;	/* the processes described to BPF (procstate.c) */
 	struct jitwatch *jw;		/* perf maps followed as they grow (jitwatch.c) */
+	struct jvmattach *jva;		/* JVMs asked for perf maps (jvmattach.c) */
 	struct pythons *py;		/* processes running CPython, their code objects
 					 * (python.c) */
 	struct bpftabs *bpftabs;	/* the files' unwind tables in BPF (bpftabs.c) */
@@ -328,6 +331,20 @@ int session__jitwatch_open(struct session *s);
 void session__jitwatch_want(struct session *s, pid_t pid);
 void session__jitwatch_poll(struct session *s);
 void session__jitwatch_free(struct session *s);
+
+/* jvmattach.c: HotSpot JVMs (the -p pids that map libjvm.so and catch SIGQUIT; the command
+ * once it is one) asked for a perf map of their compiled methods (jcmd Compiler.perfmap
+ * through the attach socket) by a helper per JVM with its uid and gid and no capability,
+ * unless --no-runtime. _open: the helpers forked (before the drop; 0 or -ENOMEM with the
+ * error set); _begin: the -p JVMs asked, not waited for; _poll: answers read, the command
+ * asked once it is a JVM; _ask: every JVM asked, the answers waited for (bounded: a period's
+ * end, the end); _said: the summary's lines (NULL: nothing to say). */
+int session__jvm_open(struct session *s);
+void session__jvm_begin(struct session *s);
+void session__jvm_poll(struct session *s);
+void session__jvm_ask(struct session *s);
+const char *session__jvm_said(struct session *s);
+void session__jvm_free(struct session *s);
 
 /* bpftabs.c: a mapping of a described process whose file's table BPF may walk: [start, end),
  * its file's dso id and table, and the bias that gives a runtime address's row offset

@@ -4339,8 +4339,9 @@ def command_runtimes_asked_for_perf_maps():
         remove_perf_maps("jit.js")
     note = f"hotJsFunction in {hot} of {n} samples; none with --no-runtime"
     # A JVM started as the command, with nothing run by hand: JAVA_TOOL_OPTIONS asks it for
-    # a perf map of its compiled methods when it exits (issue 29): >= 80% of its samples
-    # reach a named method of the program; --no-runtime: none, and the JVM is given nothing.
+    # a perf map of its compiled methods when it exits, and profile through its attach
+    # socket while it runs (issue 29): >= 80% of its samples reach a named method of the
+    # program; --no-runtime: none, and the JVM is given and asked nothing.
     java, javac = shutil.which("java"), shutil.which("javac")
     expect(java and javac, "no java (openjdk-17-jdk-headless, in scripts/deps.sh)")
     d = os.path.abspath(tempfile.mkdtemp(prefix="jvm-", dir=os.path.join(BUILD, "tests")))
@@ -4356,16 +4357,131 @@ def command_runtimes_asked_for_perf_maps():
         expect(mine >= 0.8 * n, f"java: a method of Hot named in {mine} of {n} samples")
         expect("JAVA_TOOL_OPTIONS=-XX:+DumpPerfMapAtExit" in err,
                f"the summary does not say what the JVM was given: {err[-400:]!r}")
+        # ... and it is asked through its attach socket as it runs (as -p's are).
+        expect(re.search(r"asked JVM \d+ for a perf map", err),
+               f"the summary does not say the JVM was asked: {err[-400:]!r}")
         plain, err2, _ = run_profile(["-F", "499", "--no-runtime", "--", java, "-cp", d, "Hot",
                                       "1"], timeout=120)
         named = sum(c for f, c in plain if any("Hot." in x for x in f))
-        expect(named == 0 and "JAVA_TOOL_OPTIONS" not in err2,
+        expect(named == 0 and "JAVA_TOOL_OPTIONS" not in err2 and
+               not re.search(r"ask(ed)? JVM", err2),
                f"--no-runtime: {named} samples named in Hot, {err2[-300:]!r}")
         note += f"; java: Hot's methods in {mine} of {n} samples, none with --no-runtime"
     finally:
         remove_perf_maps("Hot.")
         shutil.rmtree(d, ignore_errors=True)
     return note
+
+
+def jvm_files(pid):
+    """What asking JVM PID for a perf map leaves in /tmp: its map, its attach socket."""
+    return [f for f in (f"/tmp/perf-{pid}.map", f"/tmp/.java_pid{pid}") if os.path.exists(f)]
+
+
+@test
+def pid_jvm_asked_for_perf_map():
+    # A JVM started outside profile, given by -p, with no perf map: profile asks it for one
+    # through its attach socket (jcmd Compiler.perfmap, by a helper of the JVM's uid and gid
+    # without capabilities; issue 29) as sampling begins and at the end: >= 90% of its
+    # samples reach a named method of Hot, and the summary says the JVM was asked. With
+    # --no-runtime: none named, and the JVM is not signalled (no map, no socket). The JVM
+    # runs as uid 4242 (another user than profile's, root, and its uid after the drop).
+    java, javac = shutil.which("java"), shutil.which("javac")
+    expect(java and javac, "no java (openjdk-17-jdk-headless, in scripts/deps.sh)")
+    setpriv = shutil.which("setpriv")
+    d = os.path.abspath(tempfile.mkdtemp(prefix="jvmp-", dir=os.path.join(BUILD, "tests")))
+    os.chmod(d, 0o755)
+    as_user = [setpriv, "--reuid", "4242", "--regid", "4242", "--clear-groups"] if setpriv else []
+    procs = []
+
+    def start(seconds):
+        p = subprocess.Popen(as_user + [java, "-cp", d, "Hot", str(seconds)], cwd=d,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(p)
+        time.sleep(1.5)
+        expect(p.poll() is None, "the JVM ended early")
+        for f in jvm_files(p.pid):
+            os.unlink(f)
+        return p
+
+    def hot(stacks):
+        n = total(stacks, "java")
+        return sum(c for f, c in stacks if f[0] == "java" and
+                   any(re.search(r"\bHot\.(inner|outer|mix|main)\(", x) for x in f)), n
+    try:
+        with open(os.path.join(d, "Hot.java"), "w") as f:
+            f.write(HOT_JAVA)
+        subprocess.run([javac, "Hot.java"], cwd=d, check=True, timeout=120)
+        p = start(12)
+        stacks, err, _ = run_profile(["-F", "499", "-d", "3", "-p", str(p.pid)], timeout=120)
+        mine, n = hot(stacks)
+        expect(n > 100, f"only {n} samples of the JVM: {err[-400:]!r}")
+        expect(mine >= 0.9 * n, f"-p: a method of Hot named in {mine} of {n} samples: "
+               f"{sorted(stacks, key=lambda x: -x[1])[:2]}")
+        expect(f"asked JVM {p.pid} for a perf map" in err,
+               f"the summary does not say the JVM was asked: {err[-600:]!r}")
+        expect(p.poll() is None, "the JVM died")
+        plain_p = start(8)
+        plain, err2, _ = run_profile(["-F", "499", "-d", "2", "--no-runtime", "-p",
+                                      str(plain_p.pid)], timeout=120)
+        named, n2 = hot(plain)
+        left = jvm_files(plain_p.pid)
+        expect(n2 > 50 and named == 0 and not left and "asked JVM" not in err2,
+               f"--no-runtime: {named} of {n2} samples named in Hot, {left} made, "
+               f"{err2[-300:]!r}")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+            for f in jvm_files(p.pid):
+                os.unlink(f)
+        shutil.rmtree(d, ignore_errors=True)
+    return (f"-p: Hot's methods in {mine} of {n} samples{' (uid 4242)' if setpriv else ''}; "
+            f"--no-runtime: {named} of {n2}, nothing made")
+
+
+@test
+def pid_not_jvm_not_signalled():
+    # Only a process that maps libjvm.so and catches SIGQUIT is asked (SIGQUIT kills most
+    # programs): under -p, a sleep (killed by SIGQUIT), one with a file named libjvm.so
+    # preloaded that does not catch it, and a Python program that catches SIGQUIT without
+    # being a JVM all get no SIGQUIT and survive the profile; no summary line of a JVM.
+    d = os.path.abspath(tempfile.mkdtemp(prefix="notjvm-", dir=os.path.join(BUILD, "tests")))
+    libm = next((f for f in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib64/libm.so.6",
+                             "/lib64/libm.so.6") if os.path.exists(f)), None)
+    expect(libm, "no libm.so.6 to pose as libjvm.so")
+    fake = os.path.join(d, "libjvm.so")
+    shutil.copy(libm, fake)
+    flag = os.path.join(d, "quit")
+    procs = []
+    try:
+        procs.append(subprocess.Popen(["sleep", "30"]))
+        procs.append(subprocess.Popen(["sleep", "30"], env=dict(os.environ, LD_PRELOAD=fake)))
+        procs.append(subprocess.Popen([sys.executable, "-c",
+                                       "import signal, time\n"
+                                       f"signal.signal(signal.SIGQUIT, lambda *a: open({flag!r}, 'w'))\n"
+                                       "time.sleep(30)\n"]))
+        time.sleep(0.5)
+        with open(f"/proc/{procs[1].pid}/maps") as f:
+            expect(fake in f.read(), "the fake libjvm.so is not mapped")
+        args = ["-d", "2"]
+        for p in procs:
+            args += ["-p", str(p.pid)]
+        # (They sleep: "nothing was sampled", exit status 3, is as good here.)
+        _, err, rc = run_profile(args, check=False)
+        expect(rc in (0, 3), f"profile exited {rc}: {err[-400:]!r}")
+        time.sleep(0.2)
+        dead = [p.args for p in procs if p.poll() is not None]
+        expect(not dead, f"ended during the profile: {dead}")
+        expect(not os.path.exists(flag), "the Python program was sent SIGQUIT")
+        expect(not re.search(r"ask(ed)? JVM", err), f"the summary speaks of a JVM: "
+               f"{err[-400:]!r}")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    return f"{len(procs)} processes under -p, none signalled"
 
 
 # --- profile diff (issue 30) -----------------------------------------------------------------
