@@ -523,7 +523,7 @@ int session__build_profile(struct session *s, struct profile *p)
 	/* Every user address noted: named now, per file (with the debug files fetched so far
 	 * while sampling goes on; at the end, those under way waited for). */
 	symbolizer__fetch_wait(s->sym, !live);
-	if (!err && symbolizer__resolve(s->sym))
+	if (!err && (symbolizer__resolve(s->sym) || python__resolve(s)))
 		err = session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
 	symbolizer__fetch_counts(s->sym, &s->stats.fetched, &s->stats.fetch_failed,
 				 &s->stats.fetch_pending);

@@ -708,6 +708,9 @@ void builder__want(struct builder *b, const struct stack_key *key, const uint64_
 	struct session *s = b->s;
 	pid_t pid = key_pid(b, key);
 
+	/* Its Python frames, behind PY_MARK. */
+	for (int i = python_split(ips, nu) + 1; i < nu; i++)
+		python__want(s, key->pid, ips[i]);
 	nu = python_split(ips, nu);
 	if (nu > USER_MAX_DEPTH)
 		nu = USER_MAX_DEPTH;

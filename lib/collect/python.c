@@ -24,26 +24,31 @@
 #include "base/log.h"
 #include "collect/session_int.h"
 #include "proc/procmaps.h"
+#include "sandbox/symbolizer.h"
 #include "python/pylayout.h"
-#include "python/pyline.h"
 #include "python/pystr.h"
 #include "unwind/unwind.h"
 #include "unwind/utab.h"
 #include "profile.skel.h"
 
-#define PY_NAME_MAX	512		/* bytes of a name or file name kept */
-#define PY_TABLE_MAX	(64u << 10)	/* bytes of a line table read */
-#define PY_CODES_MAX	(1u << 18)	/* code objects remembered */
+#define PY_BLOBS_MAX	(64u << 20)	/* bytes of code objects kept, in all */
+#define PY_CODES_MAX	(1u << 16)	/* code objects remembered (as BPF's py_codes) */
 
-/* A code object of a process, as read when BPF first met it. */
+/* A code object of a process, its bytes as read when BPF first met it, and the names the
+ * worker gave its instructions so far. */
 struct pycode {
 	pid_t pid;
 	uint64_t code;
-	const struct py_layout *l;
-	char *name, *file;	/* NULL: unreadable */
-	uint8_t *table;
-	uint32_t table_len;
-	int firstlineno;
+	int minor;
+	uint8_t *blob[SYM_PY_BLOBS];	/* sandbox/symbolizer.h's order; NULL: not read */
+	uint32_t len[SYM_PY_BLOBS];
+	bool unreadable;		/* the object itself could not be read */
+	char *name, *file;		/* as the worker named it (NULL: not yet) */
+	bool named;			/* not "[python: unreadable]" */
+	uint32_t *units, *lines;	/* the instructions named, sorted, and their lines */
+	uint32_t nr_units, cap_units;
+	uint32_t *want;			/* instructions to name at the next resolve */
+	uint32_t nr_want, cap_want;
 };
 
 struct pyproc {
@@ -58,7 +63,9 @@ struct pythons {
 	struct htab index;	/* (pid, code) -> codes[] */
 	struct pycode *codes;
 	size_t nr, cap;
-	uint64_t unreadable;	/* code objects whose names could not be read */
+	uint64_t bytes;		/* of the blobs */
+	uint64_t unreadable;	/* code objects whose bytes could not be read */
+	uint64_t dropped;	/* code objects not kept (PY_CODES_MAX, PY_BLOBS_MAX) */
 };
 
 static struct pythons *pythons(struct session *s)
@@ -168,57 +175,64 @@ void python__forget(struct session *s, pid_t pid)
 	*pp = py->procs[--py->nr_procs];
 }
 
-/* LEN bytes of PID's memory at ADDR into BUF: 0, or -1 when not all of them could be read. */
-static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+/* Up to LEN bytes of PID's memory at ADDR into BUF: how many were read (0: none). */
+static size_t peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n;
 
 	if (!addr || addr + len < addr)
-		return -1;
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+		return 0;
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	return n > 0 ? (size_t)n : 0;
 }
 
-/* The str object at ADDR of PID as UTF-8 (a new string), or NULL. */
-static char *read_str(pid_t pid, const struct py_layout *l, uint64_t addr)
+/* LEN bytes of PID's memory at ADDR, in a new buffer; NULL when not all could be read. */
+static uint8_t *peek_new(pid_t pid, uint64_t addr, size_t len)
 {
-	uint8_t hdr[128], *obj;
-	char out[PY_NAME_MAX];
-	size_t need;
-	int n;
+	uint8_t *b = len ? malloc(len) : NULL;
 
-	if (peek(pid, addr, hdr, l->str_compact_data) ||
-	    !(need = py_str__need(l, hdr, l->str_compact_data)))
-		return NULL;
-	obj = malloc(need);
-	if (!obj)
-		return NULL;
-	n = peek(pid, addr, obj, need) ? -1 : py_str__utf8(l, obj, need, out, sizeof(out));
-	free(obj);
-	return n < 0 ? NULL : strdup(out);
-}
-
-/* The bytes object at ADDR of PID: its data (a new buffer) and length, or NULL. */
-static uint8_t *read_bytes(pid_t pid, const struct py_layout *l, uint64_t addr, uint32_t *len)
-{
-	uint8_t hdr[64], *obj, *out = NULL;
-	const uint8_t *data;
-	int64_t size;
-	size_t n, total;
-
-	if (l->bytes_data > sizeof(hdr) || peek(pid, addr, hdr, l->bytes_data))
-		return NULL;
-	memcpy(&size, hdr + l->bytes_size, sizeof(size));
-	if (size < 0 || size > (int64_t)PY_TABLE_MAX)
-		return NULL;
-	total = l->bytes_data + (size_t)size + 1;
-	obj = malloc(total);
-	if (obj && !peek(pid, addr, obj, total) && !py_bytes__data(l, obj, total, &data, &n) &&
-	    (out = malloc(n ? n : 1))) {
-		memcpy(out, data, n);
-		*len = (uint32_t)n;
+	if (b && peek(pid, addr, b, len) != len) {
+		free(b);
+		b = NULL;
 	}
-	free(obj);
-	return out;
+	return b;
+}
+
+/*
+ * The bytes of the objects code object C (of layout L) points at: its names' str objects
+ * and its line table's bytes object, sized by their headers (a length and a kind, a size:
+ * bounded by py_str__need and py_bytes__need; the text and the table are the worker's to
+ * decode). Whatever cannot be read is left out.
+ */
+static void read_blobs(struct pycode *c, const struct py_layout *l)
+{
+	static const int strs[] = { SYM_PY_QUALNAME, SYM_PY_NAME, SYM_PY_FILE };
+	uint8_t hdr[128];
+	uint64_t at;
+
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		int k = strs[i];
+		uint16_t off = k == SYM_PY_QUALNAME ? l->code_qualname :
+			       k == SYM_PY_NAME ? l->code_name : l->code_filename;
+		size_t need;
+
+		if (off == PY_NO_FIELD || l->str_compact_data > sizeof(hdr))
+			continue;
+		memcpy(&at, c->blob[SYM_PY_CODE] + off, sizeof(at));
+		if (peek(c->pid, at, hdr, l->str_compact_data) < l->str_ascii_data)
+			continue;
+		need = py_str__need(l, hdr, l->str_compact_data);
+		if (need && need <= SYM_PY_BLOB_MAX && (c->blob[k] = peek_new(c->pid, at, need)))
+			c->len[k] = (uint32_t)need;
+	}
+	memcpy(&at, c->blob[SYM_PY_CODE] + l->code_linetable, sizeof(at));
+	if (l->bytes_data <= sizeof(hdr) && peek(c->pid, at, hdr, l->bytes_data) == l->bytes_data) {
+		size_t need = py_bytes__need(l, hdr, l->bytes_data);
+
+		if (need && need <= SYM_PY_BLOB_MAX && (c->blob[SYM_PY_TABLE] = peek_new(c->pid, at, need)))
+			c->len[SYM_PY_TABLE] = (uint32_t)need;
+	}
 }
 
 static uint64_t code_hash(pid_t pid, uint64_t code)
@@ -240,78 +254,161 @@ static struct pycode *pycode__find(struct pythons *py, pid_t pid, uint64_t code)
 	return NULL;
 }
 
-/* The names of code object CODE of PID (layout L) read into C. */
-static void read_code(pid_t pid, const struct py_layout *l, uint64_t code, struct pycode *c)
+/* What C holds, freed (it stays in the index, empty). */
+static void pycode__clear(struct pythons *py, struct pycode *c)
 {
-	uint8_t obj[512];
-	uint64_t name = 0, qual = 0, file = 0, table = 0;
-	int32_t first = 0;
-
-	if (l->code_read > sizeof(obj) || peek(pid, code, obj, l->code_read))
-		return;
-	memcpy(&name, obj + l->code_name, 8);
-	if (l->code_qualname != PY_NO_FIELD)
-		memcpy(&qual, obj + l->code_qualname, 8);
-	memcpy(&file, obj + l->code_filename, 8);
-	memcpy(&table, obj + l->code_linetable, 8);
-	memcpy(&first, obj + l->code_firstlineno, 4);
-	c->firstlineno = first;
-	c->name = qual ? read_str(pid, l, qual) : NULL;
-	if (!c->name)
-		c->name = read_str(pid, l, name);
-	if (!c->name)
-		return;
-	c->file = read_str(pid, l, file);
-	c->table = table ? read_bytes(pid, l, table, &c->table_len) : NULL;
+	for (int i = 0; i < SYM_PY_BLOBS; i++) {
+		py->bytes -= c->len[i];
+		free(c->blob[i]);
+	}
+	free(c->name);
+	free(c->file);
+	free(c->units);
+	free(c->lines);
+	free(c->want);
+	*c = (struct pycode){ .pid = c->pid, .code = c->code };
 }
 
 int python__on_code(struct session *s, const struct py_code_event *ev)
 {
 	struct pythons *py = s->py;
 	struct pyproc *pp = pyproc__find(py, (pid_t)ev->pid);
-	struct pycode c = { .pid = (pid_t)ev->pid, .code = ev->code }, *old;
+	struct pycode *c;
 
 	if (!pp)
 		return 0;
-	c.l = pp->l;
-	read_code(c.pid, pp->l, ev->code, &c);
-	if (!c.name)
-		py->unreadable++;
-	old = pycode__find(py, c.pid, c.code);
-	if (old) {
+	c = pycode__find(py, (pid_t)ev->pid, ev->code);
+	if (c) {
 		/* Its place taken by another code object (BPF saw another first line). */
-		free(old->name);
-		free(old->file);
-		free(old->table);
-		*old = c;
+		pycode__clear(py, c);
+	} else {
+		if (py->nr >= PY_CODES_MAX || py->bytes >= PY_BLOBS_MAX ||
+		    array_grow(&py->codes, &py->cap, sizeof(*py->codes), py->nr) ||
+		    htab__insert(&py->index, code_hash((pid_t)ev->pid, ev->code),
+				 (uint32_t)py->nr)) {
+			py->dropped++;
+			return 0;
+		}
+		c = &py->codes[py->nr++];
+		*c = (struct pycode){ .pid = (pid_t)ev->pid, .code = ev->code };
+	}
+	c->minor = pp->l->minor;
+	c->blob[SYM_PY_CODE] = peek_new(c->pid, c->code, pp->l->code_read);
+	if (!c->blob[SYM_PY_CODE]) {
+		c->unreadable = true;
+		py->unreadable++;
 		return 0;
 	}
-	if (py->nr >= PY_CODES_MAX ||
-	    array_grow(&py->codes, &py->cap, sizeof(*py->codes), py->nr) ||
-	    htab__insert(&py->index, code_hash(c.pid, c.code), (uint32_t)py->nr)) {
-		free(c.name);
-		free(c.file);
-		free(c.table);
-		return 0;
+	c->len[SYM_PY_CODE] = pp->l->code_read;
+	read_blobs(c, pp->l);
+	for (int i = 0; i < SYM_PY_BLOBS; i++)
+		py->bytes += c->len[i];
+	return 0;
+}
+
+/* The index of UNIT among C's named ones, or -1. */
+static int64_t pycode__unit(const struct pycode *c, uint32_t unit)
+{
+	uint32_t lo = 0, hi = c->nr_units;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c->units[mid] < unit)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	py->codes[py->nr++] = c;
+	return lo < c->nr_units && c->units[lo] == unit ? (int64_t)lo : -1;
+}
+
+void python__want(struct session *s, pid_t pid, uint64_t word)
+{
+	struct pycode *c = pycode__find(s->py, pid, word & PY_WORD_ADDR);
+	uint32_t unit = (uint32_t)(word >> PY_UNIT_SHIFT);
+
+	if (!c || c->unreadable || pycode__unit(c, unit) >= 0)
+		return;
+	for (uint32_t i = 0; i < c->nr_want; i++)
+		if (c->want[i] == unit)
+			return;
+	if (!array_grow(&c->want, &c->cap_want, sizeof(*c->want), c->nr_want))
+		c->want[c->nr_want++] = unit;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* C's wanted instructions named by the worker. Returns 0 or a negative errno. */
+static int pycode__resolve(struct session *s, struct pycode *c)
+{
+	struct sym_pycode sc = { .minor = c->minor };
+	struct sym_pyname *out = calloc(c->nr_want, sizeof(*out));
+	uint32_t n = c->nr_want, total = c->nr_units + n;
+	int err;
+
+	if (!out)
+		return -ENOMEM;
+	qsort(c->want, n, sizeof(*c->want), u32_cmp);
+	for (int i = 0; i < SYM_PY_BLOBS; i++) {
+		sc.blob[i] = c->blob[i];
+		sc.len[i] = c->len[i];
+	}
+	err = symbolizer__python(s->sym, &sc, c->want, n, out);
+	if (!err && (!(c->name || (c->name = strdup(out[0].name))) ||
+		     (!c->file && out[0].file[0] && !(c->file = strdup(out[0].file))) ||
+		     array_grow(&c->units, &c->cap_units, sizeof(*c->units), total - 1) ||
+		     !(c->lines = realloc(c->lines, (size_t)c->cap_units * sizeof(*c->lines)))))
+		err = -ENOMEM;
+	if (!err) {
+		c->named = out[0].named;
+		/* Both sorted: merged from the end. */
+		for (uint32_t i = c->nr_units, j = n, k = total; k-- > 0;) {
+			if (j && (!i || c->want[j - 1] > c->units[i - 1])) {
+				j--;
+				c->units[k] = c->want[j];
+				c->lines[k] = out[j].line;
+			} else {
+				i--;
+				c->units[k] = c->units[i];
+				c->lines[k] = c->lines[i];
+			}
+		}
+		c->nr_units = total;
+	}
+	c->nr_want = 0;
+	free(out);
+	return err;
+}
+
+int python__resolve(struct session *s)
+{
+	struct pythons *py = s->py;
+
+	for (size_t i = 0; py && i < py->nr; i++) {
+		int err = py->codes[i].nr_want ? pycode__resolve(s, &py->codes[i]) : 0;
+
+		if (err == -ENOMEM)
+			return err;
+	}
 	return 0;
 }
 
 int python__frame(struct session *s, pid_t pid, uint64_t word, struct python_frame *out)
 {
 	const struct pycode *c = pycode__find(s->py, pid, word & PY_WORD_ADDR);
-	uint64_t unit = word >> PY_UNIT_SHIFT;
+	int64_t i = c ? pycode__unit(c, (uint32_t)(word >> PY_UNIT_SHIFT)) : -1;
 
 	*out = (struct python_frame){ .name = "[python: unreadable]" };
-	if (!c || !c->name)
+	if (!c || !c->name || !c->named)
 		return -ENOENT;
 	out->name = c->name;
 	out->file = c->file;
-	out->line = unit == PY_UNIT_UNKNOWN || !c->table ? -1 :
-		    py_line__for(c->l, c->table, c->table_len, c->firstlineno, (uint32_t)unit);
-	if (out->line < 0)
-		out->line = 0;	/* not known */
+	out->line = i >= 0 ? (int)c->lines[i] : 0;
 	return 0;
 }
 
@@ -331,11 +428,8 @@ void session__free_python(struct session *s)
 
 	if (!py)
 		return;
-	for (size_t i = 0; i < py->nr; i++) {
-		free(py->codes[i].name);
-		free(py->codes[i].file);
-		free(py->codes[i].table);
-	}
+	for (size_t i = 0; i < py->nr; i++)
+		pycode__clear(py, &py->codes[i]);
 	free(py->codes);
 	free(py->procs);
 	htab__free(&py->index);

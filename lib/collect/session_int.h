@@ -424,6 +424,11 @@ struct python_frame {
 	const char *file;	/* NULL: not known */
 	int line;		/* 0: not known */
 };
+/* python.c: Python frame WORD of PID to be named (python__resolve). */
+void python__want(struct session *s, pid_t pid, uint64_t word);
+/* python.c: the frames wanted named by the worker (it parses what was read of their code
+ * objects). Returns 0 or -ENOMEM. */
+int python__resolve(struct session *s);
 /* python.c: the names of Python frame WORD (struct ustack's, after PY_MARK) of PID into *OUT.
  * Returns 0, or -ENOENT when its code object was not read (OUT says so). */
 int python__frame(struct session *s, pid_t pid, uint64_t word, struct python_frame *out);

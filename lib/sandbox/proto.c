@@ -47,6 +47,14 @@ static const unsigned char *rd__addrs(struct rd *r, uint32_t n)
 	return p;
 }
 
+uint32_t sb_msg__unit(const struct sb_msg *m, uint32_t i)
+{
+	uint32_t v;
+
+	memcpy(&v, m->units + (size_t)i * 4, 4);
+	return v;
+}
+
 uint64_t sb_msg__addr(const struct sb_msg *m, uint32_t i)
 {
 	struct rd r = rd__init(m->addrs + (size_t)i * 8, 8);
@@ -138,6 +146,27 @@ static void rd__request(struct rd *r, struct sb_msg *m)
 	case SB_FORGET:
 		if (m->arg > 1)
 			r->bad = true;
+		break;
+	case SB_PYCODE:
+		m->seq = rd__u32(r);
+		for (int i = 0; i < SB_PY_BLOBS && !r->bad; i++) {
+			m->blob_len[i] = rd__u32(r);
+			if (m->blob_len[i] > SB_PY_BLOB_MAX) {
+				r->bad = true;
+				break;
+			}
+			m->blob[i] = r->p;
+			if (rd__has(r, m->blob_len[i]))
+				r->p += m->blob_len[i];
+		}
+		m->n = rd__u32(r);
+		if (m->n > SB_BATCH_MAX || m->id) {
+			r->bad = true;
+			break;
+		}
+		m->units = r->p;
+		if (rd__has(r, (size_t)m->n * 4))
+			r->p += (size_t)m->n * 4;
 		break;
 	default:
 		r->bad = true;

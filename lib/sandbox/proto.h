@@ -18,6 +18,10 @@
  *               map's names as it was at that size, perfmap__lookup_at; ~0: the latest)
  *   SB_TABLE    id file                                                  its unwind table
  *   SB_FORGET   id file or map, arg is_map                               no process maps it
+ *   SB_PYCODE   id 0, arg CPython 3's minor version, u32 seq, SB_PY_BLOBS x {u32 len, bytes}
+ *               (a code object's bytes as its process held them, untrusted: the object, its
+ *               qualified name, name, file name and line table objects), u32 n, n x u32 unit
+ *               answered by SB_NAMES (id 0, seq): one frame per unit, its name, file and line
  *
  *   worker -> client
  *   SB_HELLO      id pid, u32 uid, u32 gid                  confined, ready
@@ -54,6 +58,7 @@ enum sb_type {
 	SB_JIT,
 	SB_TABLE,
 	SB_FORGET,
+	SB_PYCODE,
 	SB_HELLO = 64,
 	SB_BUSY,
 	SB_WANT_DEBUG,
@@ -72,6 +77,9 @@ enum sb_type {
 #define SB_BUILD_ID_MAX	128		/* hex digits of a build id */
 #define SB_IDS_MAX	(1u << 24)	/* file and map ids are below this */
 #define SB_UTAB_MAX	(256u << 20)	/* bytes of one file's unwind table */
+#define SB_PY_BLOBS	5		/* an SB_PYCODE's objects: */
+enum { SB_PY_CODE, SB_PY_QUALNAME, SB_PY_NAME, SB_PY_FILE, SB_PY_TABLE };
+#define SB_PY_BLOB_MAX	(256u << 10)	/* bytes of one */
 
 #define SB_NAMES_DEBUG	1		/* the symbols came from a debug file */
 #define SB_WANT_ALT	2		/* SB_WANT_DEBUG's arg: the common file dwz made */
@@ -105,6 +113,10 @@ struct sb_msg {
 	const unsigned char *ents;	/* the entries: sb_names__next */
 	size_t strs_len, ents_len;
 	uint64_t counts[SB_LIMITS_MAX];	/* SB_LIMITS: n of them */
+	/* SB_PYCODE (seq, n units, arg the minor version) */
+	const unsigned char *blob[SB_PY_BLOBS];
+	uint32_t blob_len[SB_PY_BLOBS];
+	const unsigned char *units;	/* n u32: sb_msg__unit */
 	/* SB_UTAB: bytes [offset, offset + data_len) of total */
 	uint32_t total, offset;
 	const unsigned char *data;
@@ -113,6 +125,8 @@ struct sb_msg {
 
 /* The address I (< M->n) of an SB_LOOKUP or SB_JIT message. */
 uint64_t sb_msg__addr(const struct sb_msg *m, uint32_t i);
+/* The unit I (< M->n) of an SB_PYCODE message. */
+uint32_t sb_msg__unit(const struct sb_msg *m, uint32_t i);
 
 /*
  * Decode the LEN bytes BUF (one message, with NFDS descriptors beside it) into *M. A worker

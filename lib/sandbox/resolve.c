@@ -549,3 +549,82 @@ void resolve__poll(struct symbolizer *s)
 	if (err && err != -EAGAIN && err != -ENOMEM)
 		resolve__fail(s, NULL, err);
 }
+
+/* --- CPython code objects ------------------------------------------------------------------ */
+
+_Static_assert((int)SYM_PY_BLOBS == (int)SB_PY_BLOBS && (int)SYM_PY_CODE == (int)SB_PY_CODE &&
+	       (int)SYM_PY_QUALNAME == (int)SB_PY_QUALNAME && (int)SYM_PY_NAME == (int)SB_PY_NAME &&
+	       (int)SYM_PY_FILE == (int)SB_PY_FILE && (int)SYM_PY_TABLE == (int)SB_PY_TABLE &&
+	       SYM_PY_BLOB_MAX == SB_PY_BLOB_MAX, "symbolizer.h's objects are proto.h's");
+
+int resolve__python(struct symbolizer *s, const struct sym_pycode *c, const uint32_t *units,
+		    uint32_t n, struct sym_pyname *out)
+{
+	uint32_t seq, got = 0;
+	double deadline;
+	struct sb_msg m;
+	int err;
+
+	if (!n)
+		return 0;
+	if (n > SB_BATCH_MAX || c->minor > 255)
+		return -E2BIG;
+	err = sb_client__start(&s->c);
+	if (err)
+		return err;
+	seq = ++s->seq;
+	sb_buf__start(&s->out, SB_PYCODE, (uint8_t)c->minor, 0);
+	sb_buf__u32(&s->out, seq);
+	for (int i = 0; i < SB_PY_BLOBS; i++) {
+		uint32_t len = c->len[i] < SB_PY_BLOB_MAX ? c->len[i] : 0;
+
+		sb_buf__u32(&s->out, len);
+		sb_buf__bytes(&s->out, c->blob[i], len);
+	}
+	sb_buf__u32(&s->out, n);
+	for (uint32_t i = 0; i < n; i++)
+		sb_buf__bytes(&s->out, &units[i], 4);
+	err = sb_client__send(&s->c, &s->out, NULL, 0, false);
+	deadline = sb_client__now() + s->c.timeout;
+	while (!err) {
+		const char **strs;
+		struct sb_frame fr[SB_FRAMES_MAX];
+		size_t pos = 0;
+
+		err = sb_client__recv(&s->c, &m, deadline);
+		if (!err && (m.type == SB_WANT_DEBUG || m.type == SB_UTAB)) {
+			err = resolve__any(s, &m);
+			continue;
+		}
+		if (err)
+			break;
+		if (m.type != SB_NAMES || m.id || m.seq != seq || m.first != got ||
+		    m.n > n - got || (m.arg && got + m.n != n)) {
+			err = -EBADMSG;
+			break;
+		}
+		strs = malloc((m.nstr ? m.nstr : 1) * sizeof(*strs));
+		if (!strs)
+			return -ENOMEM;
+		sb_names__strings(&m, strs);
+		for (uint32_t i = 0; i < m.n; i++) {
+			struct sym_pyname *o = &out[got + i];
+
+			/* (One frame each: more is the worker's error, the first one taken.) */
+			sb_names__next(&m, &pos, fr);
+			o->named = fr[0].kind != SYM_UNNAMED;
+			o->line = fr[0].line;
+			snprintf(o->name, sizeof(o->name), "%s", strs[fr[0].name]);
+			snprintf(o->file, sizeof(o->file), "%s",
+				 fr[0].file == SB_NO_STR ? "" : strs[fr[0].file]);
+		}
+		free(strs);
+		got += m.n;
+		if (m.arg)
+			return 0;
+		deadline = sb_client__now() + s->c.timeout;
+	}
+	if (err != -ENOMEM)
+		resolve__fail(s, NULL, err);
+	return err;
+}

@@ -180,6 +180,33 @@ size_t symbolizer__perfmap_starts(const char *buf, size_t n,
 int symbolizer__file_info(struct symbolizer *s, pid_t pid, const struct map *m,
 			  size_t *nr_syms, bool *debug);
 
+/*
+ * A CPython code object as its process held it: the bytes of the object (at least its
+ * version's code_read of them), of the str objects of its qualified name (3.11 on) and name,
+ * of its file name, and of its line table's bytes object, each as read (untrusted: the
+ * worker parses them). MINOR: CPython 3's minor version.
+ */
+enum { SYM_PY_CODE, SYM_PY_QUALNAME, SYM_PY_NAME, SYM_PY_FILE, SYM_PY_TABLE, SYM_PY_BLOBS };
+#define SYM_PY_BLOB_MAX	(256u << 10)	/* bytes of one (more: left out) */
+struct sym_pycode {
+	int minor;
+	const uint8_t *blob[SYM_PY_BLOBS];
+	uint32_t len[SYM_PY_BLOBS];
+};
+struct sym_pyname {
+	char name[512];		/* "[python: unreadable]" when the objects did not decode */
+	char file[512];		/* "" when not known */
+	uint32_t line;		/* 0 when not known */
+	bool named;
+};
+/*
+ * The names of code object C at each of its N instructions UNITS (code units, as BPF records
+ * them) into OUT, from the worker (waited for, its deadline). Returns 0, or a negative errno
+ * (the worker failed: OUT not filled).
+ */
+int symbolizer__python(struct symbolizer *s, const struct sym_pycode *c, const uint32_t *units,
+		       uint32_t n, struct sym_pyname *out);
+
 /* The name of the kernel frame at ADDR (a return address when IS_RETURN); "[unknown]" when
  * kallsyms is unreadable. */
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return);

@@ -162,5 +162,8 @@ int resolve__prepare(struct symbolizer *s, struct sym_src *src);
 
 /* resolve.c: name the entries SRC waits for. Returns 0 or -ENOMEM. */
 int resolve__src(struct symbolizer *s, struct sym_src *src);
+/* Code object C's names at its N UNITS into OUT (symbolizer__python). */
+int resolve__python(struct symbolizer *s, const struct sym_pycode *c, const uint32_t *units,
+		    uint32_t n, struct sym_pyname *out);
 
 #endif

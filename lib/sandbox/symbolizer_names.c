@@ -351,3 +351,12 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_retu
 	name = ksyms__lookup(s->ksyms, addr, NULL, NULL);
 	return name ? name : UNKNOWN;
 }
+
+int symbolizer__python(struct symbolizer *s, const struct sym_pycode *c, const uint32_t *units,
+		       uint32_t n, struct sym_pyname *out)
+{
+	/* Sampling is over: the worker's work is wanted now. */
+	s->over = true;
+	sb_client__set_idle(&s->c, false);
+	return resolve__python(s, c, units, n, out);
+}

@@ -21,6 +21,8 @@
 #include "sandbox/confine.h"
 #include "sandbox/proto.h"
 #include "sandbox/worker.h"
+#include "python/pyline.h"
+#include "python/pystr.h"
 #include "sandbox/worker_int.h"
 #include "symbolize/perfmap.h"
 #include "symbolize/symfile.h"
@@ -272,6 +274,67 @@ static int worker__lookup(struct worker *w, const struct sb_msg *m)
 	return err ? err : names__send(w, m->id, m->seq, first, m->n - first, true, sf);
 }
 
+/* A str object's text from its bytes OBJ (LEN of them, as read from its process), or NULL. */
+static const char *py_text(const struct py_layout *l, const unsigned char *obj, size_t len,
+			   char *out, size_t outlen)
+{
+	size_t need = len ? py_str__need(l, obj, len) : 0;
+
+	if (!need || need > len || py_str__utf8(l, obj, len, out, outlen) <= 0)
+		return NULL;
+	return out;
+}
+
+/*
+ * SB_PYCODE: a CPython code object's names (its qualified name, else its name; its file) and
+ * the line of each unit, from the bytes its process held (untrusted: parsed here, with the
+ * version's layout, every read bounded). A code object that does not decode is
+ * "[python: unreadable]" at every unit.
+ */
+static int worker__python(struct worker *w, const struct sb_msg *m)
+{
+	const struct py_layout *l = py_layout__for(3, m->arg);
+	static char name[1024], file[1024];
+	const char *nm = NULL, *fl = NULL;
+	const unsigned char *table = NULL;
+	size_t table_len = 0;
+	int32_t first = 0;
+	uint32_t at = 0;
+	int err = 0;
+
+	if (l && m->blob_len[SB_PY_CODE] >= l->code_read) {
+		memcpy(&first, m->blob[SB_PY_CODE] + l->code_firstlineno, sizeof(first));
+		nm = py_text(l, m->blob[SB_PY_QUALNAME], m->blob_len[SB_PY_QUALNAME], name,
+			     sizeof(name));
+		if (!nm)
+			nm = py_text(l, m->blob[SB_PY_NAME], m->blob_len[SB_PY_NAME], name,
+				     sizeof(name));
+		fl = nm ? py_text(l, m->blob[SB_PY_FILE], m->blob_len[SB_PY_FILE], file,
+				  sizeof(file)) : NULL;
+		if (m->blob_len[SB_PY_TABLE] &&
+		    py_bytes__data(l, m->blob[SB_PY_TABLE], m->blob_len[SB_PY_TABLE], &table,
+				   &table_len))
+			table = NULL;
+	}
+	names__reset(w);
+	for (uint32_t i = 0; !err && i < m->n; i++) {
+		uint32_t unit = sb_msg__unit(m, i);
+		int line = nm && (table || unit == PY_UNIT_BEFORE) ?
+			   py_line__for(l, table, table_len, first, unit) : -1;
+		struct sym_frame fr = {
+			.name = nm ? nm : "[python: unreadable]", .file = nm ? fl : NULL,
+			.line = line > 0 ? (uint32_t)line : 0, .kind = nm ? SYM_FUNC : SYM_UNNAMED,
+		};
+
+		err = names__add(w, &fr, 1);
+		if (!err && w->strs.len + w->ents.len > SB_PART_TARGET && i + 1 < m->n) {
+			err = names__send(w, 0, m->seq, at, i + 1 - at, false, NULL);
+			at = i + 1;
+		}
+	}
+	return err ? err : names__send(w, 0, m->seq, at, m->n - at, true, NULL);
+}
+
 /* SB_TABLE: file M->id's unwind table, built now and sent in parts (total 0: none). */
 static int worker__table(struct worker *w, const struct sb_msg *m)
 {
@@ -369,6 +432,8 @@ static int worker__handle(struct worker *w, const unsigned char *buf, long len, 
 		return worker__table(w, &m);
 	case SB_FORGET:
 		return worker__forget(w, &m);
+	case SB_PYCODE:
+		return worker__python(w, &m);
 	default:
 		return worker__lookup(w, &m);
 	}

@@ -16,7 +16,7 @@ ALLOWED = {
     "symbolize": {"base", "proc", "dso"},
     # The symbolizer worker (symbolize/ and dso/ on descriptors it is handed) and the
     # privileged side's client of it; collect/ names addresses only through it.
-    "sandbox": {"base", "proc", "dso", "unwind", "symbolize"},
+    "sandbox": {"base", "proc", "dso", "unwind", "symbolize", "python"},
     "profile": {"base"},
     "output": {"base", "profile"},
     "collect": {"base", "proc", "dso", "unwind", "sandbox", "profile", "output", "python"},

@@ -251,6 +251,36 @@ static void test_tables(void)
 		CU_ASSERT(arg == 2 || (m.type == SB_FORGET && m.id == 7 && m.arg == arg));
 		CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);
 	}
+	/* SB_PYCODE: a code object's bytes and its units, the client's to send */
+	{
+		static const unsigned char code[8] = "codeobj", name[3] = "abc";
+		const uint32_t units[3] = { 1, 7, 0xffff };
+
+		for (int variant = 0; variant < 4; variant++) {
+			sb_buf__start(&b, SB_PYCODE, 11, variant == 1 ? 3 : 0);
+			sb_buf__u32(&b, 42);
+			for (int i = 0; i < SB_PY_BLOBS; i++) {
+				const unsigned char *p = i == SB_PY_CODE ? code : i == SB_PY_NAME ? name : NULL;
+				uint32_t len = i == SB_PY_CODE ? 8 : i == SB_PY_NAME ? 3 : 0;
+
+				/* variant 2: a length past the message; 3: past SB_PY_BLOB_MAX */
+				sb_buf__u32(&b, variant == 2 && i == SB_PY_TABLE ? 100 :
+					    variant == 3 && i == SB_PY_FILE ? SB_PY_BLOB_MAX + 1 : len);
+				sb_buf__bytes(&b, p, len);
+			}
+			sb_buf__u32(&b, 3);
+			sb_buf__bytes(&b, units, sizeof(units));
+			CU_ASSERT_EQUAL(decode(true, 0, &m), variant ? -EBADMSG : 0);
+			if (!variant) {
+				CU_ASSERT(m.type == SB_PYCODE && m.arg == 11 && m.seq == 42 && m.n == 3);
+				CU_ASSERT(m.blob_len[SB_PY_CODE] == 8 && !memcmp(m.blob[SB_PY_CODE], code, 8));
+				CU_ASSERT(m.blob_len[SB_PY_NAME] == 3 && !memcmp(m.blob[SB_PY_NAME], name, 3));
+				CU_ASSERT(m.blob_len[SB_PY_TABLE] == 0);
+				CU_ASSERT(sb_msg__unit(&m, 1) == 7 && sb_msg__unit(&m, 2) == 0xffff);
+				CU_ASSERT_EQUAL(decode(false, 0, &m), -EBADMSG);	/* not the worker's */
+			}
+		}
+	}
 	utab_part(false, 100, 0, 64);
 	CU_ASSERT_EQUAL_FATAL(decode(false, 0, &m), 0);
 	CU_ASSERT(m.total == 100 && m.offset == 0 && m.data_len == 64 && !m.arg);
