@@ -222,6 +222,21 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			st->bpf[STAT_FORKS_LEFT] == 1 ? "" : "es",
 			st->bpf[STAT_FORKS_LEFT] == 1 ? "was" : "were");
 	print_fetches(st);
+	if (st->py_procs) {
+		char v[64] = "";
+
+		for (int m = 0; m < 32; m++)
+			if (st->py_minors >> m & 1)
+				snprintf(v + strlen(v), sizeof(v) - strlen(v), "%s3.%d",
+					 v[0] ? ", " : "", m);
+		fprintf(stderr, "profile: Python frames read at the sample in %llu process%s "
+			"(CPython %s): %.1f%% of the samples in its loop have them, %.1f%% every "
+			"one named%s\n", (unsigned long long)st->py_procs,
+			st->py_procs == 1 ? "" : "es", v, pct(st->py_read, st->py_ran),
+			pct(st->py_whole, st->py_ran),
+			st->py_unreadable ? " (some code objects could not be read: --explain)" :
+					    "");
+	}
 	if (st->perf_maps && st->runtime_env && st->runtime_env[0])
 		fprintf(stderr, "profile: the command's runtimes were asked for perf maps of "
 			"their JIT code (%s); --no-runtime leaves its environment as it is\n",

@@ -59,6 +59,11 @@ static const char *const reason_text[EXPLAIN__MAX] = {
 	[EXPLAIN_UNNAMED_NO_MAPPING] = "addresses in no mapping the process was seen to have",
 	[EXPLAIN_UNNAMED_REPLACED] = "the file was rewritten in place after this version was "
 				     "mapped: its content is gone (not guessed from the new one)",
+	[EXPLAIN_PY_READ] = "Python frames read at the sample (the interpreter's loop frames "
+			    "replaced by the functions they ran)",
+	[EXPLAIN_PY_MISSING] = "the interpreter's loop frames with no Python frames read (its "
+			       "thread state not found, its frames unreadable, a version not "
+			       "known here, or --no-runtime)",
 };
 
 struct explain *explain__new(void)
@@ -186,9 +191,15 @@ int explain__format(const struct explain_line *l, uint64_t samples, char *buf, s
 	char file[1024];
 	const char *what = l->reason == EXPLAIN_NOREC ? "frame pointers not trusted" :
 			   l->reason == EXPLAIN_SCANNED ? "stack scanned" :
+			   l->reason == EXPLAIN_PY_READ ? "Python" :
+			   l->reason == EXPLAIN_PY_MISSING ? "Python not read" :
 			   l->reason <= EXPLAIN_CUT_FP ? "cut" : "unnamed";
 
 	explain__escape(l->file, file, sizeof(file));
+	if (l->reason == EXPLAIN_PY_READ)
+		return snprintf(buf, len, "%5.1f%%  %s in %s: %s; every one named in %.1f%% of "
+				"these", share(l->count, samples), what, file, reason_text[l->reason],
+				share(l->whole, l->count));
 	if (l->reason == EXPLAIN_NOREC || l->reason == EXPLAIN_SCANNED)
 		return snprintf(buf, len, "%5.1f%%  %s in %s %s %.1f%% of these whole",
 				share(l->count, samples), what, file, reason_text[l->reason],

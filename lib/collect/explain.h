@@ -38,6 +38,8 @@ enum explain_reason {
 	EXPLAIN_UNNAMED_SPECIAL,	/* a special mapping ([vsyscall]) without symbols */
 	EXPLAIN_UNNAMED_NO_MAPPING,	/* an address in no mapping known */
 	EXPLAIN_UNNAMED_REPLACED,	/* the file was rewritten in place since it was mapped */
+	EXPLAIN_PY_READ,		/* CPython's loop there: the Python frames it ran were read */
+	EXPLAIN_PY_MISSING,		/* CPython's loop there, and no Python frames read for it */
 	EXPLAIN__MAX,
 };
 

@@ -54,7 +54,10 @@ struct builder {
 	uint32_t ustack[USER_MAX_DEPTH];	/* the entries of the stack's user addresses */
 	int nr_ustack;
 	const char *louter[USER_MAX_DEPTH];	/* the outermost function of each user
-						 * location of the stack */
+						 * location of the stack, */
+	uint32_t lent[USER_MAX_DEPTH];		/* and its entry */
+	int py_left, py_unnamed;		/* python_merge: loop frames left as they
+						 * were, Python frames without a name */
 	uint32_t pylocs[PROFILE_MAX_DEPTH + USER_MAX_DEPTH];	/* python_merge's */
 	bool cgnames_fresh;	/* the session's cgroup names were read for this profile */
 	struct rename *renames;	/* BPF's `renames`, by thread and time; read when first asked */
@@ -378,6 +381,7 @@ static int user_locations(struct builder *b, pid_t pid, const uint64_t *ips, int
 			if (id < 0)
 				return id;
 			b->louter[n] = e->outer;
+			b->lent[n] = b->ustack[b->nr_ustack - 1];
 			locs[n++] = id;
 		}
 		if (fixup__ends_at(i, *outer))
@@ -616,13 +620,17 @@ static int python_location(struct builder *b, pid_t pid, uint64_t word)
 	struct python_frame pf;
 	uint32_t pos, id;
 	int l, err;
+	bool bad;
 
 	for (id = htab__first(&b->index, h, &pos); id != HTAB_NONE;
 	     id = htab__next(&b->index, h, &pos))
 		if (b->ents[id].addr == addr && b->ents[id].pid == (uint32_t)pid &&
-		    b->ents[id].kernel && b->ents[id].is_return)
+		    b->ents[id].kernel && b->ents[id].is_return) {
+			b->py_unnamed += b->ents[id].unnamed >= 0;
 			return (int)b->ents[id].loc;
-	python__frame(b->s, pid, word, &pf);
+		}
+	bad = python__frame(b->s, pid, word, &pf) != 0;
+	b->py_unnamed += bad;
 	l = profile__intern(b->p, pf.name, strlen(pf.name));
 	if (l < 0)
 		return l;
@@ -640,7 +648,7 @@ static int python_location(struct builder *b, pid_t pid, uint64_t word)
 	if (array_grow(&b->ents, &b->cap, sizeof(*b->ents), b->nr))
 		return -ENOMEM;
 	b->ents[b->nr] = (struct addr_ent){ addr, (uint32_t)pid, true, true, (uint32_t)l, 1,
-					    NULL, -1, -1 };
+					    NULL, -1, bad ? 1 : -1 };
 	err = htab__insert(&b->index, h, (uint32_t)b->nr);
 	if (err)
 		return err;
@@ -677,6 +685,7 @@ static int python_merge(struct builder *b, pid_t pid, const uint64_t *words, int
 		int first, last;
 
 		if (!b->louter[i] || strcmp(b->louter[i], PY_EVAL_LOOP) || !nr) {
+			b->py_left += b->louter[i] && !strcmp(b->louter[i], PY_EVAL_LOOP);
 			if (out < max)
 				b->pylocs[out++] = locs[i];
 			continue;
@@ -687,6 +696,7 @@ static int python_merge(struct builder *b, pid_t pid, const uint64_t *words, int
 			first = 0;	/* the runs left over go with the leaf-most */
 		k++;
 		if (last < 0 || last >= nr) {
+			b->py_left++;
 			if (out < max)
 				b->pylocs[out++] = locs[i];
 			continue;
@@ -701,6 +711,54 @@ static int python_merge(struct builder *b, pid_t pid, const uint64_t *words, int
 			}
 	}
 	return out;
+}
+
+/*
+ * The stack's Python frames (PY: PY_MARK and NPY - 1 words; NPY 0: none) in place of the
+ * loop's frames among its *N user locations (in B->locs past PROFILE_MAX_DEPTH), *N updated;
+ * counted for the summary (on-CPU samples, WEIGHT of them) and told to --explain (at the
+ * file of the loop's first frame). Returns 0 or -errno.
+ */
+static int builder__python(struct builder *b, const struct stack_key *key, const uint64_t *py,
+			   int npy, int *n, bool truncated, uint64_t weight, bool off)
+{
+	struct session *s = b->s;
+	uint32_t *locs = b->locs + PROFILE_MAX_DEPTH;
+	int loop = -1, m;
+
+	for (int i = 0; i < *n && loop < 0; i++)
+		if (b->louter[i] && !strcmp(b->louter[i], PY_EVAL_LOOP))
+			loop = i;
+	if (loop < 0 && npy <= 1)
+		return 0;
+	b->py_left = b->py_unnamed = 0;
+	if (npy > 1 && *n > 0) {
+		m = python_merge(b, key->pid, py + 1, npy - 1, locs, *n, truncated);
+		if (m < 0)
+			return m;
+		*n = m < USER_MAX_DEPTH ? m : USER_MAX_DEPTH;
+		memcpy(locs, b->pylocs, *n * sizeof(*locs));
+	} else {
+		b->py_left = 1;
+	}
+	if (!off) {
+		s->stats.py_ran += weight;
+		s->stats.py_read += npy > 1 ? weight : 0;
+		s->stats.py_whole += npy > 1 && !b->py_left && !b->py_unnamed ? weight : 0;
+	}
+	if (s->explain && loop >= 0) {
+		int file = b->ents[b->lent[loop]].file;
+
+		if (file >= 0 && npy > 1)
+			m = explain__add(s->explain, file, EXPLAIN_PY_READ, weight,
+					 !b->py_left && !b->py_unnamed ? weight : 0);
+		else
+			m = file >= 0 ? explain__add(s->explain, file, EXPLAIN_PY_MISSING, weight, 0) :
+					0;
+		if (m)
+			return m;
+	}
+	return 0;
 }
 
 void builder__want(struct builder *b, const struct stack_key *key, const uint64_t *ips, int nu)
@@ -764,17 +822,9 @@ int builder__add(struct builder *b, const struct stack_key *key, const uint64_t 
 		if (err)
 			goto fail;
 	}
-	if (all > nu + 1 && n > 0) {
-		int m = python_merge(b, key->pid, ips + nu + 1, all - nu - 1,
-				     b->locs + PROFILE_MAX_DEPTH, n, labels.truncated);
-
-		if (m < 0) {
-			err = m;
-			goto fail;
-		}
-		n = m < USER_MAX_DEPTH ? m : USER_MAX_DEPTH;
-		memcpy(b->locs + PROFILE_MAX_DEPTH, b->pylocs, n * sizeof(*b->locs));
-	}
+	err = builder__python(b, key, ips + nu, all - nu, &n, labels.truncated, weight, off);
+	if (err)
+		goto fail;
 	memmove(b->locs + nk, b->locs + PROFILE_MAX_DEPTH, n * sizeof(*b->locs));
 	err = profile__add_stack(b->p, b->locs, nk + n);
 	if (err >= 0)

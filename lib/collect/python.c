@@ -66,6 +66,8 @@ struct pythons {
 	uint64_t bytes;		/* of the blobs */
 	uint64_t unreadable;	/* code objects whose bytes could not be read */
 	uint64_t dropped;	/* code objects not kept (PY_CODES_MAX, PY_BLOBS_MAX) */
+	uint64_t described;	/* processes given a `py_procs` entry, in all */
+	uint32_t minors;	/* bit N: a CPython 3.N among them */
 };
 
 static struct pythons *pythons(struct session *s)
@@ -151,6 +153,8 @@ void python__describe(struct session *s, pid_t pid)
 		if (array_grow(&py->procs, &py->cap_procs, sizeof(*py->procs), py->nr_procs))
 			return;
 		pp = &py->procs[py->nr_procs++];
+		py->described++;
+		py->minors |= 1u << (l->minor & 31);
 	} else if (pp->runtime == entry.runtime && pp->l == l) {
 		return;
 	}
@@ -417,9 +421,10 @@ uint64_t python__unreadable(const struct session *s)
 	return s->py ? s->py->unreadable : 0;
 }
 
-size_t python__procs(const struct session *s)
+uint64_t python__procs(const struct session *s, uint32_t *minors)
 {
-	return s->py ? s->py->nr_procs : 0;
+	*minors = s->py ? s->py->minors : 0;
+	return s->py ? s->py->described : 0;
 }
 
 void session__free_python(struct session *s)

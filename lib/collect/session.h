@@ -83,6 +83,13 @@ struct session_stats {
 					 * summary (NULL: none) */
 	uint64_t samples;		/* samples in the profile */
 	uint64_t truncated;		/* of those, samples whose user stack is truncated */
+	uint64_t py_ran;		/* of those, samples in CPython's loop (or with Python
+					 * frames), */
+	uint64_t py_read;		/* with Python frames read, */
+	uint64_t py_whole;		/* every loop frame replaced by named ones */
+	uint64_t py_procs;		/* processes whose Python frames were read */
+	uint32_t py_minors;		/* bit N: a CPython 3.N among them */
+	uint64_t py_unreadable;		/* code objects that could not be read */
 	uint64_t scanned;		/* of those, samples with a caller found by a stack scan
 					 * (code without CFI) */
 	uint64_t off_ns;		/* --off-cpu, --wall: time off the CPU in the profile */

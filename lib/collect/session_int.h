@@ -432,9 +432,10 @@ int python__resolve(struct session *s);
 /* python.c: the names of Python frame WORD (struct ustack's, after PY_MARK) of PID into *OUT.
  * Returns 0, or -ENOENT when its code object was not read (OUT says so). */
 int python__frame(struct session *s, pid_t pid, uint64_t word, struct python_frame *out);
-/* python.c: code objects that could not be read; processes with Python frames read. */
+/* python.c: code objects that could not be read; processes whose Python frames were read
+ * (*MINORS: bit N for a CPython 3.N among them). */
 uint64_t python__unreadable(const struct session *s);
-size_t python__procs(const struct session *s);
+uint64_t python__procs(const struct session *s, uint32_t *minors);
 void session__free_python(struct session *s);
 
 /* procstate.c: a DWARF unwind of PID read USED bytes of stack (STOP: how it ended); make

@@ -4264,6 +4264,11 @@ def python_frames_read_at_the_sample():
             else:
                 args = [py, script, "3"] + (["thread"] if thread else [])
                 stacks, err, _ = run_profile(["-F", "499", "--"] + args)
+                v = re.search(r"python3\.(\d+)$", py).group(1)
+                expect(re.search(r"Python frames read at the sample in 1 process \(CPython "
+                                 rf"3\.{v}\): (\d+\.\d)% of the samples", err),
+                       f"{tag} {how}: the summary does not say Python frames were read: "
+                       f"{err[-600:]!r}")
             ran, ok, at_c, c_above, bad = pychain_check(stacks, comm, lines, thread)
             expect(ran >= 500, f"{tag} {how}: {ran} samples ran Python code: {stacks[:2]}")
             expect(ok >= 0.95 * ran, f"{tag} {how}: {ok} of {ran} samples carry the chain "
@@ -4272,7 +4277,149 @@ def python_frames_read_at_the_sample():
                    f"{tag} {how}: {c_above} of {at_c} samples at zlib.compress have C frames "
                    f"above middle")
             notes.append(f"{tag} {how} {100.0 * ok / ran:.1f}%")
+    # --no-runtime: no Python frames read, the loop's frames as they were, and said so.
+    stacks, err, _ = run_profile(["-F", "499", "--no-runtime", "--explain", "--",
+                                  "/usr/bin/python3.11", script, "1"])
+    named = sum(c for f, c in stacks if any("(pychain.py:" in x for x in f))
+    loops = sum(c for f, c in stacks if "_PyEval_EvalFrameDefault" in f)
+    expect(named == 0 and loops > 100 and "Python frames read at the sample" not in err and
+           "Python not read in /usr/bin/python3.11" in err,
+           f"--no-runtime: {named} samples with Python frames, {loops} in the loop: {err[-500:]!r}")
+    notes.append(f"--no-runtime: 0 of {loops}")
     return "; ".join(notes)
+
+
+PYHOSTILE = "python3.11-hostile"
+PYHOSTILE_COMM = "python3.11-host"  # (the kernel's 15 bytes of it)
+PY_UNREADABLE = "[python: unreadable]"
+
+
+def pyhostile_names():
+    """What tests/workloads/pyhostile.c's fake code objects may be written as in folded
+    output, as profile reads them (qualified name, else name; each str cut at 511 bytes of
+    UTF-8, a lone surrogate or NUL as U+FFFD), then folded's escapes (';' as ':', control
+    characters as '?'): the name alone, or with its file's base name and one of the lines its
+    line table gives."""
+    p = subprocess.run([workload(PYHOSTILE), "names"], capture_output=True, text=True,
+                       timeout=10, check=True)
+
+    def read(s):
+        out = ""
+        for ch in s:
+            c = ord(ch)
+            c = 0xfffd if c == 0 or 0xd800 <= c <= 0xdfff else c
+            if len(out.encode()) + len(chr(c).encode()) > 511:
+                break
+            out += chr(c)
+        return out
+
+    def folded(s):
+        return "".join(":" if c == ";" else "?" if ord(c) < 0x20 or ord(c) == 0x7f else c
+                       for c in s)
+    allowed = set()
+    for v in json.loads(p.stdout, strict=False):
+        base = read(v["file"]).rpartition("/")[2]
+        for n in (v["qual"], v["name"]):
+            if n is None:
+                continue
+            allowed.add(folded(read(n)))
+            for line in range(v["firstlineno"], v["firstlineno"] + v["lines"]):
+                allowed.add(folded(f"{read(n)} ({base}:{line})"))
+    return allowed
+
+
+def profile_peak(args, timeout=60):
+    """Run profile with ARGS, polling its own peak RSS (VmHWM) until it exits: (folded
+    output as bytes, stderr, exit code, peak RSS in KiB, wall seconds)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen([os.path.abspath(profile_bin())] + args, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    peak = 0
+    out, err = [], []
+    import threading
+    readers = [threading.Thread(target=lambda s=s, b=b: b.append(s.read()))
+               for s, b in ((p.stdout, out), (p.stderr, err))]
+    for r in readers:
+        r.start()
+    try:
+        while p.poll() is None:
+            if time.monotonic() - t0 > timeout:
+                p.kill()
+                p.wait()
+                raise AssertionError(f"profile {' '.join(args)}: still running after "
+                                     f"{timeout} s")
+            try:
+                with open(f"/proc/{p.pid}/status") as f:
+                    m = re.search(r"^VmHWM:\s+(\d+) kB", f.read(), re.M)
+                if m:
+                    peak = max(peak, int(m.group(1)))
+            except OSError:
+                pass
+            time.sleep(0.02)
+    finally:
+        for r in readers:
+            r.join(timeout=10)
+    return (out[0] if out else b"", (err[0] if err else b"").decode(errors="replace"),
+            p.returncode, peak, time.monotonic() - t0)
+
+
+def pyhostile_frames(raw, allowed, any_line=False):
+    """The folded output RAW (bytes) of a run of pyhostile, checked frame by frame: every
+    line valid UTF-8, every frame free of control characters and under 1100 bytes, nothing
+    Python-like outside the spinners' place for it (between hostile_thread and hostile_leaf,
+    where _PyEval_EvalFrameDefault is), and there only ALLOWED names, PY_UNREADABLE or
+    _PyEval_EvalFrameDefault. Returns (samples of the program, samples of the spinners,
+    samples with a named Python frame, samples with an unreadable one, unreadable frames,
+    named frames, the frames that broke a rule). ANY_LINE: a name with its file at any line
+    (the `tables` mode's chains change under BPF's reads: a code object's instruction may be
+    another's)."""
+    def norm(f):
+        return re.sub(r" \(([^()]*):\d+\)$", r" (\1:N)", f) if any_line else f
+    allowed = {norm(a) for a in allowed}
+    n = spin = named = unread = unread_frames = named_frames = 0
+    bad = []
+    pylike = re.compile(r"\.py:\d+\)$|^\[python: ")
+    for line in raw.splitlines():
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            bad.append(f"not UTF-8: {line[:120]!r} ({e})")
+            continue
+        stack, _, count = text.rpartition(" ")
+        expect(stack and count.isdigit(), f"malformed folded line: {text[:200]!r}")
+        frames, c = stack.split(";"), int(count)
+        for f in frames:
+            if any(ord(ch) < 0x20 or ord(ch) == 0x7f for ch in f) or len(f.encode()) >= 1100:
+                bad.append(f"outlandish frame {f[:80]!r} ({len(f.encode())} bytes)")
+        if frames[0] != PYHOSTILE_COMM:
+            continue
+        n += c
+        lo = frames.index("hostile_thread") + 1 if "hostile_thread" in frames else len(frames)
+        hi = lo
+        while hi < len(frames) and frames[hi] != "hostile_leaf" and \
+                not frames[hi].endswith("_[k]"):
+            hi += 1
+        for i, f in enumerate(frames):
+            if lo <= i < hi:
+                continue
+            if pylike.search(f) or norm(f) in allowed:
+                bad.append(f"a Python frame out of place: {f[:80]!r} in {stack[:200]!r}")
+        if lo == len(frames):
+            continue
+        spin += c
+        mid = [norm(f) for f in frames[lo:hi]]
+        for f in mid:
+            if f not in allowed and f not in (PY_UNREADABLE, "_PyEval_EvalFrameDefault"):
+                bad.append(f"not a name of the fake objects: {f[:120]!r}")
+        k = sum(1 for f in mid if f == PY_UNREADABLE)
+        m = sum(1 for f in mid if f in allowed)
+        unread_frames += k * c
+        named_frames += m * c
+        unread += c if k else 0
+        named += c if m else 0
+    return n, spin, named, unread, unread_frames, named_frames, bad
 
 
 @test

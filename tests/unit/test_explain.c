@@ -108,6 +108,16 @@ static void test_format(void)
 	explain__format(&jit, 1000, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "100.0%  cut in [no mapping]: addresses in no mapping the "
 			       "process was seen to have");
+	/* Python frames read in a loop's file, and not read. */
+	jit = (struct explain_line){ "/usr/bin/python3.11", EXPLAIN_PY_READ, 990, 980 };
+	explain__format(&jit, 1000, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, " 99.0%  Python in /usr/bin/python3.11: Python frames read at "
+			       "the sample (the interpreter's loop frames replaced by the "
+			       "functions they ran); every one named in 99.0% of these");
+	jit.reason = EXPLAIN_PY_MISSING;
+	explain__format(&jit, 1000, buf, sizeof(buf));
+	CU_ASSERT_EQUAL(strncmp(buf, " 99.0%  Python not read in /usr/bin/python3.11: the "
+				"interpreter's loop frames with no Python frames read", 98), 0);
 	/* No samples: no division by zero. */
 	explain__format(&cut, 0, buf, sizeof(buf));
 	CU_ASSERT_EQUAL(strncmp(buf, "  0.0%", 6), 0);
