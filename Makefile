@@ -157,6 +157,7 @@ bench: deps
 	$(Q)python3 bench/endtoend.py --build $(OUT) $(BENCH_ARGS)
 	$(Q)python3 bench/pprofwrite.py --build $(OUT) $(BENCH_ARGS)
 	$(Q)python3 bench/offcpu.py --build $(OUT) $(BENCH_ARGS)
+	$(Q)python3 bench/pyoverhead.py --build $(OUT) $(BENCH_ARGS)
 	$(Q)python3 bench/render.py --build $(OUT)
 	$(Q)$(MAKE) --no-print-directory bench-symbolize
 

@@ -22,6 +22,12 @@ profiles it with `profile -F HZ -p PID -d SECONDS -o /dev/null` (default 999 Hz,
     fp-timeline, tables-timeline: fp and tables with a speedscope output as well (-o
             FILE.speedscope.json): BPF sends a record of each sample it counts, and profile
             keeps each sample's time (issue 30)
+    python  Debian's python3.11 running bench/pywork.py (pychain.py's chain, one thread):
+            its Python frames read at each sample (issue 29)
+    python-noruntime  the same with --no-runtime: no Python frames read
+    python-alone      the same target with no profiler: its work rate, the reference for
+            the two above (calls of the chain per second, from the target's own ticks over
+            the window profile's figures are taken in; not a BPF figure)
 
 PROFILE_BPF_TIMES=1 (unless --no-times) has each run of the sample program timed in BPF:
 profile -v's P50 and P90 per sample (two more clock reads a run, a few tens of ns), the
@@ -201,7 +207,33 @@ def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None):
         a, b = snaps[0], snaps[-1]
         tot = dict(secs=b[0] - a[0], ns=b[1] - a[1], runs=b[2] - a[2],
                    samples=(b[3] - a[3]) if a[3] is not None and b[3] is not None else None)
+    if tot is not None:
+        tot["t0"], tot["t1"] = snaps[0][0], snaps[-1][0]
     return (per_run, per_sample, tot, p.returncode, cpu), err
+
+
+class Ticks:
+    """The "tick T N" lines of bench/pywork.py's ticks mode, read as it runs: its work rate
+    over a window of CLOCK_MONOTONIC times."""
+
+    def __init__(self, proc):
+        import threading
+        self.ticks = []
+        self.thread = threading.Thread(target=self._read, args=(proc.stdout,), daemon=True)
+        self.thread.start()
+
+    def _read(self, f):
+        for line in f:
+            m = re.match(r"tick (\d+\.\d+) (\d+)", line)
+            if m:
+                self.ticks.append((float(m.group(1)), int(m.group(2))))
+
+    def rate(self, t0, t1):
+        """Calls per second between the ticks nearest T0 and T1 inside [T0, T1]."""
+        inside = [t for t in self.ticks if t0 <= t[0] <= t1]
+        if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
+            return None
+        return (inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0])
 
 
 def main():
@@ -276,6 +308,17 @@ def main():
                  None),
                 ("tables-timeline", "unwind tables + speedscope timeline", [nofp, "1000000"],
                  tl, None)]
+    pywork = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pywork.py")
+    python = "/usr/bin/python3.11"
+    if os.access(python, os.X_OK):
+        # (the ticks mode runs long enough for any run; it is killed at the end)
+        pyt = [python, pywork, "ticks", long]
+        configs += [("python-alone", "python3.11 pywork.py, no profiler", pyt, None, None),
+                    ("python", "python3.11 pywork.py (Python frames read)", pyt, [], None),
+                    ("python-noruntime", "python3.11 pywork.py, --no-runtime", pyt,
+                     ["--no-runtime"], None)]
+    else:
+        print(f"bpfcost: {python} missing (Debian's python3.11): no python configs")
     if args.decompose:
         configs += [("fp-U", "frame pointers, user stacks only (-U)", [fp, "1000000"], ["-U"],
                      None),
@@ -290,21 +333,37 @@ def main():
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         old = f.read().strip()
     results = {}
+    rates = {}  # the python configs' work rates (calls of the chain per second), by round
     bcc_note = None
     try:
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
             f.write("1")
         for i in range(args.rounds):
             for key, label, target, extra, env in configs:
-                t = subprocess.Popen(target, stdout=subprocess.DEVNULL)
+                ticking = key.startswith("python")
+                t = subprocess.Popen(target, stdout=subprocess.PIPE if ticking else
+                                     subprocess.DEVNULL, text=True)
+                ticks = Ticks(t) if ticking else None
                 try:
                     time.sleep(0.3)
+                    if extra is None:
+                        # no profiler: the target's rate over a window as long as theirs
+                        t0 = time.monotonic() + 1.0
+                        time.sleep(args.duration + 0.5)
+                        rate = ticks.rate(t0, t0 + args.duration - 1.0)
+                        rates.setdefault(key, []).append(rate)
+                        print(f"  round {i + 1} {key:8} {rate or 0:.0f} calls/s", flush=True)
+                        continue
                     r, err = measure([profile, "-v", "-F", hz, "-p", str(t.pid), "-d", secs,
                                       "-o", "/dev/null"] + extra, "do_sample", args.duration,
                                      args.interval, env=dict(env or {}, **times_env))
                 finally:
                     t.kill()
                     t.wait()
+                    if ticks:
+                        ticks.thread.join(timeout=5)
+                if ticks and r is not None and r[2]:
+                    rates.setdefault(key, []).append(ticks.rate(r[2]["t0"], r[2]["t1"]))
                 m = re.search(r"profile: (\d+) samples in", err or "")
                 if r is None or r[3] != 0:
                     print(f"  round {i + 1} {key:8} FAILED: "
@@ -315,12 +374,14 @@ def main():
                                r"P90 <= (\d+) ns", err or "")
                 r = r + ((int(pt.group(1)), int(pt.group(2))) if pt else None,)
                 results.setdefault(key, []).append(r)
+                rate = rates.get(key, [None])[-1] if key.startswith("python") else None
                 print(f"  round {i + 1} {key:8} ns/run {med(per_run) or 0:.0f}  "
                       f"ns/sample {med(per_sample) or 0:.0f}  profile CPU "
                       f"{1000 * (cpu or 0):.1f} ms/s  "
                       f"({tot['runs'] if tot else 0} runs, {tot['samples'] if tot else 0} "
                       f"target samples in the window; profile: "
-                      f"{m.group(1) if m else '?'} samples)", flush=True)
+                      f"{m.group(1) if m else '?'} samples)"
+                      f"{f'  {rate:.0f} calls/s' if rate else ''}", flush=True)
             if args.bcc:
                 t = subprocess.Popen([fp, "1000000"], stdout=subprocess.DEVNULL)
                 try:
@@ -357,7 +418,8 @@ def main():
     labels["bcc"] = "bcc profile (fixedwork_fp, stack maps)"
     meds = {}
     for key in ("fp", "tables", "copy", "copy-fp", "deep", "deep-copy", "xz", "xz-copy",
-                "fp-timeline", "tables-timeline", "fp-U", "fp-K", "bcc"):
+                "fp-timeline", "tables-timeline", "fp-U", "fp-K", "python",
+                "python-noruntime", "bcc"):
         rs = results.get(key)
         if not rs:
             continue
@@ -384,6 +446,17 @@ def main():
               f"{(f'{allus:.2f}' if allus else '-'):>13}")
     if bcc_note:
         print(f"\n{bcc_note}")
+    if rates:
+        alone = med([x for x in rates.get("python-alone", []) if x])
+        print(f"\nPython target's work rate (bench/pywork.py: calls of the chain per second, "
+              f"median over rounds; slowdown against the same target alone):")
+        for key in ("python-alone", "python", "python-noruntime"):
+            xs = [x for x in rates.get(key, []) if x]
+            if not xs:
+                continue
+            slow = f"  {100 * (alone / med(xs) - 1):+.1f}%" if alone and key != "python-alone" \
+                else ""
+            print(f"  {labels[key]:<44} {med(xs):>8.0f} calls/s  [{rng(xs)}]{slow}")
     if "fp" in meds and "copy" in meds and meds["fp"][1] and meds["copy"][1]:
         print(f"\nRatio copy path / frame-pointer path, per sample: "
               f"{meds['copy'][1] / meds['fp'][1]:.2f}")

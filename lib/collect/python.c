@@ -31,7 +31,9 @@
 #include "unwind/utab.h"
 #include "profile.skel.h"
 
-#define PY_BLOBS_MAX	(64u << 20)	/* bytes of code objects kept, in all */
+#define PY_BLOBS_MAX	(64u << 20)	/* bytes of code objects kept, in all, */
+#define PY_PROC_BLOBS_MAX (16u << 20)	/* and of one process's (one process's, a hostile
+					 * one's, leave room for the others') */
 #define PY_CODES_MAX	(1u << 16)	/* code objects remembered (as BPF's py_codes) */
 
 /* A code object of a process, its bytes as read when BPF first met it, and the names the
@@ -55,6 +57,7 @@ struct pyproc {
 	pid_t pid;
 	const struct py_layout *l;
 	uint64_t runtime;
+	uint64_t bytes;		/* of its code objects' blobs */
 };
 
 struct pythons {
@@ -158,7 +161,7 @@ void python__describe(struct session *s, pid_t pid)
 	} else if (pp->runtime == entry.runtime && pp->l == l) {
 		return;
 	}
-	*pp = (struct pyproc){ pid, l, entry.runtime };
+	*pp = (struct pyproc){ pid, l, entry.runtime, 0 };
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.py_procs), &key, &entry, BPF_ANY))
 		pr_warn("cannot describe CPython 3.%d of pid %d to BPF: %s", l->minor, pid,
 			strerror(errno));
@@ -261,8 +264,12 @@ static struct pycode *pycode__find(struct pythons *py, pid_t pid, uint64_t code)
 /* What C holds, freed (it stays in the index, empty). */
 static void pycode__clear(struct pythons *py, struct pycode *c)
 {
+	struct pyproc *pp = pyproc__find(py, c->pid);
+
 	for (int i = 0; i < SYM_PY_BLOBS; i++) {
 		py->bytes -= c->len[i];
+		if (pp)
+			pp->bytes -= c->len[i];
 		free(c->blob[i]);
 	}
 	free(c->name);
@@ -287,6 +294,7 @@ int python__on_code(struct session *s, const struct py_code_event *ev)
 		pycode__clear(py, c);
 	} else {
 		if (py->nr >= PY_CODES_MAX || py->bytes >= PY_BLOBS_MAX ||
+		    pp->bytes >= PY_PROC_BLOBS_MAX ||
 		    array_grow(&py->codes, &py->cap, sizeof(*py->codes), py->nr) ||
 		    htab__insert(&py->index, code_hash((pid_t)ev->pid, ev->code),
 				 (uint32_t)py->nr)) {
@@ -305,8 +313,10 @@ int python__on_code(struct session *s, const struct py_code_event *ev)
 	}
 	c->len[SYM_PY_CODE] = pp->l->code_read;
 	read_blobs(c, pp->l);
-	for (int i = 0; i < SYM_PY_BLOBS; i++)
+	for (int i = 0; i < SYM_PY_BLOBS; i++) {
 		py->bytes += c->len[i];
+		pp->bytes += c->len[i];
+	}
 	return 0;
 }
 

@@ -4455,6 +4455,77 @@ def pyhostile_frames(raw, allowed, any_line=False):
 
 
 @test
+def python_hostile_interpreter_state():
+    # Issue 29: a process taken for CPython 3.11 (python3.11-hostile: its name, an exported
+    # _PyRuntime laid out as 3.11's) whose thread states, frame chains and code objects
+    # other threads scribble on for the whole run (cycles, pointers into unmapped memory, to
+    # kernel, odd and non-canonical addresses, strs of huge or negative lengths and bad kinds,
+    # a line table claiming 2^62 bytes, pages made unreadable, the objects' region unmapped and
+    # mapped again). profile exits 0 in time; its own peak RSS stays under 160 MiB (a run of
+    # any small program at -F 999 for 4 s peaks at ~37 MB here, and what it keeps per code
+    # object is bounded: 256K code objects remembered, but here a few thousand distinct ones
+    # at most, mostly unreadable with no names kept); the program is sampled; its Python
+    # frames are the fake objects' names (as they were when intact) or [python: unreadable],
+    # in their place only; every frame valid UTF-8, without control characters, under 1100
+    # bytes (a name is cut at 511). --no-runtime: no Python frames at all.
+    allowed = pyhostile_names()
+    prog = workload(PYHOSTILE)
+    raw, err, rc, peak, wall = profile_peak(["-F", "999", "--", prog, "4"], timeout=60)
+    expect(rc == 0, f"profile exited {rc}: {err[-800:]}")
+    expect(wall < 30, f"profile took {wall:.1f} s for a 4 s program")
+    n, spin, named, unread, unread_frames, named_frames, bad = pyhostile_frames(raw, allowed)
+    expect(not bad, f"{len(bad)} frames break the rules, e.g. {bad[:4]}")
+    expect(spin >= 100, f"{spin} samples of the spinning threads ({n} of the program): "
+           f"{err[-400:]}")
+    expect_rate(spin >= 2000, f"python_hostile: {spin} samples of the spinners in 4 s at 999 Hz")
+    expect(named > 0, f"no sample with a Python frame named from the fake objects "
+           f"(of {spin}): the layout is not read")
+    expect(unread > 0, f"no sample with {PY_UNREADABLE} (of {spin}): nothing scribbled?")
+    limit = 160 << 10
+    if SANITIZED:
+        limit *= 4  # shadow memory and quarantine
+    expect(peak and peak < limit, f"profile's peak RSS {peak} KiB (limit {limit} KiB)")
+    note = (f"{n} samples, {spin} in the spinners: {named} with named Python frames "
+            f"({named_frames} frames), {unread} with unreadable ones ({unread_frames} "
+            f"frames); peak RSS {peak // 1024} MiB; {wall:.1f} s")
+
+    raw, err, rc, peak2, _ = profile_peak(["-F", "999", "--no-runtime", "--", prog, "2"])
+    expect(rc == 0, f"--no-runtime: profile exited {rc}: {err[-800:]}")
+    n2, spin2, named2, unread2, _, _, bad2 = pyhostile_frames(raw, allowed)
+    evals = sum(int(l.rpartition(b" ")[2]) for l in raw.splitlines()
+                if b";_PyEval_EvalFrameDefault;" in l and l.startswith(PYHOSTILE_COMM.encode()))
+    expect(not bad2, f"--no-runtime: {bad2[:4]}")
+    expect(spin2 >= 100 and named2 == 0 and unread2 == 0 and b"[python:" not in raw,
+           f"--no-runtime: {named2} named, {unread2} unreadable of {spin2} samples")
+    expect(evals >= 0.9 * spin2, f"--no-runtime: _PyEval_EvalFrameDefault in {evals} of {spin2}")
+    note += f"; --no-runtime: none of {spin2}"
+
+    # The same objects never scribbled on: every frame named, each kind of name (str kinds
+    # 1, 2 and 4, control characters, 1000 characters, a lone surrogate; strs shorter than
+    # the 72 bytes of a compact str's header, at the end of their mapping) and lines.
+    raw, err, rc, _, _ = profile_peak(["-F", "999", "--", prog, "2", "intact"])
+    expect(rc == 0, f"intact: profile exited {rc}: {err[-800:]}")
+    _, spin3, named3, unread3, _, _, bad3 = pyhostile_frames(raw, allowed)
+    text = raw.decode(errors="replace")
+    missing = [a for a in allowed if " (" not in a and not re.search(
+        r"(^|;)" + re.escape(a) + r"( \([^;]*:\d+\))?(;| \d+$)", text, re.M)]
+    expect(not bad3 and spin3 >= 100 and named3 >= 0.95 * spin3 and unread3 == 0,
+           f"intact: named in {named3}, unreadable in {unread3} of {spin3}: {bad3[:4]}")
+    expect(len(missing) <= 3, f"intact: never named: {missing}")
+    expect(re.search(r"\.py:\d+\)", text), "intact: no Python frame has its line")
+    # Memory for code objects is bounded however many there are: 4096 code objects, each
+    # with the same line table of 64 KiB (profile reads each's; 64 MiB kept at most).
+    raw, err, rc, peak4, _ = profile_peak(["-F", "999", "--", prog, "3", "tables"])
+    expect(rc == 0, f"tables: profile exited {rc}: {err[-800:]}")
+    _, spin4, named4, _, _, _, bad4 = pyhostile_frames(raw, allowed, any_line=True)
+    expect(not bad4 and named4 > 0, f"tables: named in {named4} of {spin4}: {bad4[:4]}")
+    expect(peak4 and peak4 < limit, f"tables: profile's peak RSS {peak4} KiB (limit {limit} "
+           f"KiB)")
+    note += f"; intact: named in {named3} of {spin3}; tables: peak RSS {peak4 // 1024} MiB"
+    return note
+
+
+@test
 def python_perf_trampolines_walked_through():
     # CPython 3.12 and 3.13 (pyenv's) with -X perf: each Python function runs through a
     # trampoline copied into anonymous memory and named in the perf map (py::NAME:FILE).

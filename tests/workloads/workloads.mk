@@ -17,7 +17,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so $(WL)/gapleaf_fp $(WL)/gapleaf \
 		   $(WL)/zerora $(WL)/coro $(WL)/deepserve $(WL)/scanleaf \
 		   $(WL)/swap $(WL)/libswap_a.so $(WL)/libswap_b.so $(WL)/swapexe_one $(WL)/swapexe_two $(WL)/nasmleaf \
-		   $(WL)/napper
+		   $(WL)/napper $(WL)/python3.11-hostile
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -388,6 +388,14 @@ $(WL)/nasmleaf: tests/workloads/nasmleaf.c tests/workloads/nasmleaf.asm tests/wo
 	$(Q)nasm -f elf64 tests/workloads/nasmleaf.asm -o $@.o
 	$(Q)$(CC) $(WL_NOFP) $< $@.o -o $@
 	$(Q)rm -f $@.o
+
+# A program profile takes for CPython 3.11 (its name, an exported _PyRuntime laid out as 3.11's)
+# whose thread states, frames and code objects other threads scribble on (issue 29): frame
+# pointers (its _PyEval_EvalFrameDefault is walked to), _PyRuntime in .dynsym and .symtab.
+$(WL)/python3.11-hostile: tests/workloads/pyhostile.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) $(WL_FP) -rdynamic -pthread $< -o $@
 
 # lib/python's layout table as JSON, for tests/integration/pylayout_check.py (not a
 # workload: a helper of the integration tests, built with them).
