@@ -69,9 +69,30 @@ static long py_find_step(__u64 i, void *arg)
 	return 0;
 }
 
+/* What a frame's fields are read from: its first PY_FRAME_READ bytes, in one read (every
+ * version's fields lie there), and the code objects this CPU met last (direct-mapped by
+ * address, with their first line: met again, no `py_codes` lookup). */
+#define PY_FRAME_READ	112
+#define PY_FRAME_BUF	128	/* (a power of two: the index is masked) */
+#define PY_RECENT	64
+struct py_scratch {
+	__u8 frame[PY_FRAME_BUF];
+	__u64 code[PY_RECENT];
+	__u32 pid[PY_RECENT];
+	__s32 line[PY_RECENT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_scratch);
+} py_scratch SEC(".maps");
+
 struct py_walk {
 	const struct py_offsets *o;
 	struct ustack *st;
+	struct py_scratch *sc;
 	__u64 frame;
 	__u64 gen;
 	__u32 pid;
@@ -79,21 +100,51 @@ struct py_walk {
 };
 
 /* The code object CODE of process W->pid sent to userspace, unless it was (with the same
- * first line). */
+ * first line: another one in a freed one's place is sent again). */
 static __always_inline void py_announce(struct py_walk *w, __u64 code)
 {
 	struct py_code_key k = { .pid = w->pid, .code = code };
 	struct py_code_event ev = { .pid = w->pid, .magic = PY_CODE_MAGIC, .code = code,
 				    .gen = w->gen };
+	struct py_scratch *sc = w->sc;
+	__u32 slot = (code >> 4) & (PY_RECENT - 1);
 	__s32 line = 0, *known;
 
 	bpf_probe_read_user(&line, sizeof(line), (void *)(code + w->o->code_firstlineno));
-	known = bpf_map_lookup_elem(&py_codes, &k);
-	if (known && *known == line)
+	if (sc && sc->code[slot] == code && sc->pid[slot] == w->pid && sc->line[slot] == line)
 		return;
-	bpf_map_update_elem(&py_codes, &k, &line, BPF_ANY);
-	if (bpf_ringbuf_output(&events, &ev, sizeof(ev), ring_flags()))
-		stat_inc(STAT_EVENTS_LOST);
+	known = bpf_map_lookup_elem(&py_codes, &k);
+	if (!known || *known != line) {
+		bpf_map_update_elem(&py_codes, &k, &line, BPF_ANY);
+		if (bpf_ringbuf_output(&events, &ev, sizeof(ev), ring_flags()))
+			stat_inc(STAT_EVENTS_LOST);
+	}
+	if (sc) {
+		sc->code[slot] = code;
+		sc->pid[slot] = w->pid;
+		sc->line[slot] = line;
+	}
+}
+
+/* The LEN (8, 4 or 1) bytes at OFF of the frame read whole into SC, or read from FRAME alone
+ * (SC NULL: the whole read failed). Returns 0 or -1. */
+static __always_inline int py_field(const struct py_scratch *sc, __u64 frame, __u16 off,
+				    __u32 len, void *val)
+{
+	__u64 at = off;
+
+	if (sc && at + len <= PY_FRAME_READ) {
+		/* (A bound the verifier sees.) */
+		asm volatile("" : "+r"(at));
+		if (len == 8)
+			*(__u64 *)val = *(const __u64 *)&sc->frame[at & (PY_FRAME_BUF - 1)];
+		else if (len == 4)
+			*(__u32 *)val = *(const __u32 *)&sc->frame[at & (PY_FRAME_BUF - 1)];
+		else
+			*(__u8 *)val = sc->frame[at & (PY_FRAME_BUF - 1)];
+		return 0;
+	}
+	return bpf_probe_read_user(val, len, (void *)(frame + off)) ? -1 : 0;
 }
 
 /* bpf_loop's callback: one Python frame into W->st. */
@@ -102,6 +153,7 @@ static long py_step(__u64 i, void *arg)
 	struct py_walk *w = arg;
 	const struct py_offsets *o = w->o;
 	struct ustack *st = w->st;
+	const struct py_scratch *sc;
 	__u64 frame = w->frame, code = 0, prev = 0, instr = 0, unit = PY_UNIT_UNKNOWN, idx;
 	__s32 lasti = -1;
 	__u8 entry = 0;
@@ -112,12 +164,15 @@ static long py_step(__u64 i, void *arg)
 	n = st->nr;
 	if (n >= PROFILE_MAX_DEPTH)
 		return 1;
-	if (bpf_probe_read_user(&code, sizeof(code), (void *)(frame + o->frame_code)) ||
-	    bpf_probe_read_user(&prev, sizeof(prev), (void *)(frame + o->frame_previous)))
+	sc = w->sc;
+	if (sc && bpf_probe_read_user((void *)sc->frame, PY_FRAME_READ, (void *)frame))
+		sc = NULL;
+	if (py_field(sc, frame, o->frame_code, 8, &code) ||
+	    py_field(sc, frame, o->frame_previous, 8, &prev))
 		return 1;
 	w->frame = prev;
 	if (o->frame_entry != PY_NO_FIELD)
-		bpf_probe_read_user(&entry, sizeof(entry), (void *)(frame + o->frame_entry));
+		py_field(sc, frame, o->frame_entry, 1, &entry);
 	if (o->model >= PY_MODEL_SHIM_PREV && entry == o->owner_cstack) {
 		/* The interpreter's loop began below: the frame before this one was the
 		 * first it ran. */
@@ -135,8 +190,7 @@ static long py_step(__u64 i, void *arg)
 	case PY_MODEL_FRAMEOBJ_BYTES:
 	case PY_MODEL_FRAMEOBJ_UNITS:
 		entry = 1;
-		if (!bpf_probe_read_user(&lasti, sizeof(lasti), (void *)(frame + o->frame_instr)) &&
-		    lasti >= 0)
+		if (!py_field(sc, frame, o->frame_instr, 4, &lasti) && lasti >= 0)
 			unit = o->model == PY_MODEL_FRAMEOBJ_BYTES ? (__u64)lasti / 2 : (__u64)lasti;
 		break;
 	case PY_MODEL_ENTRY_FLAG:
@@ -144,7 +198,7 @@ static long py_step(__u64 i, void *arg)
 	case PY_MODEL_SHIM_NEXT:
 		if (o->model != PY_MODEL_ENTRY_FLAG)
 			entry = 0;
-		if (!bpf_probe_read_user(&instr, sizeof(instr), (void *)(frame + o->frame_instr)) &&
+		if (!py_field(sc, frame, o->frame_instr, 8, &instr) &&
 		    instr >= code + o->code_adaptive)
 			unit = (instr - code - o->code_adaptive) / 2;
 		break;
@@ -194,11 +248,12 @@ __noinline int py_frames(struct ustack *st, __u32 tgid, __u32 ktid, __u64 fsbase
 	const struct py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct py_walk w = { .st = st, .pid = tgid, .gen = gen };
 	__u64 ts, frame = 0, idx;
-	__u32 n;
+	__u32 n, zero = 0;
 
 	if (!p || !st)
 		return 0;
 	w.o = &p->off;
+	w.sc = bpf_map_lookup_elem(&py_scratch, &zero);
 	ts = py_tstate(p, ktid, fsbase);
 	if (!ts || bpf_probe_read_user(&frame, sizeof(frame), (void *)(ts + p->off.tstate_frame)))
 		return 0;
