@@ -4260,6 +4260,22 @@ def python_frames_in_pprof():
 
 
 @test
+def ruby_layout_matches_the_interpreter():
+    # Issue 29's Ruby step (lib/ruby: Debian's ruby3.1 layouts, line tables, strings): a
+    # walk from ruby_current_vm_ptr through every thread's control frames with them gives
+    # each thread's caller_locations (methods, paths, lines), its thread-local ec, and the
+    # interpreter's native vm_exec_core frames at the FINISH frames. (The VM structs against
+    # the Ruby source's headers only with --src: not here.) Fails on any difference.
+    p = subprocess.run([sys.executable, "tests/integration/rblayout_check.py", "--build", BUILD],
+                       capture_output=True, text=True, timeout=300)
+    last = (p.stdout.strip().splitlines() or [""])[-1]
+    expect(re.search(r"rblayout: \d+ checks, 0 differences", last) and
+           "checked: live: 12 caller_locations of 2 threads" in p.stdout,
+           f"rblayout_check: {p.stdout[-1500:]}{p.stderr[-800:]}")
+    return last
+
+
+@test
 def python_frames_read_at_the_sample():
     # Issue 29: a Python program's own functions, read from the interpreter as each sample
     # is taken, in place of the interpreter's loop frames that ran them, with their lines;

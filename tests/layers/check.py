@@ -24,10 +24,13 @@ ALLOWED = {
     # CPython's layouts and the decoding of what BPF reads of them: pure, and it fills
     # bpf/profile.h's struct py_offsets (that header only: no skeleton, no libbpf).
     "python": {"base"},
+    # CRuby's layouts and the decoding of what BPF and userspace read of them: pure, like
+    # python/ (bpf/profile.h only, once its struct rb_offsets moves there).
+    "ruby": {"base"},
 }
 # Folders that include bpf/profile.h (the structs shared with BPF) and nothing else of the
 # kernel side.
-BPF_HEADER_ONLY = {"python"}
+BPF_HEADER_ONLY = {"python", "ruby"}
 # The stack stage (stacks, parking, ucounts): no BPF in it, nor the session that holds BPF's objects (it asks the
 # collector through struct stack_env), so that unit tests drive it without root.
 NO_KERNEL_SIDE = {("collect", f) for f in ("stacks.c", "stacks.h", "parking.c", "parking.h",

@@ -45,6 +45,7 @@ int main(int argc, char **argv)
 		register_grow_suite,
 		register_top_suite,
 		register_python_suite,
+		register_ruby_suite,
 	};
 	unsigned int failed;
 

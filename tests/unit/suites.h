@@ -39,6 +39,7 @@ int register_stacks_suite(void);
 int register_grow_suite(void);
 int register_top_suite(void);
 int register_python_suite(void);
+int register_ruby_suite(void);
 
 /* Directory holding the unit-test fixtures built by the Makefile (build/tests/fixtures). */
 extern const char *fixtures_dir;
