@@ -19,6 +19,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "tabwalk.bpf.h"
 #include "send.bpf.h"
 #include "python.bpf.h"
+#include "ruby.bpf.h"
 #include "count.bpf.h"
 
 /* KEY's kernel stack (KSKIP frames skipped): none for a sample in user mode, but the task's
@@ -196,6 +197,9 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 			if (python)
 				py_frames(st, tgid, BPF_CORE_READ(task, pid),
 					  BPF_CORE_READ(task, thread.fsbase), key.gen);
+			/* And its Ruby frames. */
+			if (ruby)
+				rb_frames(st, tgid, BPF_CORE_READ(task, thread.fsbase), key.gen);
 			if (!no_copy && (unwind_mode == UNWIND_DWARF ||
 					 (unwind_mode == UNWIND_AUTO && !complete))) {
 				struct dwarf_send d = {

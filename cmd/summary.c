@@ -237,6 +237,10 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			st->py_unreadable ? " (some code objects could not be read: --explain)" :
 					    "");
 	}
+	if (st->rb_procs)
+		fprintf(stderr, "profile: Ruby frames read at the sample in %llu process%s "
+			"(CRuby 3.1; --no-runtime reads none)\n", (unsigned long long)st->rb_procs,
+			st->rb_procs == 1 ? "" : "es");
 	if (st->perf_maps && st->runtime_env && st->runtime_env[0])
 		fprintf(stderr, "profile: the command's runtimes were asked for perf maps of "
 			"their JIT code (%s); --no-runtime leaves its environment as it is\n",

@@ -26,7 +26,7 @@ static const char usage_text[] =
 "      --cgroup PATH        only tasks in this cgroup (v2: a path under /sys/fs/cgroup or\n"
 "                           relative to it) or below it; several allowed; alone: -a\n"
 "  COMMAND [ARGS...]        start COMMAND held, attach, then run it; profile it until it exits\n"
-"      --no-runtime         no Python frames read, and COMMAND's environment as it is:\n"
+"      --no-runtime         no Python or Ruby frames read, COMMAND's environment as it is:\n"
 "                           without it, node and JVMs are asked to name their JIT frames\n"
 "                           (NODE_OPTIONS gets --perf-basic-prof-only-functions,\n"
 "                           JAVA_TOOL_OPTIONS -XX:+DumpPerfMapAtExit; a JVM, COMMAND or\n"

@@ -316,6 +316,7 @@ static int load_bpf(struct session *s, bool without_epochs)
 	skel->rodata->no_copy = o->no_copy;
 	skel->rodata->timeline = o->timeline;
 	skel->rodata->python = !o->no_runtime && !o->kernel_only;
+	skel->rodata->ruby = !o->no_runtime && !o->kernel_only;
 	skel->rodata->time_runs = getenv("PROFILE_BPF_TIMES") != NULL;
 	if (!s->table_walk) {
 		bpf_map__set_max_entries(skel->maps.ushards, 1);

@@ -602,17 +602,19 @@ static int builder__labels(struct builder *b, const struct stack_key *key, pid_t
 
 /* --- Python frames -------------------------------------------------------------------- */
 
-/* CPython's interpreter loop: each of its frames ran one or more Python frames. */
+/* CPython's interpreter loop: each of its frames ran one or more Python frames; CRuby's
+ * entry to its VM's loop: each ran one or more Ruby frames. */
 #define PY_EVAL_LOOP	"_PyEval_EvalFrameDefault"
+#define RB_VM_EXEC	"rb_vm_exec"
 
 /* The location of Python frame WORD of PID (its code object and instruction). Returns its id
  * or -errno. */
-static int python_location(struct builder *b, pid_t pid, uint64_t word)
+static int python_location(struct builder *b, pid_t pid, uint64_t word, bool ruby)
 {
 	uint64_t addr = word & ~PY_WORD_ENTRY;
 	/* (Kept beside the native addresses as a kernel address of a process: never one.) */
 	uint64_t h = addr_hash((uint32_t)pid, addr, true, true);
-	struct profile_frame fr = { .kind = PROFILE_FRAME_PYTHON };
+	struct profile_frame fr = { .kind = ruby ? PROFILE_FRAME_RUBY : PROFILE_FRAME_PYTHON };
 	struct profile_location loc = {
 		.kind = PROFILE_LOC_USER, .mapping = PROFILE_NONE, .address = addr,
 		.frames = &fr, .nr_frames = 1,
@@ -665,7 +667,7 @@ static int python_location(struct builder *b, pid_t pid, uint64_t word)
  * they are. Returns how many locations, or -errno.
  */
 static int python_merge(struct builder *b, pid_t pid, const uint64_t *words, int nw,
-			const uint32_t *locs, int n, bool truncated)
+			const uint32_t *locs, int n, bool truncated, const char *loop, bool ruby)
 {
 	int rs[PY_MAX_FRAMES + 1], re[PY_MAX_FRAMES + 1], nr = 0, start = 0, ne = 0, k, out = 0;
 	const int max = (int)(sizeof(b->pylocs) / sizeof(b->pylocs[0]));
@@ -679,13 +681,13 @@ static int python_merge(struct builder *b, pid_t pid, const uint64_t *words, int
 			start = i + 1;
 		}
 	for (int i = 0; i < n; i++)
-		ne += b->louter[i] && !strcmp(b->louter[i], PY_EVAL_LOOP);
+		ne += b->louter[i] && !strcmp(b->louter[i], loop);
 	k = 0;
 	for (int i = 0; i < n; i++) {
 		int first, last;
 
-		if (!b->louter[i] || strcmp(b->louter[i], PY_EVAL_LOOP) || !nr) {
-			b->py_left += b->louter[i] && !strcmp(b->louter[i], PY_EVAL_LOOP);
+		if (!b->louter[i] || strcmp(b->louter[i], loop) || !nr) {
+			b->py_left += b->louter[i] && !strcmp(b->louter[i], loop);
 			if (out < max)
 				b->pylocs[out++] = locs[i];
 			continue;
@@ -703,7 +705,7 @@ static int python_merge(struct builder *b, pid_t pid, const uint64_t *words, int
 		}
 		for (int r = first; r <= last; r++)
 			for (int j = rs[r]; j < re[r] && out < max; j++) {
-				int l = python_location(b, pid, words[j]);
+				int l = python_location(b, pid, words[j], ruby);
 
 				if (l < 0)
 					return l;
@@ -724,16 +726,37 @@ static int builder__python(struct builder *b, const struct stack_key *key, const
 {
 	struct session *s = b->s;
 	uint32_t *locs = b->locs + PROFILE_MAX_DEPTH;
-	int loop = -1, m;
+	bool ruby = npy > 0 && (py[0] & ~RB_MARK_NOGVL) == RB_MARK;
+	const char *name = ruby ? RB_VM_EXEC : PY_EVAL_LOOP;
+	uint64_t words[PROFILE_MAX_DEPTH];
+	int loop = -1, m, nw = 0;
 
 	for (int i = 0; i < *n && loop < 0; i++)
 		if (b->louter[i] && !strcmp(b->louter[i], PY_EVAL_LOOP))
 			loop = i;
+	/* (Ruby's: its C methods' frames are the native ones already.) */
+	for (int i = 1; i < npy && nw < PROFILE_MAX_DEPTH; i++)
+		if (!ruby || !(py[i] & RB_WORD_CFUNC))
+			words[nw++] = py[i];
+	if (ruby) {
+		for (int i = 0; i < *n && loop < 0; i++)
+			if (b->louter[i] && !strcmp(b->louter[i], RB_VM_EXEC))
+				loop = i;
+		/* Ruby's frames are not counted with Python's in the summary. */
+		if (nw && *n > 0) {
+			m = python_merge(b, key->pid, words, nw, locs, *n, truncated, name, true);
+			if (m < 0)
+				return m;
+			*n = m < USER_MAX_DEPTH ? m : USER_MAX_DEPTH;
+			memcpy(locs, b->pylocs, *n * sizeof(*locs));
+		}
+		return 0;
+	}
 	if (loop < 0 && npy <= 1)
 		return 0;
 	b->py_left = b->py_unnamed = 0;
-	if (npy > 1 && *n > 0) {
-		m = python_merge(b, key->pid, py + 1, npy - 1, locs, *n, truncated);
+	if (nw && *n > 0) {
+		m = python_merge(b, key->pid, words, nw, locs, *n, truncated, name, false);
 		if (m < 0)
 			return m;
 		*n = m < USER_MAX_DEPTH ? m : USER_MAX_DEPTH;

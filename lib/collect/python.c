@@ -27,6 +27,9 @@
 #include "sandbox/symbolizer.h"
 #include "python/pylayout.h"
 #include "python/pystr.h"
+#include "ruby/rblayout.h"
+#include "ruby/rbline.h"
+#include "ruby/rbstr.h"
 #include "unwind/unwind.h"
 #include "unwind/utab.h"
 #include "profile.skel.h"
@@ -41,6 +44,7 @@
 struct pycode {
 	pid_t pid;
 	uint64_t code;
+	bool ruby;			/* a CRuby iseq (its blobs: sym_pycode's) */
 	int minor;
 	uint8_t *blob[SYM_PY_BLOBS];	/* sandbox/symbolizer.h's order; NULL: not read */
 	uint32_t len[SYM_PY_BLOBS];
@@ -60,9 +64,20 @@ struct pyproc {
 	uint64_t bytes;		/* of its code objects' blobs */
 };
 
+/* A process running CRuby. */
+struct rbproc {
+	pid_t pid;
+	const struct rb_layout *l;
+	uint64_t vm_ptr;
+	uint64_t bytes;		/* of its iseqs' blobs */
+};
+
 struct pythons {
 	struct pyproc *procs;
 	size_t nr_procs, cap_procs;
+	struct rbproc *rbs;
+	size_t nr_rbs, cap_rbs;
+	uint64_t rb_described;	/* processes given an `rb_procs` entry, in all */
 	struct htab index;	/* (pid, code) -> codes[] */
 	struct pycode *codes;
 	size_t nr, cap;
@@ -170,7 +185,103 @@ void python__describe(struct session *s, pid_t pid)
 			 (unsigned long long)entry.runtime);
 }
 
+static void python__forget_py(struct session *s, pid_t pid);
+
+static struct rbproc *rbproc__find(struct pythons *py, pid_t pid)
+{
+	for (size_t i = 0; py && i < py->nr_rbs; i++)
+		if (py->rbs[i].pid == pid)
+			return &py->rbs[i];
+	return NULL;
+}
+
+/* The minor version of CRuby 3 in the file name PATH (libruby-3.N.so), or -1. */
+static int ruby_version_of(const char *path)
+{
+	const char *base = strrchr(path, '/'), *p;
+
+	base = base ? base + 1 : path;
+	p = strstr(base, "ruby-3.");
+	if (!p || p[7] < '0' || p[7] > '9' || (p[8] >= '0' && p[8] <= '9'))
+		return -1;
+	return p[7] - '0';
+}
+
+void ruby__describe(struct session *s, pid_t pid)
+{
+	const struct map *maps;
+	struct pythons *py;
+	struct rb_proc entry = { 0 };
+	const struct rb_layout *l = NULL;
+	struct rbproc *rp;
+	size_t n;
+	__u32 key = pid;
+
+	if (s->opts.no_runtime || !s->skel || !s->skel->rodata->ruby)
+		return;
+	maps = procmaps__maps(s->maps, pid, &n);
+	for (size_t i = 0; i < n && !l; i++) {
+		const struct map *m = &maps[i];
+		const struct utab *t;
+		uint32_t id;
+		uint64_t bias;
+		int minor;
+
+		if (!strstr(m->path, "ruby") || (minor = ruby_version_of(m->path)) < 0)
+			continue;
+		t = unwinder__map_table(s->unw, pid, m, &id, &bias);
+		if (!t || !t->rb_vm_ptr || utab__bias(t, m, m->start, &bias))
+			continue;
+		l = rb_layout__for(3, minor);
+		if (!l) {
+			pr_debug("pid %d: CRuby 3.%d has no layout here", pid, minor);
+			continue;
+		}
+		entry.vm_ptr = t->rb_vm_ptr + bias;
+		entry.off = l->bpf;
+	}
+	py = l ? pythons(s) : s->py;
+	rp = rbproc__find(py, pid);
+	if (!l) {
+		if (rp) {
+			bpf_map_delete_elem(bpf_map__fd(s->skel->maps.rb_procs), &key);
+			*rp = py->rbs[--py->nr_rbs];
+		}
+		return;
+	}
+	if (!py)
+		return;
+	if (!rp) {
+		if (array_grow(&py->rbs, &py->cap_rbs, sizeof(*py->rbs), py->nr_rbs))
+			return;
+		rp = &py->rbs[py->nr_rbs++];
+		py->rb_described++;
+	} else if (rp->vm_ptr == entry.vm_ptr && rp->l == l) {
+		return;
+	}
+	*rp = (struct rbproc){ pid, l, entry.vm_ptr, 0 };
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.rb_procs), &key, &entry, BPF_ANY))
+		pr_warn("cannot describe CRuby 3.%d of pid %d to BPF: %s", l->minor, pid,
+			strerror(errno));
+	else
+		pr_debug("pid %d: CRuby 3.%d, ruby_current_vm_ptr at %#llx", pid, l->minor,
+			 (unsigned long long)entry.vm_ptr);
+}
+
 void python__forget(struct session *s, pid_t pid)
+{
+	struct rbproc *rp = rbproc__find(s->py, pid);
+
+	if (rp) {
+		__u32 key = pid;
+
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.rb_procs), &key);
+		*rp = s->py->rbs[--s->py->nr_rbs];
+	}
+	python__forget_py(s, pid);
+}
+
+static void python__forget_py(struct session *s, pid_t pid)
 {
 	struct pythons *py = s->py;
 	struct pyproc *pp = pyproc__find(py, pid);
@@ -264,12 +375,15 @@ static struct pycode *pycode__find(struct pythons *py, pid_t pid, uint64_t code)
 /* What C holds, freed (it stays in the index, empty). */
 static void pycode__clear(struct pythons *py, struct pycode *c)
 {
-	struct pyproc *pp = pyproc__find(py, c->pid);
+	struct pyproc *pp = c->ruby ? NULL : pyproc__find(py, c->pid);
+	struct rbproc *rp = c->ruby ? rbproc__find(py, c->pid) : NULL;
 
 	for (int i = 0; i < SYM_PY_BLOBS; i++) {
 		py->bytes -= c->len[i];
 		if (pp)
 			pp->bytes -= c->len[i];
+		if (rp)
+			rp->bytes -= c->len[i];
 		free(c->blob[i]);
 	}
 	free(c->name);
@@ -277,7 +391,7 @@ static void pycode__clear(struct pythons *py, struct pycode *c)
 	free(c->units);
 	free(c->lines);
 	free(c->want);
-	*c = (struct pycode){ .pid = c->pid, .code = c->code };
+	*c = (struct pycode){ .pid = c->pid, .code = c->code, .ruby = c->ruby };
 }
 
 int python__on_code(struct session *s, const struct py_code_event *ev)
@@ -316,6 +430,84 @@ int python__on_code(struct session *s, const struct py_code_event *ev)
 	for (int i = 0; i < SYM_PY_BLOBS; i++) {
 		py->bytes += c->len[i];
 		pp->bytes += c->len[i];
+	}
+	return 0;
+}
+
+/* The bytes of a String of PID at ADDR (layout L), located (embedded in it, or on its heap:
+ * rb_str__locate, bounded) and read into *BLOB, *LEN. */
+static void read_rstr(pid_t pid, const struct rb_layout *l, uint64_t addr, uint8_t **blob,
+		      uint32_t *len)
+{
+	uint8_t obj[64];
+	uint64_t at;
+	size_t n;
+
+	if (!addr || l->str_size > sizeof(obj) || peek(pid, addr, obj, l->str_size) != l->str_size ||
+	    rb_str__locate(l, addr, obj, l->str_size, &at, &n) || !n)
+		return;
+	if ((*blob = peek_new(pid, at, n)))
+		*len = (uint32_t)n;
+}
+
+int python__on_iseq(struct session *s, const struct rb_iseq_event *ev)
+{
+	struct pythons *py = s->py;
+	struct rbproc *rp = rbproc__find(py, (pid_t)ev->pid);
+	const struct rb_layout *l;
+	struct pycode *c;
+	uint64_t body = 0, a, path = 0, slot = 0, info = 0, succ = 0;
+	uint32_t size = 0, info_size = 0;
+	uint8_t obj[64];
+
+	if (!rp)
+		return 0;
+	l = rp->l;
+	c = pycode__find(py, (pid_t)ev->pid, ev->iseq);
+	if (c) {
+		pycode__clear(py, c);	/* another iseq in a freed one's place */
+	} else {
+		if (py->nr >= PY_CODES_MAX || py->bytes >= PY_BLOBS_MAX ||
+		    rp->bytes >= PY_PROC_BLOBS_MAX ||
+		    array_grow(&py->codes, &py->cap, sizeof(*py->codes), py->nr) ||
+		    htab__insert(&py->index, code_hash((pid_t)ev->pid, ev->iseq),
+				 (uint32_t)py->nr)) {
+			py->dropped++;
+			return 0;
+		}
+		c = &py->codes[py->nr++];
+		*c = (struct pycode){ .pid = (pid_t)ev->pid, .code = ev->iseq, .ruby = true };
+	}
+	c->minor = l->minor;
+	if (peek(c->pid, ev->iseq + l->bpf.iseq_body, &body, sizeof(body)) != sizeof(body) ||
+	    !(c->blob[SYM_PY_CODE] = peek_new(c->pid, body, l->body_read))) {
+		c->unreadable = true;
+		py->unreadable++;
+		return 0;
+	}
+	c->len[SYM_PY_CODE] = l->body_read;
+	memcpy(&a, c->blob[SYM_PY_CODE] + l->body_label, sizeof(a));
+	read_rstr(c->pid, l, a, &c->blob[SYM_PY_QUALNAME], &c->len[SYM_PY_QUALNAME]);
+	memcpy(&a, c->blob[SYM_PY_CODE] + l->body_pathobj, sizeof(a));
+	if (l->str_size <= sizeof(obj) && peek(c->pid, a, obj, l->str_size) == l->str_size &&
+	    !rb_path__locate(l, a, obj, l->str_size, &path, &slot) && !path && slot &&
+	    peek(c->pid, slot, &path, sizeof(path)) != sizeof(path))
+		path = 0;
+	read_rstr(c->pid, l, path, &c->blob[SYM_PY_FILE], &c->len[SYM_PY_FILE]);
+	/* The line table: its entries, and its succinct index (sized by the iseq's size). */
+	memcpy(&size, c->blob[SYM_PY_CODE] + l->body_iseq_size, sizeof(size));
+	memcpy(&info_size, c->blob[SYM_PY_CODE] + l->body_insns_size, sizeof(info_size));
+	memcpy(&info, c->blob[SYM_PY_CODE] + l->body_insns_info, sizeof(info));
+	memcpy(&succ, c->blob[SYM_PY_CODE] + l->body_succ_table, sizeof(succ));
+	if (info && info_size && (uint64_t)info_size * l->insn_info_size <= SYM_PY_BLOB_MAX &&
+	    (c->blob[SYM_PY_TABLE] = peek_new(c->pid, info, (size_t)info_size * l->insn_info_size)))
+		c->len[SYM_PY_TABLE] = info_size * l->insn_info_size;
+	if (succ && size < 0x10000 && rb_line__succ_len(size) <= SYM_PY_BLOB_MAX &&
+	    (c->blob[SYM_PY_NAME] = peek_new(c->pid, succ, rb_line__succ_len(size))))
+		c->len[SYM_PY_NAME] = (uint32_t)rb_line__succ_len(size);
+	for (int i = 0; i < SYM_PY_BLOBS; i++) {
+		py->bytes += c->len[i];
+		rp->bytes += c->len[i];
 	}
 	return 0;
 }
@@ -360,7 +552,7 @@ static int u32_cmp(const void *a, const void *b)
 /* C's wanted instructions named by the worker. Returns 0 or a negative errno. */
 static int pycode__resolve(struct session *s, struct pycode *c)
 {
-	struct sym_pycode sc = { .minor = c->minor };
+	struct sym_pycode sc = { .ruby = c->ruby, .minor = c->minor };
 	struct sym_pyname *out = calloc(c->nr_want, sizeof(*out));
 	uint32_t n = c->nr_want, total = c->nr_units + n;
 	int err;
@@ -431,6 +623,11 @@ uint64_t python__unreadable(const struct session *s)
 	return s->py ? s->py->unreadable : 0;
 }
 
+uint64_t ruby__procs(const struct session *s)
+{
+	return s->py ? s->py->rb_described : 0;
+}
+
 uint64_t python__procs(const struct session *s, uint32_t *minors)
 {
 	*minors = s->py ? s->py->minors : 0;
@@ -447,6 +644,7 @@ void session__free_python(struct session *s)
 		pycode__clear(py, &py->codes[i]);
 	free(py->codes);
 	free(py->procs);
+	free(py->rbs);
 	htab__free(&py->index);
 	free(py);
 	s->py = NULL;

@@ -363,6 +363,9 @@ static int on_sample_event(void *ctx, void *data, size_t size)
 
 		return offcpu__on_weight(s, w, w->ns) < 0 ? -ENOMEM : 0;
 	}
+	if (size == sizeof(struct rb_iseq_event) &&
+	    ((const struct rb_iseq_event *)data)->magic == RB_ISEQ_MAGIC)
+		return python__on_iseq(s, data);
 	if (size == sizeof(struct py_code_event) &&
 	    ((const struct py_code_event *)data)->magic == PY_CODE_MAGIC)
 		return python__on_code(s, data);

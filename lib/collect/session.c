@@ -550,6 +550,7 @@ const struct session_stats *session__stats(struct session *s)
 	session__bpftabs_stats(s, &s->stats.bpf_files, &s->stats.bpf_shards);
 	s->stats.py_procs = python__procs(s, &s->stats.py_minors);
 	s->stats.py_unreadable = python__unreadable(s);
+	s->stats.rb_procs = ruby__procs(s);
 	s->stats.jvm_said = session__jvm_said(s);
 	return &s->stats;
 }

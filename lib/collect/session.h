@@ -89,6 +89,7 @@ struct session_stats {
 	uint64_t py_whole;		/* every loop frame replaced by named ones */
 	uint64_t py_procs;		/* processes whose Python frames were read */
 	uint32_t py_minors;		/* bit N: a CPython 3.N among them */
+	uint64_t rb_procs;		/* processes whose Ruby frames were read (CRuby 3.1) */
 	uint64_t py_unreadable;		/* code objects that could not be read */
 	uint64_t scanned;		/* of those, samples with a caller found by a stack scan
 					 * (code without CFI) */

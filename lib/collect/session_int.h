@@ -404,16 +404,21 @@ void session__free_procstate(struct session *s);
 /* python.c: PID (described) given a `py_procs` entry when it maps CPython with a layout
  * known here, its entry deleted when it no longer does (opts.no_runtime: nothing). */
 void python__describe(struct session *s, pid_t pid);
-/* python.c: PID's `py_procs` entry deleted (its exec, its end). */
+/* python.c: the same for CRuby 3.1 (`rb_procs`: libruby-3.N's ruby_current_vm_ptr). */
+void ruby__describe(struct session *s, pid_t pid);
+/* python.c: BPF's EV: a CRuby iseq new to its process, its names read now. Returns 0. */
+int python__on_iseq(struct session *s, const struct rb_iseq_event *ev);
+/* python.c: PID's `py_procs` and `rb_procs` entries deleted (its exec, its end). */
 void python__forget(struct session *s, pid_t pid);
 /* python.c: BPF's EV: a code object of a process new to it, its names read now. Returns 0. */
 int python__on_code(struct session *s, const struct py_code_event *ev);
 
-/* How many of the N frames IPS (struct ustack's) are native: those before PY_MARK. */
+/* How many of the N frames IPS (struct ustack's) are native: those before PY_MARK or
+ * RB_MARK (a runtime's frames follow). */
 static inline int python_split(const uint64_t *ips, int n)
 {
 	for (int i = 0; i < n; i++)
-		if (ips[i] == PY_MARK)
+		if (ips[i] == PY_MARK || (ips[i] & ~RB_MARK_NOGVL) == RB_MARK)
 			return i;
 	return n;
 }
@@ -436,6 +441,8 @@ int python__frame(struct session *s, pid_t pid, uint64_t word, struct python_fra
  * (*MINORS: bit N for a CPython 3.N among them). */
 uint64_t python__unreadable(const struct session *s);
 uint64_t python__procs(const struct session *s, uint32_t *minors);
+/* python.c: processes whose Ruby frames were read. */
+uint64_t ruby__procs(const struct session *s);
 void session__free_python(struct session *s);
 
 /* procstate.c: a DWARF unwind of PID read USED bytes of stack (STOP: how it ended); make

@@ -150,6 +150,7 @@ static const char *const frame_suffix[] = {
 	[PROFILE_FRAME_INLINE] = "_[i]",
 	[PROFILE_FRAME_JIT] = "_[j]",
 	[PROFILE_FRAME_PYTHON] = NULL,	/* "name (file.py:line)", as py-spy writes them */
+	[PROFILE_FRAME_RUBY] = NULL,	/* "label (file.rb:line)" */
 };
 
 static const char *label_name(const struct profile *p, uint32_t id)
@@ -165,7 +166,8 @@ static int fold_frame(const struct profile *p, const struct profile_frame *fr,
 	char *s;
 	int err;
 
-	if ((!(flags & FOLDED_LINES) && fr->kind != PROFILE_FRAME_PYTHON) || !fr->line)
+	if ((!(flags & FOLDED_LINES) && fr->kind != PROFILE_FRAME_PYTHON &&
+	     fr->kind != PROFILE_FRAME_RUBY) || !fr->line)
 		return folded__push_frame(buf, len, cap, name, frame_suffix[fr->kind]);
 	file = profile__string(p, fr->file);
 	base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;

@@ -96,11 +96,12 @@ enum {
  * ones, then the meta's types and units. */
 enum extra_str {
 	S_PID, S_TID, S_PROCESS, S_THREAD, S_TRUNCATED, S_TRUE, S_TRUNCATED_FRAME, S_KERNEL,
-	S_OFF_CPU, S_OFF_CPU_FRAME, S_CGROUP, S_EVENT, S_RUNTIME, S_PYTHON, S_WEIGHT_TYPE, S_WEIGHT_UNIT, S_PERIOD_TYPE, S_PERIOD_UNIT, S__MAX,
+	S_OFF_CPU, S_OFF_CPU_FRAME, S_CGROUP, S_EVENT, S_RUNTIME, S_PYTHON, S_RUBY, S_WEIGHT_TYPE, S_WEIGHT_UNIT, S_PERIOD_TYPE, S_PERIOD_UNIT, S__MAX,
 };
 static const char *const fixed_strs[S_WEIGHT_TYPE] = {
 	"pid", "tid", "process", "thread", "truncated", "true", "[truncated]",
 	"[kernel.kallsyms]", "off_cpu", "[off-cpu]", "cgroup", "event", "runtime", "python",
+	"ruby",
 };
 
 struct writer {
@@ -337,18 +338,20 @@ static void find_events(struct writer *w)
 	}
 }
 
-/* Whether a frame of the NL locations LOCS of W's profile is a Python function's. */
-static bool runs_python(const struct writer *w, const uint32_t *locs, uint32_t nl)
+/* The interpreter (S_PYTHON, S_RUBY) whose function is a frame of the NL locations LOCS of
+ * W's profile, or -1. */
+static int runtime_of(const struct writer *w, const uint32_t *locs, uint32_t nl)
 {
 	for (uint32_t l = 0; l < nl; l++) {
 		struct profile_location loc;
 
 		profile__location(w->p, locs[l], &loc);
 		for (uint32_t f = 0; f < loc.nr_frames; f++)
-			if (loc.frames[f].kind == PROFILE_FRAME_PYTHON)
-				return true;
+			if (loc.frames[f].kind == PROFILE_FRAME_PYTHON ||
+			    loc.frames[f].kind == PROFILE_FRAME_RUBY)
+				return loc.frames[f].kind == PROFILE_FRAME_PYTHON ? S_PYTHON : S_RUBY;
 	}
-	return false;
+	return -1;
 }
 
 static void write_samples(struct writer *w, uint64_t period)
@@ -360,6 +363,7 @@ static void write_samples(struct writer *w, uint64_t period)
 		const struct profile_sample *s = profile__sample(w->p, i);
 		const uint32_t *locs;
 		uint32_t nl;
+		int rt;
 
 		locs = profile__stack(w->p, s->stack, &nl);
 		if (s->labels.off_cpu && w->off_cpu_loc)
@@ -394,8 +398,8 @@ static void write_samples(struct writer *w, uint64_t period)
 			sample_label(w, S_EVENT, str_model(s->labels.event - 1), 0);
 		/* The interpreter whose functions the stack holds (as the OpenTelemetry
 		 * profiler's frame types say it). */
-		if (runs_python(w, locs, nl))
-			sample_label(w, S_RUNTIME, str_extra(w, S_PYTHON), 0);
+		if ((rt = runtime_of(w, locs, nl)) >= 0)
+			sample_label(w, S_RUNTIME, str_extra(w, rt), 0);
 		pb_sub(&w->out, PROFILE_SAMPLE, &w->sub);
 	}
 	free(packed.p);

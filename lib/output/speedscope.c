@@ -19,7 +19,7 @@
 static const char *const kind_suffix[] = {
 	[PROFILE_FRAME_USER] = "", [PROFILE_FRAME_KERNEL] = "_[k]",
 	[PROFILE_FRAME_INLINE] = "_[i]", [PROFILE_FRAME_JIT] = "_[j]",
-	[PROFILE_FRAME_PYTHON] = "",
+	[PROFILE_FRAME_PYTHON] = "", [PROFILE_FRAME_RUBY] = "",
 };
 
 /* A frame of the file: a profile frame's name, kind and line (as folded names it). */

@@ -285,7 +285,7 @@ int profile__add_location(struct profile *p, const struct profile_location *loc)
 		return -EINVAL;
 	for (uint32_t i = 0; i < loc->nr_frames; i++)
 		if (loc->frames[i].name >= p->strs.nr ||
-		    (unsigned int)loc->frames[i].kind > PROFILE_FRAME_PYTHON)
+		    (unsigned int)loc->frames[i].kind > PROFILE_FRAME_RUBY)
 			return -EINVAL;
 	err = vec__reserve(&p->locs, 1, sizeof(struct loc));
 	if (!err)

@@ -42,6 +42,7 @@ enum profile_frame_kind {
 	PROFILE_FRAME_INLINE,	/* inlined into the frame before it in its location */
 	PROFILE_FRAME_JIT,
 	PROFILE_FRAME_PYTHON,	/* a Python function (its code object's names, file, line) */
+	PROFILE_FRAME_RUBY,	/* a Ruby method or block (its iseq's label, path, line) */
 };
 
 struct profile_mapping {

@@ -3,7 +3,7 @@
  * rblayout: where CRuby 3.1 keeps what a profiler reads from outside the process (x86-64,
  * glibc, the default build: VM_CHECK_MODE 0, VM_INSN_INFO_TABLE_IMPL 2, USE_ISEQ_NODE_ID,
  * no USE_RVARGC): the offsets BPF follows to a thread's control frames (struct rb_offsets,
- * proposed for bpf/profile.h in rboffsets.h) and those userspace needs to name a frame's
+ * bpf/profile.h) and those userspace needs to name a frame's
  * iseq (label, path, first line, line table) and read the strings and arrays they point
  * at. Every number comes from Debian bookworm's ruby3.1 (3.1.2): its own headers and
  * config.h compiled with its flags; tests/integration/rblayout_check.py checks them again
@@ -14,7 +14,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "ruby/rboffsets.h"
+#include <linux/types.h>
+#include "profile.h"
 
 struct rb_layout {
 	int major, minor;
@@ -76,7 +77,7 @@ enum rb_frame_kind {
 enum rb_frame_kind rb_frame__kind(uint64_t pc, uint64_t iseq, uint64_t ep0);
 
 /*
- * The word BPF records for a frame (rboffsets.h): PC, ISEQ and EP0 as for rb_frame__kind,
+ * The word BPF records for a frame (bpf/profile.h): PC, ISEQ and EP0 as for rb_frame__kind,
  * ME the word at ep[-2]. 0 for a frame not recorded (RB_FRAME_SKIP, an address past 48 bits
  * or not 8-aligned).
  */

@@ -148,6 +148,7 @@ static void rd__request(struct rd *r, struct sb_msg *m)
 			r->bad = true;
 		break;
 	case SB_PYCODE:
+	case SB_RBCODE:
 		m->seq = rd__u32(r);
 		for (int i = 0; i < SB_PY_BLOBS && !r->bad; i++) {
 			m->blob_len[i] = rd__u32(r);

@@ -22,6 +22,9 @@
  *               (a code object's bytes as its process held them, untrusted: the object, its
  *               qualified name, name, file name and line table objects), u32 n, n x u32 unit
  *               answered by SB_NAMES (id 0, seq): one frame per unit, its name, file and line
+ *   SB_RBCODE   as SB_PYCODE, for a CRuby iseq: arg Ruby 3's minor version, the objects: the
+ *               iseq's body, its label's bytes, its path's bytes, its insns_info entries,
+ *               its succinct line table; a unit: a frame word's 16 bits of pc / 8
  *
  *   worker -> client
  *   SB_HELLO      id pid, u32 uid, u32 gid                  confined, ready
@@ -59,6 +62,7 @@ enum sb_type {
 	SB_TABLE,
 	SB_FORGET,
 	SB_PYCODE,
+	SB_RBCODE,
 	SB_HELLO = 64,
 	SB_BUSY,
 	SB_WANT_DEBUG,

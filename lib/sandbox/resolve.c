@@ -573,7 +573,7 @@ int resolve__python(struct symbolizer *s, const struct sym_pycode *c, const uint
 	if (err)
 		return err;
 	seq = ++s->seq;
-	sb_buf__start(&s->out, SB_PYCODE, (uint8_t)c->minor, 0);
+	sb_buf__start(&s->out, c->ruby ? SB_RBCODE : SB_PYCODE, (uint8_t)c->minor, 0);
 	sb_buf__u32(&s->out, seq);
 	for (int i = 0; i < SB_PY_BLOBS; i++) {
 		uint32_t len = c->len[i] < SB_PY_BLOB_MAX ? c->len[i] : 0;

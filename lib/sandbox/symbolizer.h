@@ -188,7 +188,10 @@ int symbolizer__file_info(struct symbolizer *s, pid_t pid, const struct map *m,
  */
 enum { SYM_PY_CODE, SYM_PY_QUALNAME, SYM_PY_NAME, SYM_PY_FILE, SYM_PY_TABLE, SYM_PY_BLOBS };
 #define SYM_PY_BLOB_MAX	(256u << 10)	/* bytes of one (more: left out) */
+/* (Or a CRuby iseq's, RUBY set: its body, label's and path's bytes, insns_info entries and
+ * succinct table in those slots; units: its frame words' top 16 bits.) */
 struct sym_pycode {
+	bool ruby;
 	int minor;
 	const uint8_t *blob[SYM_PY_BLOBS];
 	uint32_t len[SYM_PY_BLOBS];

@@ -23,6 +23,8 @@
 #include "sandbox/worker.h"
 #include "python/pyline.h"
 #include "python/pystr.h"
+#include "ruby/rbline.h"
+#include "ruby/rbstr.h"
 #include "sandbox/worker_int.h"
 #include "symbolize/perfmap.h"
 #include "symbolize/symfile.h"
@@ -335,6 +337,52 @@ static int worker__python(struct worker *w, const struct sb_msg *m)
 	return err ? err : names__send(w, 0, m->seq, at, m->n - at, true, NULL);
 }
 
+/*
+ * SB_RBCODE: a CRuby iseq's label, path and the line of each unit (16 bits of a frame's pc /
+ * 8) from the bytes its process held (untrusted: parsed here with the version's layout,
+ * every read bounded). An iseq that does not decode is "[ruby: unreadable]" at every unit.
+ */
+static int worker__ruby(struct worker *w, const struct sb_msg *m)
+{
+	const struct rb_layout *l = rb_layout__for(3, m->arg);
+	static char name[1024], file[1024];
+	const unsigned char *body = m->blob[SB_PY_CODE];
+	uint64_t encoded = 0;
+	uint32_t size = 0, info_size = 0, at = 0;
+	bool ok = false;
+	int err = 0;
+
+	if (l && m->blob_len[SB_PY_CODE] >= l->body_read && m->blob_len[SB_PY_QUALNAME]) {
+		memcpy(&encoded, body + l->body_iseq_encoded, sizeof(encoded));
+		memcpy(&size, body + l->body_iseq_size, sizeof(size));
+		memcpy(&info_size, body + l->body_insns_size, sizeof(info_size));
+		rb_str__utf8(m->blob[SB_PY_QUALNAME], m->blob_len[SB_PY_QUALNAME], name,
+			     sizeof(name));
+		rb_str__utf8(m->blob[SB_PY_FILE], m->blob_len[SB_PY_FILE], file, sizeof(file));
+		ok = name[0] != '\0';
+	}
+	names__reset(w);
+	for (uint32_t i = 0; !err && i < m->n; i++) {
+		uint32_t pos = 0;
+		uint64_t word = (uint64_t)sb_msg__unit(m, i) << RB_PC_SHIFT | 8;
+		int line = ok && !rb_word__pos(word, encoded, size, &pos) ?
+			   rb_line__for(l, size, info_size, m->blob[SB_PY_TABLE],
+					m->blob_len[SB_PY_TABLE], m->blob[SB_PY_NAME],
+					m->blob_len[SB_PY_NAME], pos) : -1;
+		struct sym_frame fr = {
+			.name = ok ? name : "[ruby: unreadable]", .file = ok && file[0] ? file : NULL,
+			.line = line > 0 ? (uint32_t)line : 0, .kind = ok ? SYM_FUNC : SYM_UNNAMED,
+		};
+
+		err = names__add(w, &fr, 1);
+		if (!err && w->strs.len + w->ents.len > SB_PART_TARGET && i + 1 < m->n) {
+			err = names__send(w, 0, m->seq, at, i + 1 - at, false, NULL);
+			at = i + 1;
+		}
+	}
+	return err ? err : names__send(w, 0, m->seq, at, m->n - at, true, NULL);
+}
+
 /* SB_TABLE: file M->id's unwind table, built now and sent in parts (total 0: none). */
 static int worker__table(struct worker *w, const struct sb_msg *m)
 {
@@ -434,6 +482,8 @@ static int worker__handle(struct worker *w, const unsigned char *buf, long len, 
 		return worker__forget(w, &m);
 	case SB_PYCODE:
 		return worker__python(w, &m);
+	case SB_RBCODE:
+		return worker__ruby(w, &m);
 	default:
 		return worker__lookup(w, &m);
 	}

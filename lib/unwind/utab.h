@@ -75,6 +75,8 @@ struct utab {
 	uint64_t file_size;		/* bytes of the file */
 	uint64_t py_runtime;		/* CPython's _PyRuntime (link-time; 0: none), in a file
 					 * named *python* */
+	uint64_t rb_vm_ptr;		/* CRuby's ruby_current_vm_ptr (link-time; 0: none), in
+					 * a file named *ruby* */
 	char *build_id;			/* lowercase hex, NULL: none */
 	bool is_go;
 	bool has_cfi;			/* some FDE was found */

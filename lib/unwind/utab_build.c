@@ -462,6 +462,10 @@ struct utab *utab__build(struct dso *dso, const char *const *bottoms, size_t nr_
 	    (dso__find_object(dso, "_PyRuntime", &t->py_runtime) ||
 	     t->py_runtime < t->min_vaddr || t->py_runtime >= t->max_vaddr))
 		t->py_runtime = 0;
+	if (dso__path(dso) && strstr(dso__path(dso), "ruby") && dso__usable(dso) &&
+	    (dso__find_object(dso, "ruby_current_vm_ptr", &t->rb_vm_ptr) ||
+	     t->rb_vm_ptr < t->min_vaddr || t->rb_vm_ptr >= t->max_vaddr))
+		t->rb_vm_ptr = 0;
 	if (nsegs) {
 		t->segs = malloc(nsegs * sizeof(*t->segs));
 		if (!t->segs)

@@ -23,7 +23,7 @@
 /*
  * Layout (little-endian, the host's: both sides are one program on one machine):
  *   u32 magic "UTB1", u32 flags (1 is_go, 2 has_cfi)
- *   u64 base, min_vaddr, max_vaddr, entry, file_size, py_runtime
+ *   u64 base, min_vaddr, max_vaddr, entry, file_size, py_runtime, rb_vm_ptr
  *   u32 nr_segs, nr_rules, nr_rows, nr_spans, nr_lost, nr_funcs, nr_calls,
  *       spans' nr_calling, nr_record, 0
  *   then the arrays in that order: segs (4 x u64), rules (struct cfi_rule), rows (2 x u32),
@@ -31,7 +31,7 @@
  *   calls (2 x u32); then u32 n, the build id's n hex digits (0: none)
  */
 #define UTAB_MAGIC	0x31425455u	/* "UTB1" */
-#define HDR_LEN		(8 + 6 * 8 + 10 * 4)
+#define HDR_LEN		(8 + 7 * 8 + 10 * 4)
 #define FUNC_LEN	12
 #define SPAN_LEN	24
 
@@ -84,6 +84,7 @@ int utab__encode(const struct utab *t, unsigned char **buf, size_t *len)
 	put64(&w, t->entry);
 	put64(&w, t->file_size);
 	put64(&w, t->py_runtime);
+	put64(&w, t->rb_vm_ptr);
 	put32(&w, t->nr_segs);
 	put32(&w, t->nr_rules);
 	put32(&w, t->nr_rows);
@@ -197,6 +198,7 @@ int utab__decode(const unsigned char *buf, size_t len, struct utab **out)
 	t->entry = rd__u64(&r);
 	t->file_size = rd__u64(&r);
 	t->py_runtime = rd__u64(&r);
+	t->rb_vm_ptr = rd__u64(&r);
 	t->nr_segs = rd__u32(&r);
 	t->nr_rules = rd__u32(&r);
 	t->nr_rows = rd__u32(&r);
@@ -212,6 +214,7 @@ int utab__decode(const unsigned char *buf, size_t len, struct utab **out)
 	    t->nr_funcs > UTAB_SPANS_MAX || t->nr_calls > UTAB_CALLS_MAX ||
 	    t->max_vaddr < t->min_vaddr || t->base != t->min_vaddr ||
 	    (t->py_runtime && (t->py_runtime < t->min_vaddr || t->py_runtime >= t->max_vaddr)) ||
+	    (t->rb_vm_ptr && (t->rb_vm_ptr < t->min_vaddr || t->rb_vm_ptr >= t->max_vaddr)) ||
 	    t->base > UINT64_MAX - 2 * (uint64_t)UINT32_MAX)
 		goto fail;
 	t->is_go = flags & 1;

@@ -4260,6 +4260,67 @@ def python_frames_in_pprof():
 
 
 @test
+def ruby_frames_read_at_the_sample():
+    # Issue 29: a Ruby program's methods and blocks, read from the VM as each sample is
+    # taken (Debian's ruby3.1), in place of the VM's entry frames (rb_vm_exec) that ran
+    # them, with their lines; the C methods between (Array#map, Integer#times: rb_yield's
+    # frames) where they are. As the command, in a thread, and with -p. Before: libruby
+    # frames only.
+    lines = {}
+    with open("tests/workloads/rbchain.rb") as f:
+        for i, text in enumerate(f, 1):
+            m = re.search(r"# LINE:(\w+)", text)
+            if m:
+                lines[m.group(1)] = i
+    ruby = shutil.which("ruby")
+    expect(ruby, "no ruby (ruby3.1, in scripts/deps.sh)")
+    script = os.path.abspath("tests/workloads/rbchain.rb")
+    notes = []
+    for how in ("command", "thread", "-p"):
+        if how == "-p":
+            target = subprocess.Popen([ruby, "--disable-gems", script, "4"])
+            try:
+                time.sleep(0.3)
+                stacks, err, _ = run_profile(["-F", "499", "-p", str(target.pid), "-d", "2.5"])
+            finally:
+                target.kill()
+                target.wait()
+        else:
+            stacks, err, _ = run_profile(["-F", "499", "--", ruby, "--disable-gems", script, "3"] +
+                                         (["thread"] if how == "thread" else []))
+        root = ([f"block in <main> (rbchain.rb:{lines['thread']})"] if how == "thread" else
+                [f"<main> (rbchain.rb:{lines['main']})"])
+        want = root + [f"run (rbchain.rb:{lines['run']})", f"first (rbchain.rb:{lines['first']})",
+                       f"block in first (rbchain.rb:{lines['first']})",
+                       f"second (rbchain.rb:{lines['second']})",
+                       f"third (rbchain.rb:{lines['third']})",
+                       f"block in third (rbchain.rb:{lines['third']})"]
+        ran = ok = 0
+        bad = []
+        for f, c in stacks:
+            mine = [x for x in f if re.search(r" \(rbchain\.rb:\d+\)$", x)]
+            if not mine:
+                continue
+            ran += c
+            # The chain, or a prefix of it (a sample between two calls), from its root.
+            if "[truncated]" not in f and len(mine) >= 3 and mine == want[:len(mine)]:
+                ok += c
+            else:
+                bad.append((f, c))
+        expect(ran >= 500, f"{how}: {ran} samples in rbchain.rb: {stacks[:2]}")
+        expect(ok >= 0.95 * ran, f"{how}: {ok} of {ran} samples carry the chain whole and "
+               f"right: {sorted(bad, key=lambda x: -x[1])[:2]}")
+        whole = sum(c for f, c in stacks if want[-1] in f)
+        expect(whole >= 0.3 * ran, f"{how}: the chain's leaf block in {whole} of {ran}")
+        notes.append(f"{how} {100.0 * ok / ran:.1f}% of {ran}")
+    plain, _, _ = run_profile(["-F", "499", "--no-runtime", "--", ruby, "--disable-gems",
+                               script, "1"])
+    named = sum(c for f, c in plain if any("(rbchain.rb:" in x for x in f))
+    expect(named == 0 and total(plain) > 100, f"--no-runtime: {named} samples with Ruby frames")
+    return "; ".join(notes) + "; --no-runtime: none"
+
+
+@test
 def ruby_layout_matches_the_interpreter():
     # Issue 29's Ruby step (lib/ruby: Debian's ruby3.1 layouts, line tables, strings): a
     # walk from ruby_current_vm_ptr through every thread's control frames with them gives

@@ -16,10 +16,10 @@ ALLOWED = {
     "symbolize": {"base", "proc", "dso"},
     # The symbolizer worker (symbolize/ and dso/ on descriptors it is handed) and the
     # privileged side's client of it; collect/ names addresses only through it.
-    "sandbox": {"base", "proc", "dso", "unwind", "symbolize", "python"},
+    "sandbox": {"base", "proc", "dso", "unwind", "symbolize", "python", "ruby"},
     "profile": {"base"},
     "output": {"base", "profile"},
-    "collect": {"base", "proc", "dso", "unwind", "sandbox", "profile", "output", "python"},
+    "collect": {"base", "proc", "dso", "unwind", "sandbox", "profile", "output", "python", "ruby"},
     "flamegraph": {"base", "output"},
     # CPython's layouts and the decoding of what BPF reads of them: pure, and it fills
     # bpf/profile.h's struct py_offsets (that header only: no skeleton, no libbpf).

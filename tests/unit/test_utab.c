@@ -136,9 +136,9 @@ static int decodes(const unsigned char *buf, size_t len)
 
 /* Offsets of the header's counts and of the arrays (utab.c's layout). */
 #define OFF_PY_RUNTIME	48
-#define OFF_NR_SEGS	56
-#define OFF_NR_RULES	60
-#define OFF_NR_ROWS	64
+#define OFF_NR_SEGS	64
+#define OFF_NR_RULES	68
+#define OFF_NR_ROWS	72
 
 static void test_decoder_refuses(void)
 {
@@ -164,7 +164,7 @@ static void test_decoder_refuses(void)
 	memcpy(&nr_rows, enc + OFF_NR_ROWS, 4);
 	CU_ASSERT_EQUAL(nr_rules, t->nr_rules);
 	CU_ASSERT_EQUAL(nr_rows, t->nr_rows);
-	rules_at = 96 + nr_segs * 32;
+	rules_at = 104 + nr_segs * 32;
 	rows_at = rules_at + nr_rules * sizeof(struct cfi_rule);
 	/* A count past the bytes. */
 	v = nr_rows + 1;

@@ -1,0 +1,29 @@
+# A Ruby program with a known call chain, for the tests of Ruby frames (issue 29): <main> ->
+# first -> a block of Array#map (C) -> second -> third -> a block of Integer#times (C). Each
+# line the tests look for carries a "LINE:" tag. Usage: ruby rbchain.rb SECONDS [thread]
+# ("thread": the chain runs in a second thread).
+def third(n)
+  s = 0
+  n.times { |i| s += i * i } # LINE:third
+  s
+end
+
+def second(n)
+  third(n) + 1 # LINE:second
+end
+
+def first(n)
+  [1, 2].map { |x| second(n) + x }.sum # LINE:first
+end
+
+def run(seconds)
+  t = Time.now + seconds
+  first(20000) while Time.now < t # LINE:run
+end
+
+seconds = (ARGV[0] || "2").to_f
+if ARGV[1] == "thread"
+  Thread.new { run(seconds) }.join # LINE:thread
+else
+  run(seconds) # LINE:main
+end
