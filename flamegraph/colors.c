@@ -9,10 +9,37 @@
 #include "base/htab.h"
 #include "internal.h"
 
-/* The length of NAME without its _[k]/_[i]/_[j]/_[w] suffix, and which one it had. */
+/* The runtime of frame NAME (LEN bytes) written "function (FILE:LINE)" or "function (FILE)":
+ * HINT_PYTHON, HINT_RUBY, or HINT_NONE. */
+static enum hint runtime_hint(const char *name, size_t len)
+{
+	size_t open = len, end;
+
+	if (len < 5 || name[len - 1] != ')')
+		return HINT_NONE;
+	while (open > 1 && !(name[open - 1] == '(' && name[open - 2] == ' '))
+		open--;
+	if (open <= 1)
+		return HINT_NONE;
+	/* FILE is [open, end): up to ":LINE" when the digits end it. */
+	end = len - 1;
+	while (end > open && name[end - 1] >= '0' && name[end - 1] <= '9')
+		end--;
+	end = end > open && end < len - 1 && name[end - 1] == ':' ? end - 1 : len - 1;
+	if (end - open >= 3 && !memcmp(name + end - 3, ".rb", 3))
+		return HINT_RUBY;
+	if (end - open >= 10 && !memcmp(name + open, "<internal:", 10))
+		return HINT_RUBY;
+	if ((end - open >= 3 && !memcmp(name + end - 3, ".py", 3)) || name[open] == '<')
+		return HINT_PYTHON;
+	return HINT_NONE;
+}
+
+/* The length of NAME without its _[k]/_[i]/_[j]/_[w] suffix, and which one it had (or the
+ * runtime of an interpreter's frame). */
 size_t colors__strip_hint(const char *name, size_t len, enum hint *hint)
 {
-	*hint = HINT_NONE;
+	*hint = runtime_hint(name, len);
 	if (len >= 4 && name[len - 4] == '_' && name[len - 3] == '[' && name[len - 1] == ']') {
 		switch (name[len - 2]) {
 		case 'k': *hint = HINT_KERNEL; break;
@@ -90,6 +117,10 @@ struct rgb colors__frame(const struct fg_opts *o, const char *name, size_t len,
 			p = FG_AQUA;
 		else if (hint == HINT_JIT)
 			p = FG_GREEN;
+		else if (hint == HINT_PYTHON)
+			p = FG_YELLOW;
+		else if (hint == HINT_RUBY)
+			p = FG_PURPLE;
 	}
 	return palette(p, v1, v2, v3);
 }
@@ -121,5 +152,9 @@ struct rgb colors__legend(const struct fg_opts *o, enum hint hint, bool off_cpu)
 		p = FG_AQUA;
 	else if (p == FG_HOT && hint == HINT_JIT)
 		p = FG_GREEN;
+	else if (p == FG_HOT && hint == HINT_PYTHON)
+		p = FG_YELLOW;
+	else if (p == FG_HOT && hint == HINT_RUBY)
+		p = FG_PURPLE;
 	return palette(p, 0.5, 0.5, 0.5);
 }

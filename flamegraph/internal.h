@@ -61,7 +61,7 @@ struct flamegraph {
 
 /* --- colours (colors.c) ---------------------------------------------------------------- */
 
-enum hint { HINT_NONE, HINT_KERNEL, HINT_INLINE, HINT_JIT, HINT_WAKER };
+enum hint { HINT_NONE, HINT_KERNEL, HINT_INLINE, HINT_JIT, HINT_WAKER, HINT_PYTHON, HINT_RUBY };
 
 struct rgb {
 	unsigned int r, g, b;
@@ -69,7 +69,10 @@ struct rgb {
 
 /*
  * The length of NAME (LEN bytes) without its _[k]/_[i]/_[j]/_[w] suffix; *HINT says which
- * suffix it had (HINT_NONE: none, or one of another letter, which is kept).
+ * suffix it had (HINT_NONE: none, or one of another letter, which is kept). A name without
+ * one that ends in " (FILE:LINE)" or " (FILE)" is an interpreter's frame: HINT_RUBY for a
+ * FILE ending in .rb or starting "<internal:", HINT_PYTHON for one ending in .py or starting
+ * "<" (<string>, <frozen ...>), as profile and py-spy write them.
  */
 size_t colors__strip_hint(const char *name, size_t len, enum hint *hint);
 

@@ -16,7 +16,9 @@
 #include "fg_assets.h"
 
 /* A frame's kind in its tooltip, after its count (enum hint). */
-static const char *const hint_words[] = { "", ", kernel", ", inlined", ", JIT", ", waker" };
+static const char *const hint_words[] = { "", ", kernel", ", inlined", ", JIT", ", waker",
+					     ", Python", ", Ruby" };
+_Static_assert(sizeof(hint_words) / sizeof(hint_words[0]) == HINT_RUBY + 1, "a word per hint");
 
 /*
  * Layout constants of flamegraph.pl, so that graphs look the same: average character
@@ -314,6 +316,8 @@ static void write_legend(const struct flamegraph *fg, const struct layout *l, st
 		{ 1u << HINT_KERNEL, HINT_KERNEL, "kernel" },
 		{ 1u << HINT_INLINE, HINT_INLINE, "inlined" },
 		{ 1u << HINT_JIT, HINT_JIT, "JIT" },
+		{ 1u << HINT_PYTHON, HINT_PYTHON, "Python" },
+		{ 1u << HINT_RUBY, HINT_RUBY, "Ruby" },
 		{ LEGEND_OFF_CPU, HINT_NONE, "off-CPU" },
 	};
 	const struct fg_opts *opt = &fg->o;

@@ -221,6 +221,34 @@ static void test_hints_and_colors(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>b (2 samples, 66.67%)</title>"));
 	free(svg);
 
+	/* Interpreters' frames (as profile and py-spy write them): a colour and a word of their
+	 * own; the name shown whole. Not a C frame with a line (--lines). */
+	svg = render("p;main (app.c:3);leaf (app.py:18) 1\np;<module> (<string>:3) 1\n"
+		     "p;third (x.rb:7) 1\np;then (<internal:kernel>:124) 1\np;f (y) 1\n", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(svg);
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>leaf (app.py:18) (1 sample, 20.00%, Python)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>&lt;module&gt; (&lt;string&gt;:3) (1 sample, "
+				     "20.00%, Python)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>third (x.rb:7) (1 sample, 20.00%, Ruby)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>then (&lt;internal:kernel&gt;:124) (1 sample, "
+				     "20.00%, Ruby)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>main (app.c:3) (1 sample, 20.00%)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>f (y) (1 sample, 20.00%)"));
+	a = strstr(svg, "<g id=\"legend\">");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT(strstr(a, ">Python<") && strstr(a, ">Ruby<") && strstr(a, ">user<"));
+	a = strstr(svg, "<title>leaf (app.py:18)");
+	a = a ? strstr(a, "fill=\"#") : NULL;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	{
+		unsigned int r, g, bl;
+
+		/* flamegraph.pl's yellow */
+		CU_ASSERT_EQUAL(sscanf(a, "fill=\"#%2x%2x%2x", &r, &g, &bl), 3);
+		CU_ASSERT(r >= 175 && g == r && bl <= 70);
+	}
+	free(svg);
+
 	/* Time off the CPU (--wall's [off-cpu] leaves): blue, in the hot palette. */
 	svg = render("p;main;[off-cpu] 1\np;main 1\n", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(svg);
