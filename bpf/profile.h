@@ -456,10 +456,12 @@ struct py_offsets {
  * (the one whose C caller is below it), and the instruction (code units) in the top 16 bits
  * (PY_UNIT_UNKNOWN: not known). */
 #define PY_MARK		0xfffffffffffffff0ULL
+#define PY_MARK_CUT	1ULL		/* in PY_MARK: more Python frames than were read */
 #define PY_WORD_ENTRY	1ULL
 #define PY_WORD_ADDR	0x0000fffffffffff8ULL
 #define PY_UNIT_SHIFT	48
 #define PY_UNIT_UNKNOWN	0xffffULL
+#define PY_UNIT_BEFORE_FIRST 0xfffeULL	/* a frame that has not begun its first instruction */
 
 /* A code object seen for the first time in a process (`events`; told apart by size): its
  * address, for userspace to read its names while the process lives. */
@@ -532,6 +534,7 @@ struct rb_offsets {
  */
 #define RB_MARK		0xffffffffffffffe0ULL
 #define RB_MARK_NOGVL	1ULL		/* in RB_MARK: the thread did not hold the GVL */
+#define RB_MARK_CUT	2ULL		/* in RB_MARK: more control frames than were read */
 #define RB_WORD_ENTRY	1ULL
 #define RB_WORD_CFUNC	2ULL
 #define RB_WORD_ADDR	0x0000fffffffffff8ULL

@@ -190,23 +190,26 @@ static long py_step(__u64 i, void *arg)
 	case PY_MODEL_FRAMEOBJ_BYTES:
 	case PY_MODEL_FRAMEOBJ_UNITS:
 		entry = 1;
-		if (!py_field(sc, frame, o->frame_instr, 4, &lasti) && lasti >= 0)
-			unit = o->model == PY_MODEL_FRAMEOBJ_BYTES ? (__u64)lasti / 2 : (__u64)lasti;
+		if (!py_field(sc, frame, o->frame_instr, 4, &lasti))
+			unit = lasti < 0 ? PY_UNIT_BEFORE_FIRST :
+			       o->model == PY_MODEL_FRAMEOBJ_BYTES ? (__u64)lasti / 2 : (__u64)lasti;
 		break;
 	case PY_MODEL_ENTRY_FLAG:
 	case PY_MODEL_SHIM_PREV:
 	case PY_MODEL_SHIM_NEXT:
 		if (o->model != PY_MODEL_ENTRY_FLAG)
 			entry = 0;
-		if (!py_field(sc, frame, o->frame_instr, 8, &instr) &&
-		    instr >= code + o->code_adaptive)
-			unit = (instr - code - o->code_adaptive) / 2;
+		if (!py_field(sc, frame, o->frame_instr, 8, &instr))
+			unit = instr < code + o->code_adaptive ? PY_UNIT_BEFORE_FIRST :
+			       (instr - code - o->code_adaptive) / 2;
 		break;
 	default:
 		return 1;
 	}
 	if (unit > PY_UNIT_UNKNOWN)
 		unit = PY_UNIT_UNKNOWN;
+	else if (unit == PY_UNIT_BEFORE_FIRST && !(lasti < 0 || instr < code + o->code_adaptive))
+		unit = PY_UNIT_UNKNOWN;	/* (a real instruction that far: not known) */
 	py_announce(w, code);
 	idx = n;
 	asm volatile("" : "+r"(idx));
@@ -277,6 +280,9 @@ __noinline int py_frames(struct ustack *st, __u32 tgid, __u32 ktid, __u64 fsbase
 		st->nr = n;	/* none read */
 		return 0;
 	}
+	/* The chain went on past what was read: its outer frames are not there. */
+	if (w.frame)
+		st->ips[idx] = PY_MARK | PY_MARK_CUT;
 	return (int)(st->nr - n - 1);
 }
 

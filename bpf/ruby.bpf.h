@@ -154,6 +154,9 @@ __noinline int rb_frames(struct ustack *st, __u32 tgid, __u64 fsbase, __u64 gen)
 		st->nr = n;	/* none read */
 		return 0;
 	}
+	/* Control frames past what was read: the outer ones are not there. */
+	if (w.cfp && w.cfp < w.end)
+		st->ips[idx] = RB_MARK | RB_MARK_CUT;
 	return (int)(st->nr - n - 1);
 }
 

@@ -61,6 +61,11 @@ static const char *const reason_text[EXPLAIN__MAX] = {
 				     "mapped: its content is gone (not guessed from the new one)",
 	[EXPLAIN_PY_READ] = "Python frames read at the sample (the interpreter's loop frames "
 			    "replaced by the functions they ran)",
+	[EXPLAIN_RB_READ] = "Ruby frames read at the sample (the VM's entry frames replaced by "
+			    "the methods and blocks they ran)",
+	[EXPLAIN_RB_MISSING] = "the VM's entry frames with no Ruby frames read (the thread did "
+			       "not hold the GVL, its frames were unreadable, a version not "
+			       "known here, or --no-runtime)",
 	[EXPLAIN_PY_MISSING] = "the interpreter's loop frames with no Python frames read (its "
 			       "thread state not found, its frames unreadable, a version not "
 			       "known here, or --no-runtime)",
@@ -193,10 +198,12 @@ int explain__format(const struct explain_line *l, uint64_t samples, char *buf, s
 			   l->reason == EXPLAIN_SCANNED ? "stack scanned" :
 			   l->reason == EXPLAIN_PY_READ ? "Python" :
 			   l->reason == EXPLAIN_PY_MISSING ? "Python not read" :
+			   l->reason == EXPLAIN_RB_READ ? "Ruby" :
+			   l->reason == EXPLAIN_RB_MISSING ? "Ruby not read" :
 			   l->reason <= EXPLAIN_CUT_FP ? "cut" : "unnamed";
 
 	explain__escape(l->file, file, sizeof(file));
-	if (l->reason == EXPLAIN_PY_READ)
+	if (l->reason == EXPLAIN_PY_READ || l->reason == EXPLAIN_RB_READ)
 		return snprintf(buf, len, "%5.1f%%  %s in %s: %s; every one named in %.1f%% of "
 				"these", share(l->count, samples), what, file, reason_text[l->reason],
 				share(l->whole, l->count));

@@ -40,6 +40,8 @@ enum explain_reason {
 	EXPLAIN_UNNAMED_REPLACED,	/* the file was rewritten in place since it was mapped */
 	EXPLAIN_PY_READ,		/* CPython's loop there: the Python frames it ran were read */
 	EXPLAIN_PY_MISSING,		/* CPython's loop there, and no Python frames read for it */
+	EXPLAIN_RB_READ,		/* CRuby's rb_vm_exec there: the Ruby frames it ran read */
+	EXPLAIN_RB_MISSING,		/* CRuby's rb_vm_exec there, and no Ruby frames read */
 	EXPLAIN__MAX,
 };
 

@@ -658,6 +658,22 @@ static int python_location(struct builder *b, pid_t pid, uint64_t word, bool rub
 	return l;
 }
 
+/* The location of a frame that only says something (NAME): no address, no file. Returns
+ * its id or -errno. */
+static int marker_location(struct builder *b, const char *name)
+{
+	struct profile_frame fr = { .kind = PROFILE_FRAME_USER };
+	struct profile_location loc = {
+		.kind = PROFILE_LOC_USER, .mapping = PROFILE_NONE, .frames = &fr, .nr_frames = 1,
+	};
+	int id = profile__intern(b->p, name, strlen(name));
+
+	if (id < 0)
+		return id;
+	fr.name = (uint32_t)id;
+	return profile__add_location(b->p, &loc);
+}
+
 /*
  * The N user locations LOCS (leaf first; B->louter their outermost functions) with the NW
  * Python frames WORDS of PID in place of the interpreter's frames that ran them, into
@@ -667,13 +683,14 @@ static int python_location(struct builder *b, pid_t pid, uint64_t word, bool rub
  * they are. Returns how many locations, or -errno.
  */
 static int python_merge(struct builder *b, pid_t pid, const uint64_t *words, int nw,
-			const uint32_t *locs, int n, bool truncated, const char *loop, bool ruby)
+			const uint32_t *locs, int n, bool truncated, const char *loop, bool ruby,
+			bool cut)
 {
-	int rs[PY_MAX_FRAMES + 1], re[PY_MAX_FRAMES + 1], nr = 0, start = 0, ne = 0, k, out = 0;
+	int rs[PROFILE_MAX_DEPTH], re[PROFILE_MAX_DEPTH], nr = 0, start = 0, ne = 0, k, out = 0;
 	const int max = (int)(sizeof(b->pylocs) / sizeof(b->pylocs[0]));
 
-	if (nw > PY_MAX_FRAMES)
-		nw = PY_MAX_FRAMES;
+	if (nw > PROFILE_MAX_DEPTH)
+		nw = PROFILE_MAX_DEPTH;
 	for (int i = 0; i < nw; i++)
 		if ((words[i] & PY_WORD_ENTRY) || i == nw - 1) {
 			rs[nr] = start;
@@ -682,6 +699,9 @@ static int python_merge(struct builder *b, pid_t pid, const uint64_t *words, int
 		}
 	for (int i = 0; i < n; i++)
 		ne += b->louter[i] && !strcmp(b->louter[i], loop);
+	/* Runs with no loop frame to go in (a native stack cut below them): not shown. */
+	if (nr > ne && (truncated || !ne))
+		b->py_left += nr - ne;
 	k = 0;
 	for (int i = 0; i < n; i++) {
 		int first, last;
@@ -703,7 +723,7 @@ static int python_merge(struct builder *b, pid_t pid, const uint64_t *words, int
 				b->pylocs[out++] = locs[i];
 			continue;
 		}
-		for (int r = first; r <= last; r++)
+		for (int r = first; r <= last; r++) {
 			for (int j = rs[r]; j < re[r] && out < max; j++) {
 				int l = python_location(b, pid, words[j], ruby);
 
@@ -711,8 +731,36 @@ static int python_merge(struct builder *b, pid_t pid, const uint64_t *words, int
 					return l;
 				b->pylocs[out++] = (uint32_t)l;
 			}
+			/* The outermost run read, when more frames were there than were read:
+			 * said below it, not shown whole. */
+			if (cut && r == nr - 1 && out < max) {
+				int l = marker_location(b, ruby ? "[ruby: more frames not read]" :
+							"[python: more frames not read]");
+
+				if (l < 0)
+					return l;
+				b->pylocs[out++] = (uint32_t)l;
+				b->py_left++;
+			}
+		}
 	}
 	return out;
+}
+
+/* --explain told of a stack's interpreter frames (WEIGHT): READ when frames were read for
+ * it (whole when every loop frame was replaced by named ones: B's py_left, py_unnamed),
+ * else MISSING, at the file of its loop frame LOOP (-1: none: nothing told). */
+static int builder__explain_runtime(struct builder *b, int loop, bool read, uint64_t weight,
+				    enum explain_reason ok, enum explain_reason missing)
+{
+	struct explain *ex = b->s->explain;
+	int file = ex && loop >= 0 ? b->ents[b->lent[loop]].file : -1;
+
+	if (file < 0)
+		return 0;
+	return read ? explain__add(ex, file, ok, weight,
+				   !b->py_left && !b->py_unnamed ? weight : 0) :
+		      explain__add(ex, file, missing, weight, 0);
 }
 
 /*
@@ -726,7 +774,9 @@ static int builder__python(struct builder *b, const struct stack_key *key, const
 {
 	struct session *s = b->s;
 	uint32_t *locs = b->locs + PROFILE_MAX_DEPTH;
-	bool ruby = npy > 0 && (py[0] & ~RB_MARK_NOGVL) == RB_MARK;
+	bool ruby = npy > 0 && (py[0] & ~(RB_MARK_NOGVL | RB_MARK_CUT)) == RB_MARK;
+	/* Not every frame read: the runs read are the leaf's (aligned from the leaf). */
+	bool cut = npy > 0 && (ruby ? (py[0] & RB_MARK_CUT) : (py[0] & PY_MARK_CUT));
 	const char *name = ruby ? RB_VM_EXEC : PY_EVAL_LOOP;
 	uint64_t words[PROFILE_MAX_DEPTH];
 	int loop = -1, m, nw = 0;
@@ -743,20 +793,24 @@ static int builder__python(struct builder *b, const struct stack_key *key, const
 			if (b->louter[i] && !strcmp(b->louter[i], RB_VM_EXEC))
 				loop = i;
 		/* Ruby's frames are not counted with Python's in the summary. */
+		b->py_left = b->py_unnamed = 0;
 		if (nw && *n > 0) {
-			m = python_merge(b, key->pid, words, nw, locs, *n, truncated, name, true);
+			m = python_merge(b, key->pid, words, nw, locs, *n, truncated || cut, name,
+					 true, cut);
 			if (m < 0)
 				return m;
 			*n = m < USER_MAX_DEPTH ? m : USER_MAX_DEPTH;
 			memcpy(locs, b->pylocs, *n * sizeof(*locs));
 		}
-		return 0;
+		return builder__explain_runtime(b, loop, nw > 0, weight, EXPLAIN_RB_READ,
+						EXPLAIN_RB_MISSING);
 	}
 	if (loop < 0 && npy <= 1)
 		return 0;
 	b->py_left = b->py_unnamed = 0;
 	if (nw && *n > 0) {
-		m = python_merge(b, key->pid, words, nw, locs, *n, truncated, name, false);
+		m = python_merge(b, key->pid, words, nw, locs, *n, truncated || cut, name, false,
+				 cut);
 		if (m < 0)
 			return m;
 		*n = m < USER_MAX_DEPTH ? m : USER_MAX_DEPTH;
@@ -769,19 +823,8 @@ static int builder__python(struct builder *b, const struct stack_key *key, const
 		s->stats.py_read += npy > 1 ? weight : 0;
 		s->stats.py_whole += npy > 1 && !b->py_left && !b->py_unnamed ? weight : 0;
 	}
-	if (s->explain && loop >= 0) {
-		int file = b->ents[b->lent[loop]].file;
-
-		if (file >= 0 && npy > 1)
-			m = explain__add(s->explain, file, EXPLAIN_PY_READ, weight,
-					 !b->py_left && !b->py_unnamed ? weight : 0);
-		else
-			m = file >= 0 ? explain__add(s->explain, file, EXPLAIN_PY_MISSING, weight, 0) :
-					0;
-		if (m)
-			return m;
-	}
-	return 0;
+	return builder__explain_runtime(b, loop, npy > 1, weight, EXPLAIN_PY_READ,
+					EXPLAIN_PY_MISSING);
 }
 
 void builder__want(struct builder *b, const struct stack_key *key, const uint64_t *ips, int nu)

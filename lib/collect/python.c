@@ -26,6 +26,7 @@
 #include "proc/procmaps.h"
 #include "sandbox/symbolizer.h"
 #include "python/pylayout.h"
+#include "python/pyline.h"
 #include "python/pystr.h"
 #include "ruby/rblayout.h"
 #include "ruby/rbline.h"
@@ -554,17 +555,27 @@ static int pycode__resolve(struct session *s, struct pycode *c)
 {
 	struct sym_pycode sc = { .ruby = c->ruby, .minor = c->minor };
 	struct sym_pyname *out = calloc(c->nr_want, sizeof(*out));
-	uint32_t n = c->nr_want, total = c->nr_units + n;
+	uint32_t n = c->nr_want, total = c->nr_units + n, *units;
 	int err;
 
 	if (!out)
 		return -ENOMEM;
 	qsort(c->want, n, sizeof(*c->want), u32_cmp);
+	/* (A Python frame before its first instruction: its first line.) */
+	units = malloc(n * sizeof(*units));
+	if (!units) {
+		free(out);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		units[i] = !c->ruby && c->want[i] == PY_UNIT_BEFORE_FIRST ? PY_UNIT_BEFORE :
+			   c->want[i];
 	for (int i = 0; i < SYM_PY_BLOBS; i++) {
 		sc.blob[i] = c->blob[i];
 		sc.len[i] = c->len[i];
 	}
-	err = symbolizer__python(s->sym, &sc, c->want, n, out);
+	err = symbolizer__python(s->sym, &sc, units, n, out);
+	free(units);
 	if (!err && (!(c->name || (c->name = strdup(out[0].name))) ||
 		     (!c->file && out[0].file[0] && !(c->file = strdup(out[0].file))) ||
 		     array_grow(&c->units, &c->cap_units, sizeof(*c->units), total - 1) ||

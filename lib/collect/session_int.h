@@ -418,7 +418,8 @@ int python__on_code(struct session *s, const struct py_code_event *ev);
 static inline int python_split(const uint64_t *ips, int n)
 {
 	for (int i = 0; i < n; i++)
-		if (ips[i] == PY_MARK || (ips[i] & ~RB_MARK_NOGVL) == RB_MARK)
+		if ((ips[i] & ~PY_MARK_CUT) == PY_MARK ||
+		    (ips[i] & ~(RB_MARK_NOGVL | RB_MARK_CUT)) == RB_MARK)
 			return i;
 	return n;
 }
