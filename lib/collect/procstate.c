@@ -233,10 +233,8 @@ static int pstate__write(struct session *s, const struct pstate *p)
 		err = update_proc(s, p->pid, &pr, BPF_ANY);
 	}
 	frames__free(&all);
-	if (!err) {
+	if (!err)
 		python__describe(s, p->pid);
-		ruby__describe(s, p->pid);
-	}
 	return err;
 }
 

@@ -58,34 +58,27 @@ struct pycode {
 	uint32_t nr_want, cap_want;
 };
 
-struct pyproc {
+/* A process running an interpreter: CPython (L: its struct py_layout) or CRuby (struct
+ * rb_layout), and where BPF starts (_PyRuntime, ruby_current_vm_ptr). */
+struct rtproc {
 	pid_t pid;
-	const struct py_layout *l;
-	uint64_t runtime;
-	uint64_t bytes;		/* of its code objects' blobs */
-};
-
-/* A process running CRuby. */
-struct rbproc {
-	pid_t pid;
-	const struct rb_layout *l;
-	uint64_t vm_ptr;
-	uint64_t bytes;		/* of its iseqs' blobs */
+	bool ruby;
+	int minor;
+	const void *l;
+	uint64_t addr;
+	uint64_t bytes;		/* of its code objects' (iseqs') blobs */
 };
 
 struct pythons {
-	struct pyproc *procs;
+	struct rtproc *procs;
 	size_t nr_procs, cap_procs;
-	struct rbproc *rbs;
-	size_t nr_rbs, cap_rbs;
-	uint64_t rb_described;	/* processes given an `rb_procs` entry, in all */
 	struct htab index;	/* (pid, code) -> codes[] */
 	struct pycode *codes;
 	size_t nr, cap;
 	uint64_t bytes;		/* of the blobs */
 	uint64_t unreadable;	/* code objects whose bytes could not be read */
 	uint64_t dropped;	/* code objects not kept (PY_CODES_MAX, PY_BLOBS_MAX) */
-	uint64_t described;	/* processes given a `py_procs` entry, in all */
+	uint64_t described[2];	/* processes given a `py_procs` / `rb_procs` entry, in all */
 	uint32_t minors;	/* bit N: a CPython 3.N among them */
 };
 
@@ -101,197 +94,125 @@ static struct pythons *pythons(struct session *s)
 	return s->py;
 }
 
-static struct pyproc *pyproc__find(struct pythons *py, pid_t pid)
+static struct rtproc *rtproc__find(struct pythons *py, pid_t pid, bool ruby)
 {
 	for (size_t i = 0; py && i < py->nr_procs; i++)
-		if (py->procs[i].pid == pid)
+		if (py->procs[i].pid == pid && py->procs[i].ruby == ruby)
 			return &py->procs[i];
 	return NULL;
 }
 
-/* The minor version of CPython 3 in the file name PATH (python3.N, libpython3.N.so), or -1. */
-static int version_of(const char *path)
+/* The minor version in the file name PATH after TAG ("python3.": python3.N, libpython3.N.so;
+ * "ruby-3.": libruby-3.N.so), or -1. */
+static int version_of(const char *path, const char *tag)
 {
 	const char *base = strrchr(path, '/'), *p;
 	int minor = 0, digits = 0;
 
 	base = base ? base + 1 : path;
-	p = strstr(base, "python3.");
+	p = strstr(base, tag);
 	if (!p)
 		return -1;
-	for (p += 8; *p >= '0' && *p <= '9' && digits < 3; p++, digits++)
+	for (p += strlen(tag); *p >= '0' && *p <= '9' && digits < 3; p++, digits++)
 		minor = minor * 10 + (*p - '0');
 	return digits ? minor : -1;
 }
 
-void python__describe(struct session *s, pid_t pid)
+/*
+ * PID's interpreter of the kind RUBY said to BPF: the first of its mappings named for one
+ * whose table found where BPF starts, with a layout known here, gives its `py_procs` or
+ * `rb_procs` entry; none: the entry deleted.
+ */
+static void describe(struct session *s, pid_t pid, bool ruby)
 {
+	const char *kind = ruby ? "CRuby" : "CPython", *tag = ruby ? "ruby-3." : "python3.";
+	int fd = ruby ? bpf_map__fd(s->skel->maps.rb_procs) : bpf_map__fd(s->skel->maps.py_procs);
+	struct rtproc found = { .pid = pid, .ruby = ruby };
 	const struct map *maps;
 	struct pythons *py;
-	struct py_proc entry = { 0 };
-	const struct py_layout *l = NULL;
-	struct pyproc *pp;
+	struct rtproc *rp;
 	size_t n;
 	__u32 key = pid;
+	int err;
 
-	if (s->opts.no_runtime || !s->skel || !s->skel->rodata->python)
-		return;
 	maps = procmaps__maps(s->maps, pid, &n);
-	for (size_t i = 0; i < n && !l; i++) {
+	for (size_t i = 0; i < n && !found.l; i++) {
 		const struct map *m = &maps[i];
 		const struct utab *t;
 		uint32_t id;
-		uint64_t bias;
-		int minor;
+		uint64_t bias, at;
 
-		if (!strstr(m->path, "python") || (minor = version_of(m->path)) < 0)
+		if ((found.minor = version_of(m->path, tag)) < 0)
 			continue;
 		t = unwinder__map_table(s->unw, pid, m, &id, &bias);
-		if (!t || !t->py_runtime || utab__bias(t, m, m->start, &bias))
+		at = !t ? 0 : ruby ? t->rb_vm_ptr : t->py_runtime;
+		if (!at || utab__bias(t, m, m->start, &bias))
 			continue;
-		l = py_layout__for(3, minor);
-		if (!l) {
-			pr_debug("pid %d: CPython 3.%d has no layout here", pid, minor);
-			continue;
-		}
-		entry.runtime = t->py_runtime + bias;
-		entry.off = l->bpf;
+		found.l = ruby ? (const void *)rb_layout__for(3, found.minor) :
+				 (const void *)py_layout__for(3, found.minor);
+		if (!found.l)
+			pr_debug("pid %d: %s 3.%d has no layout here", pid, kind, found.minor);
+		found.addr = at + bias;
 	}
-	py = l ? pythons(s) : s->py;
-	pp = pyproc__find(py, pid);
-	if (!l) {
-		if (pp) {
-			bpf_map_delete_elem(bpf_map__fd(s->skel->maps.py_procs), &key);
-			*pp = py->procs[--py->nr_procs];
-		}
-		return;
-	}
-	if (!py)
-		return;
-	if (!pp) {
-		if (array_grow(&py->procs, &py->cap_procs, sizeof(*py->procs), py->nr_procs))
-			return;
-		pp = &py->procs[py->nr_procs++];
-		py->described++;
-		py->minors |= 1u << (l->minor & 31);
-	} else if (pp->runtime == entry.runtime && pp->l == l) {
-		return;
-	}
-	*pp = (struct pyproc){ pid, l, entry.runtime, 0 };
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.py_procs), &key, &entry, BPF_ANY))
-		pr_warn("cannot describe CPython 3.%d of pid %d to BPF: %s", l->minor, pid,
-			strerror(errno));
-	else
-		pr_debug("pid %d: CPython 3.%d, _PyRuntime at %#llx", pid, l->minor,
-			 (unsigned long long)entry.runtime);
-}
-
-static void python__forget_py(struct session *s, pid_t pid);
-
-static struct rbproc *rbproc__find(struct pythons *py, pid_t pid)
-{
-	for (size_t i = 0; py && i < py->nr_rbs; i++)
-		if (py->rbs[i].pid == pid)
-			return &py->rbs[i];
-	return NULL;
-}
-
-/* The minor version of CRuby 3 in the file name PATH (libruby-3.N.so), or -1. */
-static int ruby_version_of(const char *path)
-{
-	const char *base = strrchr(path, '/'), *p;
-
-	base = base ? base + 1 : path;
-	p = strstr(base, "ruby-3.");
-	if (!p || p[7] < '0' || p[7] > '9' || (p[8] >= '0' && p[8] <= '9'))
-		return -1;
-	return p[7] - '0';
-}
-
-void ruby__describe(struct session *s, pid_t pid)
-{
-	const struct map *maps;
-	struct pythons *py;
-	struct rb_proc entry = { 0 };
-	const struct rb_layout *l = NULL;
-	struct rbproc *rp;
-	size_t n;
-	__u32 key = pid;
-
-	if (s->opts.no_runtime || !s->skel || !s->skel->rodata->ruby)
-		return;
-	maps = procmaps__maps(s->maps, pid, &n);
-	for (size_t i = 0; i < n && !l; i++) {
-		const struct map *m = &maps[i];
-		const struct utab *t;
-		uint32_t id;
-		uint64_t bias;
-		int minor;
-
-		if (!strstr(m->path, "ruby") || (minor = ruby_version_of(m->path)) < 0)
-			continue;
-		t = unwinder__map_table(s->unw, pid, m, &id, &bias);
-		if (!t || !t->rb_vm_ptr || utab__bias(t, m, m->start, &bias))
-			continue;
-		l = rb_layout__for(3, minor);
-		if (!l) {
-			pr_debug("pid %d: CRuby 3.%d has no layout here", pid, minor);
-			continue;
-		}
-		entry.vm_ptr = t->rb_vm_ptr + bias;
-		entry.off = l->bpf;
-	}
-	py = l ? pythons(s) : s->py;
-	rp = rbproc__find(py, pid);
-	if (!l) {
+	py = found.l ? pythons(s) : s->py;
+	rp = rtproc__find(py, pid, ruby);
+	if (!found.l) {
 		if (rp) {
-			bpf_map_delete_elem(bpf_map__fd(s->skel->maps.rb_procs), &key);
-			*rp = py->rbs[--py->nr_rbs];
+			bpf_map_delete_elem(fd, &key);
+			*rp = py->procs[--py->nr_procs];
 		}
 		return;
 	}
-	if (!py)
+	if (!py || (rp && rp->addr == found.addr && rp->l == found.l))
 		return;
 	if (!rp) {
-		if (array_grow(&py->rbs, &py->cap_rbs, sizeof(*py->rbs), py->nr_rbs))
+		if (array_grow(&py->procs, &py->cap_procs, sizeof(*py->procs), py->nr_procs))
 			return;
-		rp = &py->rbs[py->nr_rbs++];
-		py->rb_described++;
-	} else if (rp->vm_ptr == entry.vm_ptr && rp->l == l) {
-		return;
+		rp = &py->procs[py->nr_procs++];
+		py->described[ruby]++;
+		if (!ruby)
+			py->minors |= 1u << (found.minor & 31);
 	}
-	*rp = (struct rbproc){ pid, l, entry.vm_ptr, 0 };
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.rb_procs), &key, &entry, BPF_ANY))
-		pr_warn("cannot describe CRuby 3.%d of pid %d to BPF: %s", l->minor, pid,
+	*rp = found;
+	if (ruby) {
+		struct rb_proc e = { .vm_ptr = found.addr,
+				     .off = ((const struct rb_layout *)found.l)->bpf };
+
+		err = bpf_map_update_elem(fd, &key, &e, BPF_ANY);
+	} else {
+		struct py_proc e = { .runtime = found.addr,
+				     .off = ((const struct py_layout *)found.l)->bpf };
+
+		err = bpf_map_update_elem(fd, &key, &e, BPF_ANY);
+	}
+	if (err)
+		pr_warn("cannot describe %s 3.%d of pid %d to BPF: %s", kind, found.minor, pid,
 			strerror(errno));
 	else
-		pr_debug("pid %d: CRuby 3.%d, ruby_current_vm_ptr at %#llx", pid, l->minor,
-			 (unsigned long long)entry.vm_ptr);
+		pr_debug("pid %d: %s 3.%d, BPF starts at %#llx", pid, kind, found.minor,
+			 (unsigned long long)found.addr);
+}
+
+void python__describe(struct session *s, pid_t pid)
+{
+	if (!s->opts.no_runtime && s->skel && s->skel->rodata->python)
+		describe(s, pid, false);
+	if (!s->opts.no_runtime && s->skel && s->skel->rodata->ruby)
+		describe(s, pid, true);
 }
 
 void python__forget(struct session *s, pid_t pid)
 {
-	struct rbproc *rp = rbproc__find(s->py, pid);
-
-	if (rp) {
+	for (int ruby = 0; ruby < 2; ruby++) {
+		struct rtproc *rp = rtproc__find(s->py, pid, ruby);
 		__u32 key = pid;
 
-		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.rb_procs), &key);
-		*rp = s->py->rbs[--s->py->nr_rbs];
+		if (!rp)
+			continue;
+		bpf_map_delete_elem(ruby ? bpf_map__fd(s->skel->maps.rb_procs) :
+				    bpf_map__fd(s->skel->maps.py_procs), &key);
+		*rp = s->py->procs[--s->py->nr_procs];
 	}
-	python__forget_py(s, pid);
-}
-
-static void python__forget_py(struct session *s, pid_t pid)
-{
-	struct pythons *py = s->py;
-	struct pyproc *pp = pyproc__find(py, pid);
-	__u32 key = pid;
-
-	if (!pp)
-		return;
-	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.py_procs), &key);
-	*pp = py->procs[--py->nr_procs];
 }
 
 /* Up to LEN bytes of PID's memory at ADDR into BUF: how many were read (0: none). */
@@ -376,13 +297,10 @@ static struct pycode *pycode__find(struct pythons *py, pid_t pid, uint64_t code)
 /* What C holds, freed (it stays in the index, empty). */
 static void pycode__clear(struct pythons *py, struct pycode *c)
 {
-	struct pyproc *pp = c->ruby ? NULL : pyproc__find(py, c->pid);
-	struct rbproc *rp = c->ruby ? rbproc__find(py, c->pid) : NULL;
+	struct rtproc *rp = rtproc__find(py, c->pid, c->ruby);
 
 	for (int i = 0; i < SYM_PY_BLOBS; i++) {
 		py->bytes -= c->len[i];
-		if (pp)
-			pp->bytes -= c->len[i];
 		if (rp)
 			rp->bytes -= c->len[i];
 		free(c->blob[i]);
@@ -395,43 +313,59 @@ static void pycode__clear(struct pythons *py, struct pycode *c)
 	*c = (struct pycode){ .pid = c->pid, .code = c->code, .ruby = c->ruby };
 }
 
-int python__on_code(struct session *s, const struct py_code_event *ev)
+/*
+ * The entry of code object (iseq) CODE of process RP, new or emptied (another in a freed
+ * one's place: BPF saw another first line), or NULL when over the limits (counted).
+ */
+static struct pycode *pycode__slot(struct pythons *py, struct rtproc *rp, uint64_t code)
 {
-	struct pythons *py = s->py;
-	struct pyproc *pp = pyproc__find(py, (pid_t)ev->pid);
-	struct pycode *c;
+	struct pycode *c = pycode__find(py, rp->pid, code);
 
-	if (!pp)
-		return 0;
-	c = pycode__find(py, (pid_t)ev->pid, ev->code);
 	if (c) {
-		/* Its place taken by another code object (BPF saw another first line). */
 		pycode__clear(py, c);
 	} else {
 		if (py->nr >= PY_CODES_MAX || py->bytes >= PY_BLOBS_MAX ||
-		    pp->bytes >= PY_PROC_BLOBS_MAX ||
+		    rp->bytes >= PY_PROC_BLOBS_MAX ||
 		    array_grow(&py->codes, &py->cap, sizeof(*py->codes), py->nr) ||
-		    htab__insert(&py->index, code_hash((pid_t)ev->pid, ev->code),
-				 (uint32_t)py->nr)) {
+		    htab__insert(&py->index, code_hash(rp->pid, code), (uint32_t)py->nr)) {
 			py->dropped++;
-			return 0;
+			return NULL;
 		}
 		c = &py->codes[py->nr++];
-		*c = (struct pycode){ .pid = (pid_t)ev->pid, .code = ev->code };
+		*c = (struct pycode){ .pid = rp->pid, .code = code, .ruby = rp->ruby };
 	}
-	c->minor = pp->l->minor;
-	c->blob[SYM_PY_CODE] = peek_new(c->pid, c->code, pp->l->code_read);
+	c->minor = rp->minor;
+	return c;
+}
+
+/* What C's blobs hold, charged to its process RP (and in all). */
+static void pycode__charge(struct pythons *py, struct rtproc *rp, const struct pycode *c)
+{
+	for (int i = 0; i < SYM_PY_BLOBS; i++) {
+		py->bytes += c->len[i];
+		rp->bytes += c->len[i];
+	}
+}
+
+int python__on_code(struct session *s, const struct py_code_event *ev)
+{
+	struct pythons *py = s->py;
+	struct rtproc *rp = rtproc__find(py, (pid_t)ev->pid, false);
+	const struct py_layout *l;
+	struct pycode *c;
+
+	if (!rp || !(c = pycode__slot(py, rp, ev->code)))
+		return 0;
+	l = rp->l;
+	c->blob[SYM_PY_CODE] = peek_new(c->pid, c->code, l->code_read);
 	if (!c->blob[SYM_PY_CODE]) {
 		c->unreadable = true;
 		py->unreadable++;
 		return 0;
 	}
-	c->len[SYM_PY_CODE] = pp->l->code_read;
-	read_blobs(c, pp->l);
-	for (int i = 0; i < SYM_PY_BLOBS; i++) {
-		py->bytes += c->len[i];
-		pp->bytes += c->len[i];
-	}
+	c->len[SYM_PY_CODE] = l->code_read;
+	read_blobs(c, l);
+	pycode__charge(py, rp, c);
 	return 0;
 }
 
@@ -454,32 +388,16 @@ static void read_rstr(pid_t pid, const struct rb_layout *l, uint64_t addr, uint8
 int python__on_iseq(struct session *s, const struct rb_iseq_event *ev)
 {
 	struct pythons *py = s->py;
-	struct rbproc *rp = rbproc__find(py, (pid_t)ev->pid);
+	struct rtproc *rp = rtproc__find(py, (pid_t)ev->pid, true);
 	const struct rb_layout *l;
 	struct pycode *c;
 	uint64_t body = 0, a, path = 0, slot = 0, info = 0, succ = 0;
 	uint32_t size = 0, info_size = 0;
 	uint8_t obj[64];
 
-	if (!rp)
+	if (!rp || !(c = pycode__slot(py, rp, ev->iseq)))
 		return 0;
 	l = rp->l;
-	c = pycode__find(py, (pid_t)ev->pid, ev->iseq);
-	if (c) {
-		pycode__clear(py, c);	/* another iseq in a freed one's place */
-	} else {
-		if (py->nr >= PY_CODES_MAX || py->bytes >= PY_BLOBS_MAX ||
-		    rp->bytes >= PY_PROC_BLOBS_MAX ||
-		    array_grow(&py->codes, &py->cap, sizeof(*py->codes), py->nr) ||
-		    htab__insert(&py->index, code_hash((pid_t)ev->pid, ev->iseq),
-				 (uint32_t)py->nr)) {
-			py->dropped++;
-			return 0;
-		}
-		c = &py->codes[py->nr++];
-		*c = (struct pycode){ .pid = (pid_t)ev->pid, .code = ev->iseq, .ruby = true };
-	}
-	c->minor = l->minor;
 	if (peek(c->pid, ev->iseq + l->bpf.iseq_body, &body, sizeof(body)) != sizeof(body) ||
 	    !(c->blob[SYM_PY_CODE] = peek_new(c->pid, body, l->body_read))) {
 		c->unreadable = true;
@@ -506,10 +424,7 @@ int python__on_iseq(struct session *s, const struct rb_iseq_event *ev)
 	if (succ && size < 0x10000 && rb_line__succ_len(size) <= SYM_PY_BLOB_MAX &&
 	    (c->blob[SYM_PY_NAME] = peek_new(c->pid, succ, rb_line__succ_len(size))))
 		c->len[SYM_PY_NAME] = (uint32_t)rb_line__succ_len(size);
-	for (int i = 0; i < SYM_PY_BLOBS; i++) {
-		py->bytes += c->len[i];
-		rp->bytes += c->len[i];
-	}
+	pycode__charge(py, rp, c);
 	return 0;
 }
 
@@ -636,13 +551,13 @@ uint64_t python__unreadable(const struct session *s)
 
 uint64_t ruby__procs(const struct session *s)
 {
-	return s->py ? s->py->rb_described : 0;
+	return s->py ? s->py->described[1] : 0;
 }
 
 uint64_t python__procs(const struct session *s, uint32_t *minors)
 {
 	*minors = s->py ? s->py->minors : 0;
-	return s->py ? s->py->described : 0;
+	return s->py ? s->py->described[0] : 0;
 }
 
 void session__free_python(struct session *s)
@@ -655,7 +570,6 @@ void session__free_python(struct session *s)
 		pycode__clear(py, &py->codes[i]);
 	free(py->codes);
 	free(py->procs);
-	free(py->rbs);
 	htab__free(&py->index);
 	free(py);
 	s->py = NULL;

@@ -402,10 +402,9 @@ void session__forget_proc(struct session *s, pid_t pid);
 void session__free_procstate(struct session *s);
 
 /* python.c: PID (described) given a `py_procs` entry when it maps CPython with a layout
- * known here, its entry deleted when it no longer does (opts.no_runtime: nothing). */
+ * known here, an `rb_procs` entry when it maps CRuby's (libruby-3.N's
+ * ruby_current_vm_ptr), each deleted when it no longer does (opts.no_runtime: nothing). */
 void python__describe(struct session *s, pid_t pid);
-/* python.c: the same for CRuby 3.1 (`rb_procs`: libruby-3.N's ruby_current_vm_ptr). */
-void ruby__describe(struct session *s, pid_t pid);
 /* python.c: BPF's EV: a CRuby iseq new to its process, its names read now. Returns 0. */
 int python__on_iseq(struct session *s, const struct rb_iseq_event *ev);
 /* python.c: PID's `py_procs` and `rb_procs` entries deleted (its exec, its end). */
