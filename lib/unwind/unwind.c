@@ -585,11 +585,10 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 						 .ra = CFI_AT_CFA, .ra_off = -8 };
 			r = &tmp;
 		}
-		if (!r && !l && err == -ENOENT && (!bp_ok || bp < sp) &&
-		    procmaps__find(c->u->pm, s->pid, pc)) {
-			/* Anonymous code with no frame record to go by (CPython 3.12's perf
-			 * trampolines: sub rsp, call, add rsp, ret): its return address where
-			 * its code says, as for assembly in files. */
+		if (!r && !l && err == -ENOENT && procmaps__find(c->u->pm, s->pid, pc)) {
+			/* Anonymous code with no frame record to go by (CPython 3.12's and
+			 * 3.13's perf trampolines: sub rsp, call, add rsp, ret): its return
+			 * address where its code says, as for assembly in files. */
 			const struct map *m = procmaps__find(c->u->pm, s->pid, pc);
 			uint8_t base;
 			int64_t off;
@@ -598,9 +597,15 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 
 			/* Taken only when the word there returns into a file, after a call that
 			 * may have come here (CPython's evaluator calls it through a pointer);
-			 * JIT code called from JIT code stays cut. */
+			 * JIT code called from JIT code stays cut. Where rbp may hold a frame
+			 * record (at sp or above), only when the code leaves rbp as it is up to
+			 * its ret: then rbp is its caller's, and the record at rbp no frame of
+			 * its own (the evaluator's rbp is a pointer: in a thread, whose stack is
+			 * mapped below the libraries' data, it lies above sp); code that
+			 * restores rbp before it returns goes by its record, below. */
 			if (ret_rule_ahead(c, NULL, ip, &base, &off, &kept) && base == X86_RSP &&
-			    off >= 0 && !read_stack(c, sp + (uint64_t)off, &w) &&
+			    off >= 0 && (kept || !bp_ok || bp < sp) &&
+			    !read_stack(c, sp + (uint64_t)off, &w) &&
 			    call_into(c, w, m->start, ip, false, false)) {
 				tmp = (struct cfi_rule){ .cfa_reg = CFI_REG_RSP, .cfa_off = off + 8,
 							 .ra = CFI_AT_CFA, .ra_off = -8,

@@ -4616,11 +4616,25 @@ def python_perf_trampolines_walked_through():
     # above the first one (99.1% [truncated]). Its return address is where its code says
     # (ret_rule_ahead, for anonymous code too): py::<module> -> py::outer -> py::inner, whole
     # from main, in >= 90% of the samples in inner.
+    # The same in a thread: the evaluator's rbp there is a pointer above the thread's stack
+    # (mapped below the libraries' data), which was taken for the trampoline's frame record
+    # and went nowhere: 99% cut at the first trampoline ("bad frame"). Its code leaves rbp as
+    # it is, so it has no record: py::Thread._bootstrap -> _bootstrap_inner -> run -> outer
+    # -> inner, whole from start_thread, each trampoline followed by the Python frame it ran
+    # (read from the interpreter, apart from the walk), in >= 90% of the samples in inner.
     d = os.path.abspath(tempfile.mkdtemp(prefix="pyperf-", dir=os.path.join(BUILD, "tests")))
     script = os.path.join(d, "pyx.py")
     with open(script, "w") as f:
         f.write(PYX)
+    tscript = os.path.join(d, "pyt.py")
+    expect(PYX.endswith("\nouter()\n"), "PYX no longer ends in its call of outer")
+    with open(tscript, "w") as f:
+        f.write(PYX[:-len("outer()\n")] + "import threading\n"
+                "t = threading.Thread(target=outer)\nt.start()\nt.join()\n")
     notes = []
+
+    def py_frames(f):
+        return [x for x in f if x.startswith("py::")]
     try:
         for v in ("3.12", "3.13"):
             found = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{v}.*/bin/python{v}")))
@@ -4630,8 +4644,6 @@ def python_perf_trampolines_walked_through():
             pyx = f":{script}_[j]"
             chain = [f"py::<module>{pyx}", f"py::outer{pyx}", f"py::inner{pyx}"]
 
-            def py_frames(f):
-                return [x for x in f if x.startswith("py::")]
             in_inner = [(f, c) for f, c in stacks if f[0] == tag and f"py::inner{pyx}" in f]
             n = sum(c for _, c in in_inner)
             expect(n > 100, f"{tag}: {n} samples in py::inner: {stacks[:2]}")
@@ -4640,9 +4652,34 @@ def python_perf_trampolines_walked_through():
             expect(whole >= 0.9 * n, f"{tag}: {whole} of {n} samples in inner whole: "
                    f"{sorted(in_inner, key=lambda x: -x[1])[:1]}")
             notes.append(f"{tag} {whole} of {n} whole")
+
+            # In a thread.
+            stacks, _, _ = run_profile(["-F", "499", "--", found[-1], "-X", "perf", tscript])
+            pyt = f":{tscript}_[j]"
+            names = ["Thread._bootstrap", "Thread._bootstrap_inner", "Thread.run"]
+            tail = [f"py::outer{pyt}", f"py::inner{pyt}"]
+
+            def right(f):
+                py = py_frames(f)
+                if [x[len("py::"):].partition(":")[0] for x in py[:3]] != names or py[3:] != tail:
+                    return False
+                # Each trampoline's next frame: the Python function it ran, by name.
+                return all(i + 1 < len(f) and
+                           f[i + 1].startswith(x[len("py::"):].partition(":")[0] + " (")
+                           for i, x in enumerate(f) if x.startswith("py::"))
+            in_inner = [(f, c) for f, c in stacks if f[0] == tag and f"py::inner{pyt}" in f]
+            n = sum(c for _, c in in_inner)
+            expect(n > 100, f"{tag}, thread: {n} samples in py::inner: {stacks[:2]}")
+            whole = sum(c for f, c in in_inner if "[truncated]" not in f and
+                        f[1] == "start_thread" and "__libc_start_call_main" not in f and
+                        right(f))
+            expect(whole >= 0.9 * n, f"{tag}, thread: {whole} of {n} samples in inner whole: "
+                   f"{sorted(in_inner, key=lambda x: -x[1])[:1]}")
+            notes.append(f"in a thread {whole} of {n}")
     finally:
         shutil.rmtree(d, ignore_errors=True)
         remove_perf_maps("pyx.py")
+        remove_perf_maps("pyt.py")
     return "; ".join(notes)
 
 
