@@ -415,8 +415,8 @@ struct proc_tabs {
 /*
  * CPython: where a sample finds the thread's Python frames, for one version's layout (bytes
  * from the start of each struct; PY_NO_FIELD: the version has no such field). Filled by
- * lib/python/pylayout.c from the version's own layout (3.8-3.12) or its _Py_DebugOffsets
- * (3.13 on), per process in `py_procs`.
+ * lib/python/pylayout.c from each version's own layout (3.8-3.13, checked against their
+ * DWARF and 3.13's _Py_DebugOffsets), per process in `py_procs`.
  */
 #define PY_NO_FIELD	0xffff
 #define PY_MAX_FRAMES	48	/* Python frames read per sample */
@@ -434,7 +434,7 @@ enum py_model {
 
 struct py_offsets {
 	__u16 runtime_interp_head;	/* _PyRuntimeState.interpreters.head */
-	__u16 interp_tstate_head;	/* PyInterpreterState.tstate_head (.threads.head 3.12 on) */
+	__u16 interp_tstate_head;	/* PyInterpreterState.tstate_head (.threads.head 3.11 on) */
 	__u16 tstate_next;		/* PyThreadState.next */
 	__u16 tstate_thread_id;		/* PyThreadState.thread_id (pthread_t: the fs base) */
 	__u16 tstate_frame;		/* .frame (3.8-3.10), .cframe (3.11, 3.12), .current_frame */

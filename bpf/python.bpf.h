@@ -35,13 +35,14 @@ struct py_code_key {
 	__u64 code;
 };
 
-/* The code objects sent to userspace (their first line, as a check of a freed one's place
- * taken by another). */
+/* The code objects sent to userspace: their first line (a freed one's place taken by
+ * another is sent again) and the period they were sent in (in continuous mode userspace
+ * keeps them for a period: sent again in the next). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
 	__type(key, struct py_code_key);
-	__type(value, __s32);
+	__type(value, __u64);
 } py_codes SEC(".maps");
 
 struct py_find {
@@ -80,6 +81,7 @@ struct py_scratch {
 	__u64 code[PY_RECENT];
 	__u32 pid[PY_RECENT];
 	__s32 line[PY_RECENT];
+	__u32 period[PY_RECENT];
 };
 
 struct {
@@ -108,14 +110,18 @@ static __always_inline void py_announce(struct py_walk *w, __u64 code)
 				    .gen = w->gen };
 	struct py_scratch *sc = w->sc;
 	__u32 slot = (code >> 4) & (PY_RECENT - 1);
-	__s32 line = 0, *known;
+	__u32 now = period;
+	__s32 line = 0;
+	__u64 sig, *known;
 
 	bpf_probe_read_user(&line, sizeof(line), (void *)(code + w->o->code_firstlineno));
-	if (sc && sc->code[slot] == code && sc->pid[slot] == w->pid && sc->line[slot] == line)
+	if (sc && sc->code[slot] == code && sc->pid[slot] == w->pid && sc->line[slot] == line &&
+	    sc->period[slot] == now)
 		return;
+	sig = (__u32)line | (__u64)now << 32;
 	known = bpf_map_lookup_elem(&py_codes, &k);
-	if (!known || *known != line) {
-		bpf_map_update_elem(&py_codes, &k, &line, BPF_ANY);
+	if (!known || *known != sig) {
+		bpf_map_update_elem(&py_codes, &k, &sig, BPF_ANY);
 		if (bpf_ringbuf_output(&events, &ev, sizeof(ev), ring_flags()))
 			stat_inc(STAT_EVENTS_LOST);
 	}
@@ -123,6 +129,7 @@ static __always_inline void py_announce(struct py_walk *w, __u64 code)
 		sc->code[slot] = code;
 		sc->pid[slot] = w->pid;
 		sc->line[slot] = line;
+		sc->period[slot] = now;
 	}
 }
 

@@ -57,7 +57,8 @@ static __always_inline void rb_announce(struct rb_walk *w, __u64 iseq)
 	if (bpf_probe_read_user(&body, sizeof(body), (void *)(iseq + w->o->iseq_body)) || !body)
 		return;
 	bpf_probe_read_user(&line, sizeof(line), (void *)(body + w->o->body_first_lineno));
-	line ^= body << 16;
+	/* (And the period: in continuous mode userspace keeps them for a period.) */
+	line ^= body << 16 ^ (__u64)period << 56;
 	known = bpf_map_lookup_elem(&rb_iseqs, &k);
 	if (known && *known == line)
 		return;

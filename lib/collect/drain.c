@@ -539,8 +539,10 @@ int session__build_profile(struct session *s, struct profile *p)
 	if (!err && !s->stats.perf_maps && s->command_pid && !s->opts.no_runtime &&
 	    symbolizer__has_perfmap(s->sym, s->command_pid))
 		s->stats.perf_maps = 1;
-	if (continuous)
+	if (continuous) {
 		clear_period(s, par, &counted);
+		python__period_named(s);
+	}
 	if (unwound != s->unwound)
 		ucounts__free(unwound);
 	if (live)

@@ -631,7 +631,7 @@ static int python_location(struct builder *b, pid_t pid, uint64_t word, bool rub
 			b->py_unnamed += b->ents[id].unnamed >= 0;
 			return (int)b->ents[id].loc;
 		}
-	bad = python__frame(b->s, pid, word, &pf) != 0;
+	bad = python__frame(b->s, pid, word, ruby, &pf) != 0;
 	b->py_unnamed += bad;
 	l = profile__intern(b->p, pf.name, strlen(pf.name));
 	if (l < 0)
@@ -805,8 +805,16 @@ static int builder__python(struct builder *b, const struct stack_key *key, const
 		return builder__explain_runtime(b, loop, nw > 0, weight, EXPLAIN_RB_READ,
 						EXPLAIN_RB_MISSING);
 	}
-	if (loop < 0 && npy <= 1)
-		return 0;
+	if (npy <= 1) {
+		/* No frames read: said at the VM's entry frames (Ruby's thread waiting for its
+		 * lock, say), or at the loop's. */
+		for (int i = 0; i < *n; i++)
+			if (b->louter[i] && !strcmp(b->louter[i], RB_VM_EXEC))
+				return builder__explain_runtime(b, i, false, weight, EXPLAIN_RB_READ,
+								EXPLAIN_RB_MISSING);
+		if (loop < 0)
+			return 0;
+	}
 	b->py_left = b->py_unnamed = 0;
 	if (nw && *n > 0) {
 		m = python_merge(b, key->pid, words, nw, locs, *n, truncated || cut, name, false,

@@ -47,6 +47,7 @@ struct pycode {
 	uint64_t code;
 	bool ruby;			/* a CRuby iseq (its blobs: sym_pycode's) */
 	int minor;
+	uint64_t period;		/* the session's period when BPF sent it last */
 	uint8_t *blob[SYM_PY_BLOBS];	/* sandbox/symbolizer.h's order; NULL: not read */
 	uint32_t len[SYM_PY_BLOBS];
 	bool unreadable;		/* the object itself could not be read */
@@ -165,6 +166,8 @@ static void describe(struct session *s, pid_t pid, bool ruby)
 	}
 	if (!py || (rp && rp->addr == found.addr && rp->l == found.l))
 		return;
+	/* (A process described again: its code objects' bytes still held.) */
+	found.bytes = rp ? rp->bytes : 0;
 	if (!rp) {
 		if (array_grow(&py->procs, &py->cap_procs, sizeof(*py->procs), py->nr_procs))
 			return;
@@ -301,8 +304,9 @@ static void pycode__clear(struct pythons *py, struct pycode *c)
 
 	for (int i = 0; i < SYM_PY_BLOBS; i++) {
 		py->bytes -= c->len[i];
+		/* (A pid described again since: what is left of its count.) */
 		if (rp)
-			rp->bytes -= c->len[i];
+			rp->bytes -= rp->bytes < c->len[i] ? rp->bytes : c->len[i];
 		free(c->blob[i]);
 	}
 	free(c->name);
@@ -317,7 +321,8 @@ static void pycode__clear(struct pythons *py, struct pycode *c)
  * The entry of code object (iseq) CODE of process RP, new or emptied (another in a freed
  * one's place: BPF saw another first line), or NULL when over the limits (counted).
  */
-static struct pycode *pycode__slot(struct pythons *py, struct rtproc *rp, uint64_t code)
+static struct pycode *pycode__slot(struct pythons *py, struct rtproc *rp, uint64_t code,
+				   uint64_t period)
 {
 	struct pycode *c = pycode__find(py, rp->pid, code);
 
@@ -335,6 +340,7 @@ static struct pycode *pycode__slot(struct pythons *py, struct rtproc *rp, uint64
 		*c = (struct pycode){ .pid = rp->pid, .code = code, .ruby = rp->ruby };
 	}
 	c->minor = rp->minor;
+	c->period = period;
 	return c;
 }
 
@@ -354,7 +360,7 @@ int python__on_code(struct session *s, const struct py_code_event *ev)
 	const struct py_layout *l;
 	struct pycode *c;
 
-	if (!rp || !(c = pycode__slot(py, rp, ev->code)))
+	if (!rp || !(c = pycode__slot(py, rp, ev->code, s->period)))
 		return 0;
 	l = rp->l;
 	c->blob[SYM_PY_CODE] = peek_new(c->pid, c->code, l->code_read);
@@ -395,7 +401,7 @@ int python__on_iseq(struct session *s, const struct rb_iseq_event *ev)
 	uint32_t size = 0, info_size = 0;
 	uint8_t obj[64];
 
-	if (!rp || !(c = pycode__slot(py, rp, ev->iseq)))
+	if (!rp || !(c = pycode__slot(py, rp, ev->iseq, s->period)))
 		return 0;
 	l = rp->l;
 	if (peek(c->pid, ev->iseq + l->bpf.iseq_body, &body, sizeof(body)) != sizeof(body) ||
@@ -530,12 +536,13 @@ int python__resolve(struct session *s)
 	return 0;
 }
 
-int python__frame(struct session *s, pid_t pid, uint64_t word, struct python_frame *out)
+int python__frame(struct session *s, pid_t pid, uint64_t word, bool ruby,
+		  struct python_frame *out)
 {
 	const struct pycode *c = pycode__find(s->py, pid, word & PY_WORD_ADDR);
 	int64_t i = c ? pycode__unit(c, (uint32_t)(word >> PY_UNIT_SHIFT)) : -1;
 
-	*out = (struct python_frame){ .name = "[python: unreadable]" };
+	*out = (struct python_frame){ .name = ruby ? "[ruby: unreadable]" : "[python: unreadable]" };
 	if (!c || !c->name || !c->named)
 		return -ENOENT;
 	out->name = c->name;
@@ -547,6 +554,33 @@ int python__frame(struct session *s, pid_t pid, uint64_t word, struct python_fra
 uint64_t python__unreadable(const struct session *s)
 {
 	return s->py ? s->py->unreadable : 0;
+}
+
+void python__period_named(struct session *s)
+{
+	struct pythons *py = s->py;
+	size_t k = 0;
+
+	if (!py)
+		return;
+	for (size_t i = 0; i < py->nr; i++) {
+		if (py->codes[i].period < s->period)
+			pycode__clear(py, &py->codes[i]);
+		else
+			py->codes[k++] = py->codes[i];
+	}
+	if (k == py->nr)
+		return;
+	py->nr = k;
+	htab__free(&py->index);
+	if (htab__init(&py->index, 64))
+		py->nr = 0;	/* (no memory: all forgotten; BPF sends them again) */
+	for (size_t i = 0; i < py->nr; i++)
+		if (htab__insert(&py->index, code_hash(py->codes[i].pid, py->codes[i].code),
+				 (uint32_t)i)) {
+			py->nr = i;
+			break;
+		}
 }
 
 uint64_t ruby__procs(const struct session *s)

@@ -219,7 +219,7 @@ static void check_table_walk(struct session *s, const struct sample_event *e,
 int samples__unwind(struct session *s, const struct sample_event *e, const void *stack,
 			uint32_t stack_len, bool may_wait)
 {
-	uint64_t ips[USER_MAX_DEPTH + 1 + PY_MAX_FRAMES];
+	uint64_t ips[USER_MAX_DEPTH + PROFILE_MAX_DEPTH];
 	struct stack_env env = session__stack_env(s);
 	struct user_stack us = { .ips = ips };
 	uint32_t nat = native_frames(e), all = e->nr_frames < PROFILE_MAX_DEPTH ?
@@ -241,7 +241,7 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 	s->stats.unwind_ns += us.ns;
 	s->stats.unwind_frames += n;
 	/* The Python frames BPF read, behind the native ones. */
-	if (all > nat && all - nat <= 1 + PY_MAX_FRAMES) {
+	if (all > nat && all - nat <= PROFILE_MAX_DEPTH) {
 		memcpy(ips + n, e->frames + nat, (all - nat) * sizeof(*ips));
 		n += (int)(all - nat);
 	}

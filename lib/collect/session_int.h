@@ -434,9 +434,13 @@ void python__want(struct session *s, pid_t pid, uint64_t word);
 /* python.c: the frames wanted named by the worker (it parses what was read of their code
  * objects). Returns 0 or -ENOMEM. */
 int python__resolve(struct session *s);
+/* python.c: a period's profile made (continuous mode): the code objects BPF did not send
+ * since it ended freed (BPF sends each again in the next period: `period` in its check). */
+void python__period_named(struct session *s);
 /* python.c: the names of Python frame WORD (struct ustack's, after PY_MARK) of PID into *OUT.
  * Returns 0, or -ENOENT when its code object was not read (OUT says so). */
-int python__frame(struct session *s, pid_t pid, uint64_t word, struct python_frame *out);
+int python__frame(struct session *s, pid_t pid, uint64_t word, bool ruby,
+		  struct python_frame *out);
 /* python.c: code objects that could not be read; processes whose Python frames were read
  * (*MINORS: bit N for a CPython 3.N among them). */
 uint64_t python__unreadable(const struct session *s);

@@ -4390,6 +4390,23 @@ def python_frames_read_at_the_sample():
                    f"{tag} {how}: {c_above} of {at_c} samples at zlib.compress have C frames "
                    f"above middle")
             notes.append(f"{tag} {how} {100.0 * ok / ran:.1f}%")
+    # --every: the code objects are kept a period, sent again by BPF in the next: the last
+    # period's samples named as the first's.
+    d = tempfile.mkdtemp(prefix="pyevery-", dir=os.path.join(BUILD, "tests"))
+    try:
+        out = os.path.join(d, "p.folded")
+        run_profile(["-F", "499", "--every", "1", "-o", out, "--", "/usr/bin/python3.11",
+                     script, "3.5"])
+        with open(out) as f:
+            last = parse_folded(f.read())
+        n = total(last)
+        named = sum(c for f, c in last if any("(pychain.py:" in x for x in f))
+        unread = sum(c for f, c in last if any(x.startswith("[python:") for x in f))
+        expect(n > 100 and named >= 0.9 * n and unread == 0,
+               f"--every: the last period's {named} of {n} samples named, {unread} unreadable")
+        notes.append(f"--every: last period {named} of {n} named")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
     # --no-runtime: no Python frames read, the loop's frames as they were, and said so.
     stacks, err, _ = run_profile(["-F", "499", "--no-runtime", "--explain", "--",
                                   "/usr/bin/python3.11", script, "1"])
