@@ -10,7 +10,10 @@
  * an epoch of the process: its samples from then on carry a new gen (BPF's `incarns`), and
  * those before it name its JIT code by the lines written before (procmaps__jit_epoch, then
  * perfmap__lookup_at in the worker). Samples between the write and the moment it is read here
- * (a wakeup) still get the earlier name.
+ * (a wakeup) still get the earlier name. A map written anew from its start (HotSpot's, at each
+ * Compiler.perfmap: jvmattach.c) is told by its size or by its first and last bytes read, and
+ * read anew: its lines begin no epoch against the old map's (the worker keeps the old lines it
+ * read that the new text dropped: perfmap__follow).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,6 +39,7 @@
 #define JITWATCH_STARTS_MAX	(1u << 20)	/* addresses remembered per map */
 #define JITWATCH_RETRY_S	0.25		/* a map not there yet: looked for again */
 #define JITWATCH_ALL_S		0.25		/* every map's size checked this often */
+#define JITWATCH_MARK		64		/* bytes of its first and last lines read kept */
 
 struct jitw {
 	pid_t pid;
@@ -48,6 +52,10 @@ struct jitw {
 	uint64_t *starts;	/* line start addresses seen */
 	size_t nr, cap;
 	struct htab index;
+	/* The first and the last bytes read (up to JITWATCH_MARK of each, the last ones ending
+	 * at off): a map written anew that is already as long as what was read is told by them. */
+	char head[JITWATCH_MARK], tail[JITWATCH_MARK];
+	uint32_t head_len, tail_len;
 };
 
 struct jitwatch {
@@ -168,24 +176,72 @@ static void on_line(void *ctx, uint64_t start, size_t offset)
 		sc->rewrite = w->off + offset;
 }
 
+/* Whether W's file still holds, where they were, the bytes kept of what was read: false
+ * when it was written anew, even as long as before or longer. */
+static bool jitw__same(const struct jitw *w, uint64_t size)
+{
+	char buf[JITWATCH_MARK];
+
+	if (size < w->off)
+		return false;
+	if (w->head_len && (pread(w->fd, buf, w->head_len, 0) != (ssize_t)w->head_len ||
+			    memcmp(buf, w->head, w->head_len)))
+		return false;
+	if (w->tail_len && (pread(w->fd, buf, w->tail_len, (off_t)(w->off - w->tail_len)) !=
+			    (ssize_t)w->tail_len || memcmp(buf, w->tail, w->tail_len)))
+		return false;
+	return true;
+}
+
+/* The bytes kept of what was read, now that the N bytes at BUF were (the file up to off). */
+static void jitw__mark(struct jitw *w, const char *buf, size_t n)
+{
+	size_t keep;
+
+	if (w->head_len < JITWATCH_MARK) {
+		size_t more = JITWATCH_MARK - w->head_len < n ? JITWATCH_MARK - w->head_len : n;
+
+		/* (The head is the file's first bytes: read from 0 on, as it grew.) */
+		if (w->off - n == w->head_len) {
+			memcpy(w->head + w->head_len, buf, more);
+			w->head_len += (uint32_t)more;
+		}
+	}
+	if (n >= JITWATCH_MARK) {
+		memcpy(w->tail, buf + n - JITWATCH_MARK, JITWATCH_MARK);
+		w->tail_len = JITWATCH_MARK;
+		return;
+	}
+	keep = w->tail_len + n > JITWATCH_MARK ? JITWATCH_MARK - n : w->tail_len;
+	memmove(w->tail, w->tail + w->tail_len - keep, keep);
+	memcpy(w->tail + keep, buf, n);
+	w->tail_len = (uint32_t)(keep + n);
+}
+
 /* Read what W's map has past what was read; an epoch when a line names an address again. */
 static void jitw__read(struct session *s, struct jitw *w)
 {
 	struct jitwatch *jw = s->jw;
 	struct scan sc = { w, UINT64_MAX };
 	struct stat st;
+	size_t used;
 	ssize_t n;
 
 	if (fstat(w->fd, &st))
 		return;
-	/* Written again from its start (jcmd Compiler.perfmap, a runtime restarting its map):
-	 * read anew, the addresses named before forgotten, so that the new map's lines are not
-	 * taken for rewrites of the old one's. */
-	if ((uint64_t)st.st_size < w->off) {
+	/* Written again from its start (jcmd Compiler.perfmap, a runtime restarting its map),
+	 * shorter than what was read or not (HotSpot's next map, with the code compiled since,
+	 * is often longer by the time it is read: then its bytes where the last ones read were
+	 * differ): read anew, the addresses named before forgotten, so that the new map's lines
+	 * are not taken for rewrites of the old one's (nor read from the middle of one). */
+	if (w->off && !jitw__same(w, (uint64_t)st.st_size)) {
+		pr_debug("jitwatch: pid %d: its perf map written anew (%llu bytes, %llu read before)",
+			 w->pid, (unsigned long long)st.st_size, (unsigned long long)w->off);
 		w->off = 0;
 		w->had = 0;
 		w->nr = 0;
 		w->full = false;
+		w->head_len = w->tail_len = 0;
 		htab__free(&w->index);
 	}
 	if ((uint64_t)st.st_size <= w->off)
@@ -199,7 +255,9 @@ static void jitw__read(struct session *s, struct jitw *w)
 	 * passed over. */
 	if (n < (ssize_t)JITWATCH_READ_MAX && !memchr(jw->buf, '\n', (size_t)n))
 		return;
-	w->off += symbolizer__perfmap_starts(jw->buf, (size_t)n, on_line, &sc);
+	used = symbolizer__perfmap_starts(jw->buf, (size_t)n, on_line, &sc);
+	w->off += used;
+	jitw__mark(w, jw->buf, used);
 	if (sc.rewrite != UINT64_MAX) {
 		/* As BPF keeps it: the low bits of an `incarns` value are flags. */
 		uint64_t now = clock_mono_ns() & ~INCARN_FLAGS;

@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 #include "base/bsearch.h"
+#include "base/clock.h"
 #include "base/fileio.h"
 #include "base/limits.h"
 #include "proc/ns.h"
@@ -16,6 +18,9 @@
 
 #define LINE_MAX_LEN	(LIMIT_PERFMAP_NAME_MAX + 64)	/* two numbers, blanks, the name */
 #define CHUNK		(256u << 10)
+/* A map followed is read again at most this often, or 4 times as long as it took to read
+ * last: a map written all the time (node's) is not read again at every lookup. */
+#define FOLLOW_MIN_NS	200000000ull
 
 struct pm_entry {
 	uint64_t start, end;
@@ -34,6 +39,11 @@ struct perfmap {
 	size_t names_len, names_cap;
 	uint64_t bytes;		/* of the memory budget held */
 	bool full;		/* an entry was left out: no more are read */
+	/* perfmap__read_fd's: the file, kept open and read again when it changed (a runtime
+	 * that writes its map anew, HotSpot's Compiler.perfmap: perfmap__follow); -1: none. */
+	int fd;
+	struct stat seen;	/* the file as it was read last */
+	uint64_t next_follow;	/* CLOCK_MONOTONIC ns: not read again before */
 };
 
 static const struct pm_entry *perfmap__entry(const struct perfmap *pm, uint64_t addr);
@@ -189,18 +199,11 @@ static int read_lines(struct perfmap *pm, FILE *f)
 	return err;
 }
 
-struct perfmap *perfmap__parse(FILE *f)
+/* PM's entries, as read, sorted and made to overlap no more. */
+static void resolve(struct perfmap *pm)
 {
-	struct perfmap *pm = calloc(1, sizeof(*pm));
 	size_t out = 0, cap_old = 0;
 
-	if (!pm)
-		return NULL;
-	if (read_lines(pm, f)) {
-		perfmap__free(pm);
-		errno = ENOMEM;
-		return NULL;
-	}
 	if (pm->nr)
 		qsort(pm->e, pm->nr, sizeof(*pm->e), entry_cmp);
 	/* Overlapping entries: the later line wins (code recompiled at the same place); the
@@ -225,7 +228,169 @@ struct perfmap *perfmap__parse(FILE *f)
 	pm->nr = out;
 	if (pm->nr_old)
 		qsort(pm->old, pm->nr_old, sizeof(*pm->old), entry_cmp);
+}
+
+struct perfmap *perfmap__parse(FILE *f)
+{
+	struct perfmap *pm = calloc(1, sizeof(*pm));
+
+	if (!pm)
+		return NULL;
+	pm->fd = -1;
+	if (read_lines(pm, f)) {
+		perfmap__free(pm);
+		errno = ENOMEM;
+		return NULL;
+	}
+	resolve(pm);
 	return pm;
+}
+
+/* --- a map followed as its file changes ------------------------------------------------- */
+
+/* A FILE reading a descriptor from its start with pread: the descriptor is neither moved
+ * (shared with whoever handed it) nor closed. */
+struct pread_cookie {
+	int fd;
+	off_t off;
+};
+
+static ssize_t cookie_read(void *c, char *buf, size_t size)
+{
+	struct pread_cookie *pc = c;
+	ssize_t n = pread(pc->fd, buf, size, pc->off);
+
+	if (n > 0)
+		pc->off += n;
+	return n;
+}
+
+static int cookie_close(void *c)
+{
+	(void)c;
+	return 0;
+}
+
+/* FD's text from its start, into PM's raw entries (not resolved); when it is read again
+ * (PM->next_follow set). Returns 0 or -errno. */
+static int read_from_start(struct perfmap *pm, int fd)
+{
+	struct pread_cookie pc = { fd, 0 };
+	cookie_io_functions_t io = { .read = cookie_read, .close = cookie_close };
+	uint64_t t0 = clock_mono_ns(), took;
+	FILE *f = fopencookie(&pc, "r", io);
+	int err;
+
+	if (!f)
+		return -errno;
+	err = read_lines(pm, f);
+	fclose(f);
+	took = clock_mono_ns() - t0;
+	pm->next_follow = clock_mono_ns() + (4 * took > FOLLOW_MIN_NS ? 4 * took : FOLLOW_MIN_NS);
+	return err;
+}
+
+static bool same_file_state(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* Whether N's raw entries (sorted by start) hold one of START, END and NAME. */
+static bool has_line(const struct perfmap *n, uint64_t start, uint64_t end, const char *name)
+{
+	size_t i = BSEARCH_PREFIX(n->nr, mid, n->e[mid].start < start);
+
+	for (; i < n->nr && n->e[i].start == start; i++)
+		if (n->e[i].end == end && !strcmp(n->names + n->e[i].name, name))
+			return true;
+	return false;
+}
+
+/* Into N (its raw entries sorted by start), X of PM (an entry its file's lines no longer
+ * hold): numbered before N's lines, written before any of them (upto 0). */
+static void carry(struct perfmap *n, const struct perfmap *pm, const struct pm_entry *x,
+		  uint32_t seq)
+{
+	const char *name = pm->names + x->name;
+	size_t len = strlen(name);
+
+	if (n->nr == LIMIT_PERFMAP_ENTRIES_MAX ||
+	    grow(n, (void **)&n->e, &n->cap, n->nr + 1, sizeof(*n->e)) ||
+	    grow(n, (void **)&n->names, &n->names_cap, n->names_len + len + 1, 1))
+		return;		/* (forgotten: the budget, as a map too long is cut) */
+	memcpy(n->names + n->names_len, name, len + 1);
+	n->e[n->nr++] = (struct pm_entry){ x->start, x->end, 0, seq, (uint32_t)n->names_len };
+	n->names_len += len + 1;
+}
+
+static int seq_cmp(const void *a, const void *b)
+{
+	const struct pm_entry *const *x = a, *const *y = b;
+
+	return (*x)->seq < (*y)->seq ? -1 : (*x)->seq > (*y)->seq;
+}
+
+/*
+ * PM's file changed since it was read: read again. A map only appended to reads as it would
+ * have from the start. One written anew (HotSpot truncates /tmp/perf-PID.map and writes the
+ * code alive then at each Compiler.perfmap) no longer holds the lines of code freed before
+ * (a method deoptimized, a class unloaded) that samples taken earlier were in: those of
+ * PM's lines the new text does not hold are kept, as lines written before all of its own
+ * (upto 0, numbered first, in their order): in force where no new line is, replaced where
+ * one is (perfmap__lookup_at: named so when sampled before). On failure PM stays as it was.
+ */
+static void perfmap__follow(struct perfmap *pm)
+{
+	struct perfmap *n;
+	struct pm_entry **gone = NULL;
+	size_t nr_gone = 0, nr_new;
+	struct stat st;
+
+	if (pm->fd < 0 || clock_mono_ns() < pm->next_follow || fstat(pm->fd, &st) ||
+	    same_file_state(&st, &pm->seen))
+		return;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return;
+	n->fd = -1;
+	if (read_from_start(n, pm->fd))
+		goto fail;
+	nr_new = n->nr;
+	if (nr_new)
+		qsort(n->e, nr_new, sizeof(*n->e), entry_cmp);
+	gone = malloc((pm->nr + pm->nr_old + 1) * sizeof(*gone));
+	if (!gone)
+		goto fail;
+	for (size_t i = 0; i < pm->nr + pm->nr_old; i++) {
+		struct pm_entry *x = i < pm->nr ? &pm->e[i] : &pm->old[i - pm->nr];
+
+		if (!has_line(n, x->start, x->end, pm->names + x->name))
+			gone[nr_gone++] = x;
+	}
+	/* The new lines numbered after the kept ones. */
+	qsort(gone, nr_gone, sizeof(*gone), seq_cmp);
+	for (size_t i = 0; i < nr_new; i++)
+		n->e[i].seq += (uint32_t)nr_gone;
+	for (size_t i = 0; i < nr_gone; i++)
+		carry(n, pm, gone[i], (uint32_t)i);
+	free(gone);
+	resolve(n);
+	/* N's content into PM (which keeps its descriptor). */
+	limits__release(pm->bytes);
+	free(pm->e);
+	free(pm->old);
+	free(pm->names);
+	n->fd = pm->fd;
+	n->seen = st;
+	*pm = *n;		/* (next_follow: N's, set as it was read) */
+	free(n);
+	return;
+fail:
+	pm->next_follow = n->next_follow;
+	free(gone);
+	perfmap__free(n);
 }
 
 /* The effective uid of live process PID (/proc/PID/status), or -1. */
@@ -280,20 +445,26 @@ int perfmap__open(pid_t pid)
 
 struct perfmap *perfmap__read_fd(int fd)
 {
-	struct perfmap *pm;
-	FILE *f = fdopen(fd, "r");
+	struct perfmap *pm = calloc(1, sizeof(*pm));
 	int err;
 
-	if (!f) {
-		err = errno;
+	if (!pm || fstat(fd, &pm->seen)) {
+		err = pm ? errno : ENOMEM;
+		free(pm);
 		close(fd);
 		errno = err;
 		return NULL;
 	}
-	pm = perfmap__parse(f);
-	err = errno;
-	fclose(f);
-	errno = err;
+	pm->fd = -1;
+	err = read_from_start(pm, fd);
+	if (err) {
+		perfmap__free(pm);
+		close(fd);
+		errno = -err;
+		return NULL;
+	}
+	resolve(pm);
+	pm->fd = fd;
 	return pm;
 }
 
@@ -331,6 +502,8 @@ void perfmap__free(struct perfmap *pm)
 	if (!pm)
 		return;
 	limits__release(pm->bytes);
+	if (pm->fd >= 0)
+		close(pm->fd);
 	free(pm->e);
 	free(pm->old);
 	free(pm->names);
@@ -344,7 +517,13 @@ const char *perfmap__lookup(const struct perfmap *pm, uint64_t addr)
 
 const char *perfmap__lookup_at(const struct perfmap *pm, uint64_t addr, uint64_t upto)
 {
-	const struct pm_entry *e = perfmap__entry(pm, addr), *best = NULL, *first = NULL;
+	const struct pm_entry *e, *best = NULL, *first = NULL;
+
+	/* (A map read from a descriptor is its file's as it is now: the one mutable part of a
+	 * map that is otherwise only read.) */
+	if (pm->fd >= 0)
+		perfmap__follow((struct perfmap *)pm);
+	e = perfmap__entry(pm, addr);
 
 	if (e && e->upto <= upto)
 		return pm->names + e->name;

@@ -33,7 +33,12 @@ struct perfmap *perfmap__parse(FILE *f);
  */
 int perfmap__open(pid_t pid);
 
-/* perfmap__parse of the descriptor FD (taken, closed). NULL with errno set. */
+/*
+ * perfmap__parse of the descriptor FD (taken: closed with the map, or on failure), read from
+ * its start. The map follows the file: a lookup after it changed reads it again, and the
+ * lines a new text no longer holds (a runtime that writes its map anew: code freed since) are
+ * kept as written before all of the new ones. NULL with errno set.
+ */
 struct perfmap *perfmap__read_fd(int fd);
 
 /* perfmap__read_fd(perfmap__open(PID)). NULL with errno (ENOENT when there is none). */

@@ -4827,6 +4827,138 @@ def pid_jvm_asked_for_perf_map():
             f"--no-runtime: {named} of {n2}, nothing made")
 
 
+
+@test
+def jvm_map_written_anew_keeps_freed_methods_named():
+    # HotSpot truncates /tmp/perf-PID.map and writes the code alive then at each
+    # Compiler.perfmap (issue 29). A JVM given by -p runs Alpha.alphaWork (class Alpha of a
+    # URLClassLoader of its own) until 1.5 s into sampling, drops the loader and collects
+    # until Alpha is unloaded (its compiled code freed: gone from the next maps), then runs
+    # Beta.betaWork in a class loaded the same way. profile --every 1 -d 5 asks the JVM at
+    # each period's end. Before: the worker read the map once, at the first period's end:
+    # Beta was never named ([unknown] in 550 of 849 samples), and jitwatch read each new map
+    # from where the old one ended (3 epochs of "JIT code rewritten in place" that were
+    # none). Now: the JVM's samples named (<= 5% [unknown]), Alpha in the first period and
+    # in the one of the switch (its lines kept from the map before), Beta after; none named
+    # Beta before the switch nor Alpha after it; no such epoch.
+    java, javac = shutil.which("java"), shutil.which("javac")
+    expect(java and javac, "no java (openjdk-17-jdk-headless, in scripts/deps.sh)")
+    d = os.path.abspath(tempfile.mkdtemp(prefix="jvmrw-", dir=os.path.join(BUILD, "tests")))
+    out = os.path.join(d, "out")
+    os.mkdir(out)
+    os.chmod(d, 0o755)
+    work = ("public class {C} implements Runnable {{\n"
+            "    static volatile long sink;\n"
+            "    static long {m}Work(long x) {{\n"
+            "        for (int i = 0; i < 1000; i++) x = {expr};\n"
+            "        return x;\n"
+            "    }}\n"
+            "    public void run() {{\n"
+            "        java.io.File stop = new java.io.File(System.getProperty(\"stop.{m}\"));\n"
+            "        long x = 1;\n"
+            "        do {{ for (int k = 0; k < 20000; k++) x = {m}Work(x); }}\n"
+            "        while (!stop.exists());\n"
+            "        sink = x;\n"
+            "    }}\n"
+            "}}\n")
+    main = ("import java.io.File;\n"
+            "import java.lang.ref.WeakReference;\n"
+            "import java.net.URL;\n"
+            "import java.net.URLClassLoader;\n"
+            "public class Unload {\n"
+            "    static WeakReference<Class<?>> runIn(String dir, String cls) throws Exception {\n"
+            "        URLClassLoader l = new URLClassLoader(new URL[] { new File(dir).toURI()"
+            ".toURL() }, null);\n"
+            "        Class<?> c = l.loadClass(cls);\n"
+            "        ((Runnable) c.getDeclaredConstructor().newInstance()).run();\n"
+            "        l.close();\n"
+            "        return new WeakReference<>(c);\n"
+            "    }\n"
+            "    public static void main(String[] args) throws Exception {\n"
+            "        WeakReference<Class<?>> a = runIn(args[0] + \"/a\", \"Alpha\");\n"
+            "        for (int i = 0; i < 40 && a.get() != null; i++) {\n"
+            "            System.gc();\n"
+            "            Thread.sleep(20);\n"
+            "        }\n"
+            "        System.out.println(\"unloaded \" + (a.get() == null));\n"
+            "        System.out.flush();\n"
+            "        runIn(args[0] + \"/b\", \"Beta\");\n"
+            "    }\n"
+            "}\n")
+    srcs = {"a": ("Alpha", "alpha",
+                  "x * 6364136223846793005L + 1442695040888963407L ^ (x >>> 13)"),
+            "b": ("Beta", "beta", "(x ^ (x << 7)) * 0x9E3779B97F4A7C15L + (x >>> 29)")}
+    stop_a, stop_b = os.path.join(d, "stopA"), os.path.join(d, "stopB")
+    jvm = prof = None
+    try:
+        for sub, (cls, m, expr) in srcs.items():
+            os.mkdir(os.path.join(d, sub))
+            with open(os.path.join(d, sub, cls + ".java"), "w") as f:
+                f.write(work.format(C=cls, m=m, expr=expr))
+            subprocess.run([javac, cls + ".java"], cwd=os.path.join(d, sub), check=True,
+                           timeout=120)
+        with open(os.path.join(d, "Unload.java"), "w") as f:
+            f.write(main)
+        subprocess.run([javac, "Unload.java"], cwd=d, check=True, timeout=120)
+        jvm = subprocess.Popen([java, f"-Dstop.alpha={stop_a}",
+                                f"-Dstop.beta={stop_b}", "-cp", d, "Unload", d], cwd=d,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        time.sleep(1.5)
+        expect(jvm.poll() is None, "the JVM ended early")
+        log = os.path.join(d, "profile.err")
+        with open(log, "w") as errf:
+            prof = subprocess.Popen([os.path.abspath(profile_bin()), "-v", "-F", "499", "-p",
+                                     str(jvm.pid), "--every", "1", "-d", "5", "-o",
+                                     os.path.join(out, "p-%s.folded")],
+                                    stdout=subprocess.DEVNULL, stderr=errf)
+        deadline = time.time() + 60
+        while "sampling on" not in open(log).read():
+            expect(prof.poll() is None and time.time() < deadline,
+                   f"profile did not start: {open(log).read()[-400:]!r}")
+            time.sleep(0.05)
+        time.sleep(1.5)
+        open(stop_a, "w").close()
+        rc = prof.wait(timeout=120)
+        err = open(log).read()
+        expect(rc == 0, f"profile exited {rc}: {err[-400:]!r}")
+        open(stop_b, "w").close()
+        said = jvm.communicate(timeout=30)[0]
+        expect("unloaded true" in said, f"Alpha was not unloaded: {said!r}")
+        files = period_files(out)
+        expect(4 <= len(files) <= 6, f"{len(files)} period files: {[n for n, _ in files]}")
+
+        def count(stacks, what):
+            return sum(c for f, c in stacks if f[0] == "java" and any(what in x for x in f))
+        per = [(count(s, "Alpha."), count(s, "Beta."), count(s, "[unknown]"))
+               for _, s in files]
+        alpha, beta, unknown = (sum(x[i] for x in per) for i in range(3))
+        expect(alpha >= 50 and beta >= 100,
+               f"Alpha named in {alpha}, Beta in {beta} samples (by period {per})")
+        expect(unknown <= 0.05 * (alpha + beta + unknown),
+               f"{unknown} samples [unknown] beside {alpha} of Alpha, {beta} of Beta "
+               f"(by period: {per})")
+        # The first period ends 0.5 s before the switch; the last ones begin 0.5 s after.
+        expect(per[0][0] >= 30 and per[0][1] == 0 and per[1][0] > 0,
+               f"first periods: {per[:2]}")
+        late = sorted(((c, ";".join(f[-3:])) for _, st in files[2:] for f, c in st
+                       if f[0] == "java" and any("Alpha." in x for x in f)), reverse=True)
+        expect(all(a == 0 and b > 0 for a, b, _ in per[2:len(files) - 1]),
+               f"periods after the switch: {per}; Alpha there: {late[:3]}")
+        wrong = re.findall(r"jitwatch: pid \d+: JIT code rewritten in place.*", err)
+        expect(not wrong, f"the maps written anew taken for code rewritten in place: {wrong}")
+    finally:
+        for p in (prof, jvm):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+        if jvm:
+            for f in jvm_files(jvm.pid):
+                os.unlink(f)
+        shutil.rmtree(d, ignore_errors=True)
+    return (f"Alpha {alpha}, Beta {beta}, [unknown] {unknown} samples in {len(files)} "
+            f"periods {per}")
+
+
 @test
 def pid_not_jvm_not_signalled():
     # Only a process that maps libjvm.so and catches SIGQUIT is asked (SIGQUIT kills most

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /* perfmap: /tmp/perf-PID.map parsing and lookup. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,6 +203,69 @@ static void test_budget(void)
 	limits__reset();
 }
 
+/* FILE's content made TEXT, in place (the same inode, as HotSpot rewrites its map), once a
+ * map that follows it may read it again (FOLLOW_MIN_NS). */
+static void write_file(const char *path, const char *text)
+{
+	FILE *f;
+
+	usleep(250000);
+	f = fopen(path, "w");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * A map read from its descriptor follows its file: grown, the new lines named; written anew
+ * without the lines of code freed since (HotSpot's Compiler.perfmap), those still named, and
+ * where other code took their place, the new name for what was sampled after the new text
+ * and the old one before it (upto 0). Before: the file was read once, so that lines added
+ * later were never named, and a text written anew named nothing of what it dropped.
+ */
+static void test_follows_rewritten_file(void)
+{
+	char path[] = "/tmp/test-perfmap-XXXXXX";
+	int fd = mkstemp(path);
+	uint64_t used = limits__used();
+	struct perfmap *pm;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	write_file(path, "1000 100 stub\n2000 100 Alpha.run\n3000 80 Alpha.work\n");
+	pm = perfmap__read_fd(open(path, O_RDONLY));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pm);
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x2010), "Alpha.run");
+	/* Grown: as read from the start. */
+	write_file(path, "1000 100 stub\n2000 100 Alpha.run\n3000 80 Alpha.work\n"
+			 "4000 10 Gamma.x\n");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x4000), "Gamma.x");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x3010), "Alpha.work");
+	/* Written anew: Alpha unloaded, Beta compiled over part of its code, longer. */
+	write_file(path, "1000 100 stub\n2040 100 Beta.run\n4000 10 Gamma.x\n"
+			 "5000 100 Beta.work\n");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x5000), "Beta.work");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x3010), "Alpha.work");	/* freed */
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x2010), "Alpha.run");	/* freed */
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x2050), "Beta.run");	/* taken */
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup_at(pm, 0x2050, 0), "Alpha.run");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup_at(pm, 0x2050, 31), "Alpha.run");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup_at(pm, 0x2050, 32), "Beta.run");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup_at(pm, 0x1010, 0), "stub");
+	CU_ASSERT_PTR_NULL(perfmap__lookup(pm, 0x6000));
+	/* Written anew again: what the first text named is kept through a second one. */
+	write_file(path, "1000 100 stub\n7000 10 Delta.y\n");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x3010), "Alpha.work");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x2050), "Beta.run");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x2010), "Alpha.run");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x5000), "Beta.work");
+	CU_ASSERT_STRING_EQUAL(perfmap__lookup(pm, 0x7000), "Delta.y");
+	perfmap__free(pm);
+	CU_ASSERT_EQUAL(limits__used(), used);
+	unlink(path);
+}
+
 int register_perfmap_suite(void)
 {
 	CU_pSuite s = CU_add_suite("perfmap", NULL, NULL);
@@ -213,7 +277,8 @@ int register_perfmap_suite(void)
 	    !CU_add_test(s, "no map for the pid", test_missing_file) ||
 	    !CU_add_test(s, "a FIFO in place of the map does not block", test_fifo_does_not_block) ||
 	    !CU_add_test(s, "long lines skipped whole", test_long_lines) ||
-	    !CU_add_test(s, "cut at the memory budget", test_budget))
+	    !CU_add_test(s, "cut at the memory budget", test_budget) ||
+	    !CU_add_test(s, "a file written anew followed", test_follows_rewritten_file))
 		return -1;
 	return 0;
 }
