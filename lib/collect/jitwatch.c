@@ -49,6 +49,7 @@ struct jitw {
 	double next_try;
 	bool changed;		/* inotify said so */
 	bool full;		/* JITWATCH_STARTS_MAX addresses: no more rewrites seen */
+	bool handed;		/* to the worker (symbolizer__perfmap_early) */
 	uint64_t *starts;	/* line start addresses seen */
 	size_t nr, cap;
 	struct htab index;
@@ -323,6 +324,10 @@ void session__jitwatch_poll(struct session *s)
 		if (w->fd >= 0 && (w->changed || all)) {
 			w->changed = false;
 			jitw__read(s, w);
+			/* The worker reads it now, and again when it changed: a map written
+			 * anew later keeps the names of the code freed meanwhile. */
+			if (!w->handed && !symbolizer__perfmap_early(s->sym, w->pid))
+				w->handed = true;
 		}
 	}
 }

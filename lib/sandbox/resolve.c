@@ -501,6 +501,13 @@ int resolve__src(struct symbolizer *s, struct sym_src *src)
 	return 0;
 }
 
+int resolve__hand_early(struct symbolizer *s, struct sym_src *src)
+{
+	int err = sb_client__start(&s->c);
+
+	return err ? err : resolve__hand(s, src, true);
+}
+
 int resolve__prepare(struct symbolizer *s, struct sym_src *src)
 {
 	int err = resolve__hand(s, src, true);
@@ -556,6 +563,22 @@ _Static_assert((int)SYM_PY_BLOBS == (int)SB_PY_BLOBS && (int)SYM_PY_CODE == (int
 	       (int)SYM_PY_QUALNAME == (int)SB_PY_QUALNAME && (int)SYM_PY_NAME == (int)SB_PY_NAME &&
 	       (int)SYM_PY_FILE == (int)SB_PY_FILE && (int)SYM_PY_TABLE == (int)SB_PY_TABLE &&
 	       SYM_PY_BLOB_MAX == SB_PY_BLOB_MAX, "symbolizer.h's objects are proto.h's");
+
+/* SRC (valid UTF-8) into DST (LEN bytes, NUL-terminated), cut before a character that would
+ * not fit whole. */
+static void copy_utf8(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= len) {
+		n = len - 1;
+		/* (Back over the continuation bytes of a character cut.) */
+		while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
 
 int resolve__python(struct symbolizer *s, const struct sym_pycode *c, const uint32_t *units,
 		    uint32_t n, struct sym_pyname *out)
@@ -614,9 +637,9 @@ int resolve__python(struct symbolizer *s, const struct sym_pycode *c, const uint
 			sb_names__next(&m, &pos, fr);
 			o->named = fr[0].kind != SYM_UNNAMED;
 			o->line = fr[0].line;
-			snprintf(o->name, sizeof(o->name), "%s", strs[fr[0].name]);
-			snprintf(o->file, sizeof(o->file), "%s",
-				 fr[0].file == SB_NO_STR ? "" : strs[fr[0].file]);
+			copy_utf8(o->name, sizeof(o->name), strs[fr[0].name]);
+			copy_utf8(o->file, sizeof(o->file),
+				  fr[0].file == SB_NO_STR ? "" : strs[fr[0].file]);
 		}
 		free(strs);
 		got += m.n;

@@ -470,6 +470,17 @@ const struct utab *symbolizer__table(struct symbolizer *s, pid_t pid, const stru
 	return src->tab;
 }
 
+int symbolizer__perfmap_early(struct symbolizer *s, pid_t pid)
+{
+	struct sym_src *src = symbolizer__map(s, pid);
+
+	if (!src)
+		return -ENOMEM;
+	if (src->map_fd < 0 || src->jit_pid)
+		return 0;
+	return resolve__hand_early(s, src);
+}
+
 int symbolizer__open_perfmap(pid_t pid)
 {
 	return perfmap__open(pid);

@@ -168,6 +168,13 @@ bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid);
  * the leading hex number is read; the names are the worker's to parse).
  */
 int symbolizer__open_perfmap(pid_t pid);
+/*
+ * PID's perf map (there now) handed to the worker at once, without waiting, for it to read
+ * it before the runtime writes it anew (HotSpot at each Compiler.perfmap): the lines of code
+ * freed in between stay (perfmap__follow). Returns 0 or a negative errno (-EAGAIN: the
+ * socket full, handed at the next call).
+ */
+int symbolizer__perfmap_early(struct symbolizer *s, pid_t pid);
 size_t symbolizer__perfmap_starts(const char *buf, size_t n,
 				  void (*fn)(void *ctx, uint64_t start, size_t offset), void *ctx);
 
@@ -197,8 +204,8 @@ struct sym_pycode {
 	uint32_t len[SYM_PY_BLOBS];
 };
 struct sym_pyname {
-	char name[512];		/* "[python: unreadable]" when the objects did not decode */
-	char file[512];		/* "" when not known */
+	char name[1024];	/* "[python: unreadable]" when the objects did not decode */
+	char file[1024];	/* "" when not known (both valid UTF-8, cut at a character) */
 	uint32_t line;		/* 0 when not known */
 	bool named;
 };

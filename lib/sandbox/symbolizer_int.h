@@ -159,6 +159,8 @@ void symbolizer__fetched(void *ctx, const char *id);
 /* resolve.c: hand SRC to the worker to read now (SB_PREPARE), without waiting. Returns 0 or
  * a negative errno (-EAGAIN: the socket is full). */
 int resolve__prepare(struct symbolizer *s, struct sym_src *src);
+/* SRC (a perf map) handed to the worker now, not waiting: symbolizer__perfmap_early. */
+int resolve__hand_early(struct symbolizer *s, struct sym_src *src);
 
 /* resolve.c: name the entries SRC waits for. Returns 0 or -ENOMEM. */
 int resolve__src(struct symbolizer *s, struct sym_src *src);

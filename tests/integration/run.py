@@ -4900,6 +4900,42 @@ def jvm_map_written_anew_keeps_freed_methods_named():
         with open(os.path.join(d, "Unload.java"), "w") as f:
             f.write(main)
         subprocess.run([javac, "Unload.java"], cwd=d, check=True, timeout=120)
+        # One period (-p -d 4, no --every): the JVM is asked as sampling begins and at the
+        # end, when Alpha's lines are gone from its map; the worker read the first map as
+        # jitwatch found it (symbolizer__perfmap_early): Alpha's samples keep its name.
+        # Before: 0 named, 653 [unknown].
+        one_a, one_b = stop_a + "1", stop_b + "1"
+        jvm = subprocess.Popen([java, f"-Dstop.alpha={one_a}", f"-Dstop.beta={one_b}", "-cp",
+                                d, "Unload", d], cwd=d, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+        time.sleep(1.5)
+        log1 = os.path.join(d, "one.err")
+        with open(log1, "w") as errf:
+            prof = subprocess.Popen([os.path.abspath(profile_bin()), "-v", "-F", "499", "-p",
+                                     str(jvm.pid), "-d", "4", "-o",
+                                     os.path.join(d, "one.folded")],
+                                    stdout=subprocess.DEVNULL, stderr=errf)
+        deadline = time.time() + 60
+        while "sampling on" not in open(log1).read():
+            expect(prof.poll() is None and time.time() < deadline,
+                   f"profile did not start: {open(log1).read()[-400:]!r}")
+            time.sleep(0.05)
+        time.sleep(1.5)
+        open(one_a, "w").close()
+        rc = prof.wait(timeout=120)
+        expect(rc == 0, f"one period: profile exited {rc}: {open(log1).read()[-400:]!r}")
+        open(one_b, "w").close()
+        said = jvm.communicate(timeout=30)[0]
+        expect("unloaded true" in said, f"one period: Alpha was not unloaded: {said!r}")
+        with open(os.path.join(d, "one.folded")) as f:
+            one = parse_folded(f.read())
+        o_alpha, o_beta, o_unknown = (
+            sum(c for f, c in one if f[0] == "java" and any(w in x for x in f))
+            for w in ("Alpha.", "Beta.", "[unknown]"))
+        expect(o_alpha >= 100 and o_beta >= 100 and
+               o_unknown <= 0.05 * (o_alpha + o_beta + o_unknown),
+               f"one period: Alpha named in {o_alpha}, Beta in {o_beta}, [unknown] {o_unknown}")
+        jvm = prof = None
         jvm = subprocess.Popen([java, f"-Dstop.alpha={stop_a}",
                                 f"-Dstop.beta={stop_b}", "-cp", d, "Unload", d], cwd=d,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -4946,6 +4982,8 @@ def jvm_map_written_anew_keeps_freed_methods_named():
                f"periods after the switch: {per}; Alpha there: {late[:3]}")
         wrong = re.findall(r"jitwatch: pid \d+: JIT code rewritten in place.*", err)
         expect(not wrong, f"the maps written anew taken for code rewritten in place: {wrong}")
+        return (f"one period: Alpha {o_alpha}, Beta {o_beta}, [unknown] {o_unknown}; "
+                f"--every 1: by period (Alpha, Beta, [unknown]) {per}")
     finally:
         for p in (prof, jvm):
             if p and p.poll() is None:
