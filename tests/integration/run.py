@@ -4625,6 +4625,232 @@ def python_hostile_interpreter_state():
     return note
 
 
+RBHOSTILE = "rbhostile"
+RB_UNREADABLE = "[ruby: unreadable]"
+RB_MORE = "[ruby: more frames not read]"
+
+
+def rb_utf8(data, outlen=1024):
+    """lib/ruby/rbstr.c's rb_str__utf8 into the worker's 1024-byte buffer: valid UTF-8 kept,
+    each byte of an invalid sequence and NUL as U+FFFD, cut before a character that would
+    not fit (with the NUL)."""
+    def char_len(p):
+        c0 = p[0]
+        if c0 < 0x80:
+            return 1 if c0 else 0
+        if 0xc2 <= c0 <= 0xdf:
+            k, c = 2, c0 & 0x1f
+        elif 0xe0 <= c0 <= 0xef:
+            k, c = 3, c0 & 0x0f
+        elif 0xf0 <= c0 <= 0xf4:
+            k, c = 4, c0 & 0x07
+        else:
+            return 0
+        if k > len(p):
+            return 0
+        for b in p[1:k]:
+            if b & 0xc0 != 0x80:
+                return 0
+            c = c << 6 | (b & 0x3f)
+        if (k == 3 and c < 0x800) or (k == 4 and not 0x10000 <= c <= 0x10ffff) or \
+                0xd800 <= c <= 0xdfff:
+            return 0
+        return k
+    data = data[:4096]
+    out, i = b"", 0
+    while i < len(data):
+        k = char_len(data[i:])
+        w = data[i:i + k] if k else "\ufffd".encode()
+        if len(out) + len(w) + 1 > outlen:
+            break
+        out += w
+        i += k or 1
+    return out.decode()
+
+
+def rbhostile_names():
+    """What tests/workloads/rbhostile.c's fake iseqs may be written as in folded output: the
+    label as profile reads it (rb_utf8; cut, at a character, to the 1023 bytes of the
+    worker's buffer or to 511), then folded's escapes (';' as ':', control characters as
+    '?'), alone or with its path's base name and one of the lines its line table gives.
+    Returns them, and the labels alone of each iseq (a list of sets)."""
+    p = subprocess.run([workload(RBHOSTILE), "names"], capture_output=True, text=True,
+                       timeout=10, check=True)
+
+    def folded(s):
+        return "".join(":" if c == ";" else "?" if ord(c) < 0x20 or ord(c) == 0x7f else c
+                       for c in s)
+    allowed, labels = set(), []
+    for v in json.loads(p.stdout):
+        base = rb_utf8(bytes.fromhex(v["path"])).rpartition("/")[2]
+        labels.append(set())
+        for cap in (512, 1024):
+            label = folded(rb_utf8(bytes.fromhex(v["label"]), cap))
+            allowed.add(label)
+            labels[-1].add(label)
+            for line in range(v["first"], v["first"] + v["lines"]):
+                allowed.add(folded(f"{label} ({base}:{line})"))
+    return allowed, labels
+
+
+def rbhostile_frames(raw, allowed):
+    """The folded output RAW (bytes) of a run of rbhostile, checked frame by frame: every
+    line valid UTF-8, every frame free of control characters and under 1100 bytes, nothing
+    Ruby-like outside the spinners' place for it (between rbhostile_thread and what
+    rb_vm_exec calls: rbhostile_leaf, rbhostile_gvl, rbhostile_now, or the kernel), and there
+    either rb_vm_exec alone or Ruby frames only: ALLOWED names, RB_UNREADABLE or RB_MORE.
+    Returns a dict: samples of the program ("n"), of the spinners ("spin"), with a named
+    Ruby frame ("named"), with every Ruby frame named and with its line ("lined"), with an
+    unreadable one ("unread"), with rb_vm_exec left ("vm_exec"), frames named and
+    unreadable ("named_frames", "unread_frames"), frames named [python: unreadable] in
+    Ruby's place ("pyname": profile's fallback name for an iseq it could not read), and
+    the frames that broke a rule ("bad")."""
+    r = dict(n=0, spin=0, named=0, lined=0, unread=0, vm_exec=0, named_frames=0,
+             unread_frames=0, pyname=0, bad=[])
+    bad = r["bad"]
+    rblike = re.compile(r"\.rb:\d+\)$|^\[ruby: |^\[python: |^(block in )?rbh_")
+    ends = ("rbhostile_leaf", "rbhostile_gvl", "rbhostile_now")
+    for line in raw.splitlines():
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            # (Counted still, as U+FFFD: such a frame is no fake iseq's label either.)
+            bad.append(f"not UTF-8: {line[e.start - 40:e.end + 8]!r} ({e.reason} at "
+                       f"{e.start} of {line[:60]!r}...)")
+            text = line.decode("utf-8", errors="replace")
+        stack, _, count = text.rpartition(" ")
+        expect(stack and count.isdigit(), f"malformed folded line: {text[:200]!r}")
+        frames, c = stack.split(";"), int(count)
+        for f in frames:
+            if any(ord(ch) < 0x20 or ord(ch) == 0x7f for ch in f) or len(f.encode()) >= 1100:
+                bad.append(f"outlandish frame {f[:80]!r} ({len(f.encode())} bytes)")
+        if frames[0] != RBHOSTILE:
+            if any(rblike.search(f) or f in allowed for f in frames):
+                bad.append(f"a Ruby frame in another process: {stack[:200]!r}")
+            continue
+        r["n"] += c
+        lo = frames.index("rbhostile_thread") + 1 if "rbhostile_thread" in frames else len(frames)
+        hi = lo
+        while hi < len(frames) and frames[hi] not in ends and not frames[hi].endswith("_[k]"):
+            hi += 1
+        for i, f in enumerate(frames):
+            if not lo <= i < hi and (rblike.search(f) or f in allowed):
+                bad.append(f"a Ruby frame out of place: {f[:80]!r} in {stack[:200]!r}")
+        if lo == len(frames):
+            continue
+        r["spin"] += c
+        mid = frames[lo:hi]
+        if mid == ["rb_vm_exec"]:
+            r["vm_exec"] += c
+            continue
+        r["pyname"] += c if PY_UNREADABLE in mid else 0
+        for f in mid:
+            if f not in allowed and f not in (RB_UNREADABLE, RB_MORE, PY_UNREADABLE):
+                bad.append(f"not a name of the fake iseqs where rb_vm_exec was: {f[:120]!r} "
+                           f"in {stack[:300]!r}")
+        k = sum(c for f in mid if f in (RB_UNREADABLE, PY_UNREADABLE))
+        m = sum(c for f in mid if f in allowed)
+        r["unread_frames"] += k
+        r["named_frames"] += m
+        r["unread"] += c if k else 0
+        r["named"] += c if m else 0
+        r["lined"] += c if all(f in allowed and f.endswith(")") for f in mid) else 0
+    return r
+
+
+def rbhostile_bad(bad):
+    """BAD (rbhostile_frames's) in short: how many of each kind, an example of each."""
+    kinds = {}
+    for b in bad:
+        kinds.setdefault(b.partition(":")[0], []).append(b)
+    return "; ".join(f"{len(v)} x {k}, e.g. {v[0][len(k) + 1:][:200]!r}" for k, v in
+                     sorted(kinds.items(), key=lambda kv: -len(kv[1])))
+
+
+@test
+def ruby_hostile_vm_state():
+    # Issue 29: a process taken for CRuby 3.1 (rbhostile: it maps libruby-3.1-hostile.so,
+    # which exports ruby_current_vm_ptr; the VM, its ractor, ecs, control frames and iseqs
+    # laid out as 3.1's) whose VM, threads, frames, iseqs, Strings, Arrays and line tables
+    # another thread scribbles on for the whole run (cycles, pointers into unmapped memory,
+    # to kernel, odd and non-canonical addresses, a vm_stack_size of 2^60, cfp past the end
+    # or between frames, bad frame flags, Strings and Arrays of huge or negative lengths and
+    # bad flags, iseq_size and insns_info.size huge, pages made PROT_NONE, the iseqs' region
+    # unmapped and mapped again). Its two spinners take turns under a "GVL", each setting
+    # running_ec to its ec, inside a native rb_vm_exec. profile exits 0 in time; its own peak
+    # RSS stays under 160 MiB (a run of any small program at -F 999 for 4 s peaks at ~37 MB
+    # here; what it keeps per iseq is bounded: 64K iseqs remembered, 16 MiB of their bytes
+    # per process, 64 MiB in all; here a few thousand distinct ones at most, mostly
+    # unreadable with nothing kept); the spinners are sampled; their Ruby frames are the fake
+    # iseqs' labels (with a line of their table, or none) or [ruby: unreadable], in
+    # rb_vm_exec's place only, and both are seen; every frame valid UTF-8, without control
+    # characters, under 1100 bytes (a label is cut). --no-runtime: no Ruby frames at all.
+    # Intact: named with lines in >= 95% of the spinners' samples, every label read. (All
+    # three runs are made and every broken rule said at the end.)
+    allowed, labels = rbhostile_names()
+    prog = workload(RBHOSTILE)
+    problems = []
+
+    def check(cond, msg):
+        if not cond:
+            problems.append(msg)
+    raw, err, rc, peak, wall = profile_peak(["-F", "999", "--", prog, "4"], timeout=60)
+    expect(rc == 0, f"profile exited {rc}: {err[-800:]}")
+    check(wall < 30, f"profile took {wall:.1f} s for a 4 s program")
+    r = rbhostile_frames(raw, allowed)
+    spin = r["spin"]
+    expect(spin >= 100, f"{spin} samples of the spinning threads ({r['n']} of the program): "
+           f"{err[-400:]}")
+    expect_rate(spin >= 2000, f"ruby_hostile: {spin} samples of the spinners in 4 s at 999 Hz")
+    check(r["named"] > 0, f"no sample with a Ruby frame named from the fake iseqs (of "
+          f"{spin}): the layout is not read")
+    check(r["unread"] > 0, f"no sample with {RB_UNREADABLE} (of {spin}): nothing scribbled?")
+    check(not r["bad"], f"frames break the rules: {rbhostile_bad(r['bad'])}")
+    limit = 160 << 10
+    if SANITIZED:
+        limit *= 4  # shadow memory and quarantine
+    check(peak and peak < limit, f"profile's peak RSS {peak} KiB (limit {limit} KiB)")
+    pyname = r["pyname"]
+    note = (f"{r['n']} samples, {spin} in the spinners: {r['named']} with named Ruby frames "
+            f"({r['named_frames']} frames), {r['unread']} with unreadable ones "
+            f"({r['unread_frames']} frames), {r['vm_exec']} with rb_vm_exec left; peak RSS "
+            f"{peak // 1024} MiB; {wall:.1f} s")
+
+    raw, err, rc, _, _ = profile_peak(["-F", "999", "--no-runtime", "--", prog, "2"])
+    expect(rc == 0, f"--no-runtime: profile exited {rc}: {err[-800:]}")
+    r2 = rbhostile_frames(raw, allowed)
+    check(not r2["bad"], f"--no-runtime: {rbhostile_bad(r2['bad'])}")
+    check(r2["spin"] >= 100 and r2["named"] == 0 and r2["unread"] == 0 and
+          b"[ruby:" not in raw and b"[python:" not in raw and b".rb:" not in raw,
+          f"--no-runtime: {r2['named']} named, {r2['unread']} unreadable of {r2['spin']} "
+          f"samples")
+    check(r2["vm_exec"] >= 0.9 * r2["spin"],
+          f"--no-runtime: rb_vm_exec alone in {r2['vm_exec']} of {r2['spin']}")
+    note += f"; --no-runtime: none of {r2['spin']}"
+
+    # The same objects never scribbled on: every frame named, with its line; each kind of
+    # label (UTF-8, an emoji, control characters and ';', 3000 bytes of U+03BB, bad UTF-8
+    # and a NUL; embedded and on the heap; paths as Strings and Arrays) is read.
+    raw, err, rc, _, _ = profile_peak(["-F", "999", "--", prog, "2", "intact"])
+    expect(rc == 0, f"intact: profile exited {rc}: {err[-800:]}")
+    r3 = rbhostile_frames(raw, allowed)
+    text = raw.decode(errors="replace")
+    unseen = [sorted(forms)[0][:40] for forms in labels if not any(
+        re.search(r"(^|;)" + re.escape(a) + r" \([^;]*:\d+\)(;| \d+$)", text, re.M)
+        for a in forms)]
+    check(not r3["bad"] and r3["spin"] >= 100 and r3["lined"] >= 0.95 * r3["spin"] and
+          r3["unread"] == 0,
+          f"intact: named with lines in {r3['lined']}, unreadable in {r3['unread']} of "
+          f"{r3['spin']}: {rbhostile_bad(r3['bad'])}")
+    check(not unseen, f"intact: never named with a line: {unseen}")
+    note += f"; intact: named with lines in {r3['lined']} of {r3['spin']}"
+    check(not pyname, f"{pyname} samples have Ruby frames named {PY_UNREADABLE!r}, not "
+          f"{RB_UNREADABLE!r}")
+    expect(not problems, "; ".join(problems) + f" ({note})")
+    return note
+
 @test
 def python_perf_trampolines_walked_through():
     # CPython 3.12 and 3.13 (pyenv's) with -X perf: each Python function runs through a
@@ -4825,7 +5051,6 @@ def pid_jvm_asked_for_perf_map():
         shutil.rmtree(d, ignore_errors=True)
     return (f"-p: Hot's methods in {mine} of {n} samples{' (uid 4242)' if setpriv else ''}; "
             f"--no-runtime: {named} of {n2}, nothing made")
-
 
 
 @test

@@ -17,7 +17,8 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so $(WL)/gapleaf_fp $(WL)/gapleaf \
 		   $(WL)/zerora $(WL)/coro $(WL)/deepserve $(WL)/scanleaf \
 		   $(WL)/swap $(WL)/libswap_a.so $(WL)/libswap_b.so $(WL)/swapexe_one $(WL)/swapexe_two $(WL)/nasmleaf \
-		   $(WL)/napper $(WL)/python3.11-hostile
+		   $(WL)/napper $(WL)/python3.11-hostile \
+		   $(WL)/rbhostile $(WL)/libruby-3.1-hostile.so
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
 # the integration test says when it is missing.
@@ -396,6 +397,21 @@ $(WL)/python3.11-hostile: tests/workloads/pyhostile.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(WL_CC) $(WL_FP) -rdynamic -pthread $< -o $@
+
+# A program profile takes for CRuby 3.1 (issue 29): it needs libruby-3.1-hostile.so, which
+# exports the data object ruby_current_vm_ptr (STT_OBJECT, .dynsym; and one function, for
+# CFI), and lays out the VM, its threads' control frames and iseqs as 3.1's, scribbled on by
+# another thread. Frame pointers: its rb_vm_exec is walked to. -fPIC: the pointer stays the
+# library's (no copy relocation into the program's .bss).
+$(WL)/libruby-3.1-hostile.so: tests/workloads/rbhostile.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(WL_CC) $(WL_FP) -DRBHOSTILE_LIB -fPIC -shared $< -o $@
+
+$(WL)/rbhostile: tests/workloads/rbhostile.c tests/workloads/spin.h $(WL)/libruby-3.1-hostile.so
+	$(call msg,CC,$@)
+	$(Q)$(WL_CC) $(WL_FP) -fPIC -rdynamic -pthread $< -L$(WL) -l:libruby-3.1-hostile.so \
+	    -Wl,-rpath,'$$ORIGIN' -o $@
 
 # lib/python's layout table as JSON, for tests/integration/pylayout_check.py (not a
 # workload: a helper of the integration tests, built with them).
