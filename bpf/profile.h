@@ -544,8 +544,15 @@ struct rb_offsets {
 struct rb_proc {
 	__u64 vm_ptr;		/* the address of ruby_current_vm_ptr (the VM: read at each
 				 * sample, not there before the VM is made) */
+	__s64 ec_tls;		/* where a thread's ruby_current_ec is from its fs base
+				 * (static TLS: the same in every thread), learnt by BPF from
+				 * the GVL holder's; 0: not yet */
+	__u32 learn;		/* tries at learning it (RB_LEARN_TRIES at most) */
+	__u32 pad;
 	struct rb_offsets off;
 };
+#define RB_LEARN_TRIES	16
+#define RB_TLS_WORDS	64	/* words below the fs base looked through for it */
 
 /* An iseq seen for the first time in a process (`events`; told apart by size and magic),
  * for userspace to read its names while the process lives. */

@@ -110,16 +110,40 @@ static long rb_step(__u64 i, void *arg)
 	return 0;
 }
 
+struct rb_learn {
+	__u64 fsbase, ec;
+	__s64 found;
+};
+
+/* bpf_loop's callback: the word I + 1 below the fs base, the GVL holder's ec? */
+static long rb_learn_step(__u64 i, void *arg)
+{
+	struct rb_learn *l = arg;
+	__u64 v = 0, at = l->fsbase - 8 * (i + 1);
+
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)at))
+		return 1;
+	if (v == l->ec) {
+		l->found = -(__s64)(8 * (i + 1));
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * The Ruby frames of the current thread (fs base FSBASE) of process TGID, when it is one
- * running CRuby and the thread holds the GVL, after RB_MARK behind the NR frames of ST (GEN:
- * the sample's). Returns how many. A global function: the verifier checks it once.
+ * running CRuby, after RB_MARK behind the NR frames of ST (GEN: the sample's). The thread's
+ * ec: its ruby_current_ec once its place in the static TLS is known (learnt from the GVL
+ * holder's: the word below its fs base that holds its ec), else the GVL holder's when it is
+ * this thread; a thread not holding the GVL gets RB_MARK_NOGVL. Returns how many. A global
+ * function: the verifier checks it once.
  */
 __noinline int rb_frames(struct ustack *st, __u32 tgid, __u64 fsbase, __u64 gen)
 {
-	const struct rb_proc *p = bpf_map_lookup_elem(&rb_procs, &tgid);
+	struct rb_proc *p = bpf_map_lookup_elem(&rb_procs, &tgid);
 	struct rb_walk w = { .st = st, .pid = tgid, .gen = gen };
-	__u64 vm = 0, ractor = 0, ec = 0, th = 0, id = 0, stack = 0, size = 0, idx;
+	__u64 vm = 0, ractor = 0, ec = 0, running = 0, th = 0, id = 0, stack = 0, size = 0, idx;
+	__u64 mark = RB_MARK;
 	__u32 n;
 
 	if (!p || !st)
@@ -128,12 +152,29 @@ __noinline int rb_frames(struct ustack *st, __u32 tgid, __u64 fsbase, __u64 gen)
 	if (bpf_probe_read_user(&vm, sizeof(vm), (void *)p->vm_ptr) || !vm ||
 	    bpf_probe_read_user(&ractor, sizeof(ractor), (void *)(vm + p->off.vm_main_ractor)) ||
 	    !ractor ||
-	    bpf_probe_read_user(&ec, sizeof(ec), (void *)(ractor + p->off.ractor_running_ec)) ||
-	    !ec ||
+	    bpf_probe_read_user(&running, sizeof(running),
+				(void *)(ractor + p->off.ractor_running_ec)))
+		return 0;
+	ec = running;
+	if (p->ec_tls && bpf_probe_read_user(&ec, sizeof(ec), (void *)(fsbase + p->ec_tls)))
+		return 0;
+	if (!ec ||
 	    bpf_probe_read_user(&th, sizeof(th), (void *)(ec + p->off.ec_thread)) || !th ||
 	    bpf_probe_read_user(&id, sizeof(id), (void *)(th + p->off.thread_pthread)) ||
-	    id != fsbase ||
-	    bpf_probe_read_user(&stack, sizeof(stack), (void *)(ec + p->off.ec_vm_stack)) ||
+	    id != fsbase)
+		return 0;
+	if (ec != running)
+		mark |= RB_MARK_NOGVL;
+	/* The GVL holder, this thread: where its ec is kept, learnt (once a process). */
+	if (!p->ec_tls && p->learn < RB_LEARN_TRIES) {
+		struct rb_learn l = { .fsbase = fsbase, .ec = ec };
+
+		p->learn++;
+		bpf_loop(RB_TLS_WORDS, rb_learn_step, &l, 0);
+		if (l.found)
+			p->ec_tls = l.found;
+	}
+	if (bpf_probe_read_user(&stack, sizeof(stack), (void *)(ec + p->off.ec_vm_stack)) ||
 	    bpf_probe_read_user(&size, sizeof(size), (void *)(ec + p->off.ec_vm_stack_size)) ||
 	    bpf_probe_read_user(&w.cfp, sizeof(w.cfp), (void *)(ec + p->off.ec_cfp)))
 		return 0;
@@ -148,7 +189,7 @@ __noinline int rb_frames(struct ustack *st, __u32 tgid, __u64 fsbase, __u64 gen)
 	asm volatile("" : "+r"(idx));
 	if (idx >= PROFILE_MAX_DEPTH)
 		return 0;
-	st->ips[idx] = RB_MARK;
+	st->ips[idx] = mark;
 	st->nr = n + 1;
 	bpf_loop(RB_MAX_FRAMES, rb_step, &w, 0);
 	if (st->nr == n + 1) {
@@ -157,7 +198,7 @@ __noinline int rb_frames(struct ustack *st, __u32 tgid, __u64 fsbase, __u64 gen)
 	}
 	/* Control frames past what was read: the outer ones are not there. */
 	if (w.cfp && w.cfp < w.end)
-		st->ips[idx] = RB_MARK | RB_MARK_CUT;
+		st->ips[idx] = mark | RB_MARK_CUT;
 	return (int)(st->nr - n - 1);
 }
 

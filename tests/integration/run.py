@@ -4317,6 +4317,18 @@ def ruby_frames_read_at_the_sample():
         whole = sum(c for f, c in stacks if want[-1] in f)
         expect(whole >= 0.3 * ran, f"{how}: the chain's leaf block in {whole} of {ran}")
         notes.append(f"{how} {100.0 * ok / ran:.1f}% of {ran}")
+    # A thread that does not hold the GVL (asleep, here) has its Ruby frames too: its ec
+    # from its thread-local ruby_current_ec, whose place BPF learns from the GVL holder's.
+    # Before: none for it (its rb_vm_exec frames as they were).
+    naps, _, _ = run_profile(["-F", "499", "--off-cpu", "--", ruby, "--disable-gems", script,
+                              "2", "nap"])
+    # (--off-cpu's counts: microseconds off the CPU.)
+    waits = [(f, c) for f, c in naps if "pthread_cond_timedwait" in f or "[off-cpu]" in f]
+    napped = sum(c for f, c in naps if f"nap (rbchain.rb:{lines['nap']})" in f and
+                 any(x.startswith("block in <main> (rbchain.rb:") for x in f))
+    expect(napped >= 1e6, f"--off-cpu: {napped / 1e6:.2f} s of the napping thread's waits "
+           f"under nap (rbchain.rb:{lines['nap']}): {sorted(waits, key=lambda x: -x[1])[:2]}")
+    notes.append(f"--off-cpu: {napped / 1e6:.2f} s of naps under nap")
     plain, _, _ = run_profile(["-F", "499", "--no-runtime", "--", ruby, "--disable-gems",
                                script, "1"])
     named = sum(c for f, c in plain if any("(rbchain.rb:" in x for x in f))
