@@ -421,6 +421,7 @@ struct proc_tabs {
 #define PY_NO_FIELD	0xffff
 #define PY_MAX_FRAMES	48	/* Python frames read per sample */
 #define PY_MAX_THREADS	64	/* thread states looked through for the sampled thread */
+#define PY_CODE_SIG	96	/* bytes of a code object read from co_firstlineno on */
 
 /* How a version keeps its frames (py_offsets.model). */
 enum py_model {
@@ -445,6 +446,10 @@ struct py_offsets {
 	__u16 frame_entry;		/* .is_entry (3.11), .owner (3.12 on): one byte */
 	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive (3.11 on) */
 	__u16 code_firstlineno;		/* PyCodeObject.co_firstlineno (int) */
+	__u16 code_sig_name;		/* its qualified name's (or name's) pointer, and */
+	__u16 code_sig_file;		/* its file name's: read with the first line, within
+					 * PY_CODE_SIG bytes of it, as the object's signature
+					 * (collect/python.c sets them; PY_NO_FIELD: not) */
 	__u8 model;			/* enum py_model */
 	__u8 owner_cstack;		/* .owner's FRAME_OWNED_BY_CSTACK (3.12 on) */
 	__u16 pad;

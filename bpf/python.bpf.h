@@ -102,7 +102,8 @@ struct py_walk {
 };
 
 /* The code object CODE of process W->pid sent to userspace, unless it was (with the same
- * first line: another one in a freed one's place is sent again). */
+ * signature: its first line, and the addresses of its name and file name: another one in a
+ * freed one's place is sent again). */
 static __always_inline void py_announce(struct py_walk *w, __u64 code)
 {
 	struct py_code_key k = { .pid = w->pid, .code = code };
@@ -110,11 +111,30 @@ static __always_inline void py_announce(struct py_walk *w, __u64 code)
 				    .gen = w->gen };
 	struct py_scratch *sc = w->sc;
 	__u32 slot = (code >> 4) & (PY_RECENT - 1);
+	const struct py_offsets *o = w->o;
 	__u32 now = period;
 	__s32 line = 0;
-	__u64 sig, *known;
+	__u64 sig, *known, a = 0;
 
-	bpf_probe_read_user(&line, sizeof(line), (void *)(code + w->o->code_firstlineno));
+	/* (The frame's bytes in SC were taken: its buffer holds the code object's now.) */
+	if (sc && !bpf_probe_read_user((void *)sc->frame, PY_CODE_SIG,
+				       (void *)(code + o->code_firstlineno))) {
+		line = *(const __s32 *)sc->frame;
+		if (o->code_sig_name != PY_NO_FIELD && o->code_sig_name > o->code_firstlineno) {
+			a = (__u64)(o->code_sig_name - o->code_firstlineno);
+			asm volatile("" : "+r"(a));
+			if (a <= PY_CODE_SIG - 8)
+				line ^= (__s32)(*(const __u64 *)&sc->frame[a & (PY_FRAME_BUF - 1)] >> 4);
+		}
+		if (o->code_sig_file != PY_NO_FIELD && o->code_sig_file > o->code_firstlineno) {
+			a = (__u64)(o->code_sig_file - o->code_firstlineno);
+			asm volatile("" : "+r"(a));
+			if (a <= PY_CODE_SIG - 8)
+				line ^= (__s32)(*(const __u64 *)&sc->frame[a & (PY_FRAME_BUF - 1)] >> 7);
+		}
+	} else {
+		bpf_probe_read_user(&line, sizeof(line), (void *)(code + o->code_firstlineno));
+	}
 	if (sc && sc->code[slot] == code && sc->pid[slot] == w->pid && sc->line[slot] == line &&
 	    sc->period[slot] == now)
 		return;

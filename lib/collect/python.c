@@ -183,8 +183,17 @@ static void describe(struct session *s, pid_t pid, bool ruby)
 
 		err = bpf_map_update_elem(fd, &key, &e, BPF_ANY);
 	} else {
-		struct py_proc e = { .runtime = found.addr,
-				     .off = ((const struct py_layout *)found.l)->bpf };
+		const struct py_layout *l = found.l;
+		struct py_proc e = { .runtime = found.addr, .off = l->bpf };
+		uint16_t nm = l->code_qualname != PY_NO_FIELD ? l->code_qualname : l->code_name;
+
+		/* The signature BPF checks a code object by: its name's and file name's
+		 * addresses too, when they are within PY_CODE_SIG bytes of its first line. */
+		e.off.code_sig_name = nm > l->code_firstlineno &&
+				      nm - l->code_firstlineno <= PY_CODE_SIG - 8 ? nm : PY_NO_FIELD;
+		e.off.code_sig_file = l->code_filename > l->code_firstlineno &&
+				      l->code_filename - l->code_firstlineno <= PY_CODE_SIG - 8 ?
+				      l->code_filename : PY_NO_FIELD;
 
 		err = bpf_map_update_elem(fd, &key, &e, BPF_ANY);
 	}

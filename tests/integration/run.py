@@ -4438,7 +4438,7 @@ PY_UNREADABLE = "[python: unreadable]"
 
 def pyhostile_names():
     """What tests/workloads/pyhostile.c's fake code objects may be written as in folded
-    output, as profile reads them (qualified name, else name; each str cut at 511 bytes of
+    output, as profile reads them (qualified name, else name; each str cut at 1023 bytes of
     UTF-8, a lone surrogate or NUL as U+FFFD), then folded's escapes (';' as ':', control
     characters as '?'): the name alone, or with its file's base name and one of the lines its
     line table gives."""
@@ -4450,7 +4450,7 @@ def pyhostile_names():
         for ch in s:
             c = ord(ch)
             c = 0xfffd if c == 0 or 0xd800 <= c <= 0xdfff else c
-            if len(out.encode()) + len(chr(c).encode()) > 511:
+            if len(out.encode()) + len(chr(c).encode()) > 1023:
                 break
             out += chr(c)
         return out
