@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
- * collect/python: processes running CPython, and the names of their Python frames.
+ * collect/python: processes running an interpreter whose frames BPF reads (CPython 3.8-3.13,
+ * CRuby 3.1), and the names of those frames.
  *
- * A described process that maps a file named *python* whose table found _PyRuntime
- * (unwind/utab's py_runtime) gets a `py_procs` entry: that address and its version's layout
- * (python/pylayout: the version from the file's name, python3.N or libpython3.N). BPF then
- * reads each sample's Python frames behind its native ones (bpf/python.bpf.h) and sends each
- * code object it meets first in a process; its names (qualified name, file, line table,
- * first line) are read here from the process's memory as they come, while it lives, bounded
- * at every step: a code object whose memory cannot be read, or does not look like one, is
- * `[python: unreadable]`. At the end the model (model.c) puts each stack's Python frames in
- * place of the interpreter's frames that ran them (python__merge).
+ * A described process that maps a file named python3.N / libpython3.N whose table found
+ * _PyRuntime (unwind/utab's py_runtime) gets a `py_procs` entry: that address and its
+ * version's python/pylayout offsets; one that maps libruby-3.N with ruby_current_vm_ptr
+ * (rb_vm_ptr) an `rb_procs` entry with ruby/rblayout's. BPF then reads each sample's
+ * frames behind its native ones (bpf/python.bpf.h, ruby.bpf.h) and sends each code object
+ * (iseq) it meets first in a process. Their bytes are read here from the process's memory
+ * as they come, while it lives (the object, the str/String objects of its names, its line
+ * table), sized by their headers and bounded, never decoded: the worker decodes them
+ * (symbolizer__python) for the instructions the stacks hold when a profile is made; a code
+ * object whose memory cannot be read is unreadable. In continuous mode they are kept a
+ * period (BPF sends each again in the next). The model (model.c's python_merge) puts each
+ * stack's interpreter frames in place of the interpreter's loop frames that ran them.
  */
 #include <errno.h>
 #include <stdio.h>
