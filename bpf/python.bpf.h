@@ -5,8 +5,9 @@
  * the thread (found by its pthread_t, the fs base, in the interpreter's list; kept per thread
  * in `py_tstates`), then its frame chain, each frame's code object and instruction. Every
  * read is bounded and may fail: a frame that cannot be read ends the Python frames there
- * (userspace marks what that means). Code objects new to a process are sent to userspace
- * once (`py_codes`), which reads their names while the process lives. Included by
+ * (marked PY_MARK_CUT). Code objects new to a process are sent to userspace once a period
+ * (`py_codes`, by their signature: first line, name and file name pointers), which reads
+ * their bytes while the process lives. Included by
  * profile.bpf.c only.
  */
 #ifndef PROFILE_PYTHON_BPF_H

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The Ruby control frames of the sampled thread, read as the sample is taken (CRuby 3.1:
- * struct rb_offsets, bpf/profile.h): the ec of the thread holding the GVL, when that thread
- * is the sampled one (its pthread_t is the fs base), then its control frames from cfp up to
- * the last before the end of its VM stack. A Ruby frame (an iseq and a pc) is one word: the
+ * struct rb_offsets, bpf/profile.h): the thread's ec (its thread-local ruby_current_ec once
+ * its place is learnt, else the GVL holder's), when its thread is the sampled one (its
+ * pthread_t is the fs base), then its control frames from cfp up to the last before the
+ * end of its VM stack. A Ruby frame (an iseq and a pc) is one word: the
  * iseq's address, 16 bits of pc / 8 and RB_WORD_ENTRY for the first frame of a run of the
  * VM's loop (VM_FRAME_FLAG_FINISH); a C method's frame is its method entry with
  * RB_WORD_CFUNC; other frames are not kept. Iseqs new to a process are sent once
- * (`rb_iseqs`, with their first line: one in a freed one's place is sent again). Every read
+ * (`rb_iseqs`, with their body, first line and the period: one in a freed one's place is
+ * sent again, and each in each period). Every read
  * may fail: a frame that cannot be read ends the Ruby frames there. Included by
  * profile.bpf.c only.
  */
