@@ -5141,29 +5141,36 @@ def jvm_map_written_anew_keeps_freed_methods_named():
         # end, when Alpha's lines are gone from its map; the worker read the first map as
         # jitwatch found it (symbolizer__perfmap_early): Alpha's samples keep its name.
         # Before: 0 named, 653 [unknown].
-        one_a, one_b = stop_a + "1", stop_b + "1"
-        jvm = subprocess.Popen([java, f"-Dstop.alpha={one_a}", f"-Dstop.beta={one_b}", "-cp",
-                                d, "Unload", d], cwd=d, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
-        time.sleep(1.5)
-        log1 = os.path.join(d, "one.err")
-        with open(log1, "w") as errf:
-            prof = subprocess.Popen([os.path.abspath(profile_bin()), "-v", "-F", "499", "-p",
-                                     str(jvm.pid), "-d", "4", "-o",
-                                     os.path.join(d, "one.folded")],
-                                    stdout=subprocess.DEVNULL, stderr=errf)
-        deadline = time.time() + 60
-        while "sampling on" not in open(log1).read():
-            expect(prof.poll() is None and time.time() < deadline,
-                   f"profile did not start: {open(log1).read()[-400:]!r}")
-            time.sleep(0.05)
-        time.sleep(1.5)
-        open(one_a, "w").close()
-        rc = prof.wait(timeout=120)
-        expect(rc == 0, f"one period: profile exited {rc}: {open(log1).read()[-400:]!r}")
-        open(one_b, "w").close()
-        said = jvm.communicate(timeout=30)[0]
-        expect("unloaded true" in said, f"one period: Alpha was not unloaded: {said!r}")
+        def phase(tag, stop_a, stop_b, args):
+            """A JVM running Alpha, then Beta once STOP_A is made, profiled with -p and
+            ARGS (Alpha stopped 1.5 s into sampling): profile's stderr."""
+            nonlocal jvm, prof
+            jvm = subprocess.Popen([java, f"-Dstop.alpha={stop_a}", f"-Dstop.beta={stop_b}",
+                                    "-cp", d, "Unload", d], cwd=d, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True)
+            time.sleep(1.5)
+            expect(jvm.poll() is None, f"{tag}: the JVM ended early")
+            log = os.path.join(d, tag + ".err")
+            with open(log, "w") as errf:
+                prof = subprocess.Popen([os.path.abspath(profile_bin()), "-v", "-F", "499",
+                                         "-p", str(jvm.pid)] + args,
+                                        stdout=subprocess.DEVNULL, stderr=errf)
+            deadline = time.time() + 60
+            while "sampling on" not in open(log).read():
+                expect(prof.poll() is None and time.time() < deadline,
+                       f"{tag}: profile did not start: {open(log).read()[-400:]!r}")
+                time.sleep(0.05)
+            time.sleep(1.5)
+            open(stop_a, "w").close()
+            rc = prof.wait(timeout=120)
+            err = open(log).read()
+            expect(rc == 0, f"{tag}: profile exited {rc}: {err[-400:]!r}")
+            open(stop_b, "w").close()
+            said = jvm.communicate(timeout=30)[0]
+            expect("unloaded true" in said, f"{tag}: Alpha was not unloaded: {said!r}")
+            return err
+
+        phase("one", stop_a + "1", stop_b + "1", ["-d", "4", "-o", os.path.join(d, "one.folded")])
         with open(os.path.join(d, "one.folded")) as f:
             one = parse_folded(f.read())
         o_alpha, o_beta, o_unknown = (
@@ -5172,31 +5179,8 @@ def jvm_map_written_anew_keeps_freed_methods_named():
         expect(o_alpha >= 100 and o_beta >= 100 and
                o_unknown <= 0.05 * (o_alpha + o_beta + o_unknown),
                f"one period: Alpha named in {o_alpha}, Beta in {o_beta}, [unknown] {o_unknown}")
-        jvm = prof = None
-        jvm = subprocess.Popen([java, f"-Dstop.alpha={stop_a}",
-                                f"-Dstop.beta={stop_b}", "-cp", d, "Unload", d], cwd=d,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        time.sleep(1.5)
-        expect(jvm.poll() is None, "the JVM ended early")
-        log = os.path.join(d, "profile.err")
-        with open(log, "w") as errf:
-            prof = subprocess.Popen([os.path.abspath(profile_bin()), "-v", "-F", "499", "-p",
-                                     str(jvm.pid), "--every", "1", "-d", "5", "-o",
-                                     os.path.join(out, "p-%s.folded")],
-                                    stdout=subprocess.DEVNULL, stderr=errf)
-        deadline = time.time() + 60
-        while "sampling on" not in open(log).read():
-            expect(prof.poll() is None and time.time() < deadline,
-                   f"profile did not start: {open(log).read()[-400:]!r}")
-            time.sleep(0.05)
-        time.sleep(1.5)
-        open(stop_a, "w").close()
-        rc = prof.wait(timeout=120)
-        err = open(log).read()
-        expect(rc == 0, f"profile exited {rc}: {err[-400:]!r}")
-        open(stop_b, "w").close()
-        said = jvm.communicate(timeout=30)[0]
-        expect("unloaded true" in said, f"Alpha was not unloaded: {said!r}")
+        err = phase("every", stop_a, stop_b, ["--every", "1", "-d", "5", "-o",
+                                                os.path.join(out, "p-%s.folded")])
         files = period_files(out)
         expect(4 <= len(files) <= 6, f"{len(files)} period files: {[n for n, _ in files]}")
 
