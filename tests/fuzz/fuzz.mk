@@ -11,10 +11,13 @@ FUZZ_SECONDS	?= 60
 FUZZ_TEST_SECONDS ?= 10
 
 FUZZ_TARGETS	:= procmaps kallsyms perfmap dso flamegraph cfi pprof debugfile compressed sandbox \
-		   utab
+		   utab interp
 fuzz_srcs_procmaps	:= lib/proc/procmaps.c lib/base/limits.c
 fuzz_srcs_kallsyms	:= lib/symbolize/kallsyms.c
 fuzz_srcs_perfmap	:= lib/symbolize/perfmap.c lib/base/fileio.c lib/base/limits.c lib/proc/ns.c
+# What the worker decodes of CPython's and CRuby's objects read from a process.
+fuzz_srcs_interp	:= lib/python/pylayout.c lib/python/pyline.c lib/python/pystr.c \
+			   lib/ruby/rblayout.c lib/ruby/rbline.c lib/ruby/rbstr.c
 # The worker's messages, both ways (lib/sandbox/proto.c).
 fuzz_srcs_sandbox	:= lib/sandbox/proto.c
 fuzz_srcs_cfi		:= lib/unwind/cfi.c lib/unwind/frames.c lib/unwind/frames_go.c lib/dso/x86.c \
