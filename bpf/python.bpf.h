@@ -46,6 +46,28 @@ struct {
 	__type(value, __u64);
 } py_codes SEC(".maps");
 
+/* WORD after the frames of ST (python.bpf.h's and ruby.bpf.h's words): false when ST is full. */
+static __always_inline bool ustack_push(struct ustack *st, __u64 word)
+{
+	__u64 idx = st->nr;
+
+	/* (A bound the compiler keeps as written: the verifier checks this register.) */
+	asm volatile("" : "+r"(idx));
+	if (idx >= PROFILE_MAX_DEPTH)
+		return false;
+	st->ips[idx] = word;
+	st->nr = idx + 1;
+	return true;
+}
+
+/* BITS set in ST's frame I (a word pushed before). */
+static __always_inline void ustack_or(struct ustack *st, __u64 i, __u64 bits)
+{
+	asm volatile("" : "+r"(i));
+	if (i < PROFILE_MAX_DEPTH)
+		st->ips[i] |= bits;
+}
+
 struct py_find {
 	const struct py_offsets *o;
 	__u64 ts;		/* the thread state looked at, then the one found (0: none) */
@@ -182,7 +204,7 @@ static long py_step(__u64 i, void *arg)
 	const struct py_offsets *o = w->o;
 	struct ustack *st = w->st;
 	const struct py_scratch *sc;
-	__u64 frame = w->frame, code = 0, prev = 0, instr = 0, unit = PY_UNIT_UNKNOWN, idx;
+	__u64 frame = w->frame, code = 0, prev = 0, instr = 0, unit = PY_UNIT_UNKNOWN;
 	__s32 lasti = -1;
 	__u8 entry = 0;
 	__u32 n;
@@ -204,12 +226,8 @@ static long py_step(__u64 i, void *arg)
 	if (o->model >= PY_MODEL_SHIM_PREV && entry == o->owner_cstack) {
 		/* The interpreter's loop began below: the frame before this one was the
 		 * first it ran. */
-		if (n > w->first && n - 1 < PROFILE_MAX_DEPTH) {
-			idx = n - 1;
-			asm volatile("" : "+r"(idx));
-			if (idx < PROFILE_MAX_DEPTH)
-				st->ips[idx] |= PY_WORD_ENTRY;
-		}
+		if (n > w->first)
+			ustack_or(st, n - 1, PY_WORD_ENTRY);
 		return 0;
 	}
 	if (!code || (code & 7))
@@ -239,13 +257,8 @@ static long py_step(__u64 i, void *arg)
 	else if (unit == PY_UNIT_BEFORE_FIRST && !(lasti < 0 || instr < code + o->code_adaptive))
 		unit = PY_UNIT_UNKNOWN;	/* (a real instruction that far: not known) */
 	py_announce(w, code);
-	idx = n;
-	asm volatile("" : "+r"(idx));
-	if (idx >= PROFILE_MAX_DEPTH)
-		return 1;
-	st->ips[idx] = (code & PY_WORD_ADDR) | unit << PY_UNIT_SHIFT | (entry ? PY_WORD_ENTRY : 0);
-	st->nr = n + 1;
-	return 0;
+	return ustack_push(st, (code & PY_WORD_ADDR) | unit << PY_UNIT_SHIFT |
+			       (entry ? PY_WORD_ENTRY : 0)) ? 0 : 1;
 }
 
 /* The thread state of the thread whose fs base is FSBASE (kernel tid KTID) in process P, or 0. */
@@ -278,7 +291,7 @@ __noinline int py_frames(struct ustack *st, __u32 tgid, __u32 ktid, __u64 fsbase
 {
 	const struct py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct py_walk w = { .st = st, .pid = tgid, .gen = gen };
-	__u64 ts, frame = 0, idx;
+	__u64 ts, frame = 0;
 	__u32 n, zero = 0;
 
 	if (!p || !st)
@@ -293,14 +306,8 @@ __noinline int py_frames(struct ustack *st, __u32 tgid, __u32 ktid, __u64 fsbase
 				(void *)(frame + p->off.cframe_current_frame)))
 		return 0;
 	n = st->nr;
-	if (!frame || n + 1 >= PROFILE_MAX_DEPTH)
+	if (!frame || n + 1 >= PROFILE_MAX_DEPTH || !ustack_push(st, PY_MARK))
 		return 0;
-	idx = n;
-	asm volatile("" : "+r"(idx));
-	if (idx >= PROFILE_MAX_DEPTH)
-		return 0;
-	st->ips[idx] = PY_MARK;
-	st->nr = n + 1;
 	w.first = n + 1;
 	w.frame = frame;
 	bpf_loop(PY_MAX_FRAMES, py_step, &w, 0);
@@ -310,7 +317,7 @@ __noinline int py_frames(struct ustack *st, __u32 tgid, __u32 ktid, __u64 fsbase
 	}
 	/* The chain went on past what was read: its outer frames are not there. */
 	if (w.frame)
-		st->ips[idx] = PY_MARK | PY_MARK_CUT;
+		ustack_or(st, n, PY_MARK_CUT);
 	return (int)(st->nr - n - 1);
 }
 

@@ -75,7 +75,7 @@ static long rb_step(__u64 i, void *arg)
 	struct rb_walk *w = arg;
 	const struct rb_offsets *o = w->o;
 	struct ustack *st = w->st;
-	__u64 cfp = w->cfp, pc = 0, iseq = 0, ep = 0, ep0 = 0, me = 0, word = 0, idx;
+	__u64 cfp = w->cfp, pc = 0, iseq = 0, ep = 0, ep0 = 0, me = 0, word = 0;
 	__u32 n;
 
 	if (!st || !cfp || cfp >= w->end)
@@ -103,13 +103,7 @@ static long rb_step(__u64 i, void *arg)
 	} else {
 		return 0;
 	}
-	idx = n;
-	asm volatile("" : "+r"(idx));
-	if (idx >= PROFILE_MAX_DEPTH)
-		return 1;
-	st->ips[idx] = word;
-	st->nr = n + 1;
-	return 0;
+	return ustack_push(st, word) ? 0 : 1;
 }
 
 struct rb_learn {
@@ -144,7 +138,7 @@ __noinline int rb_frames(struct ustack *st, __u32 tgid, __u64 fsbase, __u64 gen)
 {
 	struct rb_proc *p = bpf_map_lookup_elem(&rb_procs, &tgid);
 	struct rb_walk w = { .st = st, .pid = tgid, .gen = gen };
-	__u64 vm = 0, ractor = 0, ec = 0, running = 0, th = 0, id = 0, stack = 0, size = 0, idx;
+	__u64 vm = 0, ractor = 0, ec = 0, running = 0, th = 0, id = 0, stack = 0, size = 0;
 	__u64 mark = RB_MARK;
 	__u32 n;
 
@@ -185,14 +179,8 @@ __noinline int rb_frames(struct ustack *st, __u32 tgid, __u64 fsbase, __u64 gen)
 		return 0;
 	w.end = stack + size * 8 - p->off.cfp_size;
 	n = st->nr;
-	if (!w.cfp || w.cfp >= w.end || n + 1 >= PROFILE_MAX_DEPTH)
+	if (!w.cfp || w.cfp >= w.end || n + 1 >= PROFILE_MAX_DEPTH || !ustack_push(st, mark))
 		return 0;
-	idx = n;
-	asm volatile("" : "+r"(idx));
-	if (idx >= PROFILE_MAX_DEPTH)
-		return 0;
-	st->ips[idx] = mark;
-	st->nr = n + 1;
 	bpf_loop(RB_MAX_FRAMES, rb_step, &w, 0);
 	if (st->nr == n + 1) {
 		st->nr = n;	/* none read */
@@ -200,7 +188,7 @@ __noinline int rb_frames(struct ustack *st, __u32 tgid, __u64 fsbase, __u64 gen)
 	}
 	/* Control frames past what was read: the outer ones are not there. */
 	if (w.cfp && w.cfp < w.end)
-		st->ips[idx] = mark | RB_MARK_CUT;
+		ustack_or(st, n, RB_MARK_CUT);
 	return (int)(st->nr - n - 1);
 }
 
