@@ -5214,8 +5214,6 @@ def jvm_map_written_anew_keeps_freed_methods_named():
             for f in jvm_files(jvm.pid):
                 os.unlink(f)
         shutil.rmtree(d, ignore_errors=True)
-    return (f"Alpha {alpha}, Beta {beta}, [unknown] {unknown} samples in {len(files)} "
-            f"periods {per}")
 
 
 @test
