@@ -122,22 +122,66 @@ def samples_in_stats(map_id):
     return None
 
 
-def proc_cpu(pid):
-    """CPU seconds (user + system) of process PID and its children now alive (profile's
-    worker), from /proc; 0 for what cannot be read."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
+def family(pid):
+    """Process PID and its children now alive (profile's worker, fetcher, helpers)."""
+    pids = [pid]
     for d in os.listdir("/proc"):
-        if not d.isdigit():
+        if not d.isdigit() or int(d) == pid:
             continue
         try:
             with open(f"/proc/{d}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    pids.append(int(d))
+        except (OSError, ValueError, IndexError):
+            continue
+    return pids
+
+
+def task_cpu(pids):
+    """{(pid, tid): (name, CPU seconds)} of every thread of PIDS, from their schedstat (ns:
+    /proc/PID/stat's ticks are 10 ms, as much as a second of profile's steady work)."""
+    out = {}
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
         except OSError:
             continue
-        if int(d) == pid or int(fields[1]) == pid:
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    ns = int(f.read().split()[0])
+                with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                    name = f.read().strip()
+            except (OSError, ValueError, IndexError):
+                continue
+            out[(pid, int(tid))] = (name, ns / 1e9)
+    return out
+
+
+def proc_cpu(pid):
+    """CPU seconds of process PID and its children now alive (profile's worker), from
+    /proc; 0 for what cannot be read."""
+    return sum(v[1] for v in task_cpu(family(pid)).values())
+
+
+def settle(p, pid, limit, step=0.5, quiet=0.0005):
+    """Wait, up to LIMIT seconds, until profile (PID, process P) is done with its start-up
+    work: its thread reading the kernel's names (profile-ksyms, at idle priority) gone and
+    its worker using under QUIET seconds of CPU a second (it parses the files it was
+    handed at idle priority while sampling begins). Returns the seconds waited and the CPU
+    seconds that work took meanwhile, or None for the seconds when it did not settle."""
+    t0 = time.monotonic()
+    c0 = proc_cpu(pid)
+    last = None
+    while p.poll() is None and time.monotonic() - t0 < limit:
+        tasks = task_cpu(family(pid))
+        busy = any(v[0] == "profile-ksyms" for v in tasks.values())
+        worker = sum(v[1] for k, v in tasks.items() if k[0] != pid)
+        if last is not None and not busy and (worker - last) / step < quiet:
+            return time.monotonic() - t0, proc_cpu(pid) - c0
+        last = worker
+        time.sleep(step)
+    return None, proc_cpu(pid) - c0
 
 
 def snapshot(prog_id, map_id, pid=None):
@@ -149,10 +193,13 @@ def snapshot(prog_id, map_id, pid=None):
             proc_cpu(pid) if pid else None)
 
 
-def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None):
+def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None, settle_limit=0):
     """Run the profiler ARGV (ENV: variables added); return (per-run ns list, per-sample ns
     list, totals, exit code, CPU seconds a second of it and its worker while sampling),
-    stderr."""
+    stderr. SETTLE_LIMIT: the window begins once profile's start-up work is done (settle(),
+    at most that many seconds), and profile is stopped (SIGINT) when it ends: ARGV's -d must
+    leave room for both; totals then say how long that took ("settle", None when it did
+    not) and its CPU ("settle_cpu")."""
     before = max_prog_id()
     t0 = time.monotonic()
     # One stream: bcc's profile says why it failed on stdout, profile -v on stderr.
@@ -172,6 +219,11 @@ def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None):
         return None, err
     map_id = stats_map_id(prog) if prog_name == "do_sample" else None
     t_attach = time.monotonic()
+    settled = None
+    if settle_limit and prog_name == "do_sample":
+        time.sleep(warmup)
+        settled = settle(p, p.pid, settle_limit)
+        t_attach = time.monotonic() - warmup
     snaps = []
     next_at = t_attach + warmup
     while p.poll() is None:
@@ -184,7 +236,7 @@ def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None):
             if now - t_attach > seconds - 0.3:
                 break
         time.sleep(0.02)
-    if prog_name != "do_sample" and p.poll() is None:
+    if (prog_name != "do_sample" or settled) and p.poll() is None:
         p.send_signal(2)  # bcc's profile stops on SIGINT too
     try:
         err, _ = p.communicate(timeout=120)
@@ -209,6 +261,8 @@ def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None):
                    samples=(b[3] - a[3]) if a[3] is not None and b[3] is not None else None)
     if tot is not None:
         tot["t0"], tot["t1"] = snaps[0][0], snaps[-1][0]
+        if settled:
+            tot["settle"], tot["settle_cpu"] = settled
     return (per_run, per_sample, tot, p.returncode, cpu), err
 
 
@@ -236,6 +290,16 @@ class Ticks:
         return (inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0])
 
 
+def settled_note(tot):
+    """What the round line says of the start-up work waited for."""
+    if not tot or "settle" not in tot:
+        return ""
+    if tot["settle"] is None:
+        return f"  (start-up work not done in --settle: {1000 * tot['settle_cpu']:.0f} ms CPU)"
+    return (f"  (start-up work done {tot['settle']:.1f} s in: "
+            f"{1000 * tot['settle_cpu']:.0f} ms CPU)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build", help="build directory (default: build)")
@@ -244,6 +308,10 @@ def main():
     ap.add_argument("--interval", type=float, default=1.0, help="seconds between readings")
     ap.add_argument("--rounds", type=int, default=2, help="rounds (default 2)")
     ap.add_argument("--quick", action="store_true", help="1 round of 5 s")
+    ap.add_argument("--settle", type=float, default=30,
+                    help="at most this many seconds for profile's start-up work (the "
+                         "kernel's names, the files' symbols, at idle priority) before the "
+                         "window (default 30; 0: the window begins a second in)")
     ap.add_argument("--bcc", dest="bcc", action="store_true", default=None,
                     help=f"also measure bcc's profile ({BCC_PROFILE})")
     ap.add_argument("--no-bcc", dest="bcc", action="store_false")
@@ -270,7 +338,7 @@ def main():
     no_tab = {"PROFILE_NO_TABLE_WALK": "1"}
     deep = os.path.join(args.build, "tests", "workloads", "recurse")
     xz_in = os.path.join(args.build, "bench", "xz-input")
-    long = str(int(args.duration) + 30)
+    long = str(int(args.duration + args.settle) + 30)
     configs = [("fp", "frame pointers (fixedwork_fp, auto)", [fp, "1000000"], [], None),
                ("tables", "unwind tables in BPF (fixedwork_nofp, auto)", [nofp, "1000000"],
                 [], None),
@@ -354,9 +422,11 @@ def main():
                         rates.setdefault(key, []).append(rate)
                         print(f"  round {i + 1} {key:8} {rate or 0:.0f} calls/s", flush=True)
                         continue
-                    r, err = measure([profile, "-v", "-F", hz, "-p", str(t.pid), "-d", secs,
-                                      "-o", "/dev/null"] + extra, "do_sample", args.duration,
-                                     args.interval, env=dict(env or {}, **times_env))
+                    r, err = measure([profile, "-v", "-F", hz, "-p", str(t.pid), "-d",
+                                      f"{args.duration + args.settle + 5:g}", "-o",
+                                      "/dev/null"] + extra, "do_sample", args.duration,
+                                     args.interval, env=dict(env or {}, **times_env),
+                                     settle_limit=args.settle)
                 finally:
                     t.kill()
                     t.wait()
@@ -381,6 +451,8 @@ def main():
                       f"({tot['runs'] if tot else 0} runs, {tot['samples'] if tot else 0} "
                       f"target samples in the window; profile: "
                       f"{m.group(1) if m else '?'} samples)"
+                      f"{f'  P50 {pt.group(1)} P90 {pt.group(2)} ns' if pt else ''}"
+                      f"{settled_note(tot)}"
                       f"{f'  {rate:.0f} calls/s' if rate else ''}", flush=True)
             if args.bcc:
                 t = subprocess.Popen([fp, "1000000"], stdout=subprocess.DEVNULL)

@@ -47,8 +47,9 @@ bool pids_spill;
 /* Set by userspace when it sleeps for longer than its 20 ms (no records for a while): the next
  * record wakes it. */
 bool wake_user;
-/* Bumped after every change to `procs` (by userspace too): per-CPU copies of older
- * generations are stale. */
+/* Bumped after every change to `procs`, `proc_tabs`, `incarns`' gens or the files' tables
+ * (by userspace too: session__bpf_changed): per-CPU copies (`cur_proc`) and cached rows
+ * (`rcache`) of older generations are stale. */
 __u64 procs_gen;
 /* Continuous mode (--every): the number of the period being sampled, advanced by userspace
  * at each period's end. A sample counts in the maps of its period's parity (the `cached`

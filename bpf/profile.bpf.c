@@ -119,7 +119,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 	if (!op)
 		stat_inc(STAT_SAMPLES);
 	key.period = period & 1;
-	pr = current_proc(tgid, task, &key.gen);
+	pr = current_proc(tgid, task, &key.gen, &at.gen);
 	/* Thread names can change any time (pthread_setname_np). */
 	if ((per_thread || timeline) && tid != tgid)
 		remember_comm(tid, task);
@@ -157,6 +157,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 
 				ts = bpf_map_lookup_elem(&tscratch, &zero);
 				at.r = regs;
+				at.cache = op ? RCACHE_SWITCH : RCACHE_SAMPLE;
 				te = ts ? tab_walk(&at, pr, ts, tgid, win != NULL) : TAB_NO_TABLE;
 
 				if (!op)
@@ -568,8 +569,10 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	}
 	/* The child has the parent's C library at the same place. */
 	t = bpf_map_lookup_elem(&proc_tabs, &ptgid);
-	if (t)
+	if (t) {
 		bpf_map_update_elem(&proc_tabs, &ctgid, t, BPF_ANY);
+		__sync_fetch_and_add(&procs_gen, 1);
+	}
 	b = bpf_map_lookup_elem(&procs, &ptgid);
 	if (b) {
 		bpf_map_update_elem(&procs, &ctgid, b, BPF_ANY);
@@ -627,6 +630,7 @@ static __always_inline void check_tabs(__u32 tgid, const struct vm_area_struct *
 			continue;
 		if (pt->ino[i] != ino || pt->start[i] - pt->pgoff[i] != base) {
 			bpf_map_delete_elem(&proc_tabs, &tgid);
+			__sync_fetch_and_add(&procs_gen, 1);	/* (`rcache`) */
 			return;
 		}
 	}

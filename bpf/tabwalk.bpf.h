@@ -33,11 +33,52 @@ struct {
 } tscratch SEC(".maps");
 
 /* Where a walk stopped: the registers of its last frame (ip: a return address unless the
- * leaf's), rbp only when BP_OK (a frame whose row said its caller's rbp is not known). */
+ * leaf's), rbp only when BP_OK (a frame whose row said its caller's rbp is not known). In:
+ * the leaf's registers, the `procs_gen` the process's code kinds are of (0: none known) and
+ * which of the CPU's row caches the walk may use. */
 struct tab_at {
 	struct uregs r;
+	__u64 gen;
 	__u32 bp_ok;
-	__u32 pad;
+	__u32 cache;		/* RCACHE_SAMPLE, RCACHE_SWITCH */
+};
+
+/*
+ * The rows the walks met lately, per CPU (`rcache`): entry (pc / 16) mod RCACHE_SIZE holds
+ * the row and the kind of code of the pcs [lo, hi) of process TGID as they were at
+ * `procs_gen` GEN, which every change to a process's kinds (`procs`), its mappings with
+ * tables (`proc_tabs`) or a file's tables (`ufiles`, `ushards`) bumps: an entry of another
+ * gen is not read. A stack's return addresses are mostly the same from sample to sample,
+ * its leaves in the same few stretches: one probe in place of the kinds' search, the
+ * mapping's, the file's directory and shard lookups and the row's search. Two caches per
+ * CPU: a sample's program may interrupt a switch's, never one of its kind.
+ */
+#define RCACHE_BITS	9
+#define RCACHE_SIZE	(1u << RCACHE_BITS)
+enum { RCACHE_SAMPLE = 0, RCACHE_SWITCH = 1 };
+
+struct rcache_ent {
+	__u64 lo, hi;
+	__u64 gen;
+	__u32 tgid;
+	__u32 kind;		/* enum profile_span */
+	struct urow row;	/* (SPAN_BOTTOM: none) */
+};
+
+struct rcache {
+	struct rcache_ent e[RCACHE_SIZE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct rcache);
+} rcache SEC(".maps");
+
+/* A span of code of one kind: [lo, hi). */
+struct span_bounds {
+	__u64 lo, hi;
 };
 
 /* A page of the stack the walk read whole: the words of the frames past the window, one read
@@ -53,6 +94,17 @@ struct {
 	__type(value, struct tab_page);
 } tpage SEC(".maps");
 
+/* What tab_find is asked (the pc, of which process, at which gen, which cache) and finds. */
+struct tab_find {
+	__u64 pc;
+	__u64 gen;
+	__u32 tgid;
+	__u32 cache;
+	__u32 kind;		/* enum profile_span */
+	__u32 pad;
+	struct urow row;
+};
+
 struct tab_walk {
 	const struct proc_ranges *pr;
 	const struct proc_tabs *pt;
@@ -64,9 +116,7 @@ struct tab_walk {
 	__u64 ip, sp, bp;
 	__u32 bp_ok;		/* bp holds the frame's rbp */
 	__u32 end;		/* enum tab_end */
-	__u64 c_lo, c_hi;	/* the pcs [c_lo, c_hi) have the row c_row: the last one found,
-				 * for the next frames in the same stretch (a recursion) */
-	struct urow c_row;
+	struct tab_find f;	/* the process, its gen, the cache; the frame's row */
 };
 
 /* The word at ADDR of the stack: from the window read at the sample's sp, else from the page
@@ -136,6 +186,23 @@ __noinline int tab_row_index(const struct ushard *sh, __u32 off, __u32 n)
 	return (int)lo - 1;
 }
 
+/* The kind of code at ADDR in PR (SPAN_NONE without PR), the span's bounds into *B. */
+__noinline __u8 span_at(const struct proc_ranges *pr, __u64 addr, struct span_bounds *b)
+{
+	__u32 lo;
+
+	if (!pr || !b)
+		return SPAN_NONE;
+	lo = BOUNDED_UPTO(pr->span_start, pr->nr_spans, PROFILE_MAX_SPANS, PROFILE_SPAN_STEPS,
+			  addr);
+	if (lo == 0 || addr >= pr->span_end)
+		return SPAN_NONE;
+	b->lo = pr->span_start[(lo - 1) & (PROFILE_MAX_SPANS - 1)];
+	b->hi = lo < pr->nr_spans && lo < PROFILE_MAX_SPANS ?
+		pr->span_start[lo & (PROFILE_MAX_SPANS - 1)] : pr->span_end;
+	return pr->span_kind[(lo - 1) & (PROFILE_MAX_SPANS - 1)];
+}
+
 /* The index of the mapping of PT that holds PC, or -1. */
 __noinline int tab_map_index(const struct proc_tabs *pt, __u64 pc)
 {
@@ -164,50 +231,111 @@ static __always_inline const struct urow *tab_row_at(const struct ushard *sh, in
 	return &sh->rows[idx];
 }
 
-/* The row for PC in the walk W's process's tables; NULL when no mapping with a table holds
- * it. Its stretch (the pcs up to the next row's, within the mapping) kept in W. */
-static __always_inline const struct urow *tab_row(struct tab_walk *w, __u64 pc)
+/* The entry of cache RC that would hold PC of process TGID. */
+static __always_inline struct rcache_ent *rcache_slot(struct rcache *rc, __u64 pc, __u32 tgid)
 {
-	const struct proc_tabs *pt = w->pt;
+	__u32 idx = (__u32)(pc >> 4) ^ (tgid * 0x9e3779b1u);
+
+	return &rc->e[idx & (RCACHE_SIZE - 1)];
+}
+
+/*
+ * The kind of code at F->pc in process F->tgid and, unless the walk ends there (a stack
+ * bottom: SPAN_BOTTOM), its row, into F: from this CPU's cache F->cache when it has them for
+ * F->gen (not 0), else found and kept there for the pcs about it that have both (within the
+ * span and the row's stretch). Returns 0, or -1 when there is no row (a stack bottom, no
+ * code there, no table for it). A global function: the verifier checks the searches once,
+ * not in each path of the walk's step; what the walk has it looks up again (`cur_proc`'s
+ * copy of the process's kinds, `proc_tabs`), which only a pc new to the cache costs.
+ */
+__noinline int tab_find(struct tab_find *f)
+{
+	const struct proc_ranges *pr = NULL;
+	struct span_bounds b = {};
+	const struct proc_tabs *pt;
 	const struct ufile_dir *d;
 	const struct ushard *sh;
 	const struct urow *r;
-	__u32 fid, sid, off, next;
-	__u64 bias, end;
+	struct rcache_ent *e;
+	struct cpu_proc *cp;
+	struct rcache *rc;
+	__u32 zero = 0, fid, sid, off, next, tgid, c;
+	__u64 bias, end, pc;
 	int i, m;
 
-	if (pc >= w->c_lo && pc < w->c_hi)
-		return &w->c_row;
-	m = tab_map_index(pt, pc);
-	if (m < 0)
-		return NULL;
-	m &= PROFILE_MAX_TABS - 1;
-	fid = pt->file[m];
-	bias = pt->bias[m];
-	end = pt->end[m];
-	off = (__u32)(pc - bias);
-	d = bpf_map_lookup_elem(&ufiles, &fid);
-	if (!d)
-		return NULL;
-	i = tab_shard_index(d, off);
-	if (i < 0)
-		return NULL;
-	sid = d->shard[i & (UTAB_FILE_SHARDS - 1)];
-	sh = bpf_map_lookup_elem(&ushards, &sid);
-	if (!sh)
-		return NULL;
-	i = tab_row_index(sh, off, UTAB_SHARD_ROWS);
-	r = tab_row_at(sh, i);
-	if (!r)
-		return NULL;
-	/* (A shard's last row: its stretch may go on in the next shard, not kept.) */
-	next = i + 1 < UTAB_SHARD_ROWS ? sh->rows[(i + 1) & (UTAB_SHARD_ROWS - 1)].start : 0;
-	w->c_row = *r;
-	w->c_lo = bias + r->start;
-	w->c_hi = next > r->start ? bias + next : w->c_lo;
-	if (w->c_hi > end)
-		w->c_hi = end;
-	return &w->c_row;
+	if (!f)
+		return -1;
+	pc = f->pc;
+	tgid = f->tgid;
+	c = f->cache & 1;
+	rc = f->gen ? bpf_map_lookup_elem(&rcache, &c) : NULL;
+	if (rc) {
+		e = rcache_slot(rc, pc, tgid);
+		if (e->gen == f->gen && e->tgid == tgid && pc >= e->lo && pc < e->hi) {
+			f->kind = e->kind;
+			f->row = e->row;
+			return f->kind == SPAN_BOTTOM ? -1 : 0;
+		}
+	}
+	cp = bpf_map_lookup_elem(&cur_proc, &zero);
+	if (cp && cp->tgid_1 == tgid + 1 && cp->has_ranges)
+		pr = &cp->pr;
+	else if (!cp)
+		pr = bpf_map_lookup_elem(&procs, &tgid);
+	f->kind = span_at(pr, pc, &b);
+	if (f->kind == SPAN_NONE)
+		return -1;
+	if (f->kind != SPAN_BOTTOM) {
+		pt = bpf_map_lookup_elem(&proc_tabs, &tgid);
+		m = tab_map_index(pt, pc);
+		if (!pt || m < 0)
+			return -1;
+		m &= PROFILE_MAX_TABS - 1;
+		fid = pt->file[m];
+		bias = pt->bias[m];
+		end = pt->end[m];
+		off = (__u32)(pc - bias);
+		d = bpf_map_lookup_elem(&ufiles, &fid);
+		i = tab_shard_index(d, off);
+		if (!d || i < 0)
+			return -1;
+		sid = d->shard[i & (UTAB_FILE_SHARDS - 1)];
+		sh = bpf_map_lookup_elem(&ushards, &sid);
+		if (!sh)
+			return -1;
+		i = tab_row_index(sh, off, UTAB_SHARD_ROWS);
+		r = tab_row_at(sh, i);
+		if (!r)
+			return -1;
+		f->row = *r;
+		/* Its stretch: to the next row's start, within the mapping (a shard's last row:
+		 * it may go on in the next shard, not known here: up to this pc). Kept where
+		 * the span holds too; none found: this pc alone. */
+		next = i + 1 < UTAB_SHARD_ROWS ? sh->rows[(i + 1) & (UTAB_SHARD_ROWS - 1)].start
+					       : 0;
+		if (bias + r->start > b.lo)
+			b.lo = bias + r->start;
+		if (next <= r->start)
+			b.hi = pc + 1;
+		else if (bias + next < b.hi)
+			b.hi = bias + next;
+		if (end < b.hi)
+			b.hi = end;
+		if (b.lo > pc || b.hi <= pc) {
+			b.lo = pc;
+			b.hi = pc + 1;
+		}
+	}
+	if (rc) {
+		e = rcache_slot(rc, pc, tgid);
+		e->lo = b.lo;
+		e->hi = b.hi;
+		e->tgid = tgid;
+		e->kind = f->kind;
+		e->row = f->row;
+		e->gen = f->gen;
+	}
+	return f->kind == SPAN_BOTTOM ? -1 : 0;
 }
 
 /* bpf_loop's callback: one frame (the verifier checks it once, not per frame). */
@@ -218,7 +346,6 @@ static long tab_step(__u64 i, void *arg)
 	struct ustack *st = w->st;
 	__u64 pc, cfa, ra, v;
 	__u32 n;
-	__u8 kind;
 
 	if (!st || !w->pt || !w->pr) {
 		w->end = TAB_NO_TABLE;
@@ -227,16 +354,12 @@ static long tab_step(__u64 i, void *arg)
 	n = st->nr;
 	/* A return address is one past its call; the leaf's ip is where it is. */
 	pc = n == 1 ? w->ip : w->ip - 1;
-	kind = span_kind(w->pr, pc);
-	if (kind == SPAN_BOTTOM) {
-		w->end = TAB_WHOLE;
+	w->f.pc = pc;
+	if (tab_find(&w->f)) {
+		w->end = w->f.kind == SPAN_BOTTOM ? TAB_WHOLE : TAB_NO_TABLE;
 		return 1;
 	}
-	r = kind == SPAN_NONE ? NULL : tab_row(w, pc);
-	if (!r) {
-		w->end = TAB_NO_TABLE;
-		return 1;
-	}
+	r = &w->f.row;
 	switch (r->cfa) {
 	case UROW_RSP:
 	case UROW_PLT:
@@ -327,6 +450,9 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 		return TAB_NO_TABLE;
 	w.pr = pr;
 	w.st = st;
+	w.f.gen = at->gen;
+	w.f.tgid = tgid;
+	w.f.cache = at->cache;
 	w.win = win_ok ? bpf_map_lookup_elem(&window, &zero) : NULL;
 	w.page = bpf_map_lookup_elem(&tpage, &zero);
 	w.wsp = r->sp;

@@ -277,6 +277,8 @@ static void say_load_time(struct profile_bpf *skel, uint64_t ns)
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
 			continue;
 		insns += info.verified_insns;
+		pr_debug("BPF program %s: %u instructions verified", bpf_program__name(prog),
+			 info.verified_insns);
 		nr++;
 	}
 	pr_info("BPF programs loaded in %.2f s: %d programs, %llu instructions verified", ns / 1e9,
@@ -393,6 +395,11 @@ static int load_bpf(struct session *s, bool without_epochs)
 /* Profile PID: `pids` holds every profiled process; the first few also go into the program's
  * fast_pids[], which it checks without a map lookup (before attaching: no sample reads them
  * half written). */
+void session__bpf_changed(struct session *s)
+{
+	__atomic_add_fetch(&s->skel->bss->procs_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 int session__add_pid(struct session *s, pid_t pid)
 {
 	__u32 key = pid;

@@ -159,7 +159,7 @@ static void new_gen(struct session *s, pid_t pid, uint64_t time)
 	bpf_map_lookup_elem(fd, &key, &v);
 	v = incarn_new_gen(v, time);
 	bpf_map_update_elem(fd, &key, &v, BPF_ANY);
-	__atomic_fetch_add(&s->skel->bss->procs_gen, 1, __ATOMIC_RELAXED);
+	session__bpf_changed(s);
 }
 
 struct scan {

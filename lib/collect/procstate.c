@@ -160,7 +160,7 @@ static int update_proc(struct session *s, pid_t pid, const struct proc_ranges *p
 
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.procs), &key, pr, flags))
 		return -errno;
-	__atomic_add_fetch(&s->skel->bss->procs_gen, 1, __ATOMIC_SEQ_CST);
+	session__bpf_changed(s);
 	return 0;
 }
 
@@ -438,6 +438,7 @@ void session__forget_proc(struct session *s, pid_t pid)
 	p->exec_time = 0;
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.procs), &key);
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.proc_tabs), &key);
+	session__bpf_changed(s);
 	python__forget(s, pid);
 }
 

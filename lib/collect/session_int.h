@@ -292,6 +292,11 @@ int session__load_bpf(struct session *s);
  * (mounted when it is not). Returns 0, or fails the session with one sentence. */
 int session__resolve_event(struct session *s);
 
+/* bpf.c: after a change to what BPF knows of a process's code (`procs`, `proc_tabs`, `incarns`)
+ * or of a file's tables (`ufiles`, `ushards`): `procs_gen` bumped, so that the CPUs' copies
+ * and caches of older ones are not read. */
+void session__bpf_changed(struct session *s);
+
 /* bpf.c: add PID to the BPF pid filter. Returns 0 or negative errno with the error set. */
 int session__add_pid(struct session *s, pid_t pid);
 

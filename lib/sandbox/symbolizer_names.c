@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include "base/grow.h"
 #include "base/limits.h"
 #include "base/log.h"
@@ -299,12 +300,14 @@ static void symbolizer__load_ksyms(struct symbolizer *s)
 		pr_warn("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));
 }
 
-/* kallsyms read at idle priority: only CPU the profiled programs leave. */
+/* kallsyms read at idle priority: only CPU the profiled programs leave. (Named: `top -H`
+ * and bench/ tell it from sampling.) */
 static void *ksyms_thread(void *arg)
 {
 	struct symbolizer *s = arg;
 	struct sched_param sp = { 0 };
 
+	prctl(PR_SET_NAME, "profile-ksyms", 0, 0, 0);
 	sched_setscheduler(0, SCHED_IDLE, &sp);
 	s->ktid_os = gettid();
 	symbolizer__load_ksyms(s);
