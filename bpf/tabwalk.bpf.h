@@ -45,7 +45,7 @@ struct tab_at {
 
 /*
  * The rows the walks met lately, per CPU (`rcache`): entry (pc / 16) mod RCACHE_SIZE holds
- * the row and the kind of code of the pcs [lo, hi) of process TGID as they were at
+ * the row and the kind of code of the pcs [lo, lo + len) of process TGID as they were at
  * `procs_gen` GEN, which every change to a process's kinds (`procs`), its mappings with
  * tables (`proc_tabs`) or a file's tables (`ufiles`, `ushards`) bumps: an entry of another
  * gen is not read. A stack's return addresses are mostly the same from sample to sample,
@@ -53,17 +53,25 @@ struct tab_at {
  * mapping's, the file's directory and shard lookups and the row's search. Two caches per
  * CPU: a sample's program may interrupt a switch's, never one of its kind.
  */
-#define RCACHE_BITS	9
+#define RCACHE_BITS	10
 #define RCACHE_SIZE	(1u << RCACHE_BITS)
 enum { RCACHE_SAMPLE = 0, RCACHE_SWITCH = 1 };
 
+/* 32 bytes, one cache line's half: the row without its start, the stretch as a length, the
+ * gen's low half (2^32 changes apart, an entry is not taken for another's). */
 struct rcache_ent {
-	__u64 lo, hi;
-	__u64 gen;
+	__u64 lo;
+	__u32 len;
 	__u32 tgid;
-	__u32 kind;		/* enum profile_span */
-	struct urow row;	/* (SPAN_BOTTOM: none) */
-};
+	__u32 gen;
+	__s32 cfa_off;
+	__s16 ra_off;
+	__s16 bp_off;
+	__u8 cfa;
+	__u8 bp;
+	__u8 kind;		/* enum profile_span (SPAN_BOTTOM: no row) */
+	__u8 pad;
+} __attribute__((aligned(32)));
 
 struct rcache {
 	struct rcache_ent e[RCACHE_SIZE];
@@ -271,9 +279,13 @@ __noinline int tab_find(struct tab_find *f)
 	rc = f->gen ? bpf_map_lookup_elem(&rcache, &c) : NULL;
 	if (rc) {
 		e = rcache_slot(rc, pc, tgid);
-		if (e->gen == f->gen && e->tgid == tgid && pc >= e->lo && pc < e->hi) {
+		if (e->gen == (__u32)f->gen && e->tgid == tgid && pc - e->lo < e->len) {
 			f->kind = e->kind;
-			f->row = e->row;
+			f->row.cfa_off = e->cfa_off;
+			f->row.ra_off = e->ra_off;
+			f->row.bp_off = e->bp_off;
+			f->row.cfa = e->cfa;
+			f->row.bp = e->bp;
 			return f->kind == SPAN_BOTTOM ? -1 : 0;
 		}
 	}
@@ -329,11 +341,15 @@ __noinline int tab_find(struct tab_find *f)
 	if (rc) {
 		e = rcache_slot(rc, pc, tgid);
 		e->lo = b.lo;
-		e->hi = b.hi;
+		e->len = b.hi - b.lo < 0xffffffffULL ? (__u32)(b.hi - b.lo) : 0xffffffffu;
 		e->tgid = tgid;
+		e->cfa_off = f->row.cfa_off;
+		e->ra_off = f->row.ra_off;
+		e->bp_off = f->row.bp_off;
+		e->cfa = f->row.cfa;
+		e->bp = f->row.bp;
 		e->kind = f->kind;
-		e->row = f->row;
-		e->gen = f->gen;
+		e->gen = (__u32)f->gen;
 	}
 	return f->kind == SPAN_BOTTOM ? -1 : 0;
 }
