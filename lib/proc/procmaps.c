@@ -35,6 +35,7 @@ struct pmaps {
 	struct map *maps;
 	size_t nr, cap;
 	size_t nr_anon;		/* of NR, mappings of no file (JIT code, if code) */
+	uint64_t replaced;	/* mappings put over others (procmaps__replaced) */
 	uint64_t since;		/* when this program began (fork, exec), 0: before the profile */
 	char comm[PROCMAPS_COMM_LEN];	/* its name, "" when not known */
 	struct incarn *old;	/* the pid's earlier programs, oldest first */
@@ -259,6 +260,8 @@ static int pmaps__put(struct procmaps *pm, struct pmaps *p, const struct map *m)
 		free(tail_path);
 		return -ENOMEM;
 	}
+	if (first < last)
+		p->replaced++;
 	for (size_t i = first; i < last; i++)
 		map__drop(p, &p->maps[i]);
 	memmove(&p->maps[first + nr_new], &p->maps[last], (p->nr - last) * sizeof(*p->maps));
@@ -834,6 +837,13 @@ const struct map *procmaps__maps(const struct procmaps *pm, pid_t pid, size_t *n
 
 	*n = p ? p->nr : 0;
 	return *n ? p->maps : NULL;
+}
+
+uint64_t procmaps__replaced(const struct procmaps *pm, pid_t pid)
+{
+	const struct pmaps *p = pmaps__get(pm, pid);
+
+	return p ? p->replaced : 0;
 }
 
 bool procmaps__has(const struct procmaps *pm, pid_t pid)

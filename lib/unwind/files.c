@@ -221,13 +221,23 @@ struct uproc *unwinder__proc(struct unwinder *u, pid_t pid)
 	unsigned int b = (unsigned int)pid % PROC_BUCKETS;
 	struct uproc *p;
 
-	for (p = u->procs[b]; p; p = p->next)
-		if (p->pid == pid)
-			return p;
+	for (p = u->procs[b]; p; p = p->next) {
+		if (p->pid != pid)
+			continue;
+		/* A mapping put over another since: what was learnt by address may be another
+		 * file's now (a plugin dlopen'ed where another was). */
+		if (p->replaced != procmaps__replaced(u->pm, pid)) {
+			p->replaced = procmaps__replaced(u->pm, pid);
+			p->nr_loaded = 0;
+			unw_flush_cache(p->as, 0, 0);
+		}
+		return p;
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->replaced = procmaps__replaced(u->pm, pid);
 	p->as = unw_create_addr_space(&u->acc, 0);
 	if (!p->as) {
 		free(p);

@@ -71,8 +71,10 @@ struct loaded {
 struct uproc {
 	pid_t pid;
 	unw_addr_space_t as;
-	struct loaded *loaded;
+	struct loaded *loaded;	/* the files learnt by address, while its mappings had been
+				 * replaced REPLACED times (procmaps__replaced) */
 	size_t nr_loaded, cap_loaded;
+	uint64_t replaced;
 	struct uproc *next;
 };
 

@@ -369,7 +369,7 @@ $(WL)/libswap_a.so: tests/workloads/swap_lib.c
 $(WL)/libswap_b.so: tests/workloads/swap_lib.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(WL_NOFP) -fPIC -shared -DSWAP_NAME=swap_work_beta $< -o $@
+	$(Q)$(CC) $(WL_NOFP) -fPIC -shared -DSWAP_NAME=swap_work_beta -DSWAP_DEEP $< -o $@
 
 # Two versions of one program, for a file rewritten in place (the same inode) between runs.
 $(WL)/swapexe_one: tests/workloads/swapexe.c tests/workloads/spin.h
