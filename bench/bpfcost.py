@@ -36,7 +36,14 @@ CPU per target sample to BPF's time per sample: the steady cost of a sample, whe
 spent.
 
 For each it also gives the CPU time profile and its worker used per second while sampling
-(/proc/PID/stat of both, between the first and the last reading: start-up left out).
+(the schedstat of each of their threads, in ns, between the first and the last reading).
+The readings begin once profile's start-up work is done (--settle, at most 30 s): its thread
+reading the kernel's names (profile-ksyms) and its worker parsing the files it was handed
+both run at idle priority while sampling begins, and on a machine the target keeps busy they
+take seconds (23 s beside fixedwork's two threads on 2 CPUs, 60-75 ms of CPU in all): before,
+that work fell into the window, 6-10 ms a second of "profile CPU" that is no cost of a
+sample. Each round's line says how long it took and its CPU; profile is stopped (SIGINT)
+when the window ends.
 
 While profile runs, every --interval seconds it reads, with bpftool, the program named
 do_sample (run_time_ns, run_cnt) and profile's `stats` map (slot 0: samples of a profiled
