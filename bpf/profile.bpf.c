@@ -195,11 +195,11 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 				key.flags |= COUNT_F_TABLE_WALK;
 			}
 			/* The thread's Python frames behind its native ones, read now. */
-			if (python)
+			if (python && py_any)
 				py_frames(st, tgid, BPF_CORE_READ(task, pid),
 					  BPF_CORE_READ(task, thread.fsbase), key.gen);
 			/* And its Ruby frames. */
-			if (ruby)
+			if (ruby && rb_any)
 				rb_frames(st, tgid, BPF_CORE_READ(task, thread.fsbase), key.gen);
 			if (!no_copy && (unwind_mode == UNWIND_DWARF ||
 					 (unwind_mode == UNWIND_AUTO && !complete))) {

@@ -14,6 +14,9 @@
 #define PROFILE_PYTHON_BPF_H
 
 const volatile bool python = false;	/* processes in `py_procs` have their Python frames read */
+/* Set by userspace before the first `py_procs` entry (never cleared): until then no sample
+ * looks there. */
+bool py_any;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -17,6 +17,9 @@
 #define PROFILE_RUBY_BPF_H
 
 const volatile bool ruby = false;	/* processes in `rb_procs` have their Ruby frames read */
+/* Set by userspace before the first `rb_procs` entry (never cleared): until then no sample
+ * looks there. */
+bool rb_any;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -181,6 +181,12 @@ static void describe(struct session *s, pid_t pid, bool ruby)
 			py->minors |= 1u << (found.minor & 31);
 	}
 	*rp = found;
+	/* (Before the entry: samples look for entries once one may be there.) */
+	if (ruby)
+		s->skel->bss->rb_any = true;
+	else
+		s->skel->bss->py_any = true;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (ruby) {
 		struct rb_proc e = { .vm_ptr = found.addr,
 				     .off = ((const struct rb_layout *)found.l)->bpf };
