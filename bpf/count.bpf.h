@@ -106,25 +106,22 @@ static __always_inline __u64 note_sampled(__u32 tgid, const __u64 *t)
 
 /*
  * The process TGID's `procs` entry, from this CPU's copy when it is the last one sampled
- * here (NULL when it has none). A process new to the CPU has its name recorded. *GENP: the
- * `procs_gen` that entry is of (read before it was), 0 when there is no copy.
+ * here (NULL when it has none). A process new to the CPU has its name recorded.
  */
 static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
 							      struct task_struct *task,
-							      __u64 *since, __u64 *genp)
+							      __u64 *since)
 {
 	__u64 gen = procs_gen;
 	struct proc_ranges *pr;
 	struct cpu_proc *cp;
 	__u32 zero = 0;
 
-	*genp = 0;
 	cp = bpf_map_lookup_elem(&cur_proc, &zero);
 	if (!cp) {
 		*since = note_sampled(tgid, bpf_map_lookup_elem(&incarns, &tgid)) & ~INCARN_FLAGS;
 		return bpf_map_lookup_elem(&procs, &tgid);
 	}
-	*genp = gen;
 	if (cp->tgid_1 == tgid + 1 && cp->gen == gen) {
 		*since = cp->since & ~INCARN_FLAGS;
 		return cp->has_ranges ? &cp->pr : NULL;

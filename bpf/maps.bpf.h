@@ -47,10 +47,11 @@ bool pids_spill;
 /* Set by userspace when it sleeps for longer than its 20 ms (no records for a while): the next
  * record wakes it. */
 bool wake_user;
-/* Bumped after every change to `procs`, `proc_tabs`, `incarns`' gens or the files' tables
- * (by userspace too: session__bpf_changed): per-CPU copies (`cur_proc`) and cached rows
- * (`rcache`) of older generations are stale. */
+/* Bumped after every change to `procs` or `incarns`' gens (by userspace too:
+ * session__bpf_changed): per-CPU copies (`cur_proc`) of older generations are stale. */
 __u64 procs_gen;
+/* The versions BPF gives the `procs` entries it changes (proc_ranges.version). */
+__u32 bpf_versions;
 /* Continuous mode (--every): the number of the period being sampled, advanced by userspace
  * at each period's end. A sample counts in the maps of its period's parity (the `cached`
  * table of that index, `counts` keys with count_key.period, `ustacks` hashes with that low

@@ -119,7 +119,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 	if (!op)
 		stat_inc(STAT_SAMPLES);
 	key.period = period & 1;
-	pr = current_proc(tgid, task, &key.gen, &at.gen);
+	pr = current_proc(tgid, task, &key.gen);
 	/* Thread names can change any time (pthread_setname_np). */
 	if ((per_thread || timeline) && tid != tgid)
 		remember_comm(tid, task);
@@ -536,6 +536,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (pr) {
 		pr->nr_spans = 0;
 		pr->copy_hint = 0;
+		/* (Another for this process: the counter only grows, whichever CPUs add to
+		 * it meanwhile; another process may read the same, its entries are its own.) */
+		__sync_fetch_and_add(&bpf_versions, 1);
+		pr->version = bpf_versions | PROFILE_BPF_VERSION;
 	}
 	__sync_fetch_and_add(&procs_gen, 1);
 	return 0;
@@ -569,10 +573,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	}
 	/* The child has the parent's C library at the same place. */
 	t = bpf_map_lookup_elem(&proc_tabs, &ptgid);
-	if (t) {
+	if (t)
 		bpf_map_update_elem(&proc_tabs, &ctgid, t, BPF_ANY);
-		__sync_fetch_and_add(&procs_gen, 1);
-	}
 	b = bpf_map_lookup_elem(&procs, &ptgid);
 	if (b) {
 		bpf_map_update_elem(&procs, &ctgid, b, BPF_ANY);
@@ -630,7 +632,6 @@ static __always_inline void check_tabs(__u32 tgid, const struct vm_area_struct *
 			continue;
 		if (pt->ino[i] != ino || pt->start[i] - pt->pgoff[i] != base) {
 			bpf_map_delete_elem(&proc_tabs, &tgid);
-			__sync_fetch_and_add(&procs_gen, 1);	/* (`rcache`) */
 			return;
 		}
 	}

@@ -51,6 +51,8 @@ enum profile_stat {
 	STAT_TAB_DEPTH,		/* ... not: deeper than PROFILE_MAX_DEPTH (sent) */
 	STAT_TAB_RESUMED,	/* of those not whole (no table, too deep), sent with their
 				 * walked frames and a copy from the frame where the walk stopped */
+	STAT_TAB_ROWS,		/* rows the walks from the tables looked for (a frame each) */
+	STAT_TAB_ROW_MISSES,	/* ... not in the CPU's row cache (`rcache`): searched */
 	STAT__MAX,
 };
 
@@ -313,6 +315,9 @@ enum profile_span {
 };
 
 /* Value of the `procs` map, set by userspace from a process's mappings. */
+/* proc_ranges.version and proc_tabs.version: userspace's from 1 up, BPF's with this bit. */
+#define PROFILE_BPF_VERSION	0x80000000u
+
 struct proc_ranges {
 	/* The process's code by kind: span i is [span_start[i], span_start[i + 1]), the last
 	 * one ends at span_end; gaps between mappings are SPAN_NONE spans. No spans (a process
@@ -327,6 +332,10 @@ struct proc_ranges {
 	/* Not 0: the process maps Go code, whose windows (frames__kind's FRAME_LOST_*) a
 	 * walk's leaf may be in: PROFILE_SP_WORDS words at sp are kept, not 2. */
 	__u32 go_windows;
+	/* Another at every write of it (userspace's, and BPF's on_exec: PROFILE_BPF_VERSION
+	 * set), which the cached rows (`rcache`) of its kinds are of. */
+	__u32 version;
+	__u32 pad;
 	__u64 span_end;
 	__u64 span_start[PROFILE_MAX_SPANS];
 	__u8 span_kind[PROFILE_MAX_SPANS];
@@ -403,7 +412,7 @@ struct ufile_dir {
  * pc in mapping i is pc - bias[i] in file[i]'s table (`ufiles`). */
 struct proc_tabs {
 	__u32 nr;
-	__u32 pad;
+	__u32 version;		/* another at every write of it, as proc_ranges.version */
 	__u64 start[PROFILE_MAX_TABS];
 	__u64 end[PROFILE_MAX_TABS];
 	__u64 bias[PROFILE_MAX_TABS];

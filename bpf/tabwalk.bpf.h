@@ -34,42 +34,45 @@ struct {
 
 /* Where a walk stopped: the registers of its last frame (ip: a return address unless the
  * leaf's), rbp only when BP_OK (a frame whose row said its caller's rbp is not known). In:
- * the leaf's registers, the `procs_gen` the process's code kinds are of (0: none known) and
- * which of the CPU's row caches the walk may use. */
+ * the leaf's registers and which of the CPU's row caches the walk may use. */
 struct tab_at {
 	struct uregs r;
-	__u64 gen;
 	__u32 bp_ok;
 	__u32 cache;		/* RCACHE_SAMPLE, RCACHE_SWITCH */
 };
 
 /*
  * The rows the walks met lately, per CPU (`rcache`): entry (pc / 16) mod RCACHE_SIZE holds
- * the row and the kind of code of the pcs [lo, lo + len) of process TGID as they were at
- * `procs_gen` GEN, which every change to a process's kinds (`procs`), its mappings with
- * tables (`proc_tabs`) or a file's tables (`ufiles`, `ushards`) bumps: an entry of another
- * gen is not read. A stack's return addresses are mostly the same from sample to sample,
- * its leaves in the same few stretches: one probe in place of the kinds' search, the
- * mapping's, the file's directory and shard lookups and the row's search. Two caches per
- * CPU: a sample's program may interrupt a switch's, never one of its kind.
+ * the row and the kind of code of the pcs [lo, lo + len) of process TGID as they were in
+ * the versions PR_VER of its `procs` entry (its kinds) and PT_VER of its `proc_tabs` entry
+ * (its mappings with tables), which every write of either changes: an entry of other
+ * versions is not read. (A file's tables change only once no process maps it: a process
+ * that maps the file again gets a `proc_tabs` entry of a new version.) A stack's return
+ * addresses are mostly the same from sample to sample, its leaves in the same few
+ * stretches: one probe in place of the kinds' search, the mapping's, the file's directory
+ * and shard lookups and the row's search. Per process: other processes' changes (with -a,
+ * a busy machine's forks and execs) leave its entries be. Two caches per CPU: a sample's
+ * program may interrupt a switch's, never one of its kind.
  */
 #define RCACHE_BITS	10
 #define RCACHE_SIZE	(1u << RCACHE_BITS)
 enum { RCACHE_SAMPLE = 0, RCACHE_SWITCH = 1 };
 
-/* 32 bytes, one cache line's half: the row without its start, the stretch as a length, the
- * gen's low half (2^32 changes apart, an entry is not taken for another's). */
+/* 32 bytes, one cache line's half: the row without its start, the stretch as a length (at
+ * most RCACHE_MAX_LEN), its cfa and bp rules and the kind of code in one byte (RCACHE_*). */
+#define RCACHE_MAX_LEN	0xffffu
+#define RCACHE_BP_SHIFT	3	/* urow.cfa: 3 bits, urow.bp: 2, enum profile_span: 3 */
+#define RCACHE_KIND_SHIFT 5
 struct rcache_ent {
 	__u64 lo;
-	__u32 len;
 	__u32 tgid;
-	__u32 gen;
+	__u32 pr_ver;
+	__u32 pt_ver;
 	__s32 cfa_off;
 	__s16 ra_off;
 	__s16 bp_off;
-	__u8 cfa;
-	__u8 bp;
-	__u8 kind;		/* enum profile_span (SPAN_BOTTOM: no row) */
+	__u16 len;
+	__u8 rules;
 	__u8 pad;
 } __attribute__((aligned(32)));
 
@@ -102,12 +105,13 @@ struct {
 	__type(value, struct tab_page);
 } tpage SEC(".maps");
 
-/* What tab_find is asked (the pc, of which process, at which gen, which cache) and finds. */
+/* What tab_find is asked (the pc, of which process, its entries' versions, which cache)
+ * and finds. */
 struct tab_find {
 	__u64 pc;
-	__u64 gen;
 	__u32 tgid;
 	__u32 cache;
+	__u32 pr_ver, pt_ver;	/* (0, 0: no cache) */
 	__u32 kind;		/* enum profile_span */
 	__u32 pad;
 	struct urow row;
@@ -250,11 +254,12 @@ static __always_inline struct rcache_ent *rcache_slot(struct rcache *rc, __u64 p
 /*
  * The kind of code at F->pc in process F->tgid and, unless the walk ends there (a stack
  * bottom: SPAN_BOTTOM), its row, into F: from this CPU's cache F->cache when it has them for
- * F->gen (not 0), else found and kept there for the pcs about it that have both (within the
- * span and the row's stretch). Returns 0, or -1 when there is no row (a stack bottom, no
- * code there, no table for it). A global function: the verifier checks the searches once,
- * not in each path of the walk's step; what the walk has it looks up again (`cur_proc`'s
- * copy of the process's kinds, `proc_tabs`), which only a pc new to the cache costs.
+ * the versions F->pr_ver and F->pt_ver, else found and kept there for the pcs about it that
+ * have both (within the span and the row's stretch). Returns 0, or -1 when there is no row
+ * (a stack bottom, no code there, no table for it). A global function: the verifier checks
+ * the searches once, not in each path of the walk's step; what the walk has it looks up
+ * again (`cur_proc`'s copy of the process's kinds, `proc_tabs`), which only a pc new to the
+ * cache costs.
  */
 __noinline int tab_find(struct tab_find *f)
 {
@@ -276,19 +281,22 @@ __noinline int tab_find(struct tab_find *f)
 	pc = f->pc;
 	tgid = f->tgid;
 	c = f->cache & 1;
-	rc = f->gen ? bpf_map_lookup_elem(&rcache, &c) : NULL;
+	stat_inc(STAT_TAB_ROWS);
+	rc = f->pr_ver || f->pt_ver ? bpf_map_lookup_elem(&rcache, &c) : NULL;
 	if (rc) {
 		e = rcache_slot(rc, pc, tgid);
-		if (e->gen == (__u32)f->gen && e->tgid == tgid && pc - e->lo < e->len) {
-			f->kind = e->kind;
+		if (e->tgid == tgid && e->pr_ver == f->pr_ver && e->pt_ver == f->pt_ver &&
+		    pc - e->lo < e->len) {
+			f->kind = e->rules >> RCACHE_KIND_SHIFT;
 			f->row.cfa_off = e->cfa_off;
 			f->row.ra_off = e->ra_off;
 			f->row.bp_off = e->bp_off;
-			f->row.cfa = e->cfa;
-			f->row.bp = e->bp;
+			f->row.cfa = e->rules & ((1 << RCACHE_BP_SHIFT) - 1);
+			f->row.bp = (e->rules >> RCACHE_BP_SHIFT) & 3;
 			return f->kind == SPAN_BOTTOM ? -1 : 0;
 		}
 	}
+	stat_inc(STAT_TAB_ROW_MISSES);
 	cp = bpf_map_lookup_elem(&cur_proc, &zero);
 	if (cp && cp->tgid_1 == tgid + 1 && cp->has_ranges)
 		pr = &cp->pr;
@@ -333,23 +341,29 @@ __noinline int tab_find(struct tab_find *f)
 			b.hi = bias + next;
 		if (end < b.hi)
 			b.hi = end;
-		if (b.lo > pc || b.hi <= pc) {
-			b.lo = pc;
-			b.hi = pc + 1;
-		}
 	}
-	if (rc) {
+	if (b.lo > pc || b.hi <= pc) {
+		b.lo = pc;
+		b.hi = pc + 1;
+	}
+	/* (Longer than an entry holds: the part about pc.) */
+	if (b.hi - b.lo > RCACHE_MAX_LEN) {
+		if (pc - b.lo >= RCACHE_MAX_LEN / 2)
+			b.lo = pc - RCACHE_MAX_LEN / 2;
+		if (b.hi - b.lo > RCACHE_MAX_LEN)
+			b.hi = b.lo + RCACHE_MAX_LEN;
+	}
+	if (rc && f->row.cfa < (1 << RCACHE_BP_SHIFT) && f->row.bp < 4 && f->kind < 8) {
 		e = rcache_slot(rc, pc, tgid);
 		e->lo = b.lo;
-		e->len = b.hi - b.lo < 0xffffffffULL ? (__u32)(b.hi - b.lo) : 0xffffffffu;
+		e->len = (__u16)(b.hi - b.lo);
 		e->tgid = tgid;
+		e->pr_ver = f->pr_ver;
+		e->pt_ver = f->pt_ver;
 		e->cfa_off = f->row.cfa_off;
 		e->ra_off = f->row.ra_off;
 		e->bp_off = f->row.bp_off;
-		e->cfa = f->row.cfa;
-		e->bp = f->row.bp;
-		e->kind = f->kind;
-		e->gen = (__u32)f->gen;
+		e->rules = f->row.cfa | f->row.bp << RCACHE_BP_SHIFT | f->kind << RCACHE_KIND_SHIFT;
 	}
 	return f->kind == SPAN_BOTTOM ? -1 : 0;
 }
@@ -466,9 +480,10 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 		return TAB_NO_TABLE;
 	w.pr = pr;
 	w.st = st;
-	w.f.gen = at->gen;
 	w.f.tgid = tgid;
 	w.f.cache = at->cache;
+	w.f.pr_ver = pr->version;
+	w.f.pt_ver = w.pt->version;
 	w.win = win_ok ? bpf_map_lookup_elem(&window, &zero) : NULL;
 	w.page = bpf_map_lookup_elem(&tpage, &zero);
 	w.wsp = r->sp;

@@ -288,6 +288,11 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			(unsigned long long)st->bpf[STAT_TAB_NO_MEMORY],
 			(unsigned long long)st->bpf[STAT_TAB_DEPTH],
 			(unsigned long long)st->bpf[STAT_TAB_RESUMED]);
+	if (st->bpf[STAT_TAB_ROWS])
+		pr_info("unwind tables in BPF: %.1f%% of the %llu rows the walks looked for found "
+			"in the CPUs' row caches", 100.0 * (double)(st->bpf[STAT_TAB_ROWS] -
+			st->bpf[STAT_TAB_ROW_MISSES]) / (double)st->bpf[STAT_TAB_ROWS],
+			(unsigned long long)st->bpf[STAT_TAB_ROWS]);
 	if (st->table_checked)
 		pr_info("table walk check: %llu of %llu stacks walked in BPF differ from "
 			"userspace's unwind of their copies; %llu went on where that unwind "

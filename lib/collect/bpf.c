@@ -400,6 +400,14 @@ void session__bpf_changed(struct session *s)
 	__atomic_add_fetch(&s->skel->bss->procs_gen, 1, __ATOMIC_SEQ_CST);
 }
 
+uint32_t session__bpf_version(struct session *s)
+{
+	s->bpf_version = (s->bpf_version + 1) & ~PROFILE_BPF_VERSION;
+	if (!s->bpf_version)
+		s->bpf_version = 1;
+	return s->bpf_version;
+}
+
 int session__add_pid(struct session *s, pid_t pid)
 {
 	__u32 key = pid;

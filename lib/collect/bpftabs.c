@@ -274,15 +274,12 @@ int session__write_tabs(struct session *s, pid_t pid, const struct bpftab_map *m
 		pt.nr++;
 	}
 	pr_debug("bpftabs: pid %d: %u of %zu mappings with tables in BPF", pid, pt.nr, n);
+	pt.version = session__bpf_version(s);
 	if (!pt.nr) {
 		bpf_map_delete_elem(fd, &key);
-		session__bpf_changed(s);
 		return 0;
 	}
-	if (bpf_map_update_elem(fd, &key, &pt, BPF_ANY))
-		return -errno;
-	session__bpf_changed(s);
-	return 0;
+	return bpf_map_update_elem(fd, &key, &pt, BPF_ANY) ? -errno : 0;
 }
 
 void session__bpftabs_keep(struct session *s, const uint8_t *used, uint32_t nr)
@@ -333,8 +330,6 @@ void session__bpftabs_forget(struct session *s, const uint32_t *ids, size_t n)
 		}
 		bt->slot_of[id] = SLOT_NONE;	/* the id is another file's next */
 	}
-	if (n)
-		session__bpf_changed(s);
 }
 
 void session__bpftabs_stats(const struct session *s, uint32_t *files, uint32_t *shards)

@@ -156,9 +156,11 @@ static int pstate__add(struct session *s, struct pstate *p, const struct map *m)
  * tells the CPUs holding a copy of an older one to read it again. */
 static int update_proc(struct session *s, pid_t pid, const struct proc_ranges *pr, __u64 flags)
 {
+	struct proc_ranges v = *pr;
 	__u32 key = pid;
 
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.procs), &key, pr, flags))
+	v.version = session__bpf_version(s);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.procs), &key, &v, flags))
 		return -errno;
 	session__bpf_changed(s);
 	return 0;

@@ -124,6 +124,8 @@ struct session {
 					 * (python.c) */
 	struct bpftabs *bpftabs;	/* the files' unwind tables in BPF (bpftabs.c) */
 	bool table_walk;		/* BPF walks stacks from them (--unwind auto) */
+	uint32_t bpf_version;		/* the last version given a `procs` or `proc_tabs`
+					 * entry (session__bpf_version) */
 	struct {			/* DWARF samples waiting for a file's table (samples.c) */
 		struct queued **v;	/* samples.c */
 		size_t nr, cap;
@@ -292,10 +294,13 @@ int session__load_bpf(struct session *s);
  * (mounted when it is not). Returns 0, or fails the session with one sentence. */
 int session__resolve_event(struct session *s);
 
-/* bpf.c: after a change to what BPF knows of a process's code (`procs`, `proc_tabs`, `incarns`)
- * or of a file's tables (`ufiles`, `ushards`): `procs_gen` bumped, so that the CPUs' copies
- * and caches of older ones are not read. */
+/* bpf.c: after a change to a process's `procs` or `incarns` entry: `procs_gen` bumped, so that
+ * the CPUs' copies of older ones (`cur_proc`) are not read. */
 void session__bpf_changed(struct session *s);
+
+/* bpf.c: a version for a `procs` or `proc_tabs` entry about to be written, another each time
+ * (below PROFILE_BPF_VERSION, never 0): BPF's cached rows of the entry before are not read. */
+uint32_t session__bpf_version(struct session *s);
 
 /* bpf.c: add PID to the BPF pid filter. Returns 0 or negative errno with the error set. */
 int session__add_pid(struct session *s, pid_t pid);

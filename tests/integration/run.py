@@ -946,6 +946,14 @@ def stacks_walked_in_bpf_from_unwind_tables():
         expect_rate(checked >= samples // 2,
                     f"{comm}: only {checked} of {samples} stacks walked in BPF")
         notes.append(f"{comm} {checked} of {samples} checked, {differ} differ")
+        # A process's rows are found again in the CPUs' row caches (`rcache`): its stacks'
+        # return addresses and leaves are the same few from sample to sample.
+        c = re.search(r"([0-9.]+)% of the (\d+) rows the walks looked for found", p.stderr)
+        expect(c, f"{comm}: no row cache line in: {p.stderr}")
+        if comm == "xz":
+            expect_rate(float(c.group(1)) >= 80, f"xz: only {c.group(1)}% of "
+                        f"{c.group(2)} rows found in the row caches")
+        notes.append(f"{c.group(1)}% of rows cached")
     # The default: walked in BPF, counted there, whole.
     stacks, err, _ = run_profile(["-F", "499", "--"] + cases["xz"], timeout=300)
     m = re.search(r"([0-9.]+)% walked from unwind tables in BPF", err)
