@@ -314,10 +314,10 @@ enum profile_span {
 				 * and Go's start functions): a walk that reaches it is whole */
 };
 
-/* Value of the `procs` map, set by userspace from a process's mappings. */
 /* proc_ranges.version and proc_tabs.version: userspace's from 1 up, BPF's with this bit. */
 #define PROFILE_BPF_VERSION	0x80000000u
 
+/* Value of the `procs` map, set by userspace from a process's mappings. */
 struct proc_ranges {
 	/* The process's code by kind: span i is [span_start[i], span_start[i + 1]), the last
 	 * one ends at span_end; gaps between mappings are SPAN_NONE spans. No spans (a process

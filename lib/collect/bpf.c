@@ -392,9 +392,6 @@ static int load_bpf(struct session *s, bool without_epochs)
 	return 0;
 }
 
-/* Profile PID: `pids` holds every profiled process; the first few also go into the program's
- * fast_pids[], which it checks without a map lookup (before attaching: no sample reads them
- * half written). */
 void session__bpf_changed(struct session *s)
 {
 	__atomic_add_fetch(&s->skel->bss->procs_gen, 1, __ATOMIC_SEQ_CST);
@@ -408,6 +405,9 @@ uint32_t session__bpf_version(struct session *s)
 	return s->bpf_version;
 }
 
+/* Profile PID: `pids` holds every profiled process; the first few also go into the program's
+ * fast_pids[], which it checks without a map lookup (before attaching: no sample reads them
+ * half written). */
 int session__add_pid(struct session *s, pid_t pid)
 {
 	__u32 key = pid;
