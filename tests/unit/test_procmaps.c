@@ -83,6 +83,8 @@ static void test_add_find_overlap(void)
 	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &b), 0);
 	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &a), 0);
 	CU_ASSERT_TRUE(procmaps__has(pm, 7));
+	/* Two mappings side by side: none put over another. */
+	CU_ASSERT_EQUAL(procmaps__replaced(pm, 7), 0);
 	f = procmaps__find(pm, 7, 0x1000);
 	CU_ASSERT(f && !strcmp(f->path, "/a"));
 	f = procmaps__find(pm, 7, 0x5fff);
@@ -93,6 +95,8 @@ static void test_add_find_overlap(void)
 	/* A new mapping replaces what it overlaps, like mmap(MAP_FIXED): what is left of the
 	 * others outside it stays, at its own file offsets. */
 	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &c), 0);
+	CU_ASSERT_EQUAL(procmaps__replaced(pm, 7), 1);	/* the unwinder learns again */
+	CU_ASSERT_EQUAL(procmaps__replaced(pm, 8), 0);
 	f = procmaps__find(pm, 7, 0x1000);
 	CU_ASSERT(f && !strcmp(f->path, "/a") && f->end == 0x2000 && f->pgoff == 0);
 	f = procmaps__find(pm, 7, 0x2000);
@@ -105,6 +109,7 @@ static void test_add_find_overlap(void)
 	size_t n;
 
 	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &d), 0);
+	CU_ASSERT_EQUAL(procmaps__replaced(pm, 7), 2);
 	procmaps__maps(pm, 7, &n);
 	CU_ASSERT_EQUAL(n, 5);
 	f = procmaps__find(pm, 7, 0x5a00);
