@@ -260,8 +260,14 @@ static int pmaps__put(struct procmaps *pm, struct pmaps *p, const struct map *m)
 		free(tail_path);
 		return -ENOMEM;
 	}
-	if (first < last)
-		p->replaced++;
+	/* (Anonymous memory over anonymous memory, a JIT's code space committed in its
+	 * reservation, changes no file's place: not counted, lest each such commit have the
+	 * unwinder learn the process's files again.) */
+	for (size_t i = first; i < last; i++)
+		if (!is_anon || p->maps[i].path[0] == '/') {
+			p->replaced++;
+			break;
+		}
 	for (size_t i = first; i < last; i++)
 		map__drop(p, &p->maps[i]);
 	memmove(&p->maps[first + nr_new], &p->maps[last], (p->nr - last) * sizeof(*p->maps));

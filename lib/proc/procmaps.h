@@ -150,9 +150,10 @@ const struct map *procmaps__find(const struct procmaps *pm, pid_t pid, uint64_t 
  * NULL, for a process with none). Owned by PM; valid until the next add or load. */
 const struct map *procmaps__maps(const struct procmaps *pm, pid_t pid, size_t *n);
 
-/* How many times a mapping of PID was put over others it had (a library dlopen'ed where
- * another was, a split by mprotect, a file where anonymous memory was): what was learnt of its
- * addresses before (the unwinder's files by address) may be another file's since. */
+/* How many times a mapping of PID was put over others it had, a file's or over a file's (a
+ * library dlopen'ed where another was, a split by mprotect, a file where anonymous memory
+ * was; not anonymous memory over anonymous memory): what was learnt of its addresses before
+ * (the unwinder's files by address) may be another file's since. */
 uint64_t procmaps__replaced(const struct procmaps *pm, pid_t pid);
 
 /* Whether any mapping of PID is known. */

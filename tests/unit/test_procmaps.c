@@ -116,6 +116,14 @@ static void test_add_find_overlap(void)
 	CU_ASSERT(f && !strcmp(f->path, "/b") && f->pgoff == 0xa00 && f->end == 0x6000);
 	f = procmaps__find(pm, 7, 0x58ff);
 	CU_ASSERT(f && !strcmp(f->path, "/b") && f->pgoff == 0x800 && f->end == 0x5900);
+	/* Anonymous memory over anonymous memory (a JIT committing code in its reservation)
+	 * moves no file: not counted. */
+	struct map e = { .start = 0x8000, .end = 0x9000, .path = (char *)"" };
+	struct map g = { .start = 0x8000, .end = 0x8800, .path = (char *)"[anon:jit]" };
+
+	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &e), 0);
+	CU_ASSERT_EQUAL(procmaps__add(pm, 7, &g), 0);
+	CU_ASSERT_EQUAL(procmaps__replaced(pm, 7), 2);
 	procmaps__free(pm);
 	procmaps__free(NULL);
 }
