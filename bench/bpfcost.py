@@ -40,7 +40,7 @@ For each it also gives the CPU time profile and its worker used per second while
 The readings begin once profile's start-up work is done (--settle, at most 30 s): its thread
 reading the kernel's names (profile-ksyms) and its worker parsing the files it was handed
 both run at idle priority while sampling begins, and on a machine the target keeps busy they
-take seconds (23 s beside fixedwork's two threads on 2 CPUs, 60-75 ms of CPU in all): before,
+take seconds (23 s beside fixedwork's two threads on 2 CPUs, at least 60-75 ms of CPU in all): before,
 that work fell into the window, 6-10 ms a second of "profile CPU" that is no cost of a
 sample. Each round's line says how long it took and its CPU; profile is stopped (SIGINT)
 when the window ends.
@@ -176,19 +176,26 @@ def settle(p, pid, limit, step=0.5, quiet=0.0005):
     work: its thread reading the kernel's names (profile-ksyms, at idle priority) gone and
     its worker using under QUIET seconds of CPU a second (it parses the files it was
     handed at idle priority while sampling begins). Returns the seconds waited and the CPU
-    seconds that work took meanwhile, or None for the seconds when it did not settle."""
+    seconds that work took meanwhile (a thread that ended counted as last seen), or None for
+    the seconds when it did not settle."""
     t0 = time.monotonic()
-    c0 = proc_cpu(pid)
+    seen = task_cpu(family(pid))
+    c0 = sum(v[1] for v in seen.values())
     last = None
+
+    def spent():
+        return sum(v[1] for v in seen.values()) - c0
+
     while p.poll() is None and time.monotonic() - t0 < limit:
         tasks = task_cpu(family(pid))
+        seen.update(tasks)
         busy = any(v[0] == "profile-ksyms" for v in tasks.values())
         worker = sum(v[1] for k, v in tasks.items() if k[0] != pid)
         if last is not None and not busy and (worker - last) / step < quiet:
-            return time.monotonic() - t0, proc_cpu(pid) - c0
+            return time.monotonic() - t0, spent()
         last = worker
         time.sleep(step)
-    return None, proc_cpu(pid) - c0
+    return None, spent()
 
 
 def snapshot(prog_id, map_id, pid=None):
