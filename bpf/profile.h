@@ -612,16 +612,22 @@ static __always_inline __u64 incarn_new_gen(__u64 old, __u64 now)
 		lo_;                                                           \
 	})
 
-/* The kind of code at ADDR in PR (enum profile_span), by binary search: used by the BPF
- * program at every frame, and by userspace. */
-static __always_inline __u8 proc_span_kind(const struct proc_ranges *pr, __u64 addr)
+/* 1 + the index of PR's span that holds ADDR, by binary search; 0 when none does. */
+static __always_inline __u32 proc_span_at(const struct proc_ranges *pr, __u64 addr)
 {
 	__u32 lo = BOUNDED_UPTO(pr->span_start, pr->nr_spans, PROFILE_MAX_SPANS,
 				PROFILE_SPAN_STEPS, addr);
 
-	if (lo == 0 || addr >= pr->span_end)
-		return SPAN_NONE;
-	return pr->span_kind[(lo - 1) & (PROFILE_MAX_SPANS - 1)];
+	return addr < pr->span_end ? lo : 0;
+}
+
+/* The kind of code at ADDR in PR (enum profile_span): used by the BPF program at every
+ * frame, and by userspace. */
+static __always_inline __u8 proc_span_kind(const struct proc_ranges *pr, __u64 addr)
+{
+	__u32 lo = proc_span_at(pr, addr);
+
+	return lo ? pr->span_kind[(lo - 1) & (PROFILE_MAX_SPANS - 1)] : SPAN_NONE;
 }
 
 #endif /* PROFILE_H */

@@ -118,8 +118,6 @@ struct tab_find {
 };
 
 struct tab_walk {
-	const struct proc_ranges *pr;
-	const struct proc_tabs *pt;
 	const struct stack_window *win;	/* the words at wsp, or NULL */
 	struct tab_page *page;	/* the page at page_at (0: none yet), or NULL */
 	__u64 page_at;
@@ -203,11 +201,7 @@ __noinline __u8 span_at(const struct proc_ranges *pr, __u64 addr, struct span_bo
 {
 	__u32 lo;
 
-	if (!pr || !b)
-		return SPAN_NONE;
-	lo = BOUNDED_UPTO(pr->span_start, pr->nr_spans, PROFILE_MAX_SPANS, PROFILE_SPAN_STEPS,
-			  addr);
-	if (lo == 0 || addr >= pr->span_end)
+	if (!pr || !b || !(lo = proc_span_at(pr, addr)))
 		return SPAN_NONE;
 	b->lo = pr->span_start[(lo - 1) & (PROFILE_MAX_SPANS - 1)];
 	b->hi = lo < pr->nr_spans && lo < PROFILE_MAX_SPANS ?
@@ -281,7 +275,6 @@ __noinline int tab_find(struct tab_find *f)
 	pc = f->pc;
 	tgid = f->tgid;
 	c = f->cache & 1;
-	stat_inc(STAT_TAB_ROWS);
 	rc = f->pr_ver || f->pt_ver ? bpf_map_lookup_elem(&rcache, &c) : NULL;
 	if (rc) {
 		e = rcache_slot(rc, pc, tgid);
@@ -377,7 +370,7 @@ static long tab_step(__u64 i, void *arg)
 	__u64 pc, cfa, ra, v;
 	__u32 n;
 
-	if (!st || !w->pt || !w->pr) {
+	if (!st) {
 		w->end = TAB_NO_TABLE;
 		return 1;
 	}
@@ -462,6 +455,7 @@ static long tab_step(__u64 i, void *arg)
 __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct ustack *st,
 			__u32 tgid, __u32 win_ok)
 {
+	const struct proc_tabs *pt;
 	struct tab_walk w = {};
 	struct uregs *r;
 	__u32 zero = 0;
@@ -475,15 +469,14 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	st->nr = 1;
 	for (int i = 0; i < PROFILE_SP_WORDS; i++)
 		st->sp_words[i] = 0;
-	w.pt = bpf_map_lookup_elem(&proc_tabs, &tgid);
-	if (!w.pt || !pr)
+	pt = bpf_map_lookup_elem(&proc_tabs, &tgid);
+	if (!pt || !pr)
 		return TAB_NO_TABLE;
-	w.pr = pr;
 	w.st = st;
 	w.f.tgid = tgid;
 	w.f.cache = at->cache;
 	w.f.pr_ver = pr->version;
-	w.f.pt_ver = w.pt->version;
+	w.f.pt_ver = pt->version;
 	w.win = win_ok ? bpf_map_lookup_elem(&window, &zero) : NULL;
 	w.page = bpf_map_lookup_elem(&tpage, &zero);
 	w.wsp = r->sp;
@@ -492,6 +485,8 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	w.bp = r->bp;
 	w.bp_ok = 1;
 	bpf_loop(PROFILE_MAX_DEPTH, tab_step, &w, 0);
+	/* (A row was looked for at each of its frames, the last one's ending the walk.) */
+	stat_add(STAT_TAB_ROWS, st->nr);
 	at->r.ip = w.ip;
 	at->r.sp = w.sp;
 	at->r.bp = w.bp;
