@@ -222,7 +222,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 			if (!complete)
 				key.flags |= COUNT_F_USER_TRUNCATED;
 			/* (Without copies, not even the words at sp leave.) */
-			if (!(key.flags & COUNT_F_TABLE_WALK) && !no_copy)
+			if ((!(key.flags & COUNT_F_TABLE_WALK) || at.leaf_rec) && !no_copy)
 				keep_sp_words(pr, regs.sp, win, st);
 			else
 				for (int i = 0; i < PROFILE_SP_WORDS; i++)

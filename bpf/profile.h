@@ -352,8 +352,9 @@ struct proc_ranges {
 #define UTAB_SHARD_ROWS		4092	/* rows per shard: 64 KiB with the hash element's
 					 * header (the kernel's allocation is a power of two) */
 #define UTAB_SHARD_STEPS	13	/* binary search steps in one: log2(rows) + 1 */
-#define UTAB_FILE_SHARDS	64	/* shards per file: the rows past them are not in BPF */
-#define UTAB_FILE_STEPS		7
+#define UTAB_FILE_SHARDS	128	/* shards per file (node's 464k rows take 114): the rows
+					 * past them are not in BPF */
+#define UTAB_FILE_STEPS		8
 #define UTAB_MAX_FILES		2048	/* files with tables in BPF */
 #define UTAB_MAX_SHARDS		8192
 #define PROFILE_MAX_TABS	64	/* a process's mappings with a table in BPF (a power of
@@ -374,6 +375,12 @@ enum urow_cfa {
 	UROW_SP_ONLY,		/* userspace's, from rsp and rbp alone: a signal frame (its
 				 * registers on the stack), code no FDE describes (a stack scan):
 				 * past the leaf, sent with a copy from this frame */
+	UROW_RECORD,		/* the frame record at rbp (CFA rbp + 16, the return address
+				 * and the caller's rbp below it): code that keeps one where it
+				 * calls, no FDE (V8's builtins), or no CFI at all (JIT code, a
+				 * file without any: tab_find's, as the frame-pointer walk goes
+				 * there). A leaf of the first kind goes to userspace as for
+				 * UROW_SP_ONLY; of the second, by its code's first bytes */
 };
 
 /* Where the caller's rbp is (urow.bp). */

@@ -39,6 +39,11 @@ struct tab_at {
 	struct uregs r;
 	__u32 bp_ok;
 	__u32 cache;		/* RCACHE_SAMPLE, RCACHE_SWITCH */
+	__u32 leaf_rec;		/* out: the leaf went by its frame record, in code no table
+				 * describes (see UROW_RECORD): the words at sp are kept, for
+				 * userspace's check of a frameless leaf, as after the
+				 * frame-pointer walk */
+	__u32 pad;
 };
 
 /*
@@ -59,10 +64,9 @@ struct tab_at {
 enum { RCACHE_SAMPLE = 0, RCACHE_SWITCH = 1 };
 
 /* 32 bytes, one cache line's half: the row without its start, the stretch as a length (at
- * most RCACHE_MAX_LEN), its cfa and bp rules and the kind of code in one byte (RCACHE_*). */
+ * most RCACHE_MAX_LEN), its bp rule and the kind of code in one byte (RCACHE_*). */
 #define RCACHE_MAX_LEN	0xffffu
-#define RCACHE_BP_SHIFT	3	/* urow.cfa: 3 bits, urow.bp: 2, enum profile_span: 3 */
-#define RCACHE_KIND_SHIFT 5
+#define RCACHE_KIND_SHIFT 2	/* urow.bp: 2 bits, enum profile_span: 3 */
 struct rcache_ent {
 	__u64 lo;
 	__u32 tgid;
@@ -73,7 +77,7 @@ struct rcache_ent {
 	__s16 bp_off;
 	__u16 len;
 	__u8 rules;
-	__u8 pad;
+	__u8 cfa;		/* urow.cfa */
 } __attribute__((aligned(32)));
 
 struct rcache {
@@ -126,6 +130,9 @@ struct tab_walk {
 	__u64 ip, sp, bp;
 	__u32 bp_ok;		/* bp holds the frame's rbp */
 	__u32 end;		/* enum tab_end */
+	__u32 guessed;		/* this frame's return address is from a record in code no
+				 * table describes: where it goes is checked */
+	__u32 leaf_rec;		/* tab_at.leaf_rec */
 	struct tab_find f;	/* the process, its gen, the cache; the frame's row */
 };
 
@@ -209,7 +216,8 @@ __noinline __u8 span_at(const struct proc_ranges *pr, __u64 addr, struct span_bo
 	return pr->span_kind[(lo - 1) & (PROFILE_MAX_SPANS - 1)];
 }
 
-/* The index of the mapping of PT that holds PC, or -1. */
+/* The index of the mapping of PT that holds PC; else -1 - the number of its mappings that
+ * begin at or before PC (-1 without PT). */
 __noinline int tab_map_index(const struct proc_tabs *pt, __u64 pc)
 {
 	__u32 lo, i;
@@ -221,7 +229,7 @@ __noinline int tab_map_index(const struct proc_tabs *pt, __u64 pc)
 		return -1;
 	i = (lo - 1) & (PROFILE_MAX_TABS - 1);
 	if (pc >= pt->end[i] || pc < pt->bias[i] || pc - pt->bias[i] > 0xffffffffULL)
-		return -1;
+		return -1 - (int)lo;
 	return (int)i;
 }
 
@@ -284,8 +292,8 @@ __noinline int tab_find(struct tab_find *f)
 			f->row.cfa_off = e->cfa_off;
 			f->row.ra_off = e->ra_off;
 			f->row.bp_off = e->bp_off;
-			f->row.cfa = e->rules & ((1 << RCACHE_BP_SHIFT) - 1);
-			f->row.bp = (e->rules >> RCACHE_BP_SHIFT) & 3;
+			f->row.cfa = e->cfa;
+			f->row.bp = e->rules & 3;
 			return f->kind == SPAN_BOTTOM ? -1 : 0;
 		}
 	}
@@ -301,6 +309,20 @@ __noinline int tab_find(struct tab_find *f)
 	if (f->kind != SPAN_BOTTOM) {
 		pt = bpf_map_lookup_elem(&proc_tabs, &tgid);
 		m = tab_map_index(pt, pc);
+		if (m < 0 && f->kind == SPAN_TRUSTED) {
+			/* Code no table describes where the frame-pointer walk trusts records
+			 * (JIT code, a file without CFI): the record's row, for the span's
+			 * part between the mappings with tables. */
+			f->row = (struct urow){ .cfa = UROW_RECORD };
+			i = -1 - m;
+			if (pt && i > 0 && i <= PROFILE_MAX_TABS &&
+			    pt->end[(i - 1) & (PROFILE_MAX_TABS - 1)] > b.lo)
+				b.lo = pt->end[(i - 1) & (PROFILE_MAX_TABS - 1)];
+			if (pt && i >= 0 && i < PROFILE_MAX_TABS && (__u32)i < pt->nr &&
+			    pt->start[i & (PROFILE_MAX_TABS - 1)] < b.hi)
+				b.hi = pt->start[i & (PROFILE_MAX_TABS - 1)];
+			goto keep;
+		}
 		if (!pt || m < 0)
 			return -1;
 		m &= PROFILE_MAX_TABS - 1;
@@ -335,6 +357,7 @@ __noinline int tab_find(struct tab_find *f)
 		if (end < b.hi)
 			b.hi = end;
 	}
+keep:
 	if (b.lo > pc || b.hi <= pc) {
 		b.lo = pc;
 		b.hi = pc + 1;
@@ -346,7 +369,7 @@ __noinline int tab_find(struct tab_find *f)
 		if (b.hi - b.lo > RCACHE_MAX_LEN)
 			b.hi = b.lo + RCACHE_MAX_LEN;
 	}
-	if (rc && f->row.cfa < (1 << RCACHE_BP_SHIFT) && f->row.bp < 4 && f->kind < 8) {
+	if (rc && f->row.bp < 4 && f->kind < 8) {
 		e = rcache_slot(rc, pc, tgid);
 		e->lo = b.lo;
 		e->len = (__u16)(b.hi - b.lo);
@@ -356,16 +379,36 @@ __noinline int tab_find(struct tab_find *f)
 		e->cfa_off = f->row.cfa_off;
 		e->ra_off = f->row.ra_off;
 		e->bp_off = f->row.bp_off;
-		e->rules = f->row.cfa | f->row.bp << RCACHE_BP_SHIFT | f->kind << RCACHE_KIND_SHIFT;
+		e->cfa = f->row.cfa;
+		e->rules = f->row.bp | f->kind << RCACHE_KIND_SHIFT;
 	}
 	return f->kind == SPAN_BOTTOM ? -1 : 0;
+}
+
+/* How far above sp a frame record may be (a frame of a MiB is no frame). */
+#define RECORD_REACH	(1u << 20)
+
+/*
+ * Whether the leaf's code at PC has yet to make its frame record, or has left it (at its
+ * first instruction, push rbp or endbr64; at mov rbp, rsp; at a ret): rbp is then its
+ * caller's, whose frame a walk from it would leave out. An unreadable pc counts as such.
+ */
+static __always_inline bool leaf_unframed(__u64 pc)
+{
+	__u8 c[4];
+
+	if (bpf_probe_read_user(c, sizeof(c), (void *)pc))
+		return true;
+	return c[0] == 0x55 || c[0] == 0xc3 || c[0] == 0xc2 ||
+	       (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa) ||
+	       (c[0] == 0x48 && c[1] == 0x89 && c[2] == 0xe5);
 }
 
 /* bpf_loop's callback: one frame (the verifier checks it once, not per frame). */
 static long tab_step(__u64 i, void *arg)
 {
 	struct tab_walk *w = arg;
-	const struct urow *r;
+	struct urow *r;
 	struct ustack *st = w->st;
 	__u64 pc, cfa, ra, v;
 	__u32 n;
@@ -379,10 +422,14 @@ static long tab_step(__u64 i, void *arg)
 	pc = n == 1 ? w->ip : w->ip - 1;
 	w->f.pc = pc;
 	if (tab_find(&w->f)) {
-		w->end = w->f.kind == SPAN_BOTTOM ? TAB_WHOLE : TAB_NO_TABLE;
+		/* (A record that leads out of the process's code was none: userspace
+		 * unwinds from the leaf.) */
+		w->end = w->f.kind == SPAN_BOTTOM ? TAB_WHOLE :
+			 w->guessed && w->f.kind == SPAN_NONE ? TAB_NO_RULE : TAB_NO_TABLE;
 		return 1;
 	}
 	r = &w->f.row;
+	w->guessed = 0;
 	switch (r->cfa) {
 	case UROW_RSP:
 	case UROW_PLT:
@@ -403,6 +450,25 @@ static long tab_step(__u64 i, void *arg)
 	case UROW_SP_ONLY:
 		w->end = TAB_HANDOFF;
 		return 1;
+	case UROW_RECORD:
+		/* V8's builtins (a span without records to the frame-pointer walk): from
+		 * their return addresses only; JIT code and files without CFI (SPAN_TRUSTED):
+		 * the leaf too, as the frame-pointer walk, when its code is not at its
+		 * record's making or leaving. Else userspace goes on from this frame. */
+		if ((n == 1 && (w->f.kind != SPAN_TRUSTED || leaf_unframed(pc))) ||
+		    !w->bp_ok || w->bp < w->sp || (w->bp & 7) || w->bp - w->sp > RECORD_REACH) {
+			w->end = w->f.kind == SPAN_TRUSTED ? TAB_NO_TABLE : TAB_HANDOFF;
+			return 1;
+		}
+		w->guessed = w->f.kind == SPAN_TRUSTED;
+		if (n == 1)
+			w->leaf_rec = 1;
+		r->cfa_off = 16;
+		r->ra_off = -8;
+		r->bp = UROW_BP_AT_CFA;
+		r->bp_off = -16;
+		cfa = w->bp;
+		break;
 	default:
 		w->end = TAB_NO_RULE;
 		return 1;
@@ -464,6 +530,7 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 		return TAB_NO_TABLE;
 	r = &at->r;
 	at->bp_ok = 1;
+	at->leaf_rec = 0;
 	/* (ST holds the leaf whatever comes: --stack-copy 0 compares its frames.) */
 	st->ips[0] = r->ip;
 	st->nr = 1;
@@ -491,6 +558,7 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	at->r.sp = w.sp;
 	at->r.bp = w.bp;
 	at->bp_ok = w.bp_ok;
+	at->leaf_rec = w.leaf_rec;
 	return w.end == TAB_GOING ? TAB_DEPTH : (int)w.end;
 }
 

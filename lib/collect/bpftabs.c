@@ -114,6 +114,8 @@ void bpftabs__fill(const struct utab *t, uint32_t from, struct ushard *sh)
 		const struct cfi_rule *r = row->rule < t->nr_rules ? &t->rules[row->rule] : NULL;
 
 		sh->rows[i] = bpftabs__urow(row->start, r);
+		if (row->rule == UTAB_RECORD)
+			sh->rows[i].cfa = UROW_RECORD;
 	}
 	for (uint32_t i = n; i < UTAB_SHARD_ROWS; i++)
 		sh->rows[i] = (struct urow){ .start = UINT32_MAX, .cfa = UROW_NONE };

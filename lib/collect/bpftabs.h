@@ -23,7 +23,8 @@
 struct urow bpftabs__urow(uint32_t start, const struct cfi_rule *r);
 
 /* Shard SH made of T's rows from index FROM on (UTAB_SHARD_ROWS of them, those past T's
- * last with start UINT32_MAX and no rule). */
+ * last with start UINT32_MAX and no rule); a stretch of UTAB_RECORD (V8's builtins) a row
+ * of UROW_RECORD. */
 void bpftabs__fill(const struct utab *t, uint32_t from, struct ushard *sh);
 
 /* How many shards T takes in BPF: at most UTAB_FILE_SHARDS (the last one then ends the

@@ -90,8 +90,10 @@ static int drain_key(struct session *s, struct builder *b, struct drained *d,
 		pid_t pid = procmaps__incarnation(s->maps, key.pid, key.gen);
 
 		procmaps__ensure(s->maps, pid);
-		/* (A walk from the tables has every frame: no leaf's caller to find.) */
-		if (!(bpf_key->flags & COUNT_F_TABLE_WALK))
+		/* (A walk from the tables has every frame: no leaf's caller to find; but
+		 * for a leaf it went by its frame record in code without a table, whose
+		 * words at sp it kept, as the frame-pointer walk's.) */
+		if (!(bpf_key->flags & COUNT_F_TABLE_WALK) || us.sp_words[0] || us.sp_words[1])
 			nr = stacks__leaf_caller(&env, s->unw, key.pid, pid,
 						 (const uint64_t *)us.sp_words, ips, nr,
 						 &key.truncated);

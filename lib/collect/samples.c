@@ -209,6 +209,11 @@ static void check_table_walk(struct session *s, const struct sample_event *e,
 		pr_info("table walk check: pid %u ip %#llx: BPF %u frames, userspace %d (%s), "
 			"first difference at frame %d", e->pid, (unsigned long long)e->ip,
 			native_frames(e), n, unwind_stop_names[stop], first_difference(ips, n, e));
+	if (s->stats.table_differ <= 5)
+		for (int i = 0; i < n || i < (int)native_frames(e); i++)
+			pr_debug("table walk check:   #%d BPF %#llx userspace %#llx", i,
+				 i < (int)native_frames(e) ? (unsigned long long)e->frames[i] : 0ull,
+				 i < n ? (unsigned long long)ips[i] : 0ull);
 }
 
 /*

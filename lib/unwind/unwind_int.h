@@ -170,6 +170,10 @@ int ufile__rule(struct ufile *f, uint64_t vaddr, struct cfi_rule *out);
 #define UNWIND_SCAN_DEPTH	4	/* frames without CFI in a row (assembly calling its own) */
 
 
+/* How far above sp a frame record at rbp may be taken for one (bpf/tabwalk.bpf.h's
+ * RECORD_REACH, the same). */
+#define UNWIND_RECORD_REACH	(1u << 20)
+
 /* Whether link-time address VADDR of F is in a stretch no FDE describes, between FDEs (or
  * its segment's ends), shorter than UNWIND_GUESS_GAP_MIN; *START gets where it begins. */
 bool ufile__small_gap(const struct ufile *f, uint64_t vaddr, uint64_t *start);

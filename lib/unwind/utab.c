@@ -84,12 +84,24 @@ int utab__rule(const struct utab *t, uint64_t vaddr, struct cfi_rule *r)
 		return -ENOENT;
 	off = (uint32_t)(vaddr - t->base);
 	lo = row_index(t, off);
-	if (t->rows[lo].start > off || t->rows[lo].rule == UTAB_NONE)
+	if (t->rows[lo].start > off || t->rows[lo].rule == UTAB_NONE ||
+	    t->rows[lo].rule == UTAB_RECORD)
 		return -ENOENT;
 	if (t->rows[lo].rule == UTAB_UNSUP)
 		return -ENOTSUP;
 	*r = t->rules[t->rows[lo].rule];
 	return 0;
+}
+
+bool utab__keeps_records(const struct utab *t, uint64_t vaddr)
+{
+	uint32_t lo, off;
+
+	if (!t->nr_rows || vaddr < t->base || vaddr - t->base > UINT32_MAX)
+		return false;
+	off = (uint32_t)(vaddr - t->base);
+	lo = row_index(t, off);
+	return t->rows[lo].start <= off && t->rows[lo].rule == UTAB_RECORD;
 }
 
 int utab__gap(const struct utab *t, uint64_t vaddr, uint64_t *start, uint64_t *end)
@@ -108,7 +120,7 @@ int utab__gap(const struct utab *t, uint64_t vaddr, uint64_t *start, uint64_t *e
 		uint32_t off = (uint32_t)(vaddr - t->base), a = row_index(t, off);
 
 		if (t->rows[a].start <= off) {
-			if (t->rows[a].rule != UTAB_NONE)
+			if (t->rows[a].rule != UTAB_NONE && t->rows[a].rule != UTAB_RECORD)
 				return -EEXIST;
 			lo = t->base + t->rows[a].start;
 			if (a + 1 < t->nr_rows)

@@ -27,11 +27,16 @@ struct dso;
  * (UTAB_UNSUP: libunwind's turn, where there is one). */
 #define UTAB_NONE	UINT32_MAX
 #define UTAB_UNSUP	(UINT32_MAX - 1)
+/* No FDE either, but code that keeps a frame record wherever it calls: V8's builtins (node's
+ * embedded blob, whose own stack walker goes by those records). To userspace's unwinder a
+ * stretch without CFI like any other (utab__rule: -ENOENT); the walk in BPF follows the
+ * record at rbp from a return address there (collect/bpftabs.c: UROW_RECORD). */
+#define UTAB_RECORD	(UINT32_MAX - 2)
 
 /* [start, next row's start) of link-time addresses base + start, and its rule. */
 struct utab_row {
 	uint32_t start;
-	uint32_t rule;		/* index into rules, or UTAB_NONE / UTAB_UNSUP */
+	uint32_t rule;		/* index into rules, or UTAB_NONE / UTAB_UNSUP / UTAB_RECORD */
 };
 
 /* A Go function's extent (its .debug_frame FDE), base-relative. */
@@ -107,6 +112,10 @@ void utab__free(struct utab *t);
 /* The rule at link-time address VADDR. Returns 0 and fills *R, -ENOENT when no FDE covers it,
  * -ENOTSUP when its CFI cannot be said by a rule. O(log rows). */
 int utab__rule(const struct utab *t, uint64_t vaddr, struct cfi_rule *r);
+
+/* Whether link-time address VADDR is in a stretch of UTAB_RECORD (V8's builtins: no FDE, a
+ * frame record wherever they call). */
+bool utab__keeps_records(const struct utab *t, uint64_t vaddr);
 
 /* [*START, *END) (link-time) of the Go function holding VADDR. Returns 0 or -ENOENT. */
 int utab__go_function(const struct utab *t, uint64_t vaddr, uint64_t *start, uint64_t *end);

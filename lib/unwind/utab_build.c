@@ -433,6 +433,35 @@ static int make_go_calls(const struct src *s, struct utab *t)
 	return 0;
 }
 
+/*
+ * V8's builtins in a file named *node* (node's embedded blob: the stretch without FDEs that
+ * holds Builtins_JSEntry) as code that keeps a frame record wherever it calls (UTAB_RECORD):
+ * V8 walks its own stacks by those records. Whether a leaf there has made its record yet is
+ * not known (a bytecode handler never does): only return addresses go by it.
+ */
+static void mark_v8_builtins(struct dso *dso, struct utab *t)
+{
+	uint64_t start, end;
+	uint32_t off, lo = 0, hi = t->nr_rows;
+
+	if (!t->nr_rows || !dso__path(dso) || !strstr(dso__path(dso), "node") ||
+	    !dso__usable(dso) || dso__find_range(dso, "Builtins_JSEntry", &start, &end) ||
+	    start < t->base || start - t->base > UINT32_MAX)
+		return;
+	off = (uint32_t)(start - t->base);
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].start <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* (The last row, past every FDE, is no stretch between two.) */
+	if (lo && lo < t->nr_rows && t->rows[lo - 1].rule == UTAB_NONE)
+		t->rows[lo - 1].rule = UTAB_RECORD;
+}
+
 struct utab *utab__build(struct dso *dso, const char *const *bottoms, size_t nr_bottoms)
 {
 	struct utab *t = calloc(1, sizeof(*t));
@@ -498,6 +527,7 @@ struct utab *utab__build(struct dso *dso, const char *const *bottoms, size_t nr_
 	free(dbg.v);
 	eh.v = dbg.v = NULL;
 	make_spans(&s, t, bottoms, nr_bottoms);
+	mark_v8_builtins(dso, t);
 	if (t->is_go && make_go_calls(&s, t))
 		goto fail;
 	if (!utab__charge(t))

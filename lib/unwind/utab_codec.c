@@ -255,7 +255,7 @@ int utab__decode(const unsigned char *buf, size_t len, struct utab **out)
 		t->rows[i].start = rd__u32(&r);
 		t->rows[i].rule = rd__u32(&r);
 		if ((i && t->rows[i].start <= t->rows[i - 1].start) ||
-		    (t->rows[i].rule >= t->nr_rules && t->rows[i].rule < UTAB_UNSUP))
+		    (t->rows[i].rule >= t->nr_rules && t->rows[i].rule < UTAB_RECORD))
 			goto fail;
 	}
 	if (t->nr_rows && t->rows[t->nr_rows - 1].rule != UTAB_NONE)
