@@ -985,6 +985,69 @@ def stacks_walked_in_bpf_from_unwind_tables():
     return "; ".join(notes)
 
 
+NODE_LOOP = ["/usr/bin/node", "--perf-basic-prof", "-e",
+             "function f(n) { let s = 0; for (let i = 0; i < n; i++) s += Math.sqrt(i) * "
+             "Math.sin(i); return s } let t = 0; for (let k = 0; k < 4000; k++) t += f(100000)"]
+INVOKE = "v8::internal::(anonymous namespace)::Invoke("
+
+
+def node_stack_wrong(frames):
+    """Whether a whole stack of node through JS code breaks what V8's calls are: JSEntry is
+    entered by Invoke alone (an indirect call from its one call site: Invoke never calls
+    itself there), and enters JSEntryTrampoline."""
+    for i, f in enumerate(frames):
+        if f.startswith(INVOKE) and i + 1 < len(frames) and frames[i + 1].startswith(INVOKE):
+            return True
+        if f == "Builtins_JSEntry" and (i == 0 or not frames[i - 1].startswith(INVOKE) or
+                                        i + 1 == len(frames) or
+                                        frames[i + 1] != "Builtins_JSEntryTrampoline"):
+            return True
+    return False
+
+
+@test
+def node_stacks_walked_in_bpf_through_jit_and_builtins():
+    # Debian's node: C++ without frame pointers (CFI), V8's builtins in its text without CFI
+    # (records at their calls, V8's own walker's way), JS compiled to anonymous memory (its
+    # records). Walked in BPF frame by frame from the tables, the builtins' records and the
+    # JIT's (issue 28), the same frames as userspace's unwind of the copies
+    # (PROFILE_TABLE_WALK_CHECK), whole, and right: userspace's stack scan through JSEntry
+    # once took stale frames (Invoke twice at its one call site, a JSEntry more), which the
+    # records do not.
+    if not os.path.exists(NODE_LOOP[0]):
+        return "skipped: no /usr/bin/node"
+    env = dict(os.environ, PROFILE_TABLE_WALK_CHECK="1")
+    p = subprocess.run([profile_bin(), "-v", "-F", "499", "-d", "4", "-o", os.devnull, "--"] +
+                       NODE_LOOP, capture_output=True, text=True, timeout=120, env=env,
+                       errors="replace")
+    expect(p.returncode == 0, f"node: exit {p.returncode}: {p.stderr}")
+    m = re.search(r"table walk check: (\d+) of (\d+) stacks", p.stderr)
+    n = re.search(r"profile: (\d+) samples in", p.stderr)
+    expect(m and n, f"node: no table walk check in: {p.stderr}")
+    differ, checked, samples = int(m.group(1)), int(m.group(2)), int(n.group(1))
+    expect(differ == 0, f"node: {differ} of {checked} stacks walked in BPF differ from "
+           f"userspace's unwind: {p.stderr}")
+    expect_rate(checked >= samples // 2, f"node: only {checked} of {samples} checked")
+    notes = [f"check: {differ} of {checked} differ"]
+    for label, args in (("default", ["-F", "499", "-d", "4"]),
+                        ("--stack-copy 0", ["-F", "499", "-d", "4", "--stack-copy", "0"])):
+        stacks, err, _ = run_profile(args + ["--"] + NODE_LOOP, timeout=120)
+        js = [(f, c) for f, c in stacks if f[0] == "node" and any(x.startswith("JS:") for x in f)]
+        n = sum(c for _, c in js)
+        whole = sum(c for f, c in js if "__libc_start_call_main" in f and "[truncated]" not in f)
+        wrong = [(f, c) for f, c in js if "[truncated]" not in f and node_stack_wrong(f)]
+        expect(n > 300, f"node {label}: only {n} samples in JS code")
+        expect(whole >= 0.98 * n, f"node {label}: {whole} of {n} JS stacks whole")
+        expect(not wrong, f"node {label}: {sum(c for _, c in wrong)} stacks wrong: "
+               f"{[';'.join(f) for f, _ in wrong[:2]]}")
+        w = re.search(r"([0-9.]+)% walked from unwind tables in BPF", err)
+        if w:
+            expect_rate(float(w.group(1)) >= 90, f"node: only {w.group(1)}% walked in BPF")
+            notes.append(f"{w.group(1)}% walked in BPF")
+        notes.append(f"{label}: {whole} of {n} JS stacks whole")
+    return "; ".join(notes)
+
+
 @test
 def tables_of_programs_gone_given_back():
     # A script runs xz, then gzip, then xz again (each about a second): the unwind tables

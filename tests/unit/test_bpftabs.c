@@ -97,6 +97,11 @@ static void test_shards(void)
 	CU_ASSERT(sh->rows[0].start == 0 && sh->rows[0].cfa == UROW_SP_ONLY);
 	CU_ASSERT(sh->rows[1].start == 16 && sh->rows[1].cfa == UROW_RSP);
 	CU_ASSERT_EQUAL(sh->rows[UTAB_SHARD_ROWS - 1].start, (UTAB_SHARD_ROWS - 1) * 16);
+	/* V8's builtins (no FDE, records at their calls): the record's row. */
+	t->rows[14].rule = UTAB_RECORD;
+	bpftabs__fill(t, 0, sh);
+	CU_ASSERT(sh->rows[14].start == 14 * 16 && sh->rows[14].cfa == UROW_RECORD);
+	CU_ASSERT_EQUAL(sh->rows[7].cfa, UROW_SP_ONLY);
 	/* The second: its ten rows, then rows past the last that no offset reaches. */
 	bpftabs__fill(t, UTAB_SHARD_ROWS, sh);
 	CU_ASSERT_EQUAL(sh->rows[0].start, UTAB_SHARD_ROWS * 16);

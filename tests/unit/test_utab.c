@@ -227,6 +227,48 @@ static void test_gaps(void)
 	CU_ASSERT_EQUAL(utab__gap(&t, 0x5010, &a, &b), 0);	/* a segment without FDEs */
 	CU_ASSERT(a == 0x5000 && b == 0x6000);
 	CU_ASSERT_EQUAL(utab__gap(&t, 0x4800, &a, &b), -ENOENT);	/* in no segment */
+	CU_ASSERT(!utab__keeps_records(&t, 0x1205));
+}
+
+/* A stretch of V8's builtins (UTAB_RECORD): to userspace's unwinder a stretch without an FDE
+ * like another (no rule, its gap's bounds), kept as such through the codec. */
+static void test_records(void)
+{
+	struct cfi_rule rule = { .cfa_reg = CFI_REG_RSP, .cfa_off = 8, .ra = CFI_AT_CFA,
+				 .ra_off = -8 };
+	struct dso_seg segs[1] = { { .vaddr = 0x1000, .memsz = 0x3000 } };
+	struct utab_row rows[] = {
+		{ 0x0, 0 }, { 0x1c0, UTAB_RECORD }, { 0x1d0, 0 }, { 0x2ec0, UTAB_NONE },
+	};
+	struct utab t = { .base = 0x1040, .min_vaddr = 0x1040, .max_vaddr = 0x4000,
+			  .segs = segs, .nr_segs = 1, .rules = &rule, .nr_rules = 1,
+			  .rows = rows, .nr_rows = 4, .has_cfi = true };
+	struct utab *back = NULL;
+	struct cfi_rule r;
+	unsigned char *buf;
+	uint64_t a, b;
+	size_t len;
+
+	CU_ASSERT(utab__keeps_records(&t, 0x1200) && utab__keeps_records(&t, 0x120f));
+	CU_ASSERT(!utab__keeps_records(&t, 0x1100) && !utab__keeps_records(&t, 0x1210) &&
+		  !utab__keeps_records(&t, 0x3f10) && !utab__keeps_records(&t, 0x1000));
+	CU_ASSERT_EQUAL(utab__rule(&t, 0x1205, &r), -ENOENT);
+	CU_ASSERT_EQUAL(utab__rule(&t, 0x1100, &r), 0);
+	CU_ASSERT_EQUAL(utab__gap(&t, 0x1205, &a, &b), 0);
+	CU_ASSERT(a == 0x1200 && b == 0x1210);
+	CU_ASSERT_EQUAL_FATAL(utab__encode(&t, &buf, &len), 0);
+	CU_ASSERT_EQUAL(utab__decode(buf, len, &back), 0);
+	CU_ASSERT(back && back->nr_rows == 4 && back->rows[1].rule == UTAB_RECORD &&
+		  utab__keeps_records(back, 0x1205));
+	if (back)
+		utab__free(back);
+	back = NULL;
+	/* Any other index past the rules is refused. */
+	rows[1].rule = UTAB_RECORD - 1;
+	free(buf);
+	CU_ASSERT_EQUAL_FATAL(utab__encode(&t, &buf, &len), 0);
+	CU_ASSERT_NOT_EQUAL(utab__decode(buf, len, &back), 0);
+	free(buf);
 }
 
 int register_utab_suite(void)
@@ -236,7 +278,8 @@ int register_utab_suite(void)
 	if (!s || !CU_add_test(s, "libc: every FDE's rules, kept and encoded", test_libc) ||
 	    !CU_add_test(s, "gcc -static, .debug_frame", test_static_and_debug_frame) ||
 	    !CU_add_test(s, "the decoder refuses what is wrong", test_decoder_refuses) ||
-	    !CU_add_test(s, "stretches no FDE describes", test_gaps))
+	    !CU_add_test(s, "stretches no FDE describes", test_gaps) ||
+	    !CU_add_test(s, "V8's builtins: records at their calls", test_records))
 		return -1;
 	return 0;
 }
