@@ -383,6 +383,10 @@ enum urow_cfa {
 				 * UROW_SP_ONLY; of the second, by its code's first bytes */
 };
 
+/* UROW_RECORD's row: the record at rbp (the start: the stretch's). */
+#define UROW_RECORD_ROW(s)	((struct urow){ .start = (s), .cfa = UROW_RECORD, .cfa_off = 16, \
+						.ra_off = -8, .bp = UROW_BP_AT_CFA, .bp_off = -16 })
+
 /* Where the caller's rbp is (urow.bp). */
 enum urow_bp {
 	UROW_BP_SAME = 0,	/* where it was */

@@ -100,7 +100,16 @@ struct span_bounds {
  * for the frames in it instead of one per word. */
 struct tab_page {
 	__u64 w[PROFILE_PAGE_SIZE / 8];
+	/* The walk's TAB_F_* (here, in map memory, the verifier tracks no value: as fields
+	 * of the walk's state, each value made its states apart, 65k instructions more). */
+	__u32 flags;
+	__u32 pad;
 };
+
+/* tab_page.flags: the frame's return address is from a record in code no table describes
+ * (where it goes is checked); the leaf went by its record (tab_at.leaf_rec). */
+#define TAB_F_GUESSED	1u
+#define TAB_F_LEAF_REC	2u
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -130,9 +139,6 @@ struct tab_walk {
 	__u64 ip, sp, bp;
 	__u32 bp_ok;		/* bp holds the frame's rbp */
 	__u32 end;		/* enum tab_end */
-	__u32 guessed;		/* this frame's return address is from a record in code no
-				 * table describes: where it goes is checked */
-	__u32 leaf_rec;		/* tab_at.leaf_rec */
 	struct tab_find f;	/* the process, its gen, the cache; the frame's row */
 };
 
@@ -313,7 +319,7 @@ __noinline int tab_find(struct tab_find *f)
 			/* Code no table describes where the frame-pointer walk trusts records
 			 * (JIT code, a file without CFI): the record's row, for the span's
 			 * part between the mappings with tables. */
-			f->row = (struct urow){ .cfa = UROW_RECORD };
+			f->row = UROW_RECORD_ROW(0);
 			i = -1 - m;
 			if (pt && i > 0 && i <= PROFILE_MAX_TABS &&
 			    pt->end[(i - 1) & (PROFILE_MAX_TABS - 1)] > b.lo)
@@ -425,11 +431,13 @@ static long tab_step(__u64 i, void *arg)
 		/* (A record that leads out of the process's code was none: userspace
 		 * unwinds from the leaf.) */
 		w->end = w->f.kind == SPAN_BOTTOM ? TAB_WHOLE :
-			 w->guessed && w->f.kind == SPAN_NONE ? TAB_NO_RULE : TAB_NO_TABLE;
+			 w->f.kind == SPAN_NONE && w->page && (w->page->flags & TAB_F_GUESSED) ?
+			 TAB_NO_RULE : TAB_NO_TABLE;
 		return 1;
 	}
 	r = &w->f.row;
-	w->guessed = 0;
+	if (w->page)
+		w->page->flags &= ~TAB_F_GUESSED;
 	switch (r->cfa) {
 	case UROW_RSP:
 	case UROW_PLT:
@@ -455,18 +463,16 @@ static long tab_step(__u64 i, void *arg)
 		 * their return addresses only; JIT code and files without CFI (SPAN_TRUSTED):
 		 * the leaf too, as the frame-pointer walk, when its code is not at its
 		 * record's making or leaving. Else userspace goes on from this frame. */
-		if ((n == 1 && (w->f.kind != SPAN_TRUSTED || leaf_unframed(pc))) ||
+		if ((n == 1 && (w->f.kind != SPAN_TRUSTED || leaf_unframed(pc))) || !w->page ||
 		    !w->bp_ok || w->bp < w->sp || (w->bp & 7) || w->bp - w->sp > RECORD_REACH) {
 			w->end = w->f.kind == SPAN_TRUSTED ? TAB_NO_TABLE : TAB_HANDOFF;
 			return 1;
 		}
-		w->guessed = w->f.kind == SPAN_TRUSTED;
+		/* (The row says CFA rbp + 16, the rest below it: UROW_RECORD_ROW.) */
+		if (w->f.kind == SPAN_TRUSTED)
+			w->page->flags |= TAB_F_GUESSED;
 		if (n == 1)
-			w->leaf_rec = 1;
-		r->cfa_off = 16;
-		r->ra_off = -8;
-		r->bp = UROW_BP_AT_CFA;
-		r->bp_off = -16;
+			w->page->flags |= TAB_F_LEAF_REC;
 		cfa = w->bp;
 		break;
 	default:
@@ -546,6 +552,8 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	w.f.pt_ver = pt->version;
 	w.win = win_ok ? bpf_map_lookup_elem(&window, &zero) : NULL;
 	w.page = bpf_map_lookup_elem(&tpage, &zero);
+	if (w.page)
+		w.page->flags = 0;
 	w.wsp = r->sp;
 	w.ip = r->ip;
 	w.sp = r->sp;
@@ -558,7 +566,7 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	at->r.sp = w.sp;
 	at->r.bp = w.bp;
 	at->bp_ok = w.bp_ok;
-	at->leaf_rec = w.leaf_rec;
+	at->leaf_rec = w.page ? (w.page->flags & TAB_F_LEAF_REC) != 0 : 0;
 	return w.end == TAB_GOING ? TAB_DEPTH : (int)w.end;
 }
 

@@ -115,7 +115,7 @@ void bpftabs__fill(const struct utab *t, uint32_t from, struct ushard *sh)
 
 		sh->rows[i] = bpftabs__urow(row->start, r);
 		if (row->rule == UTAB_RECORD)
-			sh->rows[i].cfa = UROW_RECORD;
+			sh->rows[i] = UROW_RECORD_ROW(row->start);
 	}
 	for (uint32_t i = n; i < UTAB_SHARD_ROWS; i++)
 		sh->rows[i] = (struct urow){ .start = UINT32_MAX, .cfa = UROW_NONE };
