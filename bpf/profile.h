@@ -375,6 +375,10 @@ enum urow_cfa {
 	UROW_SP_ONLY,		/* userspace's, from rsp and rbp alone: a signal frame (its
 				 * registers on the stack), code no FDE describes (a stack scan):
 				 * past the leaf, sent with a copy from this frame */
+	UROW_REG,		/* the register urow.reg (DWARF's number; neither rsp nor rbp)
+				 * + cfa_off, as the sample had it unless a frame since saved
+				 * it (UROW_F_CS): OpenSSL's assembly, whose frames go by rax,
+				 * rbx, r9, r11 */
 	UROW_RECORD,		/* the frame record at rbp (CFA rbp + 16, the return address
 				 * and the caller's rbp below it): code that keeps one where it
 				 * calls, no FDE (V8's builtins), or no CFI at all (JIT code, a
@@ -403,8 +407,16 @@ struct urow {
 	__s16 bp_off;		/* UROW_PLT: the low bits of ip from which 8 is added */
 	__u8 cfa;		/* enum urow_cfa */
 	__u8 bp;		/* enum urow_bp */
-	__u16 pad;
+	__u8 reg;		/* UROW_REG: the register */
+	__u8 flags;		/* UROW_F_* */
 };
+
+/* urow.flags: the row has a rule for rbx, r12, r13, r14 or r15 (the frame saved it, or lost
+ * it): past it, the walk knows none of their values (userspace restores them; a frame
+ * further out that needs one goes to userspace). */
+#define UROW_F_CS	1u
+/* The registers UROW_F_CS makes unknown, as bits of DWARF's numbers. */
+#define UROW_CS_REGS	(1u << 3 | 1u << 12 | 1u << 13 | 1u << 14 | 1u << 15)
 
 /* One shard: rows sorted by start; those past a file's last are start 0xffffffff. */
 struct ushard {

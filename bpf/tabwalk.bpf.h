@@ -64,9 +64,12 @@ struct tab_at {
 enum { RCACHE_SAMPLE = 0, RCACHE_SWITCH = 1 };
 
 /* 32 bytes, one cache line's half: the row without its start, the stretch as a length (at
- * most RCACHE_MAX_LEN), its bp rule and the kind of code in one byte (RCACHE_*). */
+ * most RCACHE_MAX_LEN), its bp rule, the kind of code and its flags in one byte, its cfa
+ * rule and register in another (RCACHE_*). */
 #define RCACHE_MAX_LEN	0xffffu
-#define RCACHE_KIND_SHIFT 2	/* urow.bp: 2 bits, enum profile_span: 3 */
+#define RCACHE_KIND_SHIFT 2	/* urow.bp: 2 bits, enum profile_span: 3, urow.flags: 1 */
+#define RCACHE_FLAGS_SHIFT 5
+#define RCACHE_REG_SHIFT 4	/* urow.cfa: 4 bits, urow.reg: 4 */
 struct rcache_ent {
 	__u64 lo;
 	__u32 tgid;
@@ -77,7 +80,7 @@ struct rcache_ent {
 	__s16 bp_off;
 	__u16 len;
 	__u8 rules;
-	__u8 cfa;		/* urow.cfa */
+	__u8 cfa;		/* urow.cfa, urow.reg */
 } __attribute__((aligned(32)));
 
 struct rcache {
@@ -103,7 +106,10 @@ struct tab_page {
 	/* The walk's TAB_F_* (here, in map memory, the verifier tracks no value: as fields
 	 * of the walk's state, each value made its states apart, 65k instructions more). */
 	__u32 flags;
-	__u32 pad;
+	/* Which of gr (bits of DWARF's register numbers) the walk knows at its frame: the
+	 * sample's registers (tab_at.regs_ok), until a row makes them unknown. */
+	__u32 valid;
+	__u64 gr[16];		/* the general registers, DWARF's numbering */
 };
 
 /* tab_page.flags: the frame's return address is from a record in code no table describes
@@ -294,12 +300,14 @@ __noinline int tab_find(struct tab_find *f)
 		e = rcache_slot(rc, pc, tgid);
 		if (e->tgid == tgid && e->pr_ver == f->pr_ver && e->pt_ver == f->pt_ver &&
 		    pc - e->lo < e->len) {
-			f->kind = e->rules >> RCACHE_KIND_SHIFT;
+			f->kind = (e->rules >> RCACHE_KIND_SHIFT) & 7;
 			f->row.cfa_off = e->cfa_off;
 			f->row.ra_off = e->ra_off;
 			f->row.bp_off = e->bp_off;
-			f->row.cfa = e->cfa;
+			f->row.cfa = e->cfa & ((1 << RCACHE_REG_SHIFT) - 1);
+			f->row.reg = e->cfa >> RCACHE_REG_SHIFT;
 			f->row.bp = e->rules & 3;
+			f->row.flags = e->rules >> RCACHE_FLAGS_SHIFT;
 			return f->kind == SPAN_BOTTOM ? -1 : 0;
 		}
 	}
@@ -375,7 +383,8 @@ keep:
 		if (b.hi - b.lo > RCACHE_MAX_LEN)
 			b.hi = b.lo + RCACHE_MAX_LEN;
 	}
-	if (rc && f->row.bp < 4 && f->kind < 8) {
+	if (rc && f->row.bp < 4 && f->kind < 8 && f->row.cfa < 16 && f->row.reg < 16 &&
+	    f->row.flags < 8) {
 		e = rcache_slot(rc, pc, tgid);
 		e->lo = b.lo;
 		e->len = (__u16)(b.hi - b.lo);
@@ -385,14 +394,35 @@ keep:
 		e->cfa_off = f->row.cfa_off;
 		e->ra_off = f->row.ra_off;
 		e->bp_off = f->row.bp_off;
-		e->cfa = f->row.cfa;
-		e->rules = f->row.bp | f->kind << RCACHE_KIND_SHIFT;
+		e->cfa = f->row.cfa | f->row.reg << RCACHE_REG_SHIFT;
+		e->rules = f->row.bp | f->kind << RCACHE_KIND_SHIFT |
+			   f->row.flags << RCACHE_FLAGS_SHIFT;
 	}
 	return f->kind == SPAN_BOTTOM ? -1 : 0;
 }
 
 /* How far above sp a frame record may be (a frame of a MiB is no frame). */
 #define RECORD_REACH	(1u << 20)
+
+/*
+ * The sample's general registers into the walk's (tab_page.gr, .valid) when CTX, a sample's,
+ * hit user mode; else none (an off-CPU one: what a row needs of them goes to userspace).
+ * rsp and rbp are the walk's own.
+ */
+static __always_inline void tab_gprs(struct bpf_perf_event_data *ctx)
+{
+	struct tab_page *pg;
+	__u32 zero = 0;
+
+	pg = bpf_map_lookup_elem(&tpage, &zero);
+	if (!pg)
+		return;
+	pg->valid = 0;
+	if (!ctx || (*(volatile __u64 *)&ctx->regs.cs & 3) != 3)
+		return;
+	ctx_gprs(ctx, pg->gr);
+	pg->valid = 0xffffu & ~(1u << 6 | 1u << 7);
+}
 
 /*
  * Whether the leaf's code at PC has yet to make its frame record, or has left it (at its
@@ -452,6 +482,13 @@ static long tab_step(__u64 i, void *arg)
 		}
 		cfa = w->bp;
 		break;
+	case UROW_REG:
+		if (!w->page || !(w->page->valid >> (r->reg & 15) & 1)) {
+			w->end = TAB_NO_RULE;
+			return 1;
+		}
+		cfa = w->page->gr[r->reg & 15];
+		break;
 	case UROW_OUTERMOST:
 		w->end = TAB_WHOLE;
 		return 1;
@@ -504,6 +541,9 @@ static long tab_step(__u64 i, void *arg)
 		w->end = TAB_DEPTH;
 		return 1;
 	}
+	/* (The callee-saved registers it saved are the caller's from here: not known.) */
+	if ((r->flags & UROW_F_CS) && w->page)
+		w->page->valid &= ~UROW_CS_REGS;
 	if (r->bp == UROW_BP_AT_CFA) {
 		w->bp_ok = !tab_read(w, cfa + (__s64)r->bp_off, &v);
 		w->bp = v;

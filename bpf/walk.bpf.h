@@ -39,6 +39,27 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct tas
 	return r->ip != 0;
 }
 
+/* CTX's registers (a sample's, in user mode) into G, in DWARF's numbering. */
+static __always_inline void ctx_gprs(struct bpf_perf_event_data *ctx, __u64 *g)
+{
+	g[0] = ctx->regs.ax;
+	g[1] = ctx->regs.dx;
+	g[2] = ctx->regs.cx;
+	g[3] = ctx->regs.bx;
+	g[4] = ctx->regs.si;
+	g[5] = ctx->regs.di;
+	g[6] = ctx->regs.bp;
+	g[7] = ctx->regs.sp;
+	g[8] = ctx->regs.r8;
+	g[9] = ctx->regs.r9;
+	g[10] = ctx->regs.r10;
+	g[11] = ctx->regs.r11;
+	g[12] = ctx->regs.r12;
+	g[13] = ctx->regs.r13;
+	g[14] = ctx->regs.r14;
+	g[15] = ctx->regs.r15;
+}
+
 /*
  * All general user registers into G, in DWARF's numbering: assembly's CFI may define the
  * frame through any of them (OpenSSL's AES-GCM keeps it in rbx or r11), and the unwinder
@@ -50,22 +71,7 @@ static __always_inline void user_gprs(struct bpf_perf_event_data *ctx, struct ta
 	struct pt_regs *regs;
 
 	if (ctx && (*(volatile __u64 *)&ctx->regs.cs & 3) == 3) {
-		g[0] = ctx->regs.ax;
-		g[1] = ctx->regs.dx;
-		g[2] = ctx->regs.cx;
-		g[3] = ctx->regs.bx;
-		g[4] = ctx->regs.si;
-		g[5] = ctx->regs.di;
-		g[6] = ctx->regs.bp;
-		g[7] = ctx->regs.sp;
-		g[8] = ctx->regs.r8;
-		g[9] = ctx->regs.r9;
-		g[10] = ctx->regs.r10;
-		g[11] = ctx->regs.r11;
-		g[12] = ctx->regs.r12;
-		g[13] = ctx->regs.r13;
-		g[14] = ctx->regs.r14;
-		g[15] = ctx->regs.r15;
+		ctx_gprs(ctx, g);
 		return;
 	}
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);

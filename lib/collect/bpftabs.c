@@ -65,6 +65,9 @@ struct urow bpftabs__urow(uint32_t start, const struct cfi_rule *r)
 	}
 	if (r->ra != CFI_AT_CFA || r->ra_off < INT16_MIN || r->ra_off > INT16_MAX)
 		return u;
+	for (int i = 0; i < CFI_NR_CS; i++)
+		if (r->cs[i] != CFI_SAME)
+			u.flags |= UROW_F_CS;
 	switch (r->bp) {
 	case CFI_SAME:
 		u.bp = UROW_BP_SAME;
@@ -83,8 +86,15 @@ struct urow bpftabs__urow(uint32_t start, const struct cfi_rule *r)
 	}
 	u.ra_off = (int16_t)r->ra_off;
 	u.cfa_off = r->cfa_off;
-	if (r->cfa_reg != CFI_REG_RSP && r->cfa_reg != CFI_REG_RBP)
-		return u;	/* another register: a leaf's, userspace's */
+	if (r->cfa_reg != CFI_REG_RSP && r->cfa_reg != CFI_REG_RBP) {
+		/* Another register, as the sample had it or a frame since restored it: the
+		 * walk has the sample's. */
+		if (r->cfa_reg < 16 && r->cfa_deref == CFI_CFA_REG) {
+			u.cfa = UROW_REG;
+			u.reg = r->cfa_reg;
+		}
+		return u;
+	}
 	switch (r->cfa_deref) {
 	case CFI_CFA_REG:
 		u.cfa = r->cfa_reg == CFI_REG_RSP ? UROW_RSP : UROW_RBP;

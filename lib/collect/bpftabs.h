@@ -16,9 +16,11 @@
 /*
  * The BPF row from link-time offset START with rule R (NULL: no rule there): UROW_SP_ONLY
  * where userspace goes on from the frame's rsp and rbp (no rule: a scan; a signal frame),
- * UROW_NONE for whatever else the BPF walk does not follow (a CFA or return address from
- * another register than rsp or rbp, rbp kept at sp or in a register, an offset past 16
- * bits), which leaves a stack there to userspace from its leaf.
+ * UROW_REG for a CFA from another register than rsp or rbp, UROW_NONE for whatever else the
+ * BPF walk does not follow (a CFA of another register dereferenced, a return address in a
+ * register, rbp kept at sp or in a register, an offset past 16 bits), which leaves a stack
+ * there to userspace from its leaf; UROW_F_CS where the rule has one for a callee-saved
+ * register other than rbp.
  */
 struct urow bpftabs__urow(uint32_t start, const struct cfi_rule *r);
 

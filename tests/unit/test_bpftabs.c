@@ -44,10 +44,21 @@ static void test_urow(void)
 	r = sp;
 	r.signal = 1;
 	CU_ASSERT_EQUAL(bpftabs__urow(0, &r).cfa, UROW_SP_ONLY);
-	/* From the leaf: a CFA from another register, rbp kept at sp or in a register,
+	/* A CFA from another register (rbx: OpenSSL's), kept with the rule; a row with a rule
+	 * for a callee-saved register says so. */
+	r = sp;
+	r.cfa_reg = 3;
+	u = bpftabs__urow(0, &r);
+	CU_ASSERT(u.cfa == UROW_REG && u.reg == 3 && u.cfa_off == 24 && u.flags == 0);
+	r.cs[1] = CFI_AT_CFA;	/* r12 saved */
+	r.cs_off[1] = -16;
+	CU_ASSERT_EQUAL(bpftabs__urow(0, &r).flags, UROW_F_CS);
+	CU_ASSERT_EQUAL(bpftabs__urow(0, &bp).flags, 0);
+	/* From the leaf: that register's word as the CFA, rbp kept at sp or in a register,
 	 * offsets past 16 bits, a return address in a register. */
 	r = sp;
-	r.cfa_reg = 3;	/* rbx: OpenSSL's */
+	r.cfa_reg = 3;
+	r.cfa_deref = CFI_CFA_DEREF;
 	CU_ASSERT_EQUAL(bpftabs__urow(0, &r).cfa, UROW_NONE);
 	r = bp;
 	r.bp = CFI_AT_SP;
