@@ -67,7 +67,7 @@ enum { RCACHE_SAMPLE = 0, RCACHE_SWITCH = 1 };
  * most RCACHE_MAX_LEN), its bp rule, the kind of code and its flags in one byte, its cfa
  * rule and register in another (RCACHE_*). */
 #define RCACHE_MAX_LEN	0xffffu
-#define RCACHE_KIND_SHIFT 2	/* urow.bp: 2 bits, enum profile_span: 3, urow.flags: 1 */
+#define RCACHE_KIND_SHIFT 2	/* urow.bp: 2 bits, enum profile_span: 3, urow.flags: 3 */
 #define RCACHE_FLAGS_SHIFT 5
 #define RCACHE_REG_SHIFT 4	/* urow.cfa: 4 bits, urow.reg: 4 */
 struct rcache_ent {
@@ -107,7 +107,7 @@ struct tab_page {
 	 * of the walk's state, each value made its states apart, 65k instructions more). */
 	__u32 flags;
 	/* Which of gr (bits of DWARF's register numbers) the walk knows at its frame: the
-	 * sample's registers (tab_at.regs_ok), until a row makes them unknown. */
+	 * sample's registers (tab_gprs), until a row makes them unknown (UROW_F_CS). */
 	__u32 valid;
 	__u64 gr[16];		/* the general registers, DWARF's numbering */
 };
@@ -444,7 +444,7 @@ static __always_inline bool leaf_unframed(__u64 pc)
 static long tab_step(__u64 i, void *arg)
 {
 	struct tab_walk *w = arg;
-	struct urow *r;
+	const struct urow *r;
 	struct ustack *st = w->st;
 	__u64 pc, cfa, ra, v;
 	__u32 n;
