@@ -165,7 +165,7 @@ static __always_inline int tab_read(struct tab_walk *w, __u64 addr, __u64 *val)
 	if (w->page && !(addr & 7)) {
 		if (w->page_at != base) {
 			w->page_at = 0;
-			if (bpf_probe_read_user(w->page, sizeof(*w->page), (void *)base))
+			if (bpf_probe_read_user(w->page->w, sizeof(w->page->w), (void *)base))
 				goto alone;
 			w->page_at = base;
 		}
