@@ -385,6 +385,17 @@ def main():
         xz = ["/usr/bin/xz", "-9e", "-T1", "-c", xz_in]
         configs += [("xz", "Debian's xz -9e (auto)", xz, [], None),
                     ("xz-copy", "Debian's xz -9e, no table walk", xz, [], no_tab)]
+    node = "/usr/bin/node"
+    if os.access(node, os.X_OK):
+        # Debian's node: its C++ by the tables, V8's builtins and the JIT code by their
+        # frame records (issue 28); against the copy path (userspace's unwind, its scans).
+        js = ("function f(n) { let s = 0; for (let i = 0; i < n; i++) s += Math.sqrt(i) * "
+              "Math.sin(i); return s } for (;;) f(100000)")
+        nodeargv = [node, "--perf-basic-prof", "-e", js]
+        configs += [("node", "Debian's node, JIT code (auto)", nodeargv, [], None),
+                    ("node-copy", "Debian's node, no table walk", nodeargv, [], no_tab)]
+    else:
+        print(f"bpfcost: {node} missing (Debian's nodejs): no node configs")
     tl = ["-o", os.path.join(args.build, "bench", "bpfcost.speedscope.json")]
     configs += [("fp-timeline", "frame pointers + speedscope timeline", [fp, "1000000"], tl,
                  None),
