@@ -67,6 +67,16 @@ static void drained__free(struct drained *d)
 	free(d->ips);
 }
 
+/* Whether US has words at sp (a stack walked from the tables has them only where its leaf
+ * went by its frame record: tab_at.leaf_rec). */
+static bool sp_words_kept(const struct ustack *us)
+{
+	for (int i = 0; i < PROFILE_SP_WORDS; i++)
+		if (us->sp_words[i])
+			return true;
+	return false;
+}
+
 /* The samples of KEY (COUNT of them), its user stack from `ustacks`, kept in D. */
 static int drain_key(struct session *s, struct builder *b, struct drained *d,
 		     const struct count_key *bpf_key, uint64_t count)
@@ -93,7 +103,7 @@ static int drain_key(struct session *s, struct builder *b, struct drained *d,
 		/* (A walk from the tables has every frame: no leaf's caller to find; but
 		 * for a leaf it went by its frame record in code without a table, whose
 		 * words at sp it kept, as the frame-pointer walk's.) */
-		if (!(bpf_key->flags & COUNT_F_TABLE_WALK) || us.sp_words[0] || us.sp_words[1])
+		if (!(bpf_key->flags & COUNT_F_TABLE_WALK) || sp_words_kept(&us))
 			nr = stacks__leaf_caller(&env, s->unw, key.pid, pid,
 						 (const uint64_t *)us.sp_words, ips, nr,
 						 &key.truncated);

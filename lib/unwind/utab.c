@@ -67,9 +67,7 @@ void utab__free(struct utab *t)
 
 /* --- lookups -------------------------------------------------------------------------------- */
 
-/* The last row whose start <= OFF (row 0 when none is: the caller checks), of a table with
- * rows. */
-static uint32_t row_index(const struct utab *t, uint32_t off)
+uint32_t utab__row_index(const struct utab *t, uint32_t off)
 {
 	size_t n = BSEARCH_PREFIX(t->nr_rows, mid, t->rows[mid].start <= off);
 
@@ -83,7 +81,7 @@ int utab__rule(const struct utab *t, uint64_t vaddr, struct cfi_rule *r)
 	if (!t->nr_rows || vaddr < t->base || vaddr - t->base > UINT32_MAX)
 		return -ENOENT;
 	off = (uint32_t)(vaddr - t->base);
-	lo = row_index(t, off);
+	lo = utab__row_index(t, off);
 	if (t->rows[lo].start > off || t->rows[lo].rule == UTAB_NONE ||
 	    t->rows[lo].rule == UTAB_RECORD)
 		return -ENOENT;
@@ -100,7 +98,7 @@ bool utab__keeps_records(const struct utab *t, uint64_t vaddr)
 	if (!t->nr_rows || vaddr < t->base || vaddr - t->base > UINT32_MAX)
 		return false;
 	off = (uint32_t)(vaddr - t->base);
-	lo = row_index(t, off);
+	lo = utab__row_index(t, off);
 	return t->rows[lo].start <= off && t->rows[lo].rule == UTAB_RECORD;
 }
 
@@ -117,7 +115,7 @@ int utab__gap(const struct utab *t, uint64_t vaddr, uint64_t *start, uint64_t *e
 	*start = t->segs[i].vaddr;
 	*end = t->segs[i].vaddr + t->segs[i].memsz;
 	if (t->nr_rows && vaddr >= t->base && vaddr - t->base <= UINT32_MAX) {
-		uint32_t off = (uint32_t)(vaddr - t->base), a = row_index(t, off);
+		uint32_t off = (uint32_t)(vaddr - t->base), a = utab__row_index(t, off);
 
 		if (t->rows[a].start <= off) {
 			if (t->rows[a].rule != UTAB_NONE && t->rows[a].rule != UTAB_RECORD)

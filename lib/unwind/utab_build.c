@@ -442,24 +442,17 @@ static int make_go_calls(const struct src *s, struct utab *t)
 static void mark_v8_builtins(struct dso *dso, struct utab *t)
 {
 	uint64_t start, end;
-	uint32_t off, lo = 0, hi = t->nr_rows;
+	uint32_t i;
 
 	if (!t->nr_rows || !dso__path(dso) || !strstr(dso__path(dso), "node") ||
 	    !dso__usable(dso) || dso__find_range(dso, "Builtins_JSEntry", &start, &end) ||
 	    start < t->base || start - t->base > UINT32_MAX)
 		return;
-	off = (uint32_t)(start - t->base);
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (t->rows[mid].start <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	i = utab__row_index(t, (uint32_t)(start - t->base));
 	/* (The last row, past every FDE, is no stretch between two.) */
-	if (lo && lo < t->nr_rows && t->rows[lo - 1].rule == UTAB_NONE)
-		t->rows[lo - 1].rule = UTAB_RECORD;
+	if (t->rows[i].start <= start - t->base && i + 1 < t->nr_rows &&
+	    t->rows[i].rule == UTAB_NONE)
+		t->rows[i].rule = UTAB_RECORD;
 }
 
 struct utab *utab__build(struct dso *dso, const char *const *bottoms, size_t nr_bottoms)

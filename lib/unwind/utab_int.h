@@ -12,4 +12,8 @@
 /* Charge T's memory to the budget (limits); false when past it (T is not charged then). */
 bool utab__charge(struct utab *t);
 
+/* The last row of T (which has rows) whose start <= OFF (row 0 when none is: the caller
+ * checks). */
+uint32_t utab__row_index(const struct utab *t, uint32_t off);
+
 #endif
