@@ -536,6 +536,7 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 		struct cfi_rule tmp;
 		struct loaded *l;
 		uint64_t gap;
+		bool v8_record;
 		int err;
 
 		if (n >= max) {
@@ -555,18 +556,14 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 			*stop = UNWIND_STOP_END;
 			return n;
 		}
-		if (!r && err == -ENOENT && l && !exact && bp_ok && bp >= sp && !(bp & 7) &&
-		    bp - sp <= UNWIND_RECORD_REACH && l->f->tab &&
-		    utab__keeps_records(l->f->tab, pc - l->bias)) {
-			/* V8's builtins (UTAB_RECORD): from a return address, the frame
-			 * record at rbp, which V8's own stack walker goes by (as the walk in
-			 * BPF does). (A leaf there may not have made it: a scan, below.) */
-			tmp = (struct cfi_rule){ .cfa_reg = CFI_REG_RBP, .cfa_off = 16,
-						 .ra = CFI_AT_CFA, .ra_off = -8,
-						 .bp = CFI_AT_CFA, .bp_off = -16 };
-			r = &tmp;
-		}
-		if (!r && err == -ENOENT && l && scans > 0 && (n > 1 || !exact ||
+		/* V8's builtins (UTAB_RECORD): from a return address, the frame record at rbp
+		 * (the guess below, not a scan), which V8's own stack walker goes by, as the
+		 * walk in BPF does. (A leaf there may not have made it: a scan.) */
+		v8_record = !r && err == -ENOENT && l && !exact && bp_ok && bp >= sp &&
+			    !(bp & 7) && bp - sp <= UNWIND_RECORD_REACH && l->f->tab &&
+			    utab__keeps_records(l->f->tab, pc - l->bias);
+		if (!r && !v8_record && err == -ENOENT && l && scans > 0 &&
+		    (n > 1 || !exact ||
 		    !ufile__small_gap(l->f, pc - l->bias, &gap) ||
 		    !leaf_returns_at_sp(c, pc, sp, gap + l->bias))) {
 			/* Code of a file no CFI describes (assembly): its caller by a scan,
