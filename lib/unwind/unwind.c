@@ -685,7 +685,10 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 			c->no_want = true;
 			bp_lost = read_stack(c, at, &bp) != 0;
 			c->no_want = false;
-			if (bp_lost && at < s->sp + s->stack_len)
+			/* (Unread in the copy: a hole, the stack is cut there. Below sp, an
+			 * epilogue's slot the CFI still names after pop rbp, as GCC leaves it:
+			 * not known without the red zone, as past the copy.) */
+			if (bp_lost && at >= s->sp && at < s->sp + s->stack_len)
 				return fast_fail(c, n, UNWIND_STOP_NO_MEMORY);
 			bp_slot = bp_lost ? at : 0;
 		} else if (r->bp == CFI_UNDEFINED) {

@@ -218,6 +218,21 @@ static void test_red_zone_from_the_sample(void)
 	CU_ASSERT_EQUAL(stop, UNWIND_STOP_NO_MEMORY);
 }
 
+/* The leaf's caller for a stack the frame-pointer walk made (stacks__leaf_caller): at the
+ * ret after pop rbp, the return address is the word at sp, whatever rbp's rule names below
+ * it (GCC -fno-omit-frame-pointer's epilogues, XZ Utils' lzma_mf_bt4_find). */
+static void test_leaf_return_after_pop(void)
+{
+	uint64_t words[2] = { (uint64_t)(uintptr_t)rz_caller_ret, 0 }, ret = 0;
+	struct unwind_sample s = {
+		.pid = getpid(), .ip = (uint64_t)(uintptr_t)rz_after_pop, .sp = 0x100000,
+		.stack = words, .stack_len = sizeof(words),
+	};
+
+	CU_ASSERT_EQUAL(unwinder__leaf_return(unw, &s, &ret), 0);
+	CU_ASSERT_EQUAL(ret, (uint64_t)(uintptr_t)rz_caller_ret);
+}
+
 /*
  * glibc's __vfork pops its return address into rdi around the system call: its CFI says so
  * (DW_CFA_register), and the sample's registers have it.
@@ -305,6 +320,8 @@ int register_unwind_suite(void)
 	    !CU_add_test(s, "leaf return address at function entry", test_leaf_return_at_entry) ||
 	    !CU_add_test(s, "a popped register read from the red zone as sampled",
 			 test_red_zone_from_the_sample) ||
+	    !CU_add_test(s, "a leaf's return address at ret, rbp's slot below sp",
+			 test_leaf_return_after_pop) ||
 	    !CU_add_test(s, "a return address kept in a register (__vfork)",
 			 test_return_address_in_a_register) ||
 	    !CU_add_test(s, "cached CFI rules agree with libunwind",
