@@ -96,10 +96,91 @@ static size_t frame_setup_insn(const unsigned char *p, size_t n)
 	return 0;
 }
 
-bool frames__setup_only(const unsigned char *p, size_t n)
+/* Bytes of the ModRM operand at P, N bytes (ModRM, SIB, displacement), or 0 when cut short. */
+static size_t modrm_len(const unsigned char *p, size_t n)
+{
+	unsigned char mod, rm;
+	size_t len = 1;
+
+	if (!n)
+		return 0;
+	mod = p[0] >> 6;
+	rm = p[0] & 7;
+	if (mod != 3 && rm == 4) {
+		if (n < 2)
+			return 0;
+		len++;
+		if (mod == 0 && (p[1] & 7) == 5)
+			len += 4;			/* SIB, no base: disp32 */
+	}
+	if (mod == 0 && rm == 5)
+		len += 4;				/* rip + disp32 */
+	else if (mod == 1)
+		len += 1;
+	else if (mod == 2)
+		len += 4;
+	return len <= n ? len : 0;
+}
+
+/*
+ * The length of the instruction at P (N bytes) when it is one of the plain moves and
+ * arithmetic a compiler schedules into a prologue, between push rbp and mov rbp, rsp
+ * (GCC at -O2: mov $1, eax; xor r8d, r8d; lea x(rip), rsi; pxor xmm0, xmm0), else 0. None
+ * of them transfers control; anything else (calls among it) is 0.
+ */
+static size_t plain_insn(const unsigned char *p, size_t n)
+{
+	size_t i = 0, m, imm = 0;
+	bool o16 = false, w = false;
+	unsigned char op;
+
+	while (i < n && i < 3 && (p[i] == 0x66 || p[i] == 0xf2 || p[i] == 0xf3))
+		o16 |= p[i++] == 0x66;
+	if (i < n && (p[i] & 0xf0) == 0x40)
+		w = p[i++] & 8;				/* REX */
+	if (i >= n)
+		return 0;
+	op = p[i++];
+	if (op >= 0xb0 && op <= 0xbf) {			/* mov $imm, reg */
+		imm = op < 0xb8 ? 1 : w ? 8 : o16 ? 2 : 4;
+		return i + imm <= n ? i + imm : 0;
+	}
+	if (op == 0x0f) {
+		if (i >= n)
+			return 0;
+		op = p[i++];
+		/* SSE moves and logic, cmov, imul, movzx/movsx: ModRM, no immediate. */
+		if (!((op >= 0x10 && op <= 0x17) || (op >= 0x28 && op <= 0x2f) ||
+		      (op >= 0x40 && op <= 0x6f) || (op >= 0x74 && op <= 0x76) || op == 0x7e ||
+		      op == 0x7f || op == 0xaf || op == 0xb6 || op == 0xb7 || op == 0xbe ||
+		      op == 0xbf || (op >= 0xd1 && op <= 0xfe)))
+			return 0;
+	} else if ((op & 0xc4) == 0 && (op & 7) < 4) {
+		;					/* add, or, adc, sbb, and, sub, xor, cmp */
+	} else if (op == 0x63 || (op >= 0x84 && op <= 0x8b) || op == 0x8d) {
+		;					/* movsxd, test, xchg, mov, lea */
+	} else if (op == 0x80 || op == 0x83) {
+		imm = 1;				/* arithmetic with $imm8 */
+	} else if (op == 0x81) {
+		imm = o16 ? 2 : 4;
+	} else if ((op == 0xc6 || op == 0xc7) && i < n && (p[i] & 0x38) == 0) {
+		imm = op == 0xc6 ? 1 : o16 ? 2 : 4;	/* mov $imm, r/m */
+	} else {
+		return 0;
+	}
+	m = modrm_len(p + i, n - i);
+	if (!m || i + m + imm > n)
+		return 0;
+	return i + m + imm;
+}
+
+bool frames__no_call(const unsigned char *p, size_t n)
 {
 	while (n) {
 		size_t len = frame_setup_insn(p, n);
+
+		if (!len)
+			len = plain_insn(p, n);
 
 		if (!len)
 			return false;
@@ -152,9 +233,10 @@ static enum frame_kind row_kind(const struct cfi_mem *m, const struct rows *rows
 		 * return address is the word at sp. */
 		return FRAME_TRUSTED;
 	case CFI_FRAME_SP16:
-		/* The prologue or epilogue of a function that keeps a record: no call in it. */
+		/* The prologue or epilogue of a function that keeps a record: no return address
+		 * is here when no call is (a leaf here is fixed up from the words at sp). */
 		code = rows->record ? cfi_mem__ptr(m, start, len) : NULL;
-		return code && frames__setup_only(code, len) ? FRAME_TRUSTED : FRAME_THIN;
+		return code && frames__no_call(code, len) ? FRAME_TRUSTED : FRAME_THIN;
 	case CFI_FRAME_OUTERMOST:
 		return FRAME_BOTTOM;
 	case CFI_FRAME_SPN:

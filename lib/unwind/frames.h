@@ -159,7 +159,8 @@ int frames__build_go(const struct cfi_mem *m, const struct fde_table *t,
 
 /* Whether the N bytes of code at P are only instructions of a prologue or an epilogue
  * around a frame record (endbr64, push/pop rbp, mov rsp to rbp, leave, ret, jumps, nops,
- * int3): no call among them. Pure. */
-bool frames__setup_only(const unsigned char *p, size_t n);
+ * int3) and the plain moves and arithmetic a compiler schedules among them (mov, lea, xor,
+ * SSE moves): no call among them. Unknown instructions are taken for calls. Pure. */
+bool frames__no_call(const unsigned char *p, size_t n);
 
 #endif

@@ -7,7 +7,7 @@
 #include "unwind/frames.h"
 #include "suites.h"
 
-static void test_setup_only(void)
+static void test_no_call(void)
 {
 	static const struct {
 		const char *code;
@@ -29,11 +29,30 @@ static void test_setup_only(void)
 		{ "\x48\x89", 2, false },			/* cut short */
 		{ "\x0f\x1f", 2, false },			/* cut short */
 		{ "\x0f\x1f\x44\x00", 4, false },		/* cut short */
+		/* GCC -O2 -fno-omit-frame-pointer: moves scheduled between push rbp and mov
+		 * rbp, rsp (XZ Utils' lzma_alloc_zero, lzma_code, main). */
+		{ "\x55\xb8\x01\x00\x00\x00\x48\x89\xe5", 9, true },	/* mov $1, eax */
+		{ "\x45\x31\xc0", 3, true },			/* xor r8d, r8d */
+		{ "\x41\xb9\x01\x00\x00\x00", 6, true },	/* mov $1, r9d */
+		{ "\x48\x8d\x35\x10\x20\x00\x00", 7, true },	/* lea x(rip), rsi */
+		{ "\x66\x0f\xef\xc0", 4, true },		/* pxor xmm0, xmm0 */
+		{ "\x8b\x3f", 2, true },			/* mov (rdi), edi */
+		{ "\x48\x8d\x44\x24\x08", 5, true },		/* lea 8(rsp), rax (SIB) */
+		{ "\x48\xb8\x01\x02\x03\x04\x05\x06\x07\x08", 10, true },	/* movabs */
+		{ "\xc7\x07\x01\x00\x00\x00", 6, true },	/* movl $1, (rdi) */
+		{ "\x48\x83\xec\x08", 4, true },		/* sub rsp, 8 */
+		{ "\x48\x8d\x35\x10\x20\x00", 6, false },	/* lea cut short */
+		{ "\x55\xb8\x01\x00\x00\x00\xe8\x00\x00\x00\x00", 11, false },	/* call */
+		{ "\x41\xff\xd3", 3, false },			/* call r11 */
+		{ "\xff\x15\x00\x00\x00\x00", 6, false },	/* call *x(rip) */
+		{ "\xc7\x47\x01\x00\x00\x00", 6, false },	/* c7 /0 cut short */
+		{ "\xc7\xc8\x00\x00\x00\x00", 6, false },	/* c7 /1: not a mov */
+		{ "\x0f\x05", 2, false },			/* syscall */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CU_ASSERT_EQUAL(frames__setup_only((const unsigned char *)cases[i].code,
-						   cases[i].n), cases[i].setup);
+		CU_ASSERT_EQUAL(frames__no_call((const unsigned char *)cases[i].code,
+						cases[i].n), cases[i].setup);
 }
 
 static void expect_spans(const struct frame_span *v, size_t n, const struct frame_span *want,
@@ -136,7 +155,7 @@ int register_frames_suite(void)
 {
 	CU_pSuite s = CU_add_suite("frames", NULL, NULL);
 
-	if (!s || !CU_add_test(s, "prologue and epilogue instructions", test_setup_only) ||
+	if (!s || !CU_add_test(s, "prologue and epilogue instructions", test_no_call) ||
 	    !CU_add_test(s, "painting kinds over spans", test_paint) ||
 	    !CU_add_test(s, "merging down to a budget", test_reduce))
 		return -1;
