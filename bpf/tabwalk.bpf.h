@@ -99,10 +99,15 @@ struct span_bounds {
 	__u64 lo, hi;
 };
 
-/* A page of the stack the walk read whole: the words of the frames past the window, one read
- * for the frames in it instead of one per word. */
+/* How far below the word it needs a read of the stack past the window begins: a frame's
+ * saved rbp lies below its return address, read first. */
+#define PAGE_READ_BELOW	64
+
+/* The stack the walk read past the window: from a little below the first word it needed
+ * there to the end of that word's page, the words of the frames above it in one read instead
+ * of one per word (the walk only goes up: the page's part below is never needed). */
 struct tab_page {
-	__u64 w[PROFILE_PAGE_SIZE / 8];
+	__u64 w[(PROFILE_PAGE_SIZE + PAGE_READ_BELOW) / 8];
 	/* The walk's TAB_F_* (here, in map memory, the verifier tracks no value: as fields
 	 * of the walk's state, each value made its states apart, 65k instructions more). */
 	__u32 flags;
@@ -138,8 +143,8 @@ struct tab_find {
 
 struct tab_walk {
 	const struct stack_window *win;	/* the words at wsp, or NULL */
-	struct tab_page *page;	/* the page at page_at (0: none yet), or NULL */
-	__u64 page_at;
+	struct tab_page *page;	/* the words [page_lo, page_hi) (none yet: 0, 0), or NULL */
+	__u64 page_lo, page_hi;
 	struct ustack *st;
 	__u64 wsp;
 	__u64 ip, sp, bp;
@@ -148,12 +153,12 @@ struct tab_walk {
 	struct tab_find f;	/* the process, its gen, the cache; the frame's row */
 };
 
-/* The word at ADDR of the stack: from the window read at the sample's sp, else from the page
- * read last, else its page read whole (a page the stack uses is there whole), else read
- * alone. */
+/* The word at ADDR of the stack: from the window read at the sample's sp, else from the
+ * words read last, else read with the rest of its page above it (a page the stack uses is
+ * there whole), else read alone. */
 static __always_inline int tab_read(struct tab_walk *w, __u64 addr, __u64 *val)
 {
-	__u64 off = addr - w->wsp, idx, base = addr & ~(__u64)(PROFILE_PAGE_SIZE - 1);
+	__u64 off = addr - w->wsp, idx, base = addr & ~(__u64)(PROFILE_PAGE_SIZE - 1), lo, n;
 
 	if (w->win && addr >= w->wsp && off < WINDOW_WORDS * 8 && !(off & 7)) {
 		/* (A bound the compiler keeps: the verifier checks the index.) */
@@ -163,15 +168,26 @@ static __always_inline int tab_read(struct tab_walk *w, __u64 addr, __u64 *val)
 		return 0;
 	}
 	if (w->page && !(addr & 7)) {
-		if (w->page_at != base) {
-			w->page_at = 0;
-			if (bpf_probe_read_user(w->page->w, sizeof(w->page->w), (void *)base))
+		if (addr < w->page_lo || addr >= w->page_hi) {
+			/* (Into the page below when the word is near its page's start: the
+			 * frame's saved rbp may be there.) */
+			lo = addr - PAGE_READ_BELOW;
+			n = base + PROFILE_PAGE_SIZE - lo;
+			/* (Bounds the compiler keeps: the verifier checks the size.) */
+			asm volatile("" : "+r"(n));
+			if (n > sizeof(w->page->w))
 				goto alone;
-			w->page_at = base;
+			w->page_lo = w->page_hi = 0;
+			if (bpf_probe_read_user(w->page->w, n, (void *)lo))
+				goto alone;
+			w->page_lo = lo;
+			w->page_hi = base + PROFILE_PAGE_SIZE;
 		}
-		idx = (addr - base) / 8;
+		idx = (addr - w->page_lo) / 8;
 		asm volatile("" : "+r"(idx));
-		*val = w->page->w[idx & (PROFILE_PAGE_SIZE / 8 - 1)];
+		if (idx >= sizeof(w->page->w) / 8)
+			goto alone;
+		*val = w->page->w[idx];
 		return 0;
 	}
 alone:
