@@ -125,8 +125,8 @@ static size_t modrm_len(const unsigned char *p, size_t n)
 /*
  * The length of the instruction at P (N bytes) when it is one of the plain moves and
  * arithmetic a compiler schedules into a prologue, between push rbp and mov rbp, rsp
- * (GCC at -O2: mov $1, eax; xor r8d, r8d; lea x(rip), rsi; pxor xmm0, xmm0), else 0. None
- * of them transfers control; anything else (calls among it) is 0.
+ * (GCC at -O2: mov $1, eax; xor r8d, r8d; lea x(rip), rsi; pxor xmm0, xmm0; shl $5, rdx),
+ * else 0. None of them transfers control; anything else (calls among it) is 0.
  */
 static size_t plain_insn(const unsigned char *p, size_t n)
 {
@@ -145,6 +145,13 @@ static size_t plain_insn(const unsigned char *p, size_t n)
 		imm = op < 0xb8 ? 1 : w ? 8 : o16 ? 2 : 4;
 		return i + imm <= n ? i + imm : 0;
 	}
+	if (((op & 0xc0) == 0 && (op & 7) >= 4 && (op & 7) <= 5 && op < 0x40) ||
+	    op == 0xa8 || op == 0xa9) {			/* arithmetic, test on eax, $imm */
+		imm = !(op & 1) ? 1 : o16 ? 2 : 4;
+		return i + imm <= n ? i + imm : 0;
+	}
+	if (op == 0x98 || op == 0x99)			/* cltq, cqto */
+		return i;
 	if (op == 0x0f) {
 		if (i >= n)
 			return 0;
@@ -159,10 +166,15 @@ static size_t plain_insn(const unsigned char *p, size_t n)
 		;					/* add, or, adc, sbb, and, sub, xor, cmp */
 	} else if (op == 0x63 || (op >= 0x84 && op <= 0x8b) || op == 0x8d) {
 		;					/* movsxd, test, xchg, mov, lea */
-	} else if (op == 0x80 || op == 0x83) {
-		imm = 1;				/* arithmetic with $imm8 */
-	} else if (op == 0x81) {
+	} else if (op == 0x80 || op == 0x83 || op == 0xc0 || op == 0xc1 || op == 0x6b) {
+		imm = 1;				/* arithmetic, shifts, imul with $imm8 */
+	} else if (op == 0x81 || op == 0x69) {
 		imm = o16 ? 2 : 4;
+	} else if (op >= 0xd0 && op <= 0xd3) {
+		;					/* shifts by 1, by cl */
+	} else if ((op == 0xf6 || op == 0xf7) && i < n) {
+		/* not, neg, mul, div; test with $imm */
+		imm = (p[i] & 0x38) > 0x08 ? 0 : op == 0xf6 ? 1 : o16 ? 2 : 4;
 	} else if ((op == 0xc6 || op == 0xc7) && i < n && (p[i] & 0x38) == 0) {
 		imm = op == 0xc6 ? 1 : o16 ? 2 : 4;	/* mov $imm, r/m */
 	} else {
@@ -233,9 +245,10 @@ static enum frame_kind row_kind(const struct cfi_mem *m, const struct rows *rows
 		 * return address is the word at sp. */
 		return FRAME_TRUSTED;
 	case CFI_FRAME_SP16:
-		/* The prologue or epilogue of a function that keeps a record: no return address
-		 * is here when no call is (a leaf here is fixed up from the words at sp). */
-		code = rows->record ? cfi_mem__ptr(m, start, len) : NULL;
+		/* A prologue or an epilogue (or a leaf that pushed one register): no return
+		 * address is here when no call is, and a leaf here is fixed up from the words
+		 * at sp whatever the span's kind. */
+		code = cfi_mem__ptr(m, start, len);
 		return code && frames__no_call(code, len) ? FRAME_TRUSTED : FRAME_THIN;
 	case CFI_FRAME_OUTERMOST:
 		return FRAME_BOTTOM;

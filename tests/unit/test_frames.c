@@ -41,6 +41,15 @@ static void test_no_call(void)
 		{ "\x48\xb8\x01\x02\x03\x04\x05\x06\x07\x08", 10, true },	/* movabs */
 		{ "\xc7\x07\x01\x00\x00\x00", 6, true },	/* movl $1, (rdi) */
 		{ "\x48\x83\xec\x08", 4, true },		/* sub rsp, 8 */
+		{ "\x55\x48\xc1\xe2\x05\x48\x89\xe5", 8, true },	/* shl $5, rdx (node) */
+		{ "\x48\xd3\xe0", 3, true },			/* shl cl, rax */
+		{ "\x48\xf7\xd8", 3, true },			/* neg rax */
+		{ "\xf7\xc7\x01\x00\x00\x00", 6, true },	/* test $1, edi */
+		{ "\xf7\xc7\x01\x00", 4, false },		/* test $imm cut short */
+		{ "\x6b\xc0\x03", 3, true },			/* imul $3, eax, eax */
+		{ "\x48\x25\x00\xf0\xff\xff", 6, true },	/* and $-4096, rax */
+		{ "\x48\x98", 2, true },			/* cltq */
+		{ "\x0f\x0b", 2, false },			/* ud2 */
 		{ "\x48\x8d\x35\x10\x20\x00", 6, false },	/* lea cut short */
 		{ "\x55\xb8\x01\x00\x00\x00\xe8\x00\x00\x00\x00", 11, false },	/* call */
 		{ "\x41\xff\xd3", 3, false },			/* call r11 */
