@@ -5492,10 +5492,15 @@ def speedscope_timeline_per_thread():
             expect(len(waits) >= 3, f"{mode}: napper's naps as waits: "
                    f"{[round(w / 1e6) for w in waits]} ms")
             if mode == "--wall":
-                marked = all(frames[s[-1]] == "[off-cpu]" for s, w in
-                             zip(nap[0]["samples"], nap[0]["weights"]) if s and
-                             "clock_nanosleep" in [frames[i] for i in s])
-                expect(marked, "--wall: a nap's stack does not end in [off-cpu]")
+                # (A wait, not a sample on the CPU in clock_nanosleep's own code on its way
+                # to the kernel or back, which --wall takes as any other: 2 ms each at 499
+                # Hz. 2 of 14 runs missed here, what they had not kept: now it is said.)
+                unmarked = [(";".join(frames[i] for i in s), w) for s, w in
+                            zip(nap[0]["samples"], nap[0]["weights"]) if s and
+                            "clock_nanosleep" in [frames[i] for i in s] and w > 3e6 and
+                            frames[s[-1]] != "[off-cpu]"]
+                expect(not unmarked, f"--wall: a nap's stack does not end in [off-cpu]: "
+                       f"{unmarked[:2]}")
             ns = sum(w for p in doc["profiles"] for s, w in zip(p["samples"], p["weights"])
                      if s)
             expect(abs(ns / 1000 - total(folded)) <= len(folded),
