@@ -19,6 +19,14 @@ profiles it with `profile -F HZ -p PID -d SECONDS -o /dev/null` (default 999 Hz,
     deep-copy recurse, PROFILE_NO_TABLE_WALK=1: the copy from the leaf
     xz      Debian's xz -9e compressing (no frame pointers), --unwind auto
     xz-copy the same, PROFILE_NO_TABLE_WALK=1
+    xz-fp   the same version of xz built with frame pointers (-fno-omit-frame-pointer
+            -mno-omit-leaf-frame-pointer, liblzma too), its path in PROFILE_BENCH_XZ_FP:
+            the frame-pointer walk on the same program and input, to set beside xz's walk
+            from the tables. Debian has no such build: make one from XZ Utils' source
+            (cmake -DBUILD_SHARED_LIBS=ON -DCMAKE_C_FLAGS="-O2 -g -fno-omit-frame-pointer
+            -mno-omit-leaf-frame-pointer", then make xz). Skipped, and said, when unset.
+    node    Debian's node running a JS loop with --perf-basic-prof, --unwind auto
+    node-copy the same, PROFILE_NO_TABLE_WALK=1
     fp-timeline, tables-timeline: fp and tables with a speedscope output as well (-o
             FILE.speedscope.json): BPF sends a record of each sample it counts, and profile
             keeps each sample's time (issue 30)
@@ -385,6 +393,13 @@ def main():
         xz = ["/usr/bin/xz", "-9e", "-T1", "-c", xz_in]
         configs += [("xz", "Debian's xz -9e (auto)", xz, [], None),
                     ("xz-copy", "Debian's xz -9e, no table walk", xz, [], no_tab)]
+        xzfp = os.environ.get("PROFILE_BENCH_XZ_FP")
+        if xzfp and os.access(xzfp, os.X_OK):
+            configs += [("xz-fp", "xz -9e built with frame pointers (auto)",
+                         [xzfp] + xz[1:], [], None)]
+        else:
+            print("bpfcost: PROFILE_BENCH_XZ_FP is not set to an xz built with frame "
+                  "pointers: no xz-fp config")
     node = "/usr/bin/node"
     if os.access(node, os.X_OK):
         # Debian's node: its C++ by the tables, V8's builtins and the JIT code by their
@@ -514,9 +529,7 @@ def main():
     labels = {k: l for k, l, _, _, _ in configs}
     labels["bcc"] = "bcc profile (fixedwork_fp, stack maps)"
     meds = {}
-    for key in ("fp", "tables", "copy", "copy-fp", "deep", "deep-copy", "xz", "xz-copy",
-                "fp-timeline", "tables-timeline", "fp-U", "fp-K", "python",
-                "python-noruntime", "bcc"):
+    for key in [k for k, _, _, _, _ in configs if k != "python-alone"] + ["bcc"]:
         rs = results.get(key)
         if not rs:
             continue
