@@ -173,12 +173,6 @@ def task_cpu(pids):
     return out
 
 
-def proc_cpu(pid):
-    """CPU seconds of process PID and its children now alive (profile's worker), from
-    /proc; 0 for what cannot be read."""
-    return sum(v[1] for v in task_cpu(family(pid)).values())
-
-
 def settle(p, pid, limit, step=0.5, quiet=0.0005):
     """Wait, up to LIMIT seconds, until profile (PID, process P) is done with its start-up
     work: its thread reading the kernel's names (profile-ksyms, at idle priority) gone and
@@ -212,7 +206,7 @@ def snapshot(prog_id, map_id, pid=None):
         return None
     s = samples_in_stats(map_id) if map_id else None
     return (time.monotonic(), p.get("run_time_ns", 0), p.get("run_cnt", 0), s,
-            proc_cpu(pid) if pid else None)
+            task_cpu(family(pid)) if pid else None)
 
 
 def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None, settle_limit=0):
@@ -273,9 +267,16 @@ def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None, settle_lim
         if a[3] is not None and b[3] is not None and b[3] > a[3]:
             per_sample.append(dt_ns / (b[3] - a[3]))
     # profile's and its worker's CPU per second while it sampled (start-up left out).
+    # (Per thread, from the first reading to its last: a thread that ended in the window,
+    # profile-ksyms when start-up had not settled, counts as last seen, not as nothing.)
     cpu = None
     if len(snaps) >= 2 and snaps[0][4] is not None and snaps[-1][0] > snaps[0][0]:
-        cpu = (snaps[-1][4] - snaps[0][4]) / (snaps[-1][0] - snaps[0][0])
+        seen = {}
+        for sn in snaps:
+            seen.update(sn[4])
+        first = snaps[0][4]
+        cpu = sum(v[1] - (first[k][1] if k in first else 0) for k, v in seen.items()) / \
+            (snaps[-1][0] - snaps[0][0])
     tot = None
     if len(snaps) >= 2:
         a, b = snaps[0], snaps[-1]
