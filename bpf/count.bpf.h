@@ -138,12 +138,21 @@ static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
 	cp->gen = gen;
 	cp->since = note_sampled(tgid, bpf_map_lookup_elem(&incarns, &tgid));
 	*since = cp->since & ~INCARN_FLAGS;
-	pr = bpf_map_lookup_elem(&procs, &tgid);
-	cp->has_ranges = pr != NULL;
-	if (!pr)
-		return NULL;
-	__builtin_memcpy(&cp->pr, pr, sizeof(cp->pr));
-	return &cp->pr;
+	/* (Read again when the copy was of an element being reused for another process;
+	 * twice so, none this time: the next sample reads it again.) */
+	for (int i = 0; i < 2; i++) {
+		pr = bpf_map_lookup_elem(&procs, &tgid);
+		cp->has_ranges = pr != NULL;
+		if (!pr)
+			return NULL;
+		__builtin_memcpy(&cp->pr, pr, sizeof(cp->pr));
+		if (cp->pr.tgid == tgid && cp->pr.tgid_end == tgid)
+			return &cp->pr;
+		stat_inc(STAT_PROC_TORN);
+	}
+	cp->tgid_1 = 0;
+	cp->has_ranges = 0;
+	return NULL;
 }
 
 /* The kernel stack of TASK (current) as it runs now, in `ktasks`: its id (KSTACK_TASK),

@@ -579,6 +579,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	b = bpf_map_lookup_elem(&procs, &ptgid);
 	if (b) {
 		bpf_map_update_elem(&procs, &ctgid, b, BPF_ANY);
+		/* (The child's own from now on: a copy of it is checked by them.) */
+		b = bpf_map_lookup_elem(&procs, &ctgid);
+		if (b) {
+			b->tgid = ctgid;
+			b->tgid_end = ctgid;
+		}
 		__sync_fetch_and_add(&procs_gen, 1);
 	}
 	return 0;

@@ -53,6 +53,8 @@ enum profile_stat {
 				 * walked frames and a copy from the frame where the walk stopped */
 	STAT_TAB_ROWS,		/* rows the walks from the tables looked for (a frame each) */
 	STAT_TAB_ROW_MISSES,	/* ... not in the CPU's row cache (`rcache`): searched */
+	STAT_PROC_TORN,		/* copies of a `procs` entry read while it was reused for
+				 * another (its tgids not the process's): read again */
 	STAT__MAX,
 };
 
@@ -335,10 +337,17 @@ struct proc_ranges {
 	/* Another at every write of it (userspace's, and BPF's on_exec: PROFILE_BPF_VERSION
 	 * set), which the cached rows (`rcache`) of its kinds are of. */
 	__u32 version;
-	__u32 pad;
+	/* The process's tgid, at the start and at the end of the entry: a hash map's element
+	 * is reused as soon as an update has replaced it, by the next update on that CPU of
+	 * any key (userspace writes the entries of several processes in a row). A copy BPF
+	 * was taking of it meanwhile holds another process's kinds, or parts of two: its
+	 * tgids say so. */
+	__u32 tgid;
 	__u64 span_end;
 	__u64 span_start[PROFILE_MAX_SPANS];
 	__u8 span_kind[PROFILE_MAX_SPANS];
+	__u32 tgid_end;		/* the tgid again */
+	__u32 pad;
 };
 
 /*

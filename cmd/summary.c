@@ -293,6 +293,10 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			"in the CPUs' row caches", 100.0 * (double)(st->bpf[STAT_TAB_ROWS] -
 			st->bpf[STAT_TAB_ROW_MISSES]) / (double)st->bpf[STAT_TAB_ROWS],
 			(unsigned long long)st->bpf[STAT_TAB_ROWS]);
+	if (st->bpf[STAT_PROC_TORN])
+		pr_info("%llu copies of a process's code kinds (`procs`) were read while "
+			"userspace rewrote them, and read again", (unsigned long long)
+			st->bpf[STAT_PROC_TORN]);
 	if (st->table_checked)
 		pr_info("table walk check: %llu of %llu stacks walked in BPF differ from "
 			"userspace's unwind of their copies; %llu went on where that unwind "

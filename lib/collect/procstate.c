@@ -160,6 +160,7 @@ static int update_proc(struct session *s, pid_t pid, const struct proc_ranges *p
 	__u32 key = pid;
 
 	v.version = session__bpf_version(s);
+	v.tgid = v.tgid_end = (__u32)pid;
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.procs), &key, &v, flags))
 		return -errno;
 	session__bpf_changed(s);
