@@ -1096,14 +1096,19 @@ def node_cxx_walked_by_frame_pointers_through_scheduled_prologues():
           "let n = 0; while (Date.now() < end) n += JSON.parse(s).length")
     stacks, err, _ = run_profile(["--unwind", "fp", "-F", "499", "--", NODE_LOOP[0], "-e", js],
                                  timeout=120)
+    # (Cut at the leaf itself: samples before the worker said where node's records are,
+    # its code counts as keeping none till then: 9 of 1280 in a run here, and under ASan's
+    # slower worker most of the 87 of 1326 that reached no builtin.)
     cxx = [(f[f.index("[truncated]") + 1:], c) for f, c in stacks
            if "[truncated]" in f and f[-1].startswith("v8::internal::")]
-    n = sum(c for _, c in cxx)
-    through = sum(c for rest, c in cxx if rest[0].startswith("Builtins_"))
-    expect(n > 300, f"only {n} samples with a leaf in V8's C++: {err[-400:]}")
+    walked = [(rest, c) for rest, c in cxx if len(rest) > 1]
+    n = sum(c for _, c in walked)
+    through = sum(c for rest, c in walked if rest[0].startswith("Builtins_"))
+    expect(n > 300, f"only {n} walks from a leaf in V8's C++: {err[-400:]}")
     expect(through >= 0.95 * n, f"{through} of {n} walks from V8's C++ reached a builtin: "
-           f"{[rest[:2] for rest, _ in sorted(cxx, key=lambda x: -x[1]) if not rest[0].startswith('Builtins_')][:3]}")
-    return f"{through} of {n} walks from a leaf in V8's C++ through to a builtin"
+           f"{[rest[:2] for rest, _ in sorted(walked, key=lambda x: -x[1]) if not rest[0].startswith('Builtins_')][:3]}")
+    return (f"{through} of {n} walks from a leaf in V8's C++ through to a builtin; "
+            f"{sum(c for _, c in cxx) - n} cut at the leaf")
 
 
 @test
