@@ -275,6 +275,11 @@ size_t x86__decode(const unsigned char *p, size_t n, struct x86_insn *in)
 			return 0;
 		if (in->op == 0x8f && (in->reg & 7))
 			return 0;		/* XOP */
+		/* mov $imm, r/m is /0 of its group; /7 only as xabort, xbegin (f8); the rest
+		 * is #UD. */
+		if ((in->op == 0xc6 || in->op == 0xc7) && (in->reg & 7) &&
+		    !((in->reg & 7) == 7 && in->mod == 3 && (in->rm & 7) == 0))
+			return 0;
 		imm = map1b_imm(in, o16, a32);
 	} else {
 		if (i >= n)

@@ -14,6 +14,7 @@
 #include "base/bsearch.h"
 #include "base/grow.h"
 #include "unwind/frames.h"
+#include "dso/x86.h"
 
 /* Code between FDEs shorter than this is alignment padding: it takes the kind before it. */
 #define PAD		64
@@ -51,150 +52,16 @@ static void on_row(void *arg, uint64_t start, uint64_t end, enum cfi_frame kind,
 	rows->nr++;
 }
 
-/* The length of the instruction at P (N bytes) when it is one that may stand in a
- * prologue or an epilogue around a frame record (endbr64, push/pop rbp, mov rsp -> rbp,
- * leave, ret, a jump, nops, int3), else 0: no call is among them. */
-static size_t frame_setup_insn(const unsigned char *p, size_t n)
-{
-	size_t pfx = 0;
-
-	if (n >= 4 && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
-		return 4;				/* endbr64 */
-	switch (p[0]) {
-	case 0x55: case 0x5d: case 0xc9: case 0xc3: case 0x90: case 0xcc:
-		return 1;				/* push, pop rbp, leave, ret, nop, int3 */
-	case 0xc2:
-		return n >= 3 ? 3 : 0;			/* ret imm16 */
-	case 0xe9:
-		return n >= 5 ? 5 : 0;			/* jmp rel32: a tail call */
-	case 0xeb:
-		return n >= 2 ? 2 : 0;			/* jmp rel8 */
-	case 0xf3:
-		return n >= 2 && p[1] == 0xc3 ? 2 : 0;	/* rep ret */
-	case 0x48:
-		if (n >= 3 && ((p[1] == 0x89 && p[2] == 0xe5) || (p[1] == 0x8b && p[2] == 0xec)))
-			return 3;			/* mov rbp, rsp */
-		break;
-	case 0xff:
-		return n >= 2 && (p[1] & 0xf8) == 0xe0 ? 2 : 0;	/* jmp reg */
-	case 0x41:
-		return n >= 3 && p[1] == 0xff && (p[2] & 0xf8) == 0xe0 ? 3 : 0;
-	}
-	/* Multi-byte nops: 66* (2e)? 0f 1f modrm [sib] [disp]. */
-	while (pfx < n && pfx < 8 && p[pfx] == 0x66)
-		pfx++;
-	if (pfx < n && p[pfx] == 0x2e)
-		pfx++;
-	if (n - pfx >= 3 && p[pfx] == 0x0f && p[pfx + 1] == 0x1f) {
-		unsigned char modrm = p[pfx + 2], mod = modrm >> 6;
-		size_t len = pfx + 3 + ((modrm & 7) == 4 && mod != 3) + (mod == 1 ? 1 : mod == 2 ? 4 : 0);
-
-		return len <= n ? len : 0;
-	}
-	if (pfx == 1 && n >= 2 && p[1] == 0x90)
-		return 2;				/* xchg ax, ax */
-	return 0;
-}
-
-/* Bytes of the ModRM operand at P, N bytes (ModRM, SIB, displacement), or 0 when cut short. */
-static size_t modrm_len(const unsigned char *p, size_t n)
-{
-	unsigned char mod, rm;
-	size_t len = 1;
-
-	if (!n)
-		return 0;
-	mod = p[0] >> 6;
-	rm = p[0] & 7;
-	if (mod != 3 && rm == 4) {
-		if (n < 2)
-			return 0;
-		len++;
-		if (mod == 0 && (p[1] & 7) == 5)
-			len += 4;			/* SIB, no base: disp32 */
-	}
-	if (mod == 0 && rm == 5)
-		len += 4;				/* rip + disp32 */
-	else if (mod == 1)
-		len += 1;
-	else if (mod == 2)
-		len += 4;
-	return len <= n ? len : 0;
-}
-
-/*
- * The length of the instruction at P (N bytes) when it is one of the plain moves and
- * arithmetic a compiler schedules into a prologue, between push rbp and mov rbp, rsp
- * (GCC at -O2: mov $1, eax; xor r8d, r8d; lea x(rip), rsi; pxor xmm0, xmm0; shl $5, rdx),
- * else 0. None of them transfers control; anything else (calls among it) is 0.
- */
-static size_t plain_insn(const unsigned char *p, size_t n)
-{
-	size_t i = 0, m, imm = 0;
-	bool o16 = false, w = false;
-	unsigned char op;
-
-	while (i < n && i < 3 && (p[i] == 0x66 || p[i] == 0xf2 || p[i] == 0xf3))
-		o16 |= p[i++] == 0x66;
-	if (i < n && (p[i] & 0xf0) == 0x40)
-		w = p[i++] & 8;				/* REX */
-	if (i >= n)
-		return 0;
-	op = p[i++];
-	if (op >= 0xb0 && op <= 0xbf) {			/* mov $imm, reg */
-		imm = op < 0xb8 ? 1 : w ? 8 : o16 ? 2 : 4;
-		return i + imm <= n ? i + imm : 0;
-	}
-	if (((op & 0xc0) == 0 && (op & 7) >= 4 && (op & 7) <= 5 && op < 0x40) ||
-	    op == 0xa8 || op == 0xa9) {			/* arithmetic, test on eax, $imm */
-		imm = !(op & 1) ? 1 : o16 ? 2 : 4;
-		return i + imm <= n ? i + imm : 0;
-	}
-	if (op == 0x98 || op == 0x99)			/* cltq, cqto */
-		return i;
-	if (op == 0x0f) {
-		if (i >= n)
-			return 0;
-		op = p[i++];
-		/* SSE moves and logic, cmov, imul, movzx/movsx: ModRM, no immediate. */
-		if (!((op >= 0x10 && op <= 0x17) || (op >= 0x28 && op <= 0x2f) ||
-		      (op >= 0x40 && op <= 0x6f) || (op >= 0x74 && op <= 0x76) || op == 0x7e ||
-		      op == 0x7f || op == 0xaf || op == 0xb6 || op == 0xb7 || op == 0xbe ||
-		      op == 0xbf || (op >= 0xd1 && op <= 0xfe)))
-			return 0;
-	} else if ((op & 0xc4) == 0 && (op & 7) < 4) {
-		;					/* add, or, adc, sbb, and, sub, xor, cmp */
-	} else if (op == 0x63 || (op >= 0x84 && op <= 0x8b) || op == 0x8d) {
-		;					/* movsxd, test, xchg, mov, lea */
-	} else if (op == 0x80 || op == 0x83 || op == 0xc0 || op == 0xc1 || op == 0x6b) {
-		imm = 1;				/* arithmetic, shifts, imul with $imm8 */
-	} else if (op == 0x81 || op == 0x69) {
-		imm = o16 ? 2 : 4;
-	} else if (op >= 0xd0 && op <= 0xd3) {
-		;					/* shifts by 1, by cl */
-	} else if ((op == 0xf6 || op == 0xf7) && i < n) {
-		/* not, neg, mul, div; test with $imm */
-		imm = (p[i] & 0x38) > 0x08 ? 0 : op == 0xf6 ? 1 : o16 ? 2 : 4;
-	} else if ((op == 0xc6 || op == 0xc7) && i < n && (p[i] & 0x38) == 0) {
-		imm = op == 0xc6 ? 1 : o16 ? 2 : 4;	/* mov $imm, r/m */
-	} else {
-		return 0;
-	}
-	m = modrm_len(p + i, n - i);
-	if (!m || i + m + imm > n)
-		return 0;
-	return i + m + imm;
-}
-
 bool frames__no_call(const unsigned char *p, size_t n)
 {
+	struct x86_insn in;
+
 	while (n) {
-		size_t len = frame_setup_insn(p, n);
+		size_t len = x86__decode(p, n, &in);
 
-		if (!len)
-			len = plain_insn(p, n);
-
-		if (!len)
+		/* (A system call or ud2 is no prologue's either.) */
+		if (!len || x86__is_call(&in) ||
+		    (!in.vex && in.map == X86_MAP_0F && (in.op == 0x05 || in.op == 0x0b)))
 			return false;
 		p += len;
 		n -= len;

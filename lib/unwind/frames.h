@@ -157,10 +157,9 @@ int frames__build_go(const struct cfi_mem *m, const struct fde_table *t,
 		     const struct cfi_mem *code, const uint64_t *checks, size_t nr_checks,
 		     struct frame_spans *out, struct frame_spans *lost);
 
-/* Whether the N bytes of code at P are only instructions of a prologue or an epilogue
- * around a frame record (endbr64, push/pop rbp, mov rsp to rbp, leave, ret, jumps, nops,
- * int3) and the plain moves and arithmetic a compiler schedules among them (mov, lea, xor,
- * SSE moves): no call among them. Unknown instructions are taken for calls. Pure. */
+/* Whether the N bytes of code at P hold no call: each an instruction dso/x86.c decodes, none
+ * a call, a system call or ud2 (what it cannot decode counts as a call). A prologue's or an
+ * epilogue's row with what GCC schedules into it (mov $1, eax; shl $5, rdx) passes. Pure. */
 bool frames__no_call(const unsigned char *p, size_t n);
 
 #endif

@@ -61,6 +61,8 @@ static void test_lengths(void)
 		{ "\xc5\xfd", 2, 0, 0 },				/* cut short */
 		{ "\x06", 1, 0, 0 },					/* not in 64-bit mode */
 		{ "\x0f\x0f\xc1\xb4", 4, 0, 0 },			/* 3DNow! */
+		{ "\xc7\xc8\x00\x00\x00\x00", 6, 0, 0 },		/* c7 /1: #UD */
+		{ "\xc7\xf8\x00\x00\x00\x00", 6, 6, 0 },		/* xbegin */
 		{ "\x66\xc5\xf8\x77", 4, 0, 0 },			/* 66 before VEX */
 		{ "\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x90", 15, 15, 0 },
 		{ "\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x66\x90", 16, 0, 0 },
