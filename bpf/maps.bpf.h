@@ -355,6 +355,14 @@ struct {
 	__type(value, struct stack_window);
 } window SEC(".maps");
 
+/* The scan of a JIT leaf's code (bpf/leafscan.h), off the programs' stacks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct leaf_scan);
+} lscan SEC(".maps");
+
 /* A DWARF sample is built here, then sent with as many bytes as it holds: a record reserved
  * in the ring at its largest size (30 KiB) would fill the ring 7 times faster than the 3-4
  * KiB most samples carry, and wake userspace for it. */

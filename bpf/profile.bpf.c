@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "profile.h"
+#include "leafscan.h"
 #include "pidns.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

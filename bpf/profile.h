@@ -55,6 +55,9 @@ enum profile_stat {
 	STAT_TAB_ROW_MISSES,	/* ... not in the CPU's row cache (`rcache`): searched */
 	STAT_PROC_TORN,		/* copies of a `procs` entry read while it was reused for
 				 * another (its tgids not the process's): read again */
+	STAT_LEAF_SCAN_PLACED,	/* JIT leaves in their prologue or epilogue placed by their
+				 * code (bpf/leafscan.h): the return address not at rbp + 8 */
+	STAT_LEAF_SCAN_CUT,	/* ... whose code the scan could not follow: cut at the leaf */
 	STAT__MAX,
 };
 
@@ -334,6 +337,9 @@ struct proc_ranges {
 	/* Not 0: the process maps Go code, whose windows (frames__kind's FRAME_LOST_*) a
 	 * walk's leaf may be in: PROFILE_SP_WORDS words at sp are kept, not 2. */
 	__u32 go_windows;
+	/* Not 0: the process maps anonymous code (JIT code): a walk's leaf in code that keeps
+	 * records is placed by its code (bpf/leafscan.h), not taken for its record. */
+	__u32 jit;
 	/* Another at every write of it (userspace's, and BPF's on_exec: PROFILE_BPF_VERSION
 	 * set), which the cached rows (`rcache`) of its kinds are of. */
 	__u32 version;
@@ -343,6 +349,7 @@ struct proc_ranges {
 	 * was taking of it meanwhile holds another process's kinds, or parts of two: its
 	 * tgids say so. */
 	__u32 tgid;
+	__u32 pad0;
 	__u64 span_end;
 	__u64 span_start[PROFILE_MAX_SPANS];
 	__u8 span_kind[PROFILE_MAX_SPANS];

@@ -440,22 +440,6 @@ static __always_inline void tab_gprs(struct bpf_perf_event_data *ctx)
 	pg->valid = 0xffffu & ~(1u << 6 | 1u << 7);
 }
 
-/*
- * Whether the leaf's code at PC has yet to make its frame record, or has left it (at its
- * first instruction, push rbp or endbr64; at mov rbp, rsp; at a ret): rbp is then its
- * caller's, whose frame a walk from it would leave out. An unreadable pc counts as such.
- */
-static __always_inline bool leaf_unframed(__u64 pc)
-{
-	__u8 c[4];
-
-	if (bpf_probe_read_user(c, sizeof(c), (void *)pc))
-		return true;
-	return c[0] == 0x55 || c[0] == 0xc3 || c[0] == 0xc2 ||
-	       (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa) ||
-	       (c[0] == 0x48 && c[1] == 0x89 && c[2] == 0xe5);
-}
-
 /* bpf_loop's callback: one frame (the verifier checks it once, not per frame). */
 static long tab_step(__u64 i, void *arg)
 {
@@ -514,9 +498,28 @@ static long tab_step(__u64 i, void *arg)
 	case UROW_RECORD:
 		/* V8's builtins (a span without records to the frame-pointer walk): from
 		 * their return addresses only; JIT code and files without CFI (SPAN_TRUSTED):
-		 * the leaf too, as the frame-pointer walk, when its code is not at its
-		 * record's making or leaving. Else userspace goes on from this frame. */
-		if ((n == 1 && (w->f.kind != SPAN_TRUSTED || leaf_unframed(pc))) || !w->page ||
+		 * the leaf too, as the frame-pointer walk, placed by its code when it is at
+		 * its record's making or leaving (bpf/leafscan.h). Else userspace goes on
+		 * from this frame. */
+		if (n == 1 && w->f.kind == SPAN_TRUSTED) {
+			__s32 loff = 0;
+			int lv = leaf_scan_at(pc, w->sp, w->bp, &loff);
+
+			if (lv == LEAF_CUT || loff < 0 || loff > 4096) {
+				w->end = TAB_NO_TABLE;
+				return 1;
+			}
+			if (lv == LEAF_RA || lv == LEAF_RA_BP) {
+				w->f.row = (struct urow){
+					.cfa = UROW_RSP, .cfa_off = loff + 8, .ra_off = -8,
+					.bp = lv == LEAF_RA_BP ? UROW_BP_AT_CFA : UROW_BP_SAME,
+					.bp_off = -16,
+				};
+				cfa = w->sp;
+				break;
+			}
+		}
+		if ((n == 1 && w->f.kind != SPAN_TRUSTED) || !w->page ||
 		    !w->bp_ok || w->bp < w->sp || (w->bp & 7) || w->bp - w->sp > RECORD_REACH) {
 			w->end = w->f.kind == SPAN_TRUSTED ? TAB_NO_TABLE : TAB_HANDOFF;
 			return 1;

@@ -125,6 +125,50 @@ __noinline __u8 span_kind(const struct proc_ranges *pr, __u64 addr)
 	return proc_span_kind(pr, addr);
 }
 
+/* bpf_loop's callback: one instruction of the leaf's scan (the verifier checks it once). */
+struct leaf_ctx {
+	struct leaf_scan *s;
+};
+
+static long leaf_scan_cb(__u64 i, void *arg)
+{
+	struct leaf_ctx *c = arg;
+
+	return !c->s || leaf_scan_step(c->s) != LEAF_GOING;
+}
+
+/*
+ * Where the leaf at PC, with registers SP and BP, has its return address, from its code read
+ * now (bpf/leafscan.h): enum leaf_verdict, and for LEAF_RA* the return address's offset from
+ * sp in *OFF. A global function: the verifier checks it once.
+ */
+__noinline int leaf_scan_at(__u64 pc, __u64 sp, __u64 bp, __s32 *off)
+{
+	struct leaf_scan *s;
+	struct leaf_ctx c;
+	__u32 zero = 0, n;
+
+	if (!off)
+		return LEAF_RECORD;
+	s = bpf_map_lookup_elem(&lscan, &zero);
+	if (!s)
+		return LEAF_RECORD;
+	/* The code to its page's end at most; what could not be read is 0, which stops it. */
+	__builtin_memset(s->c, 0, sizeof(s->c));
+	n = PROFILE_PAGE_SIZE - (pc & (PROFILE_PAGE_SIZE - 1));
+	if (n > LEAF_SCAN_BYTES)
+		n = LEAF_SCAN_BYTES;
+	if (bpf_probe_read_user(s->c, n & (2 * LEAF_SCAN_BYTES - 1), (void *)pc))
+		return LEAF_CUT;
+	leaf_scan_init(s, bp == sp);
+	c.s = s;
+	bpf_loop(LEAF_SCAN_INSNS, leaf_scan_cb, &c, 0);
+	if (s->verdict == LEAF_GOING)
+		leaf_scan_stop(s);
+	*off = s->off;
+	return s->verdict;
+}
+
 /* How a frame-pointer walk ended. */
 enum walk_end {
 	WALK_BROKEN = 0,	/* no frame pointer, an unreadable or misplaced frame, the depth
@@ -149,8 +193,8 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 	struct stack_window *win;
 	__u32 zero = 0, idx;
 	__u64 checked = pr != NULL;	/* a scalar: the verifier allows no arithmetic on pr */
-	__u8 kind;
-	int i;
+	__u8 kind = SPAN_TRUSTED;
+	int i, start;
 
 	asm volatile("" : "+r"(checked));
 	st->ips[0] = r->ip;
@@ -171,10 +215,58 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 		if (kind == SPAN_NONE)
 			return WALK_BROKEN;
 	}
+	/* A JIT leaf in its prologue or epilogue: its return address is not above the record
+	 * at rbp, which is its caller's. */
+	start = 1;
+	if (pr && pr->jit && kind == SPAN_TRUSTED) {
+		__s32 loff = 0;
+		int v = leaf_scan_at(r->ip, r->sp, r->bp, &loff);
+
+		if (v == LEAF_CUT) {
+			stat_inc(STAT_LEAF_SCAN_CUT);
+			return WALK_BROKEN;
+		}
+		if (v == LEAF_RA || v == LEAF_RA_BP) {
+			stat_inc(STAT_LEAF_SCAN_PLACED);
+			off = (__u64)(__s64)loff;
+			if (off > 4096 || (off & 7) || (v == LEAF_RA_BP && off < 8))
+				return WALK_BROKEN;
+			idx = off / 8;
+			if (win && idx <= WINDOW_WORDS - 1 && idx >= 1) {
+				frame[1] = win->w[idx & (WINDOW_WORDS - 1)];
+				frame[0] = win->w[(idx - 1) & (WINDOW_WORDS - 1)];
+			} else if (v == LEAF_RA_BP) {
+				if (bpf_probe_read_user(frame, sizeof(frame), (void *)(r->sp + off - 8)))
+					return WALK_BROKEN;
+			} else if (bpf_probe_read_user(&frame[1], sizeof(frame[1]),
+						       (void *)(r->sp + off))) {
+				return WALK_BROKEN;
+			}
+			if (v == LEAF_RA)
+				frame[0] = r->bp;
+			if (frame[1] == 0)
+				return WALK_BROKEN;
+			st->ips[1] = frame[1];
+			st->nr = 2;
+			kind = span_kind(pr, frame[1] - 1);
+			if (kind == SPAN_BOTTOM)
+				return WALK_WHOLE;
+			if (kind == SPAN_THIN || kind == SPAN_NOREC)
+				return WALK_NOREC;
+			if (kind != SPAN_TRUSTED)
+				return WALK_BROKEN;
+			if (frame[0] == 0)
+				return WALK_WHOLE;
+			fp = frame[0];
+			if (fp <= r->sp + off)
+				return WALK_BROKEN;
+			start = 2;
+		}
+	}
 	/* rbp == 0 in a register says nothing: code without frame pointers leaves it so. */
 	if (fp == 0 || fp < r->sp)
 		return WALK_BROKEN;
-	for (i = 1; i < PROFILE_MAX_DEPTH; i++) {
+	for (i = start; i < PROFILE_MAX_DEPTH; i++) {
 		if (fp & 7)
 			return WALK_BROKEN;
 		off = fp - r->sp;

@@ -43,6 +43,7 @@ struct pmap {
 	uint64_t time;		/* struct map's */
 	struct frame_spans spans;
 	bool later;		/* all FRAME_NOREC: its file's table is still being made */
+	bool jit;		/* anonymous code (or a memfd's): JIT code */
 	const struct utab *tab;	/* its file's table for BPF's walk (NULL: none), of file */
 	uint32_t tab_id;	/* (dso id) tab_id, with the bias of its rows (bpftab_map) */
 	uint64_t tab_bias;
@@ -121,7 +122,9 @@ void session__free_procstate(struct session *s)
 static int pstate__add(struct session *s, struct pstate *p, const struct map *m)
 {
 	struct pmap pm = { .start = m->start, .end = m->end, .time = m->time,
-			   .ino = m->ino, .pgoff = m->pgoff };
+			   .ino = m->ino, .pgoff = m->pgoff,
+			   .jit = (m->path[0] != '/' && m->path[0] != '[') ||
+				  !strncmp(m->path, "/memfd:", 7) };
 	size_t i, j;
 	int err;
 
@@ -204,9 +207,11 @@ static int pstate__write(struct session *s, const struct pstate *p)
 	pr.nr_spans = 0;
 	pr.span_end = 0;
 	pr.go_windows = 0;
+	pr.jit = 0;
 	for (size_t i = 0; i < p->nr; i++) {
 		total += p->maps[i].spans.nr + 1;
 		pr.go_windows |= p->maps[i].spans.windows;
+		pr.jit |= p->maps[i].jit;
 	}
 	err = frames__reserve(&all, total);
 	for (size_t i = 0; i < p->nr && !err; i++) {

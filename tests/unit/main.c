@@ -32,6 +32,7 @@ int main(int argc, char **argv)
 		register_ns_suite,
 		register_explain_suite,
 		register_x86_suite,
+		register_leafscan_suite,
 		register_gofp_suite,
 		register_log_suite,
 		register_runas_suite,

@@ -26,6 +26,7 @@ int register_symbolize_suite(void);
 int register_ns_suite(void);
 int register_explain_suite(void);
 int register_x86_suite(void);
+int register_leafscan_suite(void);
 int register_gofp_suite(void);
 int register_log_suite(void);
 int register_runas_suite(void);
