@@ -51,7 +51,8 @@ static const char *const reason_text[EXPLAIN__MAX] = {
 	[EXPLAIN_UNNAMED_UNREADABLE] = "the file could not be read",
 	[EXPLAIN_UNNAMED_WORKER] = "the symbolizer worker crashed or stalled on the file (see "
 				   "the warning)",
-	[EXPLAIN_UNNAMED_JIT] = "JIT code without a perf map (node --perf-basic-prof, Java's "
+	[EXPLAIN_UNNAMED_JIT] = "JIT code without a perf map (node --perf-basic-prof; a JVM: "
+				"jcmd PID Compiler.perfmap, which profile asks, or "
 				"perf-map-agent)",
 	[EXPLAIN_UNNAMED_JIT_MISSING] = "JIT code missing from the process's /tmp/perf-PID.map",
 	[EXPLAIN_UNNAMED_VDSO] = "the kernel's vDSO names only its entry points",
@@ -185,7 +186,9 @@ static const char *line_text(const struct explain_line *l)
 {
 	/* Not a file: no unwind info is not for want of .eh_frame. */
 	if (l->reason == EXPLAIN_CUT_NO_INFO && !strcmp(l->file, EXPLAIN_ANON_CODE))
-		return "JIT code has no unwind info to go on with";
+		return "JIT code has no unwind info to go on with, only frame records (node "
+		       "keeps them; a JVM with -XX:+PreserveFramePointer, which profile gives "
+		       "the JVMs it starts)";
 	if (l->reason == EXPLAIN_CUT_NO_INFO && !strcmp(l->file, EXPLAIN_NO_MAPPING))
 		return reason_text[EXPLAIN_UNNAMED_NO_MAPPING];
 	return reason_text[l->reason];

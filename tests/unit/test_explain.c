@@ -98,12 +98,15 @@ static void test_format(void)
 	CU_ASSERT_PTR_NULL(strchr(buf, '\n'));
 	explain__format(&jit, 1000, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "100.0%  unnamed in [anonymous code]: JIT code without a "
-			       "perf map (node --perf-basic-prof, Java's perf-map-agent)");
+			       "perf map (node --perf-basic-prof; a JVM: jcmd PID "
+			       "Compiler.perfmap, which profile asks, or perf-map-agent)");
 	/* Code that is no file: no unwind info said otherwise. */
 	jit.reason = EXPLAIN_CUT_NO_INFO;
 	explain__format(&jit, 1000, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "100.0%  cut in [anonymous code]: JIT code has no unwind info "
-			       "to go on with");
+			       "to go on with, only frame records (node keeps them; a JVM with "
+			       "-XX:+PreserveFramePointer, which profile gives the JVMs it "
+			       "starts)");
 	jit.file = EXPLAIN_NO_MAPPING;
 	explain__format(&jit, 1000, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "100.0%  cut in [no mapping]: addresses in no mapping the "
