@@ -444,7 +444,8 @@ static void naming_hint(const char *file, enum explain_reason reason, char *buf,
 
 	if (reason == EXPLAIN_UNNAMED_JIT || reason == EXPLAIN_UNNAMED_JIT_MISSING) {
 		snprintf(buf, len, "JIT code: have the runtime write a perf map (node "
-			 "--perf-basic-prof, python3.12 -X perf, java with perf-map-agent)");
+			 "--perf-basic-prof, python3.12 -X perf, a JVM's jcmd PID Compiler.perfmap or "
+			 "perf-map-agent)");
 		return;
 	}
 	if (package_of(file, pkg, sizeof(pkg)))
