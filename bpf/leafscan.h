@@ -14,7 +14,9 @@
  * - a `ret`: the return address is at rsp then, rbp is the caller's;
  * - a `pop rbp` (rsp not taken from rbp): the caller's rbp is at rsp then, the return
  *   address above it;
- * - `leave`, or `mov rbp, rsp` then `pop rbp`: the record at rbp is the leaf's;
+ * - `leave`, or `mov rbp, rsp` then `pop rbp`: the record at rbp is the leaf's (LEAF_FRAMED:
+ *   said by its code, as LEAF_RECORD is not: code that may keep no record, V8's builtins, is
+ *   taken by its record on this word only);
  * - rbp set from rsp (a prologue: `mov rsp, rbp`, `lea X(rsp), rbp`, then `add`s), then any
  *   instruction it does not know: the record will be at that rbp, the return address above
  *   it; the caller's rbp is in the register if the scan saw it stored there, else already
@@ -40,6 +42,8 @@ enum leaf_verdict {
 	LEAF_RA,		/* the return address is at sp + off, the caller's rbp in rbp */
 	LEAF_RA_BP,		/* the return address is at sp + off, the caller's rbp below it */
 	LEAF_CUT,		/* rbp is not the leaf's record, and the scan cannot say more */
+	LEAF_FRAMED,		/* the record at rbp is the leaf's: the scan saw it left (leave,
+				 * or rsp taken from rbp, then pop rbp) */
 };
 
 struct leaf_scan {
@@ -122,7 +126,7 @@ static __always_inline int leaf_scan_step(struct leaf_scan *s)
 		if (s->bp_set)
 			return s->verdict = LEAF_CUT;
 		if (s->sp_lost)
-			return s->verdict = LEAF_RECORD;
+			return s->verdict = LEAF_FRAMED;
 		s->off = s->d + 8;
 		/* (What the scan saw pushed is still in rbp; below sp it is not written.) */
 		if (s->saved_ok && s->saved == s->d)
@@ -131,7 +135,7 @@ static __always_inline int leaf_scan_step(struct leaf_scan *s)
 	}
 	/* leave */
 	if (op == 0xc9)
-		return s->verdict = s->bp_set ? LEAF_CUT : LEAF_RECORD;
+		return s->verdict = s->bp_set ? LEAF_CUT : LEAF_FRAMED;
 	/* push and pop of the other registers; push rbp stores it */
 	if (op >= 0x50 && op <= 0x5f) {
 		if (op == 0x55 && !s->bp_set && !s->sp_lost) {

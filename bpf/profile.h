@@ -399,8 +399,10 @@ enum urow_cfa {
 				 * and the caller's rbp below it): code that keeps one where it
 				 * calls, no FDE (V8's builtins), or no CFI at all (JIT code, a
 				 * file without any: tab_find's, as the frame-pointer walk goes
-				 * there). A leaf of the first kind goes to userspace as for
-				 * UROW_SP_ONLY; of the second, by its code's first bytes */
+				 * there). A leaf is placed by its code where that tells
+				 * (bpf/leafscan.h); else one of the first kind goes to
+				 * userspace as for UROW_SP_ONLY unless its code says the
+				 * record is its own, one of the second goes by the record */
 };
 
 /* UROW_RECORD's row: the record at rbp (the start: the stretch's). */

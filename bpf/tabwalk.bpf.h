@@ -448,6 +448,7 @@ static long tab_step(__u64 i, void *arg)
 	struct ustack *st = w->st;
 	__u64 pc, cfa, ra, v;
 	__u32 n;
+	int lv;
 
 	if (!st) {
 		w->end = TAB_NO_TABLE;
@@ -496,17 +497,20 @@ static long tab_step(__u64 i, void *arg)
 		w->end = TAB_HANDOFF;
 		return 1;
 	case UROW_RECORD:
-		/* V8's builtins (a span without records to the frame-pointer walk): from
-		 * their return addresses only; JIT code and files without CFI (SPAN_TRUSTED):
-		 * the leaf too, as the frame-pointer walk, placed by its code when it is at
-		 * its record's making or leaving (bpf/leafscan.h). Else userspace goes on
-		 * from this frame. */
-		if (n == 1 && w->f.kind == SPAN_TRUSTED) {
+		/* A leaf here is placed by its code where that says where its return address
+		 * is (bpf/leafscan.h: at its record's making or leaving). Else: V8's builtins
+		 * (a span without records to the frame-pointer walk), whose leaf may keep
+		 * none, by their record from a return address, or from a leaf whose code
+		 * says the record is its own (LEAF_FRAMED); JIT code and files without CFI
+		 * (SPAN_TRUSTED), the leaf too, as the frame-pointer walk. Else userspace goes
+		 * on from this frame. */
+		lv = LEAF_RECORD;
+		if (n == 1) {
 			__s32 loff = 0;
-			int lv = leaf_scan_at(pc, w->sp, w->bp, &loff);
 
+			lv = leaf_scan_at(pc, w->sp, w->bp, &loff);
 			if (lv == LEAF_CUT || loff < 0 || loff > 4096) {
-				w->end = TAB_NO_TABLE;
+				w->end = w->f.kind == SPAN_TRUSTED ? TAB_NO_TABLE : TAB_HANDOFF;
 				return 1;
 			}
 			if (lv == LEAF_RA || lv == LEAF_RA_BP) {
@@ -519,7 +523,7 @@ static long tab_step(__u64 i, void *arg)
 				break;
 			}
 		}
-		if ((n == 1 && w->f.kind != SPAN_TRUSTED) || !w->page ||
+		if ((n == 1 && w->f.kind != SPAN_TRUSTED && lv != LEAF_FRAMED) || !w->page ||
 		    !w->bp_ok || w->bp < w->sp || (w->bp & 7) || w->bp - w->sp > RECORD_REACH) {
 			w->end = w->f.kind == SPAN_TRUSTED ? TAB_NO_TABLE : TAB_HANDOFF;
 			return 1;

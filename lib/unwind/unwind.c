@@ -9,6 +9,9 @@
 #include "proc/procmaps.h"
 #include "unwind/unwind_int.h"
 #include "dso/x86.h"
+/* (Plain C shared with BPF, bpf/: the scan BPF runs on a JIT leaf's code.) */
+#include <linux/types.h>
+#include "leafscan.h"
 
 const char *const unwind_stop_names[UNWIND_STOP__MAX] = {
 	[UNWIND_STOP_END] = "complete",
@@ -375,6 +378,44 @@ static bool ret_rule_ahead(struct uctx *c, const struct loaded *l, uint64_t pc, 
 	return false;
 }
 
+/*
+ * Where a leaf at PC in code no CFI describes (registers SP, BP) has its return address, by
+ * its code from PC (bpf/leafscan.h, the scan BPF's walks run at the sample): 1 and its rule
+ * in *R where the code says (at its frame record's making or leaving); -1 where the code
+ * says rbp is not the leaf's record and not where its return address is (the stack is cut
+ * there); 0 where it says nothing or the record at rbp is the leaf's.
+ */
+static int leaf_placed(struct uctx *c, uint64_t pc, uint64_t sp, uint64_t bp, bool bp_ok,
+		       struct cfi_rule *r)
+{
+	struct leaf_scan s;
+
+	memset(&s, 0, sizeof(s));
+	for (int i = 0; i < LEAF_SCAN_BYTES / 8; i++) {
+		uint64_t w;
+
+		if (read_code(c, pc + 8 * (uint64_t)i, &w))
+			break;
+		memcpy(&s.c[8 * i], &w, sizeof(w));
+	}
+	leaf_scan_init(&s, bp_ok && bp == sp);
+	for (int k = 0; k < LEAF_SCAN_INSNS && s.verdict == LEAF_GOING; k++)
+		leaf_scan_step(&s);
+	if (s.verdict == LEAF_GOING)
+		leaf_scan_stop(&s);
+	if (s.verdict == LEAF_CUT)
+		return -1;
+	if (s.verdict != LEAF_RA && s.verdict != LEAF_RA_BP)
+		return 0;
+	if (s.off < 0 || s.off > 4096 || (s.off & 7) || (s.verdict == LEAF_RA_BP && s.off < 8))
+		return -1;
+	*r = (struct cfi_rule){ .cfa_reg = CFI_REG_RSP, .cfa_off = s.off + 8, .ra = CFI_AT_CFA,
+				.ra_off = -8,
+				.bp = s.verdict == LEAF_RA_BP ? CFI_AT_CFA : CFI_SAME,
+				.bp_off = -16 };
+	return 1;
+}
+
 /* Where frame F (in code no CFI describes, in file L) keeps its return address, by its code
  * (ret_rule_ahead) and its registers: into *SLOT, or false. */
 static bool ret_slot_ahead(struct uctx *c, const struct loaded *l, const struct frame_regs *f,
@@ -555,6 +596,18 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 			 * (the leaf, at a process's first instructions). */
 			*stop = UNWIND_STOP_END;
 			return n;
+		}
+		/* A leaf in code no CFI describes (V8's builtins, JIT code, assembly) that its
+		 * code places (at its frame record's making or leaving: bpf/leafscan.h, as
+		 * BPF's walks place it): its return address where that says, or cut there.
+		 * Else what follows: a scan, the record at rbp. */
+		if (!r && exact && err == -ENOENT) {
+			int placed = leaf_placed(c, pc, sp, bp, bp_ok, &tmp);
+
+			if (placed < 0)
+				return fast_fail(c, n, UNWIND_STOP_BAD_FRAME);
+			if (placed > 0)
+				r = &tmp;
 		}
 		/* V8's builtins (UTAB_RECORD): from a return address, the frame record at rbp
 		 * (the guess below, not a scan), which V8's own stack walker goes by, as the

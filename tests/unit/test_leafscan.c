@@ -151,7 +151,7 @@ static void test_v8_frame(void)
 		{ 0x01, LEAF_RA_BP, 8, 0 },
 		{ 0x04, LEAF_RECORD, 0, 1 },
 		{ 0x07, LEAF_RECORD, 0, 0 },
-		{ 0x0b, LEAF_RECORD, 0, 0 },	/* rsp from the record's rbp: it is live */
+		{ 0x0b, LEAF_FRAMED, 0, 0 },	/* rsp from the record's rbp: it is live */
 		{ 0x0e, LEAF_RA_BP, 8, 0 },
 		{ 0x0f, LEAF_RA, 0, 0 },
 	};
@@ -196,7 +196,7 @@ static void test_edges(void)
 	CU_ASSERT_EQUAL(scan(saver_tail, sizeof(saver_tail), 1, 0, &off),
 			LEAF_RA_BP);
 	CU_ASSERT_EQUAL(off, 8);
-	CU_ASSERT_EQUAL(scan(leave, sizeof(leave), 0, 0, &off), LEAF_RECORD);
+	CU_ASSERT_EQUAL(scan(leave, sizeof(leave), 0, 0, &off), LEAF_FRAMED);
 	CU_ASSERT_EQUAL(scan(endbr, sizeof(endbr), 0, 0, &off), LEAF_RA);
 	CU_ASSERT_EQUAL(off, 0);
 	CU_ASSERT_EQUAL(scan(lost, sizeof(lost), 0, 0, &off), LEAF_CUT);
