@@ -179,6 +179,21 @@ enum walk_end {
 				 * frames past it would be wrong */
 };
 
+/* Where a walk stands at return address RA by the kind of code that called (the call is one
+ * byte before it): enum walk_end where it ends there, -1 to go on (code that keeps records). */
+static __always_inline int ra_end(const struct proc_ranges *pr, __u64 ra)
+{
+	__u8 kind = span_kind(pr, ra - 1);
+
+	if (kind == SPAN_BOTTOM)
+		return WALK_WHOLE;
+	if (kind == SPAN_THIN || kind == SPAN_NOREC)
+		return WALK_NOREC;
+	if (kind != SPAN_TRUSTED)
+		return WALK_BROKEN;
+	return -1;
+}
+
 /*
  * Walk the frame-pointer chain from R into ST (leaf first), checking each step against PR,
  * the kinds of the process's code (see enum profile_span): the leaf must not be in code
@@ -194,7 +209,7 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 	__u32 zero = 0, idx;
 	__u64 checked = pr != NULL;	/* a scalar: the verifier allows no arithmetic on pr */
 	__u8 kind = SPAN_TRUSTED;
-	int i, start;
+	int i, start, end;
 
 	asm volatile("" : "+r"(checked));
 	st->ips[0] = r->ip;
@@ -232,7 +247,7 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 			if (off > 4096 || (off & 7) || (v == LEAF_RA_BP && off < 8))
 				return WALK_BROKEN;
 			idx = off / 8;
-			if (win && idx <= WINDOW_WORDS - 1 && idx >= 1) {
+			if (win && idx < WINDOW_WORDS) {
 				frame[1] = win->w[idx & (WINDOW_WORDS - 1)];
 				frame[0] = win->w[(idx - 1) & (WINDOW_WORDS - 1)];
 			} else if (v == LEAF_RA_BP) {
@@ -242,19 +257,19 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 						       (void *)(r->sp + off))) {
 				return WALK_BROKEN;
 			}
-			if (v == LEAF_RA)
+			/* (The caller's rbp in the register: 0 there says nothing, as below.) */
+			if (v == LEAF_RA) {
 				frame[0] = r->bp;
+				if (!frame[0])
+					return WALK_BROKEN;
+			}
 			if (frame[1] == 0)
 				return WALK_BROKEN;
 			st->ips[1] = frame[1];
 			st->nr = 2;
-			kind = span_kind(pr, frame[1] - 1);
-			if (kind == SPAN_BOTTOM)
-				return WALK_WHOLE;
-			if (kind == SPAN_THIN || kind == SPAN_NOREC)
-				return WALK_NOREC;
-			if (kind != SPAN_TRUSTED)
-				return WALK_BROKEN;
+			end = ra_end(pr, frame[1]);
+			if (end >= 0)
+				return end;
 			if (frame[0] == 0)
 				return WALK_WHOLE;
 			fp = frame[0];
@@ -287,14 +302,9 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 		st->ips[i] = frame[1];
 		st->nr = i + 1;
 		if (pr) {
-			/* The call is one byte before the return address. */
-			kind = span_kind(pr, frame[1] - 1);
-			if (kind == SPAN_BOTTOM)
-				return WALK_WHOLE;
-			if (kind == SPAN_THIN || kind == SPAN_NOREC)
-				return WALK_NOREC;
-			if (kind != SPAN_TRUSTED)
-				return WALK_BROKEN;
+			end = ra_end(pr, frame[1]);
+			if (end >= 0)
+				return end;
 		}
 		if (frame[0] == 0)
 			return WALK_WHOLE;

@@ -124,6 +124,7 @@ static int pstate__add(struct session *s, struct pstate *p, const struct map *m)
 	struct pmap pm = { .start = m->start, .end = m->end, .time = m->time,
 			   .ino = m->ino, .pgoff = m->pgoff,
 			   .jit = (m->path[0] != '/' && m->path[0] != '[') ||
+				  !strncmp(m->path, "[anon:", 6) ||
 				  !strncmp(m->path, "/memfd:", 7) };
 	size_t i, j;
 	int err;
