@@ -115,7 +115,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 	const struct proc_ranges *pr;
 	struct stack_window *win;
 	struct tab_at at = {};
-	int complete, end, rest = 0;
+	int complete, end, rest = 0, words = 0;
 
 	if (!op)
 		stat_inc(STAT_SAMPLES);
@@ -139,6 +139,17 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 			st = NULL;
 		} else {
 			end = walk_user(&regs, pr, st, &win);
+			/* A leaf that made no frame record, called from code that keeps none: the
+			 * walk from rbp left its callers out. Walked from the tables instead (the
+			 * words at sp, which it keeps, say so). */
+			if (end == WALK_WHOLE && pr && unwind_mode == UNWIND_AUTO && !no_copy) {
+				words = 1;
+				if (keep_sp_words(pr, regs.sp, win, st)) {
+					end = WALK_NOREC;
+					if (!op)
+						stat_inc(STAT_FP_LEAF_NOREC);
+				}
+			}
 			complete = end == WALK_WHOLE;
 			/* Nothing known of the process yet: DWARF says, and the first of its
 			 * samples to reach userspace has the process described. */
@@ -171,6 +182,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 						 STAT_TAB_NO_TABLE);
 				if (te == TAB_WHOLE && ts) {
 					st = ts;
+					words = 0;
 					complete = !table_check;
 					key.flags |= COUNT_F_TABLE_WALK;
 				} else if (ts && !no_copy && !table_check && ts->nr > 1 &&
@@ -185,6 +197,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 					rest = 1;
 					ts->nr--;
 					st = ts;
+					words = 0;
 					regs = at.r;
 					if (!op)
 						stat_inc(STAT_TAB_RESUMED);
@@ -194,6 +207,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 			 * cut. */
 			if (no_copy && !complete && ts && st != ts && ts->nr > st->nr) {
 				st = ts;
+				words = 0;
 				key.flags |= COUNT_F_TABLE_WALK;
 			}
 			/* The thread's Python frames behind its native ones, read now. */
@@ -224,8 +238,10 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 			if (!complete)
 				key.flags |= COUNT_F_USER_TRUNCATED;
 			/* (Without copies, not even the words at sp leave.) */
-			if ((!(key.flags & COUNT_F_TABLE_WALK) || at.leaf_rec) && !no_copy)
-				keep_sp_words(pr, regs.sp, win, st);
+			if ((!(key.flags & COUNT_F_TABLE_WALK) || at.leaf_rec) && !no_copy) {
+				if (!words)
+					keep_sp_words(pr, regs.sp, win, st);
+			}
 			else
 				for (int i = 0; i < PROFILE_SP_WORDS; i++)
 					st->sp_words[i] = 0;

@@ -58,6 +58,9 @@ enum profile_stat {
 	STAT_LEAF_SCAN_PLACED,	/* JIT leaves in their prologue or epilogue placed by their
 				 * code (bpf/leafscan.h): the return address not at rbp + 8 */
 	STAT_LEAF_SCAN_CUT,	/* ... whose code the scan could not follow: cut at the leaf */
+	STAT_FP_LEAF_NOREC,	/* frame-pointer walks whole whose words at sp return into code
+				 * without records (a leaf that made none, its caller left out):
+				 * walked from the tables instead */
 	STAT__MAX,
 };
 

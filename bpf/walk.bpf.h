@@ -338,24 +338,30 @@ static __always_inline __u64 store_ustack(struct ustack *st, __u64 hash)
 }
 
 /* The words at sp that may be a frameless leaf's return address (see struct ustack), from
- * the window the walk read at sp when it has one. */
-static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp,
+ * the window the walk read at sp when it has one. Returns whether one of them is in code that
+ * keeps no frame record where it calls (SPAN_THIN, SPAN_NOREC): a leaf that made no record of
+ * its own returns there, and the walk from rbp left out that caller and the callers it has
+ * no record of (a libc function without frame pointers under the vDSO's clock_gettime): its
+ * frames past the leaf are no stack to count whole. */
+static __always_inline bool keep_sp_words(const struct proc_ranges *pr, __u64 sp,
 					  const struct stack_window *win, struct ustack *st)
 {
 	__u64 w[PROFILE_SP_WORDS] = { 0 }, lo, hi;
+	bool norec = false;
+	__u8 kind;
 	int n;
 
 	for (int i = 0; i < PROFILE_SP_WORDS; i++)
 		st->sp_words[i] = 0;
 	if (!pr)
-		return;
+		return false;
 	n = pr->go_windows ? PROFILE_SP_WORDS : 2;
 	if (win) {
 		for (int i = 0; i < PROFILE_SP_WORDS; i++)
 			w[i] = win->w[i];
 	} else if (bpf_probe_read_user(w, sizeof(w), (void *)sp) &&
 		   bpf_probe_read_user(w, 2 * sizeof(w[0]), (void *)sp)) {
-		return;
+		return false;
 	}
 	/* (Outside the spans' extent, no word is code: no search for it.) */
 	lo = pr->nr_spans ? pr->span_start[0] : 0;
@@ -365,9 +371,13 @@ static __always_inline void keep_sp_words(const struct proc_ranges *pr, __u64 sp
 			break;
 		if (w[i] < lo || w[i] >= hi)
 			continue;
-		if (span_kind(pr, w[i]) != SPAN_NONE)
+		kind = span_kind(pr, w[i]);
+		if (kind != SPAN_NONE)
 			st->sp_words[i] = w[i];
+		if (i < 2 && (kind == SPAN_THIN || kind == SPAN_NOREC))
+			norec = true;
 	}
+	return norec;
 }
 
 struct hash_ctx {

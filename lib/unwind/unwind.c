@@ -563,7 +563,7 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 {
 	const struct unwind_sample *s = c->s;
 	uint64_t ip = from->ip, sp = from->sp, bp = from->bp, gr[UNWIND_NR_REGS];
-	bool bp_ok = from->bp_ok, exact = from->exact, bp_lost = false;
+	bool bp_ok = from->bp_ok, exact = from->exact, bp_lost = false, no_guess;
 	uint32_t valid = from->valid;
 	uint64_t bp_slot = 0;	/* where rbp was saved, past the copy and not read */
 
@@ -599,13 +599,15 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 		}
 		/* A leaf in code no CFI describes (V8's builtins, JIT code, assembly) that its
 		 * code places (at its frame record's making or leaving: bpf/leafscan.h, as
-		 * BPF's walks place it): its return address where that says, or cut there.
-		 * Else what follows: a scan, the record at rbp. */
+		 * BPF's walks place it): its return address where that says. Else what
+		 * follows: a scan, then the record at rbp, unless its code said rbp is no
+		 * record of its (written from what the scan cannot follow: assembly that
+		 * uses rbp for something else). */
+		no_guess = false;
 		if (!r && exact && err == -ENOENT) {
 			int placed = leaf_placed(c, pc, sp, bp, bp_ok, &tmp);
 
-			if (placed < 0)
-				return fast_fail(c, n, UNWIND_STOP_BAD_FRAME);
+			no_guess = placed < 0;
 			if (placed > 0)
 				r = &tmp;
 		}
@@ -677,6 +679,8 @@ static int walk(struct uctx *c, const struct frame_regs *from, uint64_t *ips, in
 		if (!r && (err != -ENOENT || !bp_ok || bp < sp ||
 			   (!l && !procmaps__find(c->u->pm, s->pid, pc))))
 			return fast_fail(c, n, l ? UNWIND_STOP_BAD_FRAME : UNWIND_STOP_NO_INFO);
+		if (!r && no_guess)
+			return fast_fail(c, n, UNWIND_STOP_BAD_FRAME);
 		if (!r) {
 			/* Code no CFI describes (a JIT's; V8's builtins, in node's text
 			 * without FDEs): the frame record at rbp, as libunwind guesses too,
