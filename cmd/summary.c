@@ -303,6 +303,10 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			"(their caller not left out), %llu cut at the leaf (code not followed)",
 			(unsigned long long)st->bpf[STAT_LEAF_SCAN_PLACED],
 			(unsigned long long)st->bpf[STAT_LEAF_SCAN_CUT]);
+	if (st->bpf[STAT_FP_LEAF_NOREC])
+		pr_info("frame-pointer walks from a leaf that returns into code without frame "
+			"records (its callers left out), walked again from the tables: %llu",
+			(unsigned long long)st->bpf[STAT_FP_LEAF_NOREC]);
 	if (st->table_checked)
 		pr_info("table walk check: %llu of %llu stacks walked in BPF differ from "
 			"userspace's unwind of their copies; %llu went on where that unwind "
