@@ -195,6 +195,65 @@ static __always_inline int ra_end(const struct proc_ranges *pr, __u64 ra)
 }
 
 /*
+ * The frame-pointer walk's first step from a leaf at R->ip in trusted code of a process with
+ * JIT code (ST holds the leaf; WIN: the words at sp, or NULL): where its code places its
+ * return address (leaf_scan_at), that is the caller, into ST, and the caller's rbp into *FP:
+ * -1, the walk goes on from there. -2: nothing said, the walk goes from rbp as for any leaf.
+ * Else how the walk ends (enum walk_end). A global function: the verifier checks it once,
+ * not in each of the sampling programs' paths.
+ */
+__noinline int walk_jit_leaf(const struct uregs *r, const struct proc_ranges *pr,
+			     const struct stack_window *win, struct ustack *st, __u64 *fp)
+{
+	__u64 frame[2], off, idx;
+	__s32 loff = 0;
+	int v, end;
+
+	if (!r || !pr || !st || !fp)
+		return -2;
+	v = leaf_scan_at(r->ip, r->sp, r->bp, &loff);
+	if (v == LEAF_CUT) {
+		stat_inc(STAT_LEAF_SCAN_CUT);
+		return WALK_BROKEN;
+	}
+	if (v != LEAF_RA && v != LEAF_RA_BP)
+		return -2;
+	stat_inc(STAT_LEAF_SCAN_PLACED);
+	off = (__u64)(__s64)loff;
+	if (off > 4096 || (off & 7) || (v == LEAF_RA_BP && off < 8))
+		return WALK_BROKEN;
+	idx = off / 8;
+	if (win && idx < WINDOW_WORDS) {
+		frame[1] = win->w[idx & (WINDOW_WORDS - 1)];
+		frame[0] = win->w[(idx - 1) & (WINDOW_WORDS - 1)];
+	} else if (v == LEAF_RA_BP) {
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)(r->sp + off - 8)))
+			return WALK_BROKEN;
+	} else if (bpf_probe_read_user(&frame[1], sizeof(frame[1]), (void *)(r->sp + off))) {
+		return WALK_BROKEN;
+	}
+	/* (The caller's rbp in the register: 0 there says nothing, as in the walk.) */
+	if (v == LEAF_RA) {
+		frame[0] = r->bp;
+		if (!frame[0])
+			return WALK_BROKEN;
+	}
+	if (frame[1] == 0)
+		return WALK_BROKEN;
+	st->ips[1] = frame[1];
+	st->nr = 2;
+	end = ra_end(pr, frame[1]);
+	if (end >= 0)
+		return end;
+	if (frame[0] == 0)
+		return WALK_WHOLE;
+	if (frame[0] <= r->sp + off)
+		return WALK_BROKEN;
+	*fp = frame[0];
+	return -1;
+}
+
+/*
  * Walk the frame-pointer chain from R into ST (leaf first), checking each step against PR,
  * the kinds of the process's code (see enum profile_span): the leaf must not be in code
  * without a frame record (a frameless leaf with its return address at sp is fixed up by
@@ -234,49 +293,11 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 	 * at rbp, which is its caller's. */
 	start = 1;
 	if (pr && pr->jit && kind == SPAN_TRUSTED) {
-		__s32 loff = 0;
-		int v = leaf_scan_at(r->ip, r->sp, r->bp, &loff);
-
-		if (v == LEAF_CUT) {
-			stat_inc(STAT_LEAF_SCAN_CUT);
-			return WALK_BROKEN;
-		}
-		if (v == LEAF_RA || v == LEAF_RA_BP) {
-			stat_inc(STAT_LEAF_SCAN_PLACED);
-			off = (__u64)(__s64)loff;
-			if (off > 4096 || (off & 7) || (v == LEAF_RA_BP && off < 8))
-				return WALK_BROKEN;
-			idx = off / 8;
-			if (win && idx < WINDOW_WORDS) {
-				frame[1] = win->w[idx & (WINDOW_WORDS - 1)];
-				frame[0] = win->w[(idx - 1) & (WINDOW_WORDS - 1)];
-			} else if (v == LEAF_RA_BP) {
-				if (bpf_probe_read_user(frame, sizeof(frame), (void *)(r->sp + off - 8)))
-					return WALK_BROKEN;
-			} else if (bpf_probe_read_user(&frame[1], sizeof(frame[1]),
-						       (void *)(r->sp + off))) {
-				return WALK_BROKEN;
-			}
-			/* (The caller's rbp in the register: 0 there says nothing, as below.) */
-			if (v == LEAF_RA) {
-				frame[0] = r->bp;
-				if (!frame[0])
-					return WALK_BROKEN;
-			}
-			if (frame[1] == 0)
-				return WALK_BROKEN;
-			st->ips[1] = frame[1];
-			st->nr = 2;
-			end = ra_end(pr, frame[1]);
-			if (end >= 0)
-				return end;
-			if (frame[0] == 0)
-				return WALK_WHOLE;
-			fp = frame[0];
-			if (fp <= r->sp + off)
-				return WALK_BROKEN;
+		end = walk_jit_leaf(r, pr, win, st, &fp);
+		if (end >= 0)
+			return end;
+		if (end == -1)
 			start = 2;
-		}
 	}
 	/* rbp == 0 in a register says nothing: code without frame pointers leaves it so. */
 	if (fp == 0 || fp < r->sp)
