@@ -382,8 +382,8 @@ static bool ret_rule_ahead(struct uctx *c, const struct loaded *l, uint64_t pc, 
  * Where a leaf at PC in code no CFI describes (registers SP, BP) has its return address, by
  * its code from PC (bpf/leafscan.h, the scan BPF's walks run at the sample): 1 and its rule
  * in *R where the code says (at its frame record's making or leaving); -1 where the code
- * says rbp is not the leaf's record and not where its return address is (the stack is cut
- * there); 0 where it says nothing or the record at rbp is the leaf's.
+ * says rbp is not the leaf's record and not where its return address is (no guess from rbp
+ * then); 0 where it says nothing or the record at rbp is the leaf's.
  */
 static int leaf_placed(struct uctx *c, uint64_t pc, uint64_t sp, uint64_t bp, bool bp_ok,
 		       struct cfi_rule *r)
