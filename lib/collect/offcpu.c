@@ -320,7 +320,13 @@ static int off_task_begin(struct session *s, const struct off_task *r, uint64_t 
 		.key = { .pid = r->pid, .kstack_id = e->kstack_id, .flags = COUNT_F_OFF_CPU,
 			 .period = e->period },
 	};
-	bpf_map_update_elem(bpf_map__fd(s->skel->maps.offpend), &r->ktid, &op, BPF_NOEXIST);
+	/* A task that came back and left again since the iterator read it has a later wait,
+	 * parked or under way: this stale one is not parked over it. (Its seq, taken now, is
+	 * higher than that wait's, which parking would have let it replace: the later wait's
+	 * time was then lost, "waits whose stacks were lost".) */
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.offpend), &r->ktid, &op, BPF_NOEXIST) ||
+	    parking__find(&s->parked, (pid_t)r->tid))
+		return 0;
 	return offcpu__park(s, e);
 }
 
