@@ -25,7 +25,7 @@
  *   the record at rbp is not the leaf's (the walk goes on from it, as without the scan).
  * Conditional jumps are taken as not taken (HotSpot's safepoint poll before its `ret`).
  * What it cannot follow (rbp changed from a value it does not know, rsp taken from an rbp
- * it does not know before a `ret`) cuts the stack at the leaf.
+ * it does not know before a `ret`) is LEAF_CUT: rbp is no record to walk from.
  *
  * Plain C on a byte buffer: BPF runs it (bpf/walk.bpf.h) on the code it read at the sample,
  * and the unit tests on code taken from HotSpot and V8.
@@ -98,6 +98,20 @@ static __always_inline int leaf_scan_stop(struct leaf_scan *s)
 		s->verdict = LEAF_CUT;
 	if (s->verdict == LEAF_RA || s->verdict == LEAF_RA_BP)
 		s->off = s->bp_rel + 8;
+	return s->verdict;
+}
+
+/* The scan's end, after its steps: stopped where it went no further, and a return address
+ * outside [sp, sp + 4 KiB], unaligned, or with the caller's rbp below sp, taken for LEAF_CUT.
+ * Returns the verdict. (The one check BPF's walks and userspace's unwinder both go by.) */
+static __always_inline int leaf_scan_finish(struct leaf_scan *s)
+{
+	if (s->verdict == LEAF_GOING)
+		leaf_scan_stop(s);
+	if ((s->verdict == LEAF_RA || s->verdict == LEAF_RA_BP) &&
+	    (s->off < 0 || s->off > 4096 || (s->off & 7) ||
+	     (s->verdict == LEAF_RA_BP && s->off < 8)))
+		s->verdict = LEAF_CUT;
 	return s->verdict;
 }
 

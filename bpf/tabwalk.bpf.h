@@ -509,7 +509,7 @@ static long tab_step(__u64 i, void *arg)
 			__s32 loff = 0;
 
 			lv = leaf_scan_at(pc, w->sp, w->bp, &loff);
-			if (lv == LEAF_CUT || loff < 0 || loff > 4096) {
+			if (lv == LEAF_CUT) {
 				w->end = w->f.kind == SPAN_TRUSTED ? TAB_NO_TABLE : TAB_HANDOFF;
 				return 1;
 			}

@@ -163,10 +163,8 @@ __noinline int leaf_scan_at(__u64 pc, __u64 sp, __u64 bp, __s32 *off)
 	leaf_scan_init(s, bp == sp);
 	c.s = s;
 	bpf_loop(LEAF_SCAN_INSNS, leaf_scan_cb, &c, 0);
-	if (s->verdict == LEAF_GOING)
-		leaf_scan_stop(s);
 	*off = s->off;
-	return s->verdict;
+	return leaf_scan_finish(s);
 }
 
 /* How a frame-pointer walk ended. */
@@ -219,8 +217,9 @@ __noinline int walk_jit_leaf(const struct uregs *r, const struct proc_ranges *pr
 	if (v != LEAF_RA && v != LEAF_RA_BP)
 		return -2;
 	stat_inc(STAT_LEAF_SCAN_PLACED);
+	/* (In [8, 4096], 8-aligned: leaf_scan_finish's; the verifier knows it again.) */
 	off = (__u64)(__s64)loff;
-	if (off > 4096 || (off & 7) || (v == LEAF_RA_BP && off < 8))
+	if (off > 4096)
 		return WALK_BROKEN;
 	idx = off / 8;
 	if (win && idx < WINDOW_WORDS) {

@@ -401,14 +401,10 @@ static int leaf_placed(struct uctx *c, uint64_t pc, uint64_t sp, uint64_t bp, bo
 	leaf_scan_init(&s, bp_ok && bp == sp);
 	for (int k = 0; k < LEAF_SCAN_INSNS && s.verdict == LEAF_GOING; k++)
 		leaf_scan_step(&s);
-	if (s.verdict == LEAF_GOING)
-		leaf_scan_stop(&s);
-	if (s.verdict == LEAF_CUT)
+	if (leaf_scan_finish(&s) == LEAF_CUT)
 		return -1;
 	if (s.verdict != LEAF_RA && s.verdict != LEAF_RA_BP)
 		return 0;
-	if (s.off < 0 || s.off > 4096 || (s.off & 7) || (s.verdict == LEAF_RA_BP && s.off < 8))
-		return -1;
 	*r = (struct cfi_rule){ .cfa_reg = CFI_REG_RSP, .cfa_off = s.off + 8, .ra = CFI_AT_CFA,
 				.ra_off = -8,
 				.bp = s.verdict == LEAF_RA_BP ? CFI_AT_CFA : CFI_SAME,

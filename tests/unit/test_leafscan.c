@@ -26,8 +26,7 @@ static int scan(const unsigned char *code, size_t n, unsigned int pc, int bp_is_
 	leaf_scan_init(&s, bp_is_sp);
 	for (int k = 0; k < LEAF_SCAN_INSNS && !s.verdict; k++)
 		leaf_scan_step(&s);
-	if (!s.verdict)
-		leaf_scan_stop(&s);
+	leaf_scan_finish(&s);
 	*off = s.off;
 	return s.verdict;
 }
