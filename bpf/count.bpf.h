@@ -136,6 +136,7 @@ static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
 	}
 	cp->tgid_1 = tgid + 1;
 	cp->gen = gen;
+	cp->tabs = CPU_TABS_UNKNOWN;
 	cp->since = note_sampled(tgid, bpf_map_lookup_elem(&incarns, &tgid));
 	*since = cp->since & ~INCARN_FLAGS;
 	/* (Read again when the copy was of an element being reused for another process;

@@ -47,7 +47,7 @@ bool pids_spill;
 /* Set by userspace when it sleeps for longer than its 20 ms (no records for a while): the next
  * record wakes it. */
 bool wake_user;
-/* Bumped after every change to `procs` or `incarns`' gens (by userspace too:
+/* Bumped after every change to `procs`, `proc_tabs` or `incarns`' gens (by userspace too:
  * session__bpf_changed): per-CPU copies (`cur_proc`) of older generations are stale. */
 __u64 procs_gen;
 /* The versions BPF gives the `procs` entries it changes (proc_ranges.version). */
@@ -278,14 +278,20 @@ struct {
 } proc_tabs SEC(".maps");
 
 /* `cur_proc`: the last process sampled on this CPU, with a copy of its `procs` entry (of
- * generation `gen`). A new one also has its name recorded. */
+ * generation `gen`) and whether it has a `proc_tabs` entry then, of what version (a write
+ * of either entry bumps `procs_gen` after it). A new one also has its name recorded. */
 struct cpu_proc {
 	__u32 tgid_1;		/* the process's tgid + 1 (pid 0 is the idle task); 0: none yet */
 	__u32 has_ranges;	/* `procs` had an entry: pr is valid */
 	__u64 gen;		/* procs_gen when pr was copied */
 	__u64 since;		/* the process's `incarns` entry then, 0: none */
+	__u32 tabs;		/* its `proc_tabs` entry as of gen (CPU_TABS_*), found by the
+				 * first walk from the tables that needed it */
+	__u32 tabs_ver;		/* CPU_TABS_THERE: that entry's version */
 	struct proc_ranges pr;
 };
+
+enum { CPU_TABS_UNKNOWN = 0, CPU_TABS_NONE, CPU_TABS_THERE };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -683,11 +683,12 @@ int BPF_PROG(on_ma_write, const char *fn, struct ma_state *mas, unsigned long pi
 	tgid = task_tgid(task);
 	if (!tgid || (filter_pids && !profiled(tgid)))
 		return 0;
-	new_epoch(tgid);
 	/* Its tables' mappings may be another file's now: none until userspace has the
-	 * mapping's record (its stacks go to userspace meanwhile). */
+	 * mapping's record (its stacks go to userspace meanwhile). (Before the new epoch's
+	 * bump of procs_gen: the CPUs' copies of whether it has tables go with it.) */
 	if (table_walk)
 		check_tabs(tgid, vma);
+	new_epoch(tgid);
 	return 0;
 }
 

@@ -592,8 +592,10 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 {
 	const struct proc_tabs *pt;
 	struct tab_walk w = {};
+	struct cpu_proc *cp;
 	struct uregs *r;
 	__u32 zero = 0;
+	__u64 gen;
 
 	if (!at || !st)
 		return TAB_NO_TABLE;
@@ -605,14 +607,34 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	st->nr = 1;
 	for (int i = 0; i < PROFILE_SP_WORDS; i++)
 		st->sp_words[i] = 0;
-	pt = bpf_map_lookup_elem(&proc_tabs, &tgid);
-	if (!pt || !pr)
+	if (!pr)
 		return TAB_NO_TABLE;
+	/* Whether the process has tables, and their version: from this CPU's copy of its
+	 * entries when it has that (a hash lookup the target's memory traffic made cold at
+	 * most samples: a sixth of a walk on xz), else looked up and kept there. (GEN read
+	 * before the lookup: a write after it bumps procs_gen past GEN.) */
+	gen = procs_gen;
+	cp = bpf_map_lookup_elem(&cur_proc, &zero);
+	if (cp && (cp->tgid_1 != tgid + 1 || cp->gen != gen))
+		cp = NULL;
+	if (cp && cp->tabs == CPU_TABS_NONE)
+		return TAB_NO_TABLE;
+	if (cp && cp->tabs == CPU_TABS_THERE) {
+		w.f.pt_ver = cp->tabs_ver;
+	} else {
+		pt = bpf_map_lookup_elem(&proc_tabs, &tgid);
+		if (cp) {
+			cp->tabs_ver = pt ? pt->version : 0;
+			cp->tabs = pt ? CPU_TABS_THERE : CPU_TABS_NONE;
+		}
+		if (!pt)
+			return TAB_NO_TABLE;
+		w.f.pt_ver = pt->version;
+	}
 	w.st = st;
 	w.f.tgid = tgid;
 	w.f.cache = at->cache;
 	w.f.pr_ver = pr->version;
-	w.f.pt_ver = pt->version;
 	w.win = win_ok ? bpf_map_lookup_elem(&window, &zero) : NULL;
 	w.page = bpf_map_lookup_elem(&tpage, &zero);
 	if (w.page)
