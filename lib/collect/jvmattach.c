@@ -62,6 +62,7 @@ enum ask_result { ASK_OK, ASK_GONE, ASK_FAILED };
 /* A helper's answer to one ask. */
 struct answer {
 	int32_t result;			/* enum ask_result */
+	int32_t frame_pointers;		/* -XX:+PreserveFramePointer: 1, 0, -1 not known */
 	char why[160];			/* ASK_FAILED: one sentence's end, NUL-terminated */
 };
 
@@ -73,6 +74,7 @@ struct jvm {
 	bool busy;			/* an ask sent, not answered yet */
 	bool stop;			/* failed, or gone: asked no more */
 	unsigned int asked;		/* asks answered ASK_OK */
+	int frame_pointers;		/* its -XX:+PreserveFramePointer (1, 0; -1: not known) */
 	char why[160];			/* the first failure */
 };
 
@@ -80,7 +82,7 @@ struct jvmattach {
 	struct jvm v[JVM_MAX];
 	int nr;
 	double next_look;		/* the command: when it is looked at again */
-	char said[JVM_MAX * 256];	/* for the summary (stats.jvm_said) */
+	char said[JVM_MAX * 512];	/* for the summary (stats.jvm_said) */
 };
 
 /* --- what profile reads of a process ---------------------------------------------------- */
@@ -338,31 +340,35 @@ static void printable(const char *in, size_t n, char *out, size_t len)
 	out[o] = '\0';
 }
 
-/* One ask: Compiler.perfmap through the attach socket. */
-static void ask(const struct target *t, struct answer *a)
+/* One command (CMD, LEN bytes with its final NULs) through T's attach socket, its reply (at
+ * most REPLY_MAX bytes, NUL-terminated) into REPLY, its length into *GOT. False, with *A
+ * saying why (WHAT: the command's name), when it could not be sent or failed. */
+static bool attach_command(const struct target *t, const char *cmd, size_t len,
+			   const char *what, char reply[REPLY_MAX + 1], size_t *got,
+			   struct answer *a)
 {
-	static const char cmd[] = "1\0jcmd\0Compiler.perfmap\0\0";	/* and the final NUL */
 	struct timeval tv = { IO_TIMEOUT_S, 0 };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char sock[64], reply[REPLY_MAX + 1], line[128];
-	size_t got = 0;
+	char sock[64], line[128];
+	bool ok = false;
 	double end;
 	ssize_t n;
 	int fd;
 
-	memset(a, 0, sizeof(*a));
+	*got = 0;
+	reply[0] = '\0';
 	snprintf(sock, sizeof(sock), ".java_pid%d", t->nspid);
 	if (!socket_there(t, sock) && !start_listener(t, sock, a))
-		return;
+		return false;
 	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", t->tmp, sock) >=
 	    (int)sizeof(sa.sun_path)) {
 		say(a, ASK_FAILED, "its socket's path is too long");
-		return;
+		return false;
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		say(a, ASK_FAILED, "cannot make a socket: %s", strerror(errno));
-		return;
+		return false;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -370,38 +376,75 @@ static void ask(const struct target *t, struct answer *a)
 		say(a, ASK_FAILED, "cannot connect to its attach socket: %s", strerror(errno));
 		goto out;
 	}
-	if (send(fd, cmd, sizeof(cmd), MSG_NOSIGNAL) != (ssize_t)sizeof(cmd)) {
+	if (send(fd, cmd, len, MSG_NOSIGNAL) != (ssize_t)len) {
 		say(a, ASK_FAILED, "cannot send the command: %s", strerror(errno));
 		goto out;
 	}
 	/* The status code line, then what the command printed; read until EOF, at most
 	 * REPLY_MAX bytes and IO_TIMEOUT_S in all. */
 	end = clock_mono_seconds() + IO_TIMEOUT_S;
-	while (got < REPLY_MAX) {
+	while (*got < REPLY_MAX) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		double left = end - clock_mono_seconds();
 
 		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
 			break;
-		n = recv(fd, reply + got, REPLY_MAX - got, MSG_DONTWAIT);
+		n = recv(fd, reply + *got, REPLY_MAX - *got, MSG_DONTWAIT);
 		if (n <= 0)
 			break;
-		got += (size_t)n;
+		*got += (size_t)n;
 	}
-	reply[got] = '\0';
-	if (!got) {
+	reply[*got] = '\0';
+	if (!*got) {
 		say(a, ASK_FAILED, "its attach listener answered nothing (refused: another uid?)");
-	} else if (reply[0] != '0' || (got > 1 && reply[1] != '\n')) {
-		const char *msg = memchr(reply, '\n', got);
+	} else if (reply[0] != '0' || (*got > 1 && reply[1] != '\n')) {
+		const char *msg = memchr(reply, '\n', *got);
 
-		printable(msg ? msg + 1 : reply, msg ? got - (size_t)(msg + 1 - reply) : got, line,
-			  sizeof(line));
-		say(a, ASK_FAILED, "Compiler.perfmap failed%s%s", line[0] ? ": " : "", line);
+		printable(msg ? msg + 1 : reply, msg ? *got - (size_t)(msg + 1 - reply) : *got,
+			  line, sizeof(line));
+		say(a, ASK_FAILED, "%s failed%s%s", what, line[0] ? ": " : "", line);
 	} else {
-		a->result = ASK_OK;
+		ok = true;
 	}
 out:
 	close(fd);
+	return ok;
+}
+
+/* Whether VM.flags' reply REPLY (the flags set otherwise than by default, "-XX:+Name"
+ * each) sets -XX:+PreserveFramePointer: 1, 0, or -1 when it is no such reply. */
+static int reply_frame_pointers(const char *reply)
+{
+	const char *p = strchr(reply, '\n');
+
+	if (!p || !strstr(p, "-XX:"))
+		return -1;
+	for (p = strstr(p, "PreserveFramePointer"); p; p = strstr(p + 1, "PreserveFramePointer"))
+		if (p[-1] == '+' && (p[20] == ' ' || p[20] == '\n' || p[20] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* One ask: Compiler.perfmap through the attach socket; and once, VM.flags, for whether its
+ * compiled code keeps frame records (a flag fixed at its start). */
+static void ask(const struct target *t, struct answer *a)
+{
+	static const char perfmap[] = "1\0jcmd\0Compiler.perfmap\0\0";	/* and the final NUL */
+	static const char flags[] = "1\0jcmd\0VM.flags\0\0";
+	static int frame_pointers = -1;
+	char reply[REPLY_MAX + 1];
+	struct answer fa;
+	size_t got;
+
+	memset(a, 0, sizeof(*a));
+	a->frame_pointers = -1;
+	if (!attach_command(t, perfmap, sizeof(perfmap), "Compiler.perfmap", reply, &got, a))
+		return;
+	a->result = ASK_OK;
+	if (frame_pointers < 0 &&
+	    attach_command(t, flags, sizeof(flags), "VM.flags", reply, &got, &fa))
+		frame_pointers = reply_frame_pointers(reply);
+	a->frame_pointers = frame_pointers;
 }
 
 /* Become T's effective uid and gid (its only group), with no capability, no new
@@ -520,7 +563,8 @@ static void add_jvm(struct session *s, pid_t pid, bool command, uid_t uid, gid_t
 	snprintf(path, sizeof(path), "/proc/%d/root/tmp", pid);
 	t.tmp = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	j = &ja->v[ja->nr];
-	*j = (struct jvm){ .pid = pid, .command = command, .req = -1, .res = -1 };
+	*j = (struct jvm){ .pid = pid, .command = command, .req = -1, .res = -1,
+			   .frame_pointers = -1 };
 	if (t.pidfd < 0 || t.tmp < 0) {
 		snprintf(j->why, sizeof(j->why), "cannot open its %s: %s",
 			 t.pidfd < 0 ? "pidfd" : "/tmp", strerror(errno));
@@ -619,6 +663,8 @@ static void take_answer(struct jvm *j, double timeout)
 	a.why[sizeof(a.why) - 1] = '\0';
 	if (a.result == ASK_OK) {
 		j->asked++;
+		if (a.frame_pointers >= 0)
+			j->frame_pointers = a.frame_pointers;
 		pr_debug("jvmattach: pid %d wrote its perf map (Compiler.perfmap)", j->pid);
 		return;
 	}
@@ -728,6 +774,14 @@ const char *session__jvm_said(struct session *s)
 					      "through its attach socket, %u time%s); --no-runtime "
 					      "leaves it alone", o ? "\n" : "", j->pid, j->asked,
 					      j->asked > 1 ? "s" : "");
+		/* (Its stacks say so too, in --explain: cut in anonymous code. This says
+		 * which JVM, and what to do.) */
+		if (j->asked && j->frame_pointers == 0 && o < sizeof(ja->said))
+			o += (size_t)snprintf(ja->said + o, sizeof(ja->said) - o, "\nJVM %d runs "
+					      "without -XX:+PreserveFramePointer: its stacks end at "
+					      "their first compiled Java frame, marked [truncated]; "
+					      "started with it (profile -- java ... gives it), they "
+					      "are whole, for about 1%% of its speed", j->pid);
 		else if (j->why[0])
 			o += (size_t)snprintf(ja->said + o, sizeof(ja->said) - o, "%scould not ask JVM "
 					      "%d for a perf map of its compiled methods: %s",

@@ -5266,6 +5266,8 @@ def command_runtimes_asked_for_perf_maps():
         # ... and it is asked through its attach socket as it runs (as -p's are).
         expect(re.search(r"asked JVM \d+ for a perf map", err),
                f"the summary does not say the JVM was asked: {err[-400:]!r}")
+        expect("runs without -XX:+PreserveFramePointer" not in err,
+               f"the summary says the JVM given the flag runs without it: {err[-400:]!r}")
         plain, err2, _ = run_profile(["-F", "499", "--no-runtime", "--", java, "-cp", d, "Hot",
                                       "1"], timeout=120)
         named = sum(c for f, c in plain if any("Hot." in x for x in f))
@@ -5290,7 +5292,8 @@ def pid_jvm_asked_for_perf_map():
     # A JVM started outside profile, given by -p, with no perf map: profile asks it for one
     # through its attach socket (jcmd Compiler.perfmap, by a helper of the JVM's uid and gid
     # without capabilities; issue 29) as sampling begins and at the end: >= 90% of its
-    # samples reach a named method of Hot, and the summary says the JVM was asked. With
+    # samples reach a named method of Hot, and the summary says the JVM was asked, and that
+    # it runs without -XX:+PreserveFramePointer. With
     # --no-runtime: none named, and the JVM is not signalled (no map, no socket). The JVM
     # runs as uid 4242 (another user than profile's, root, and its uid after the drop).
     java, javac = shutil.which("java"), shutil.which("javac")
@@ -5327,6 +5330,14 @@ def pid_jvm_asked_for_perf_map():
                f"{sorted(stacks, key=lambda x: -x[1])[:2]}")
         expect(f"asked JVM {p.pid} for a perf map" in err,
                f"the summary does not say the JVM was asked: {err[-600:]!r}")
+        # Started without -XX:+PreserveFramePointer (VM.flags, asked through the same
+        # socket): its stacks end at its first compiled frame, and the summary says which
+        # JVM and what to do.
+        cut = sum(c for f, c in stacks if f[0] == "java" and "[truncated]" in f)
+        expect(f"JVM {p.pid} runs without -XX:+PreserveFramePointer" in err and
+               cut >= 0.5 * n,
+               f"the summary does not say the JVM keeps no frame records ({cut} of {n} "
+               f"stacks cut): {err[-600:]!r}")
         expect(p.poll() is None, "the JVM died")
         plain_p = start(8)
         plain, err2, _ = run_profile(["-F", "499", "-d", "2", "--no-runtime", "-p",
