@@ -476,6 +476,28 @@ bool x86__ends_block(const struct x86_insn *in)
 	return false;
 }
 
+bool x86__reads_only(const struct x86_insn *in)
+{
+	uint8_t op = in->op;
+
+	if (in->vex)
+		return false;
+	if (in->map == X86_MAP_0F)
+		return (op >= 0x40 && op <= 0x4f) || op == 0xaf || op == 0xb6 || op == 0xb7 ||
+		       op == 0xbe || op == 0xbf;
+	if (in->map != X86_MAP_1B)
+		return false;
+	if (op < 0x40)
+		return (op & 7) == 2 || (op & 7) == 3 || (op & 0x38) == 0x38;
+	switch (op) {
+	case 0x63: case 0x69: case 0x6b: case 0x84: case 0x85: case 0x8a: case 0x8b: case 0x8d:
+		return true;
+	case 0x80: case 0x81: case 0x83:
+		return (in->reg & 7) == 7;
+	}
+	return false;
+}
+
 bool x86__sp_delta(const struct x86_insn *in, int64_t *delta)
 {
 	uint8_t op = in->op, ext = in->reg & 7;

@@ -60,6 +60,11 @@ size_t x86__decode(const unsigned char *p, size_t n, struct x86_insn *in);
  */
 bool x86__writes_gpr(const struct x86_insn *in, int reg);
 
+/* Whether IN only reads its memory operand, if it writes anything it is a general register
+ * (loads into general registers, compares, tests, lea): a few common forms; false for any
+ * other. */
+bool x86__reads_only(const struct x86_insn *in);
+
 /* Whether IN is a call (direct, indirect or far). */
 bool x86__is_call(const struct x86_insn *in);
 

@@ -157,6 +157,43 @@ int frames__build_go(const struct cfi_mem *m, const struct fde_table *t,
 		     const struct cfi_mem *code, const uint64_t *checks, size_t nr_checks,
 		     struct frame_spans *out, struct frame_spans *lost);
 
+/* --- V8's builtins (frames_v8.c) ------------------------------------------------------------ */
+
+/* The frame at one instruction of a builtin, as its code says. */
+enum v8_kind {
+	V8_NONE = 0,		/* no instruction followed begins here */
+	V8_RSP,			/* CFA = rsp + k */
+	V8_RBP,			/* CFA = rbp + 16: the builtin's frame record */
+	V8_UNKNOWN,		/* an instruction, its frame not known */
+};
+
+/* Where the caller's rbp is (V8_RSP; V8_RBP: V8_BP_SAVED). */
+enum v8_bp {
+	V8_BP_SAME = 0,		/* in rbp */
+	V8_BP_PUSHED,		/* in rbp, and at CFA - 16 */
+	V8_BP_SAVED,		/* at CFA - 16 only */
+	V8_BP_LOST,		/* not known */
+};
+
+#define V8_MAX_K	4096		/* a CFA further from rsp is not followed */
+#define V8_D_UNKNOWN	INT32_MIN
+
+struct v8_frame {
+	uint8_t kind;		/* enum v8_kind */
+	uint8_t bp;		/* enum v8_bp */
+	int32_t k;		/* V8_RSP: CFA = rsp + k; V8_RBP: 16 */
+	int32_t d;		/* V8_RBP: rsp = rbp + d, or V8_D_UNKNOWN */
+	int32_t ra;		/* the return address at CFA + ra (-8, or a copy of it lower) */
+};
+
+/*
+ * The frame at each byte of one of V8's builtins, its code CODE of LEN bytes entered at 0 with
+ * its return address at rsp, into AT (LEN entries): followed along every path (see
+ * frames_v8.c). Returns 1; 0 when the builtin cannot be followed whole (AT then means
+ * nothing); -ENOMEM. Pure.
+ */
+int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *at);
+
 /* Whether the N bytes of code at P hold no call: each an instruction dso/x86.c decodes, none
  * a call, a system call or ud2 (what it cannot decode counts as a call). A prologue's or an
  * epilogue's row with what GCC schedules into it (mov $1, eax; shl $5, rdx) passes. Pure. */

@@ -79,29 +79,6 @@ static bool rsp_mem(const struct x86_insn *in, uint8_t op, int reg, int64_t d)
 	       in->index == X86_NO_REG && in->disp == d;
 }
 
-/* Whether IN only reads its memory operand (loads into general registers, compares, lea). */
-static bool reads_only(const struct x86_insn *in)
-{
-	uint8_t op = in->op;
-
-	if (in->vex)
-		return false;
-	if (in->map == X86_MAP_0F)
-		return (op >= 0x40 && op <= 0x4f) || op == 0xaf || op == 0xb6 || op == 0xb7 ||
-		       op == 0xbe || op == 0xbf;
-	if (in->map != X86_MAP_1B)
-		return false;
-	if (op < 0x40)
-		return (op & 7) == 2 || (op & 7) == 3 || (op & 0x38) == 0x38;
-	switch (op) {
-	case 0x63: case 0x69: case 0x6b: case 0x84: case 0x85: case 0x8a: case 0x8b: case 0x8d:
-		return true;
-	case 0x80: case 0x81: case 0x83:
-		return (in->reg & 7) == 7;
-	}
-	return false;
-}
-
 /* mov %rsp, %rbp (either encoding). */
 static bool mov_rsp_rbp(const struct x86_insn *in)
 {
@@ -166,7 +143,7 @@ static bool go_step(struct go_state *s, const struct x86_insn *in, uint64_t addr
 	bool slot_write = s->rec && rsp_mem(in, 0x89, X86_RBP, in->disp) && in->disp != s->k - 16;
 
 	/* Anything else that writes at the slot may change what it holds. */
-	if (s->kept && !slot_write && !reads_only(in) &&
+	if (s->kept && !slot_write && !x86__reads_only(in) &&
 	    in->modrm && in->mod != 3 && in->base == X86_RSP &&
 	    (in->index != X86_NO_REG ||
 	     (in->disp - s->k < s->slot + 8 && in->disp - s->k + MAX_ACCESS > s->slot)))

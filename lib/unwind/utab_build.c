@@ -433,26 +433,161 @@ static int make_go_calls(const struct src *s, struct utab *t)
 	return 0;
 }
 
+/* The rule of a builtin's frame F (frames_v8.c): its return address where F says (CFA - 8,
+ * or a copy of it lower), the caller's rbp where F says, the callee-saved registers not known (V8's code keeps none of them). */
+static struct cfi_rule v8_rule(const struct v8_frame *f)
+{
+	struct cfi_rule r = { .cfa_reg = CFI_REG_RSP, .cfa_deref = CFI_CFA_REG, .ra = CFI_AT_CFA,
+			      .ra_off = f->ra, .cfa_off = f->k };
+
+	if (f->kind == V8_RBP) {
+		r.cfa_reg = CFI_REG_RBP;
+		r.cfa_off = 16;
+	}
+	r.bp = f->kind == V8_RBP || f->bp == V8_BP_SAVED ? CFI_AT_CFA :
+	       f->bp == V8_BP_LOST ? CFI_UNDEFINED : CFI_SAME;
+	r.bp_off = r.bp == CFI_AT_CFA ? -16 : 0;
+	for (int i = 0; i < CFI_NR_CS; i++)
+		r.cs[i] = CFI_UNDEFINED;
+	return r;
+}
+
+/* What v8_rows makes: the rows of the stretch, the builtins followed. */
+struct v8_out {
+	struct utab_row *rows;
+	size_t nr, cap;
+	size_t builtins, followed;
+	bool nomem;
+};
+
+static void v8_row(struct v8_out *o, uint32_t start, uint32_t rule)
+{
+	if (o->nr && o->rows[o->nr - 1].rule == rule)
+		return;
+	if (o->nr && o->rows[o->nr - 1].start == start) {
+		o->rows[o->nr - 1].rule = rule;
+		if (o->nr > 1 && o->rows[o->nr - 2].rule == rule)
+			o->nr--;
+		return;
+	}
+	if (array_grow(&o->rows, &o->cap, sizeof(*o->rows), o->nr)) {
+		o->nomem = true;
+		return;
+	}
+	o->rows[o->nr++] = (struct utab_row){ start, rule };
+}
+
+/*
+ * The rows of V8's builtins in T's row I (UTAB_RECORD, [START, END) link-time): each builtin
+ * (a symbol there) followed from its code (frames__v8_builtin), its instructions with a known
+ * frame given its rule, the rest left UTAB_RECORD. Returns 0 or -ENOMEM (T as it was).
+ */
+static int v8_rows(struct src *src, struct gather *g, struct dso *dso, uint32_t i,
+		   uint64_t start, uint64_t end)
+{
+	struct utab *t = g->t;
+	struct v8_out o = { 0 };
+	struct v8_frame *at = NULL;
+	size_t cap_at = 0;
+	uint64_t a = start;
+	struct utab_row *rows;
+
+	v8_row(&o, (uint32_t)(start - t->base), UTAB_RECORD);
+	while (a < end && !o.nomem) {
+		uint64_t fs, fe;
+		const unsigned char *code;
+		int good;
+
+		if (!dso__lookup_range(dso, a, &fs, &fe) || fs > a || fe <= a) {
+			a++;
+			continue;
+		}
+		if (fs < start || fe > end || fe - fs > (1u << 20) ||
+		    !(code = cfi_mem__ptr(&src->mem, fs, fe - fs))) {
+			a = fe;
+			continue;
+		}
+		o.builtins++;
+		if (array_grow(&at, &cap_at, sizeof(*at), fe - fs - 1)) {
+			o.nomem = true;
+			break;
+		}
+		good = frames__v8_builtin(code, fe - fs, at);
+		if (good < 0) {
+			o.nomem = true;
+			break;
+		}
+		if (good) {
+			o.followed++;
+			const struct v8_frame *last = NULL;
+			uint32_t rule = UTAB_RECORD;
+
+			for (uint64_t b = 0; b < fe - fs; b++) {
+				const struct v8_frame *f = &at[b];
+				struct cfi_rule r;
+
+				if (f->kind == V8_NONE)
+					continue;
+				if (!last || last->kind != f->kind || last->k != f->k ||
+				    last->bp != f->bp || last->ra != f->ra) {
+					r = v8_rule(f);
+					rule = f->kind == V8_RSP || f->kind == V8_RBP ?
+					       rule_id(g, &r) : UTAB_RECORD;
+				}
+				last = f;
+				v8_row(&o, (uint32_t)(fs + b - t->base), rule);
+			}
+		}
+		v8_row(&o, (uint32_t)(fe - t->base), UTAB_RECORD);
+		a = fe;
+	}
+	free(at);
+	if (o.nomem || g->nomem) {
+		free(o.rows);
+		return -ENOMEM;
+	}
+	/* In place of row I: the stretch's rows (the next row begins at END). */
+	rows = malloc(((size_t)t->nr_rows + o.nr) * sizeof(*rows));
+	if (!rows || t->nr_rows + o.nr > UTAB_ROWS_MAX) {
+		free(rows);
+		free(o.rows);
+		return -ENOMEM;
+	}
+	memcpy(rows, t->rows, i * sizeof(*rows));
+	memcpy(rows + i, o.rows, o.nr * sizeof(*rows));
+	memcpy(rows + i + o.nr, t->rows + i + 1, (t->nr_rows - i - 1) * sizeof(*rows));
+	free(t->rows);
+	free(o.rows);
+	t->rows = rows;
+	t->nr_rows += (uint32_t)o.nr - 1;
+	pr_debug("utab: %s: %zu of %zu of V8's builtins followed from their code",
+		 dso__path(dso), o.followed, o.builtins);
+	return 0;
+}
+
 /*
  * V8's builtins in a file named *node* (node's embedded blob: the stretch without FDEs that
  * holds Builtins_JSEntry) as code that keeps a frame record wherever it calls (UTAB_RECORD):
- * V8 walks its own stacks by those records. Whether a leaf there has made its record yet is
- * not known (a bytecode handler never does): only return addresses go by it.
+ * V8 walks its own stacks by those records. Where a builtin's code says what its frame is
+ * (v8_rows), its rows say so instead. Returns 0 or -ENOMEM.
  */
-static void mark_v8_builtins(struct dso *dso, struct utab *t)
+static int mark_v8_builtins(struct src *src, struct gather *g, struct dso *dso)
 {
+	struct utab *t = g->t;
 	uint64_t start, end;
 	uint32_t i;
 
 	if (!t->nr_rows || !dso__path(dso) || !strstr(dso__path(dso), "node") ||
 	    !dso__usable(dso) || dso__find_range(dso, "Builtins_JSEntry", &start, &end) ||
 	    start < t->base || start - t->base > UINT32_MAX)
-		return;
+		return 0;
 	i = utab__row_index(t, (uint32_t)(start - t->base));
 	/* (The last row, past every FDE, is no stretch between two.) */
-	if (t->rows[i].start <= start - t->base && i + 1 < t->nr_rows &&
-	    t->rows[i].rule == UTAB_NONE)
-		t->rows[i].rule = UTAB_RECORD;
+	if (!(t->rows[i].start <= start - t->base && i + 1 < t->nr_rows &&
+	      t->rows[i].rule == UTAB_NONE))
+		return 0;
+	t->rows[i].rule = UTAB_RECORD;
+	return v8_rows(src, g, dso, i, t->base + t->rows[i].start, t->base + t->rows[i + 1].start);
 }
 
 struct utab *utab__build(struct dso *dso, const char *const *bottoms, size_t nr_bottoms)
@@ -513,20 +648,22 @@ struct utab *utab__build(struct dso *dso, const char *const *bottoms, size_t nr_
 		g.iv = &dbg;
 		gather_source(&g, s.dbg);
 	}
-	htab__free(&g.index);
 	if (g.nomem || eh.nomem || dbg.nomem || make_rows(t, &eh, &dbg))
 		goto fail;
 	free(eh.v);
 	free(dbg.v);
 	eh.v = dbg.v = NULL;
 	make_spans(&s, t, bottoms, nr_bottoms);
-	mark_v8_builtins(dso, t);
+	if (mark_v8_builtins(&s, &g, dso))
+		goto fail;
+	htab__free(&g.index);
 	if (t->is_go && make_go_calls(&s, t))
 		goto fail;
 	if (!utab__charge(t))
 		goto fail;
 	return t;
 fail:
+	htab__free(&g.index);
 	free(eh.v);
 	free(dbg.v);
 	utab__free(t);

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/*
+ * V8's builtins followed from their code (frames_v8.c): builtins of Debian's node 18 byte for
+ * byte (SortCompareDefault: a frame record, a call into C++ with rsp aligned, a ret and a jump
+ * back to it; Abort: the return address pushed again under an argument and a jump to the
+ * runtime), and made-up code for what is not followed: paths that meet with different
+ * frames, the return address's slot written, a ret with the frame still there, a jump into
+ * an instruction.
+ */
+#include <stdlib.h>
+#include "unwind/frames.h"
+#include "suites.h"
+
+/* Builtins_SortCompareDefault, its first 0xc4 bytes (the rest is padding). */
+static const unsigned char sort_compare_default[] = {
+	0x55, 0x48, 0x89, 0xe5, 0x6a, 0x22, 0x48, 0x83, 0xec, 0x18, 0x48, 0x89,
+	0x4d, 0xe8, 0x48, 0x89, 0x75, 0xe0, 0xf6, 0xc3, 0x01, 0x75, 0x47, 0xf6,
+	0xc1, 0x01, 0x75, 0x54, 0x49, 0x89, 0xe2, 0x48, 0x83, 0xec, 0x08, 0x48,
+	0x83, 0xe4, 0xf0, 0x4c, 0x89, 0x14, 0x24, 0x49, 0x8d, 0x7d, 0x80, 0x48,
+	0x8b, 0xf3, 0x48, 0x8b, 0xd1, 0x49, 0x8b, 0x85, 0x90, 0x1e, 0x00, 0x00,
+	0x4c, 0x8d, 0x15, 0x00, 0x00, 0x00, 0x00, 0x4d, 0x89, 0x55, 0x70, 0x49,
+	0x89, 0x6d, 0x68, 0xff, 0xd0, 0x49, 0xc7, 0x45, 0x68, 0x00, 0x00, 0x00,
+	0x00, 0x48, 0x8b, 0x24, 0x24, 0x48, 0x8b, 0xe5, 0x5d, 0xc3, 0x4c, 0x8b,
+	0x43, 0xff, 0x45, 0x0f, 0xb7, 0x40, 0x0b, 0x41, 0x81, 0xf8, 0x80, 0x00,
+	0x00, 0x00, 0x7c, 0x12, 0x48, 0x8b, 0xc3, 0xe8, 0x48, 0x73, 0xfa, 0xff,
+	0x48, 0x8b, 0x75, 0xe0, 0x48, 0x8b, 0x4d, 0xe8, 0xeb, 0x03, 0x48, 0x8b,
+	0xc3, 0xf6, 0xc1, 0x01, 0x74, 0x22, 0x48, 0x8b, 0xd9, 0x48, 0x8b, 0x4b,
+	0xff, 0x0f, 0xb7, 0x49, 0x0b, 0x81, 0xf9, 0x80, 0x00, 0x00, 0x00, 0x7d,
+	0x12, 0x48, 0x8b, 0xd0, 0x48, 0x8b, 0xc3, 0xe8, 0xd8, 0x7e, 0xed, 0xff,
+	0xeb, 0xaf, 0xeb, 0xc4, 0x48, 0x8b, 0xd9, 0x48, 0x89, 0x45, 0xf0, 0x48,
+	0x8b, 0xc3, 0xe8, 0x05, 0x73, 0xfa, 0xff, 0x48, 0x8b, 0xd8, 0x48, 0x8b,
+	0x45, 0xf0, 0xeb, 0xd9,
+};
+
+/* Builtins_Abort: push (%rsp); mov 0x40b0(%r13), %rbx; mov $1, %eax; xor %esi, %esi;
+ * mov %rdx, 8(%rsp); jmp Builtins_CEntry_... (out of the builtin); nop. */
+static const unsigned char abort_builtin[] = {
+	0xff, 0x34, 0x24, 0x49, 0x8b, 0x9d, 0xb0, 0x40, 0x00, 0x00, 0xb8, 0x01,
+	0x00, 0x00, 0x00, 0x33, 0xf6, 0x48, 0x89, 0x54, 0x24, 0x08, 0xe9, 0x25,
+	0x06, 0x06, 0x00, 0x90,
+};
+
+static struct v8_frame *follow(const unsigned char *code, size_t len, int *res)
+{
+	struct v8_frame *at = calloc(len, sizeof(*at));
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+	*res = frames__v8_builtin(code, len, at);
+	return at;
+}
+
+static void expect_rsp(const struct v8_frame *f, int32_t k, uint8_t bp, int32_t ra)
+{
+	CU_ASSERT_EQUAL(f->kind, V8_RSP);
+	CU_ASSERT_EQUAL(f->k, k);
+	CU_ASSERT_EQUAL(f->bp, bp);
+	CU_ASSERT_EQUAL(f->ra, ra);
+}
+
+static void test_frame_record(void)
+{
+	int res;
+	struct v8_frame *at = follow(sort_compare_default, sizeof(sort_compare_default), &res);
+
+	CU_ASSERT_EQUAL(res, 1);
+	expect_rsp(&at[0], 8, V8_BP_SAME, -8);		/* push %rbp */
+	expect_rsp(&at[1], 16, V8_BP_PUSHED, -8);	/* mov %rsp, %rbp */
+	CU_ASSERT_EQUAL(at[2].kind, V8_NONE);		/* (inside it) */
+	CU_ASSERT_EQUAL(at[4].kind, V8_RBP);		/* push $0x22 */
+	CU_ASSERT_EQUAL(at[4].d, 0);
+	CU_ASSERT_EQUAL(at[6].kind, V8_RBP);		/* sub $0x18, %rsp */
+	CU_ASSERT_EQUAL(at[6].d, -8);
+	CU_ASSERT_EQUAL(at[0xa].d, -32);
+	/* The call into C++ with rsp aligned (and $-16, %rsp): rsp not known from rbp, the
+	 * frame still the record's. */
+	CU_ASSERT_EQUAL(at[0x4b].kind, V8_RBP);		/* call *%rax */
+	CU_ASSERT_EQUAL(at[0x4b].d, V8_D_UNKNOWN);
+	/* mov %rbp, %rsp; pop %rbp; ret, reached by its fall-through and a jump back. */
+	CU_ASSERT_EQUAL(at[0x59].kind, V8_RBP);
+	expect_rsp(&at[0x5c], 16, V8_BP_SAVED, -8);
+	expect_rsp(&at[0x5d], 8, V8_BP_SAME, -8);
+	/* After a call of another builtin, the record's frame. */
+	CU_ASSERT_EQUAL(at[0xa8].kind, V8_RBP);		/* jmp back, after StringCompare */
+	free(at);
+}
+
+static void test_return_address_pushed_again(void)
+{
+	int res;
+	struct v8_frame *at = follow(abort_builtin, sizeof(abort_builtin), &res);
+
+	/* The jump to the runtime leaves with the copy at rsp, the argument above it: whole. */
+	CU_ASSERT_EQUAL(res, 1);
+	expect_rsp(&at[0], 8, V8_BP_SAME, -8);
+	expect_rsp(&at[3], 16, V8_BP_SAME, -16);	/* the copy is the one at rsp */
+	/* mov %rdx, 8(%rsp) writes the first slot, not the copy. */
+	expect_rsp(&at[0x16], 16, V8_BP_SAME, -16);
+	free(at);
+}
+
+static void test_paths_that_meet_apart(void)
+{
+	/* test %al, %al; je 5; push %rax; 5: nop; ret. */
+	static const unsigned char code[] = { 0x84, 0xc0, 0x74, 0x01, 0x50, 0x90, 0xc3 };
+	int res;
+	struct v8_frame *at = follow(code, sizeof(code), &res);
+
+	CU_ASSERT_EQUAL(res, 1);
+	expect_rsp(&at[4], 8, V8_BP_SAME, -8);
+	CU_ASSERT_EQUAL(at[5].kind, V8_UNKNOWN);
+	CU_ASSERT_EQUAL(at[6].kind, V8_UNKNOWN);
+	free(at);
+}
+
+static void test_return_slot_written(void)
+{
+	/* mov %rax, (%rsp); ret: the return address is no longer there. And with the store
+	 * above the slot (mov %rax, 8(%rsp)), it is. */
+	static const unsigned char over[] = { 0x48, 0x89, 0x04, 0x24, 0xc3 };
+	static const unsigned char above[] = { 0x48, 0x89, 0x44, 0x24, 0x08, 0xc3 };
+	int res;
+	struct v8_frame *at = follow(over, sizeof(over), &res);
+
+	CU_ASSERT_EQUAL(res, 1);
+	CU_ASSERT_EQUAL(at[4].kind, V8_UNKNOWN);
+	free(at);
+	at = follow(above, sizeof(above), &res);
+	CU_ASSERT_EQUAL(res, 1);
+	expect_rsp(&at[5], 8, V8_BP_SAME, -8);
+	free(at);
+}
+
+static void test_not_followed(void)
+{
+	/* push %rax; ret: left with a word more at rsp. */
+	static const unsigned char ret_deep[] = { 0x50, 0xc3 };
+	/* push %rbp; mov %rsp, %rbp; ret: left with the record made. */
+	static const unsigned char ret_framed[] = { 0x55, 0x48, 0x89, 0xe5, 0xc3 };
+	/* jmp 1 (into the two bytes of itself): a jump into an instruction. */
+	static const unsigned char into[] = { 0xeb, 0xff, 0xc3 };
+	/* push %rax; jmp far out of the builtin: a tail call with a word more. */
+	static const unsigned char tail_deep[] = { 0x50, 0xe9, 0x00, 0x10, 0x00, 0x00 };
+	/* pop %rcx (the return address); lea (%rsp,%rax,8), %rsp; push %rcx; ret: not
+	 * followed past the pop, the ret not judged. */
+	static const unsigned char drop[] = { 0x59, 0x48, 0x8d, 0x24, 0xc4, 0x51, 0xc3 };
+	int res;
+	struct v8_frame *at;
+
+	at = follow(ret_deep, sizeof(ret_deep), &res);
+	CU_ASSERT_EQUAL(res, 0);
+	free(at);
+	at = follow(ret_framed, sizeof(ret_framed), &res);
+	CU_ASSERT_EQUAL(res, 0);
+	free(at);
+	at = follow(into, sizeof(into), &res);
+	CU_ASSERT_EQUAL(res, 0);
+	free(at);
+	at = follow(tail_deep, sizeof(tail_deep), &res);
+	CU_ASSERT_EQUAL(res, 0);
+	free(at);
+	at = follow(drop, sizeof(drop), &res);
+	CU_ASSERT_EQUAL(res, 1);
+	expect_rsp(&at[0], 8, V8_BP_SAME, -8);
+	CU_ASSERT_EQUAL(at[1].kind, V8_UNKNOWN);
+	CU_ASSERT_EQUAL(at[6].kind, V8_UNKNOWN);
+	free(at);
+}
+
+int register_v8frames_suite(void)
+{
+	CU_pSuite s = CU_add_suite("V8's builtins followed from their code", NULL, NULL);
+
+	if (!s || !CU_add_test(s, "a frame record (SortCompareDefault)", test_frame_record) ||
+	    !CU_add_test(s, "the return address pushed again (Abort)",
+			 test_return_address_pushed_again) ||
+	    !CU_add_test(s, "paths that meet with other frames", test_paths_that_meet_apart) ||
+	    !CU_add_test(s, "the return address's slot written", test_return_slot_written) ||
+	    !CU_add_test(s, "what is not followed", test_not_followed))
+		return -1;
+	return 0;
+}
