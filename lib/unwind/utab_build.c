@@ -452,6 +452,9 @@ static struct cfi_rule v8_rule(const struct v8_frame *f)
 	return r;
 }
 
+/* Bytes without a symbol between two builtins, at most. */
+#define V8_MAX_PAD	4096
+
 /* What v8_rows makes: the rows of the stretch, the builtins followed. */
 struct v8_out {
 	struct utab_row *rows;
@@ -489,7 +492,7 @@ static int v8_rows(struct src *src, struct gather *g, struct dso *dso, uint32_t 
 	struct v8_out o = { 0 };
 	struct v8_frame *at = NULL;
 	size_t cap_at = 0;
-	uint64_t a = start;
+	uint64_t a = start, unnamed = 0;
 	struct utab_row *rows;
 
 	v8_row(&o, (uint32_t)(start - t->base), UTAB_RECORD);
@@ -498,10 +501,15 @@ static int v8_rows(struct src *src, struct gather *g, struct dso *dso, uint32_t 
 		const unsigned char *code;
 		int good;
 
+		/* (Builtins lie end to end, a few bytes of padding apart: a stretch of more
+		 * without a symbol ends the search, as a file's size would not.) */
 		if (!dso__lookup_range(dso, a, &fs, &fe) || fs > a || fe <= a) {
+			if (++unnamed > V8_MAX_PAD)
+				break;
 			a++;
 			continue;
 		}
+		unnamed = 0;
 		if (fs < start || fe > end || fe - fs > (1u << 20) ||
 		    !(code = cfi_mem__ptr(&src->mem, fs, fe - fs))) {
 			a = fe;
