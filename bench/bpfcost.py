@@ -27,6 +27,8 @@ profiles it with `profile -F HZ -p PID -d SECONDS -o /dev/null` (default 999 Hz,
             -mno-omit-leaf-frame-pointer", then make xz). Skipped, and said, when unset.
     node    Debian's node running a JS loop with --perf-basic-prof, --unwind auto
     node-copy the same, PROFILE_NO_TABLE_WALK=1
+    node-sort Debian's node sorting strings: most samples in V8's builtins, walked by the
+            rows the worker makes from their code (unwind/frames_v8.c)
     fp-timeline, tables-timeline: fp and tables with a speedscope output as well (-o
             FILE.speedscope.json): BPF sends a record of each sample it counts, and profile
             keeps each sample's time (issue 30)
@@ -408,8 +410,14 @@ def main():
         js = ("function f(n) { let s = 0; for (let i = 0; i < n; i++) s += Math.sqrt(i) * "
               "Math.sin(i); return s } for (;;) f(100000)")
         nodeargv = [node, "--perf-basic-prof", "-e", js]
+        # Most of its samples in V8's builtins, many of them leaves that keep no record of
+        # their own: walked by the rows the worker makes from their code.
+        sort_js = ("let s = 0; for (;;) { const a = []; for (let i = 0; i < 2000; i++) "
+                   "a.push(String(i * 7 % 13)); a.sort(); s += a.join(',').length }")
         configs += [("node", "Debian's node, JIT code (auto)", nodeargv, [], None),
-                    ("node-copy", "Debian's node, no table walk", nodeargv, [], no_tab)]
+                    ("node-copy", "Debian's node, no table walk", nodeargv, [], no_tab),
+                    ("node-sort", "Debian's node sorting strings (auto)",
+                     [node, "-e", sort_js], [], None)]
     else:
         print(f"bpfcost: {node} missing (Debian's nodejs): no node configs")
     tl = ["-o", os.path.join(args.build, "bench", "bpfcost.speedscope.json")]
@@ -483,6 +491,7 @@ def main():
                 per_run, per_sample, tot, _, cpu = r
                 pt = re.search(r"BPF run time of a profiled task's sample: P50 <= (\d+) ns, "
                                r"P90 <= (\d+) ns", err or "")
+                cp = re.search(r"user stacks ([0-9.]+)% DWARF-unwound", err or "")
                 r = r + ((int(pt.group(1)), int(pt.group(2))) if pt else None,)
                 results.setdefault(key, []).append(r)
                 rate = rates.get(key, [None])[-1] if key.startswith("python") else None
@@ -493,6 +502,7 @@ def main():
                       f"target samples in the window; profile: "
                       f"{m.group(1) if m else '?'} samples)"
                       f"{f'  P50 {pt.group(1)} P90 {pt.group(2)} ns' if pt else ''}"
+                      f"{f'  copied {cp.group(1)}%' if cp else ''}"
                       f"{settled_note(tot)}"
                       f"{f'  {rate:.0f} calls/s' if rate else ''}", flush=True)
             if args.bcc:
