@@ -546,7 +546,10 @@ static int v8_rows(struct src *src, struct gather *g, struct dso *dso, uint32_t 
 				v8_row(&o, (uint32_t)(fs + b - t->base), rule);
 			}
 		}
-		v8_row(&o, (uint32_t)(fe - t->base), UTAB_RECORD);
+		/* (The stretch's next row, past its end, is the table's: two rows of one
+		 * start would not decode.) */
+		if (fe < end)
+			v8_row(&o, (uint32_t)(fe - t->base), UTAB_RECORD);
 		a = fe;
 	}
 	free(at);
