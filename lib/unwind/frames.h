@@ -157,7 +157,7 @@ int frames__build_go(const struct cfi_mem *m, const struct fde_table *t,
 		     const struct cfi_mem *code, const uint64_t *checks, size_t nr_checks,
 		     struct frame_spans *out, struct frame_spans *lost);
 
-/* --- V8's builtins (frames_v8.c) ------------------------------------------------------------ */
+/* --- V8's builtins and other code without CFI (frames_v8.c) ------------------------------- */
 
 /* The frame at one instruction of a builtin, as its code says. */
 enum v8_kind {
@@ -165,25 +165,32 @@ enum v8_kind {
 	V8_RSP,			/* CFA = rsp + k */
 	V8_RBP,			/* CFA = rbp + 16: the builtin's frame record */
 	V8_UNKNOWN,		/* an instruction, its frame not known */
+	V8_REG,			/* CFA = general register reg + d (rsp aligned or moved
+				 * away after its value was kept there) */
 };
 
-/* Where the caller's rbp is (V8_RSP; V8_RBP: V8_BP_SAVED). */
+/* Where the caller's rbp is (V8_RBP: V8_BP_SAVED at CFA - 16). */
 enum v8_bp {
 	V8_BP_SAME = 0,		/* in rbp */
-	V8_BP_PUSHED,		/* in rbp, and at CFA - 16 */
-	V8_BP_SAVED,		/* at CFA - 16 only */
+	V8_BP_PUSHED,		/* in rbp, and at CFA + bpo */
+	V8_BP_SAVED,		/* at CFA + bpo only */
 	V8_BP_LOST,		/* not known */
 };
 
-#define V8_MAX_K	4096		/* a CFA further from rsp is not followed */
+#define V8_MAX_K	(1 << 20)	/* a CFA further from rsp is not followed */
 #define V8_D_UNKNOWN	INT32_MIN
 
 struct v8_frame {
 	uint8_t kind;		/* enum v8_kind */
 	uint8_t bp;		/* enum v8_bp */
+	uint8_t reg;		/* V8_RSP, V8_REG: a general register (x86's number) that holds
+				 * CFA - d, or X86_NO_REG */
+	uint8_t pad;
 	int32_t k;		/* V8_RSP: CFA = rsp + k; V8_RBP: 16 */
-	int32_t d;		/* V8_RBP: rsp = rbp + d, or V8_D_UNKNOWN */
+	int32_t d;		/* V8_RBP: rsp = rbp + d, or V8_D_UNKNOWN; V8_RSP, V8_REG:
+				 * CFA = reg + d */
 	int32_t ra;		/* the return address at CFA + ra (-8, or a copy of it lower) */
+	int32_t bpo;		/* V8_BP_PUSHED, V8_BP_SAVED: the caller's rbp at CFA + bpo */
 };
 
 /*

@@ -25,7 +25,17 @@
  * middle of an instruction, is not known anywhere: the following went wrong somewhere. What
  * is not known keeps today's way (the record from a return address, a leaf to userspace).
  *
- * Pure: code in, one state per byte out (the unit tests give it code taken from node).
+ * The same following serves the functions of any file that no FDE covers (assembly:
+ * OpenBLAS's kernels, NASM's and hand-written functions with symbols), entered by a call too,
+ * with two more of their ways: the caller's rbp saved anywhere in the frame (mov %rbp,
+ * d(%rsp), restored from there), and the CFA kept in a register while rsp is aligned or moved
+ * far (mov %rsp, %rbx; sub $0x7080, %rsp; and $-4096, %rsp; ... mov %rbx, %rsp: CFA = rbx +
+ * K in between, a rule a walk follows from a leaf, whose registers the sample has). Where
+ * paths meet, what both say of the caller's rbp is kept (in its slot on both), a register
+ * that keeps the CFA only if both have it.
+ *
+ * Pure: code in, one state per byte out (the unit tests give it code taken from node and
+ * OpenBLAS).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -39,7 +49,40 @@
 static bool same_state(const struct v8_frame *a, const struct v8_frame *b)
 {
 	return a->kind == b->kind && a->k == b->k && a->bp == b->bp && a->d == b->d &&
-	       a->ra == b->ra;
+	       a->ra == b->ra && a->reg == b->reg && a->bpo == b->bpo;
+}
+
+/* CFA = rsp + K, the return address at CFA - 8, the caller's rbp as BP says (at CFA + BPO). */
+static struct v8_frame at_rsp(int32_t k, uint8_t bp, int32_t bpo)
+{
+	return (struct v8_frame){ .kind = V8_RSP, .bp = bp, .reg = X86_NO_REG, .k = k, .ra = -8,
+				  .bpo = bpo };
+}
+
+/* The frame record made: CFA = rbp + 16, rsp = rbp. */
+static struct v8_frame at_record(void)
+{
+	return (struct v8_frame){ .kind = V8_RBP, .bp = V8_BP_SAVED, .reg = X86_NO_REG, .k = 16,
+				  .ra = -8, .bpo = -16 };
+}
+
+/* mov d(%rsp) to or from rbp (OP 0x8b: load, 0x89: store): *D gets d. */
+static bool rbp_slot_mov(const struct x86_insn *in, uint8_t op, int32_t *d)
+{
+	if (in->vex || in->map != X86_MAP_1B || in->op != op || !(in->rex & 8) || in->mod == 3 ||
+	    in->reg != X86_RBP || in->base != X86_RSP || in->index != X86_NO_REG)
+		return false;
+	*d = in->disp;
+	return true;
+}
+
+/* rbp written with what is not the caller's: where the caller's is now. */
+static void rbp_lost(struct v8_frame *s)
+{
+	if (s->bp == V8_BP_SAME)
+		s->bp = V8_BP_LOST;
+	else if (s->bp == V8_BP_PUSHED)
+		s->bp = V8_BP_SAVED;
 }
 
 /* mov %rsp, %rbp (either encoding). */
@@ -82,8 +125,49 @@ static bool writes_at_sp(const struct x86_insn *in, int32_t off)
 {
 	if (!in->modrm || in->mod == 3 || in->base != X86_RSP || x86__reads_only(in))
 		return false;
-	/* (An index: anywhere. A vector store: up to 64 bytes from its address.) */
-	return in->index != X86_NO_REG || (in->disp <= off + 7 && in->disp + 64 > off);
+	/* (An index: anywhere. A general register's store: up to 8 bytes from its address;
+	 * a vector store, up to 64.) */
+	int32_t width = !in->vex && in->map == X86_MAP_1B ? 8 : 64;
+
+	return in->index != X86_NO_REG || (in->disp <= off + 7 && in->disp + width > off);
+}
+
+/*
+ * What frames *M and B (of two paths that meet) have in common, into *M: where the caller's
+ * rbp is as both say it (in rbp on both: there; in its slot on both: there), a register that
+ * keeps the CFA on both, rsp from rbp as both say. Returns false with M->kind V8_UNKNOWN
+ * when the CFA or the return address differ.
+ */
+static bool meet(struct v8_frame *m, const struct v8_frame *b)
+{
+	bool in_reg_a = m->bp == V8_BP_SAME || m->bp == V8_BP_PUSHED;
+	bool in_reg_b = b->bp == V8_BP_SAME || b->bp == V8_BP_PUSHED;
+	bool slot_a = m->bp == V8_BP_PUSHED || m->bp == V8_BP_SAVED;
+	bool slot_b = b->bp == V8_BP_PUSHED || b->bp == V8_BP_SAVED;
+
+	if (m->kind != b->kind || m->k != b->k || m->ra != b->ra ||
+	    (m->kind == V8_REG && (m->reg != b->reg || m->d != b->d))) {
+		m->kind = V8_UNKNOWN;
+		return false;
+	}
+	if (m->kind == V8_RBP && m->d != b->d)
+		m->d = V8_D_UNKNOWN;
+	if (m->kind == V8_RSP && (m->reg != b->reg || m->d != b->d))
+		m->reg = X86_NO_REG;
+	if (m->bp != b->bp || (slot_a && slot_b && m->bpo != b->bpo)) {
+		if (in_reg_a && in_reg_b)
+			m->bp = V8_BP_SAME;
+		else if (slot_a && slot_b && m->bpo == b->bpo)
+			m->bp = V8_BP_SAVED;
+		else
+			m->bp = V8_BP_LOST;
+	}
+	/* (The record's frame keeps its slot whatever: the merged RBP frames agree.) */
+	if (m->kind == V8_RBP && m->bp != V8_BP_SAVED) {
+		m->kind = V8_UNKNOWN;
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -92,23 +176,24 @@ static bool writes_at_sp(const struct x86_insn *in, int32_t off)
  */
 static bool v8_step(struct v8_frame *s, const struct x86_insn *in)
 {
+	bool call = x86__is_call(in);
 	int64_t delta;
 	int32_t d;
 
 	if (s->kind == V8_RBP) {
 		/* The record at rbp is the frame's; rsp is rbp + d when d_known. */
 		if (is_mov(in, X86_RSP, X86_RBP)) {
-			*s = (struct v8_frame){ V8_RSP, V8_BP_SAVED, 16, 0, -8 };
+			*s = at_rsp(16, V8_BP_SAVED, -16);
 			return true;
 		}
 		if (!in->vex && in->map == X86_MAP_1B && in->op == 0xc9) {	/* leave */
-			*s = (struct v8_frame){ V8_RSP, V8_BP_SAME, 8, 0, -8 };
+			*s = at_rsp(8, V8_BP_SAME, 0);
 			return true;
 		}
 		if (is_rbp_op(in, 0x5d)) {
 			if (s->d != 0)
 				return false;
-			*s = (struct v8_frame){ V8_RSP, V8_BP_SAME, 8, 0, -8 };
+			*s = at_rsp(8, V8_BP_SAME, 0);
 			return true;
 		}
 		if (x86__writes_gpr(in, X86_RBP))
@@ -117,7 +202,7 @@ static bool v8_step(struct v8_frame *s, const struct x86_insn *in)
 			s->d = d;
 			return true;
 		}
-		if (x86__is_call(in))
+		if (call)
 			return true;
 		if (x86__sp_delta(in, &delta)) {
 			if (s->d != V8_D_UNKNOWN)
@@ -130,6 +215,20 @@ static bool v8_step(struct v8_frame *s, const struct x86_insn *in)
 			s->d = V8_D_UNKNOWN;
 		return true;
 	}
+	if (s->kind == V8_REG) {
+		/* CFA = reg + d, rsp somewhere below: until rsp is taken back from reg. */
+		if (is_mov(in, X86_RSP, s->reg)) {
+			s->kind = V8_RSP;
+			s->k = s->d;
+			return s->k >= 8 && s->k <= V8_MAX_K && !(s->k & 7) && s->k + s->ra >= 0 &&
+			       (s->bp == V8_BP_SAME || s->bp == V8_BP_LOST || s->k + s->bpo >= 0);
+		}
+		if (x86__writes_gpr(in, s->reg))
+			return false;
+		if (x86__writes_gpr(in, X86_RBP))
+			rbp_lost(s);
+		return true;
+	}
 	/* CFA = rsp + k, the return address at CFA + ra. */
 	if (!in->vex && in->map == X86_MAP_1B && in->op == 0xff && (in->reg & 7) == 6 &&
 	    in->mod != 3 && in->base == X86_RSP && in->index == X86_NO_REG &&
@@ -140,48 +239,90 @@ static bool v8_step(struct v8_frame *s, const struct x86_insn *in)
 		s->ra = -s->k;
 		return s->k <= V8_MAX_K;
 	}
-	if (!x86__is_call(in) && writes_at_sp(in, s->k + s->ra))
+	if (!call && writes_at_sp(in, s->k + s->ra))
 		return false;
-	if (is_rbp_op(in, 0x55)) {
-		if (s->k == 8 && s->bp == V8_BP_SAME)
+	if (!call && s->bp == V8_BP_SAVED && writes_at_sp(in, s->k + s->bpo) &&
+	    !rbp_slot_mov(in, 0x89, &d))
+		s->bp = V8_BP_LOST;
+	if (rbp_slot_mov(in, 0x89, &d)) {
+		/* mov %rbp, d(%rsp): the caller's rbp saved there (assembly's prologue). */
+		if (s->bp == V8_BP_SAME) {
 			s->bp = V8_BP_PUSHED;
+			s->bpo = d - s->k;
+		} else if (s->bp == V8_BP_SAVED && d - s->k == s->bpo) {
+			s->bp = V8_BP_LOST;	/* another value over the caller's */
+		}
+		return true;
+	}
+	if (rbp_slot_mov(in, 0x8b, &d)) {
+		/* mov d(%rsp), %rbp: the caller's back from its slot, or another value. */
+		if ((s->bp == V8_BP_PUSHED || s->bp == V8_BP_SAVED) && d - s->k == s->bpo)
+			s->bp = V8_BP_SAME;
+		else
+			rbp_lost(s);
+		return true;
+	}
+	if (is_rbp_op(in, 0x55)) {
+		if (s->bp == V8_BP_SAME) {
+			s->bp = V8_BP_PUSHED;
+			s->bpo = -(s->k + 8);
+		}
 		s->k += 8;
 		return s->k <= V8_MAX_K;
 	}
 	if (is_mov(in, X86_RBP, X86_RSP)) {
 		/* The record made: rbp = CFA - 16, the caller's rbp there. */
-		if (s->k != 16 || s->ra != -8 || (s->bp != V8_BP_PUSHED && s->bp != V8_BP_SAVED))
+		if (s->k != 16 || s->ra != -8 || s->bpo != -16 ||
+		    (s->bp != V8_BP_PUSHED && s->bp != V8_BP_SAVED))
 			return false;
-		*s = (struct v8_frame){ V8_RBP, V8_BP_SAVED, 16, 0, -8 };
+		*s = at_record();
 		return true;
 	}
 	if (is_rbp_op(in, 0x5d)) {
-		/* The caller's rbp popped back where the record's slot is at rsp. */
-		if (s->k != 16 || s->ra != -8 || (s->bp != V8_BP_PUSHED && s->bp != V8_BP_SAVED))
-			return false;
-		*s = (struct v8_frame){ V8_RSP, V8_BP_SAME, 8, 0, -8 };
-		return true;
+		/* The caller's rbp popped back from its slot at rsp, or another value. */
+		if ((s->bp == V8_BP_PUSHED || s->bp == V8_BP_SAVED) && s->k + s->bpo == 0)
+			s->bp = V8_BP_SAME;
+		else
+			rbp_lost(s);
+	} else if (x86__writes_gpr(in, X86_RBP)) {
+		rbp_lost(s);
 	}
-	if (x86__writes_gpr(in, X86_RBP)) {
-		/* rbp used for something else: the caller's is only in its slot, if there. */
-		if (s->bp == V8_BP_SAME)
-			s->bp = V8_BP_LOST;
-		else if (s->bp == V8_BP_PUSHED)
-			s->bp = V8_BP_SAVED;
-	}
-	if (x86__is_call(in))
+	if (s->reg != X86_NO_REG && !call && x86__writes_gpr(in, s->reg))
+		s->reg = X86_NO_REG;
+	if (call)
 		return true;
+	/* mov %rsp, %reg: the CFA kept there while rsp is aligned or moved away. */
+	for (int r = 0; r < 16; r++)
+		if (r != X86_RSP && r != X86_RBP && is_mov(in, r, X86_RSP)) {
+			s->reg = (uint8_t)r;
+			s->d = s->k;
+			return true;
+		}
 	if (x86__sp_delta(in, &delta)) {
 		int64_t k = s->k - delta;
 
-		/* The return address popped (or the slot of the caller's rbp): not followed. */
-		if (k < 8 || k > V8_MAX_K || (k & 7) || k + s->ra < 0 ||
-		    ((s->bp == V8_BP_PUSHED || s->bp == V8_BP_SAVED) && k < 16))
+		/* The return address popped: not followed. rsp further than that: from the
+		 * register that keeps the CFA, if one does. */
+		if (k > V8_MAX_K && s->reg != X86_NO_REG) {
+			s->kind = V8_REG;
+			return true;
+		}
+		if (k < 8 || k > V8_MAX_K || (k & 7) || k + s->ra < 0)
 			return false;
+		/* The caller's rbp's slot popped: in rbp still, or lost. */
+		if ((s->bp == V8_BP_PUSHED || s->bp == V8_BP_SAVED) && k + s->bpo < 0)
+			s->bp = s->bp == V8_BP_PUSHED ? V8_BP_SAME : V8_BP_LOST;
 		s->k = (int32_t)k;
 		return true;
 	}
-	return !x86__writes_gpr(in, X86_RSP);
+	if (!x86__writes_gpr(in, X86_RSP))
+		return true;
+	/* rsp set otherwise (aligned: and $-N, %rsp): the CFA from the register that keeps
+	 * it, if one does. */
+	if (s->reg == X86_NO_REG)
+		return false;
+	s->kind = V8_REG;
+	return true;
 }
 
 int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *at)
@@ -193,7 +334,7 @@ int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *a
 	if (!len || len > V8_MAX_LEN)
 		return 0;
 	memset(at, 0, len * sizeof(*at));
-	cap = (uint32_t)len * 4;
+	cap = (uint32_t)len * 8;
 	work = malloc(cap * sizeof(*work));
 	start = calloc(len, 1);		/* 1: an instruction begins here, 2: is inside one */
 	if (!work || !start) {
@@ -201,7 +342,7 @@ int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *a
 		free(start);
 		return -ENOMEM;
 	}
-	at[0] = (struct v8_frame){ V8_RSP, V8_BP_SAME, 8, 0, -8 };
+	at[0] = at_rsp(8, V8_BP_SAME, 0);
 	work[nr++] = 0;
 	while (nr && ok) {
 		uint32_t off = work[--nr];
@@ -264,16 +405,17 @@ int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *a
 				*t = next;
 			} else if (same_state(t, &next) || t->kind == V8_UNKNOWN) {
 				continue;
-			} else if (t->kind == V8_RBP && next.kind == V8_RBP && t->bp == next.bp &&
-				   t->k == next.k && t->ra == next.ra) {
-				if (t->d == V8_D_UNKNOWN)
-					continue;
-				t->d = V8_D_UNKNOWN;	/* frames alike, rsp not */
 			} else {
-				t->kind = V8_UNKNOWN;
+				struct v8_frame m = *t;
+
+				if (!meet(&m, &next) || same_state(&m, t)) {
+					if (m.kind != V8_UNKNOWN)
+						continue;
+				}
+				*t = m;
 			}
-			/* (A state changes at most three times: none, known, d unknown,
-			 * unknown.) */
+			/* (A state only goes down: known, then what the paths have in common,
+			 * then unknown; a few times at most.) */
 			if (nr >= cap)
 				ok = 0;
 			else

@@ -440,13 +440,19 @@ static struct cfi_rule v8_rule(const struct v8_frame *f)
 	struct cfi_rule r = { .cfa_reg = CFI_REG_RSP, .cfa_deref = CFI_CFA_REG, .ra = CFI_AT_CFA,
 			      .ra_off = f->ra, .cfa_off = f->k };
 
+	/* (x86's register numbers as DWARF's.) */
+	static const uint8_t dwarf[16] = { 0, 2, 1, 3, 7, 6, 4, 5, 8, 9, 10, 11, 12, 13, 14, 15 };
+
 	if (f->kind == V8_RBP) {
 		r.cfa_reg = CFI_REG_RBP;
 		r.cfa_off = 16;
+	} else if (f->kind == V8_REG) {
+		r.cfa_reg = dwarf[f->reg & 15];
+		r.cfa_off = f->d;
 	}
 	r.bp = f->kind == V8_RBP || f->bp == V8_BP_SAVED ? CFI_AT_CFA :
 	       f->bp == V8_BP_LOST ? CFI_UNDEFINED : CFI_SAME;
-	r.bp_off = r.bp == CFI_AT_CFA ? -16 : 0;
+	r.bp_off = r.bp == CFI_AT_CFA ? f->bpo : 0;
 	for (int i = 0; i < CFI_NR_CS; i++)
 		r.cs[i] = CFI_UNDEFINED;
 	return r;
@@ -455,7 +461,7 @@ static struct cfi_rule v8_rule(const struct v8_frame *f)
 /* Bytes without a symbol between two builtins, at most. */
 #define V8_MAX_PAD	4096
 
-/* What v8_rows makes: the rows of the stretch, the builtins followed. */
+/* What follow_rows makes: the table's rows, the functions followed. */
 struct v8_out {
 	struct utab_row *rows;
 	size_t nr, cap;
@@ -481,98 +487,132 @@ static void v8_row(struct v8_out *o, uint32_t start, uint32_t rule)
 }
 
 /*
- * The rows of V8's builtins in T's row I (UTAB_RECORD, [START, END) link-time): each builtin
- * (a symbol there) followed from its code (frames__v8_builtin), its instructions with a known
- * frame given its rule, the rest left UTAB_RECORD. Returns 0 or -ENOMEM (T as it was).
+ * The rows of the functions in [START, END) (link-time: a stretch without FDEs) into O,
+ * UNKNOWN (UTAB_RECORD, UTAB_NONE) where their code does not say: each function (a symbol
+ * there) followed from its code (frames__v8_builtin), its instructions with a known frame
+ * given its rule. *AT, *CAP_AT: the followed frames' buffer. Sets O->nomem when out of memory.
  */
-static int v8_rows(struct src *src, struct gather *g, struct dso *dso, uint32_t i,
-		   uint64_t start, uint64_t end)
+static void follow_stretch(struct src *src, struct gather *g, struct dso *dso, uint64_t start,
+			   uint64_t end, uint32_t unknown, struct v8_out *o,
+			   struct v8_frame **at, size_t *cap_at)
 {
 	struct utab *t = g->t;
-	struct v8_out o = { 0 };
-	struct v8_frame *at = NULL;
-	size_t cap_at = 0;
 	uint64_t a = start, unnamed = 0;
-	struct utab_row *rows;
 
-	v8_row(&o, (uint32_t)(start - t->base), UTAB_RECORD);
-	while (a < end && !o.nomem) {
-		uint64_t fs, fe;
+	v8_row(o, (uint32_t)(start - t->base), unknown);
+	while (a < end && !o->nomem) {
+		const struct v8_frame *last = NULL;
+		uint32_t rule = unknown;
 		const unsigned char *code;
+		const char *name;
+		uint64_t fs, fe;
 		int good;
 
-		/* (Builtins lie end to end, a few bytes of padding apart: a stretch of more
+		/* (Functions lie end to end, a few bytes of padding apart: a stretch of more
 		 * without a symbol ends the search, as a file's size would not.) */
-		if (!dso__lookup_range(dso, a, &fs, &fe) || fs > a || fe <= a) {
+		name = dso__lookup_range(dso, a, &fs, &fe);
+		if (!name || fs > a || fe <= a) {
 			if (++unnamed > V8_MAX_PAD)
 				break;
 			a++;
 			continue;
 		}
 		unnamed = 0;
-		if (fs < start || fe > end || fe - fs > (1u << 20) ||
-		    !(code = cfi_mem__ptr(&src->mem, fs, fe - fs))) {
+		/* (Not the program's entry, whose first word at rsp is argc, not a return
+		 * address; not a PLT's stubs.) */
+		if (fs < start || fe > end || fe - fs > (1u << 20) || fs == t->entry ||
+		    strstr(name, "@plt") || !(code = cfi_mem__ptr(&src->mem, fs, fe - fs))) {
 			a = fe;
 			continue;
 		}
-		o.builtins++;
-		if (array_grow(&at, &cap_at, sizeof(*at), fe - fs - 1)) {
-			o.nomem = true;
+		o->builtins++;
+		if (array_grow(at, cap_at, sizeof(**at), fe - fs - 1)) {
+			o->nomem = true;
 			break;
 		}
-		good = frames__v8_builtin(code, fe - fs, at);
+		good = frames__v8_builtin(code, fe - fs, *at);
 		if (good < 0) {
-			o.nomem = true;
+			o->nomem = true;
 			break;
 		}
-		if (good) {
-			o.followed++;
-			const struct v8_frame *last = NULL;
-			uint32_t rule = UTAB_RECORD;
+		for (uint64_t b = 0; good && b < fe - fs; b++) {
+			const struct v8_frame *f = &(*at)[b];
+			struct cfi_rule r;
 
-			for (uint64_t b = 0; b < fe - fs; b++) {
-				const struct v8_frame *f = &at[b];
-				struct cfi_rule r;
-
-				if (f->kind == V8_NONE)
-					continue;
-				if (!last || last->kind != f->kind || last->k != f->k ||
-				    last->bp != f->bp || last->ra != f->ra) {
-					r = v8_rule(f);
-					rule = f->kind == V8_RSP || f->kind == V8_RBP ?
-					       rule_id(g, &r) : UTAB_RECORD;
-				}
-				last = f;
-				v8_row(&o, (uint32_t)(fs + b - t->base), rule);
+			if (f->kind == V8_NONE)
+				continue;
+			if (!last || last->kind != f->kind || last->k != f->k || last->bp != f->bp ||
+			    last->ra != f->ra || last->bpo != f->bpo || last->reg != f->reg ||
+			    (f->kind == V8_REG && last->d != f->d)) {
+				r = v8_rule(f);
+				rule = f->kind == V8_RSP || f->kind == V8_RBP || f->kind == V8_REG ?
+				       rule_id(g, &r) : unknown;
 			}
+			last = f;
+			v8_row(o, (uint32_t)(fs + b - t->base), rule);
 		}
+		o->followed += good;
 		/* (The stretch's next row, past its end, is the table's: two rows of one
 		 * start would not decode.) */
 		if (fe < end)
-			v8_row(&o, (uint32_t)(fe - t->base), UTAB_RECORD);
+			v8_row(o, (uint32_t)(fe - t->base), unknown);
 		a = fe;
 	}
+}
+
+/* Bytes of code without FDEs followed by their symbols, at most, per file. */
+#define FOLLOW_MAX_BYTES	(64u << 20)
+
+/*
+ * The functions of T's stretches without FDEs followed from their code: V8's builtins in
+ * node (its UTAB_RECORD stretch: what is not known stays a stretch of records), and in any
+ * file but Go's (their own convention, frames_go.c) the functions between two FDEs' rows
+ * (UTAB_NONE: assembly, OpenBLAS's kernels; what is not known stays without a rule). The
+ * rows made in place of the stretches', in one pass. Returns 0 or -ENOMEM (T as it was).
+ */
+static int follow_rows(struct src *src, struct gather *g, struct dso *dso)
+{
+	struct utab *t = g->t;
+	struct v8_out o = { 0 };
+	struct v8_frame *at = NULL;
+	size_t cap_at = 0, stretches = 0;
+	uint64_t done = 0;
+	bool any = false;
+
+	if (!dso__usable(dso) || t->nr_rows < 2)
+		return 0;
+	for (uint32_t i = 0; i + 1 < t->nr_rows && !o.nomem; i++) {
+		uint64_t start = t->base + t->rows[i].start, end = t->base + t->rows[i + 1].start;
+		uint32_t rule = t->rows[i].rule;
+		bool follow = rule == UTAB_RECORD ||
+			      (rule == UTAB_NONE && !t->is_go && done + (end - start) <= FOLLOW_MAX_BYTES);
+
+		if (!follow) {
+			/* (Merged with the row before when a stretch's last rule is its.) */
+			v8_row(&o, t->rows[i].start, rule);
+			continue;
+		}
+		any = true;
+		stretches++;
+		if (rule == UTAB_NONE)
+			done += end - start;
+		follow_stretch(src, g, dso, start, end, rule, &o, &at, &cap_at);
+	}
 	free(at);
-	if (o.nomem || g->nomem) {
+	v8_row(&o, t->rows[t->nr_rows - 1].start, t->rows[t->nr_rows - 1].rule);
+	if (o.nomem || g->nomem || o.nr > UTAB_ROWS_MAX) {
 		free(o.rows);
-		return -ENOMEM;
+		return any ? -ENOMEM : 0;
 	}
-	/* In place of row I: the stretch's rows (the next row begins at END). */
-	rows = malloc(((size_t)t->nr_rows + o.nr) * sizeof(*rows));
-	if (!rows || t->nr_rows + o.nr > UTAB_ROWS_MAX) {
-		free(rows);
+	if (!any) {
 		free(o.rows);
-		return -ENOMEM;
+		return 0;
 	}
-	memcpy(rows, t->rows, i * sizeof(*rows));
-	memcpy(rows + i, o.rows, o.nr * sizeof(*rows));
-	memcpy(rows + i + o.nr, t->rows + i + 1, (t->nr_rows - i - 1) * sizeof(*rows));
 	free(t->rows);
-	free(o.rows);
-	t->rows = rows;
-	t->nr_rows += (uint32_t)o.nr - 1;
-	pr_debug("utab: %s: %zu of %zu of V8's builtins followed from their code",
-		 dso__path(dso), o.followed, o.builtins);
+	t->rows = o.rows;
+	t->nr_rows = (uint32_t)o.nr;
+	pr_debug("utab: %s: %zu of %zu functions without CFI followed from their code, in %zu "
+		 "stretches", dso__path(dso), o.followed, o.builtins, stretches);
 	return 0;
 }
 
@@ -580,25 +620,22 @@ static int v8_rows(struct src *src, struct gather *g, struct dso *dso, uint32_t 
  * V8's builtins in a file named *node* (node's embedded blob: the stretch without FDEs that
  * holds Builtins_JSEntry) as code that keeps a frame record wherever it calls (UTAB_RECORD):
  * V8 walks its own stacks by those records. Where a builtin's code says what its frame is
- * (v8_rows), its rows say so instead. Returns 0 or -ENOMEM.
+ * (follow_rows), its rows say so instead.
  */
-static int mark_v8_builtins(struct src *src, struct gather *g, struct dso *dso)
+static void mark_v8_builtins(struct dso *dso, struct utab *t)
 {
-	struct utab *t = g->t;
 	uint64_t start, end;
 	uint32_t i;
 
 	if (!t->nr_rows || !dso__path(dso) || !strstr(dso__path(dso), "node") ||
 	    !dso__usable(dso) || dso__find_range(dso, "Builtins_JSEntry", &start, &end) ||
 	    start < t->base || start - t->base > UINT32_MAX)
-		return 0;
+		return;
 	i = utab__row_index(t, (uint32_t)(start - t->base));
 	/* (The last row, past every FDE, is no stretch between two.) */
-	if (!(t->rows[i].start <= start - t->base && i + 1 < t->nr_rows &&
-	      t->rows[i].rule == UTAB_NONE))
-		return 0;
-	t->rows[i].rule = UTAB_RECORD;
-	return v8_rows(src, g, dso, i, t->base + t->rows[i].start, t->base + t->rows[i + 1].start);
+	if (t->rows[i].start <= start - t->base && i + 1 < t->nr_rows &&
+	    t->rows[i].rule == UTAB_NONE)
+		t->rows[i].rule = UTAB_RECORD;
 }
 
 struct utab *utab__build(struct dso *dso, const char *const *bottoms, size_t nr_bottoms)
@@ -665,7 +702,8 @@ struct utab *utab__build(struct dso *dso, const char *const *bottoms, size_t nr_
 	free(dbg.v);
 	eh.v = dbg.v = NULL;
 	make_spans(&s, t, bottoms, nr_bottoms);
-	if (mark_v8_builtins(&s, &g, dso))
+	mark_v8_builtins(dso, t);
+	if (follow_rows(&s, &g, dso))
 		goto fail;
 	htab__free(&g.index);
 	if (t->is_go && make_go_calls(&s, t))

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
- * V8's builtins followed from their code (frames_v8.c): builtins of Debian's node 18 byte for
+ * Functions without CFI followed from their code (frames_v8.c): builtins of Debian's node 18 byte for
  * byte (SortCompareDefault: a frame record, a call into C++ with rsp aligned, a ret and a jump
  * back to it; Abort: the return address pushed again under an argument and a jump to the
  * runtime), and made-up code for what is not followed: paths that meet with different
  * frames, the return address's slot written, a ret with the frame still there, a jump into
- * an instruction.
+ * an instruction; OpenBLAS's kernel's way of keeping its CFA in a register while it aligns rsp,
+ * and a loop that meets with the caller's rbp in its slot only.
  */
 #include <stdlib.h>
 #include "unwind/frames.h"
@@ -166,16 +167,81 @@ static void test_not_followed(void)
 	free(at);
 }
 
+/* OpenBLAS's dgemm_kernel_ZEN's prologue and epilogue around a body that uses rbp: registers
+ * saved under a frame of 0x60, rsp kept in rbx, a 28 KiB buffer aligned under it. */
+static void test_cfa_kept_in_a_register(void)
+{
+	static const unsigned char code[] = {
+		0x48, 0x83, 0xec, 0x60,				/* 0: sub $0x60, %rsp */
+		0x48, 0x89, 0x1c, 0x24,				/* 4: mov %rbx, (%rsp) */
+		0x48, 0x89, 0x6c, 0x24, 0x08,			/* 8: mov %rbp, 8(%rsp) */
+		0xc5, 0xf8, 0x77,				/* d: vzeroupper */
+		0x48, 0x89, 0xe3,				/* 10: mov %rsp, %rbx */
+		0x48, 0x81, 0xec, 0x80, 0x70, 0x00, 0x00,	/* 13: sub $0x7080, %rsp */
+		0x48, 0x81, 0xe4, 0x00, 0xf0, 0xff, 0xff,	/* 1a: and $-4096, %rsp */
+		0x48, 0x89, 0xc5,				/* 21: mov %rax, %rbp */
+		0x48, 0x89, 0xdc,				/* 24: mov %rbx, %rsp */
+		0x48, 0x8b, 0x1c, 0x24,				/* 27: mov (%rsp), %rbx */
+		0x48, 0x8b, 0x6c, 0x24, 0x08,			/* 2b: mov 8(%rsp), %rbp */
+		0x48, 0x83, 0xc4, 0x60,				/* 30: add $0x60, %rsp */
+		0xc3,						/* 34: ret */
+	};
+	int res;
+	struct v8_frame *at = follow(code, sizeof(code), &res);
+
+	CU_ASSERT_EQUAL(res, 1);
+	expect_rsp(&at[4], 0x68, V8_BP_SAME, -8);
+	expect_rsp(&at[0xd], 0x68, V8_BP_PUSHED, -8);
+	CU_ASSERT_EQUAL(at[0xd].bpo, -0x60);
+	expect_rsp(&at[0x1a], 0x68 + 0x7080, V8_BP_PUSHED, -8);
+	CU_ASSERT_EQUAL(at[0x21].kind, V8_REG);		/* CFA = rbx + 0x68 */
+	CU_ASSERT_EQUAL(at[0x21].reg, 3);
+	CU_ASSERT_EQUAL(at[0x21].d, 0x68);
+	CU_ASSERT_EQUAL(at[0x24].kind, V8_REG);
+	CU_ASSERT_EQUAL(at[0x24].bp, V8_BP_SAVED);	/* rbp the body's, the caller's saved */
+	expect_rsp(&at[0x27], 0x68, V8_BP_SAVED, -8);
+	expect_rsp(&at[0x30], 0x68, V8_BP_SAME, -8);	/* rbp back from its slot */
+	expect_rsp(&at[0x34], 8, V8_BP_SAME, -8);
+	free(at);
+}
+
+/* A loop whose body overwrites rbp after the caller's was saved: where the paths meet, the
+ * caller's rbp is in its slot (on both), not in the register. */
+static void test_paths_meet_on_the_slot(void)
+{
+	static const unsigned char code[] = {
+		0x55,						/* 0: push %rbp */
+		0x48, 0x31, 0xc9,				/* 1: xor %rcx, %rcx */
+		0x48, 0xff, 0xc1,				/* 4: inc %rcx (loop head) */
+		0x48, 0x89, 0xcd,				/* 7: mov %rcx, %rbp */
+		0x48, 0x83, 0xf9, 0x10,				/* a: cmp $16, %rcx */
+		0x75, 0xf4,					/* e: jne 4 */
+		0x5d,						/* 10: pop %rbp */
+		0xc3,						/* 11: ret */
+	};
+	int res;
+	struct v8_frame *at = follow(code, sizeof(code), &res);
+
+	CU_ASSERT_EQUAL(res, 1);
+	expect_rsp(&at[4], 16, V8_BP_SAVED, -8);
+	CU_ASSERT_EQUAL(at[4].bpo, -16);
+	expect_rsp(&at[0x11], 8, V8_BP_SAME, -8);
+	free(at);
+}
+
 int register_v8frames_suite(void)
 {
-	CU_pSuite s = CU_add_suite("V8's builtins followed from their code", NULL, NULL);
+	CU_pSuite s = CU_add_suite("functions without CFI followed from their code", NULL, NULL);
 
 	if (!s || !CU_add_test(s, "a frame record (SortCompareDefault)", test_frame_record) ||
 	    !CU_add_test(s, "the return address pushed again (Abort)",
 			 test_return_address_pushed_again) ||
 	    !CU_add_test(s, "paths that meet with other frames", test_paths_that_meet_apart) ||
 	    !CU_add_test(s, "the return address's slot written", test_return_slot_written) ||
-	    !CU_add_test(s, "what is not followed", test_not_followed))
+	    !CU_add_test(s, "what is not followed", test_not_followed) ||
+	    !CU_add_test(s, "the CFA kept in a register (OpenBLAS)", test_cfa_kept_in_a_register) ||
+	    !CU_add_test(s, "paths that meet on the caller's rbp's slot",
+			 test_paths_meet_on_the_slot))
 		return -1;
 	return 0;
 }
