@@ -560,8 +560,10 @@ static void follow_stretch(struct src *src, struct gather *g, struct dso *dso, u
 	}
 }
 
-/* Bytes of code without FDEs followed by their symbols, at most, per file. */
+/* Bytes of code without FDEs followed by their symbols, at most, per file; the fewest in a
+ * stretch between two FDEs. */
 #define FOLLOW_MAX_BYTES	(64u << 20)
+#define FOLLOW_MIN_BYTES	16
 
 /*
  * The functions of T's stretches without FDEs followed from their code: V8's builtins in
@@ -584,8 +586,11 @@ static int follow_rows(struct src *src, struct gather *g, struct dso *dso)
 	for (uint32_t i = 0; i + 1 < t->nr_rows && !o.nomem; i++) {
 		uint64_t start = t->base + t->rows[i].start, end = t->base + t->rows[i + 1].start;
 		uint32_t rule = t->rows[i].rule;
+		/* (A stretch of less than FOLLOW_MIN_BYTES is the padding between two
+		 * functions, as good as always.) */
 		bool follow = rule == UTAB_RECORD ||
-			      (rule == UTAB_NONE && !t->is_go && done + (end - start) <= FOLLOW_MAX_BYTES);
+			      (rule == UTAB_NONE && !t->is_go && end - start >= FOLLOW_MIN_BYTES &&
+			       done + (end - start) <= FOLLOW_MAX_BYTES);
 
 		if (!follow) {
 			/* (Merged with the row before when a stretch's last rule is its.) */
