@@ -292,12 +292,17 @@ static bool v8_step(struct v8_frame *s, const struct x86_insn *in)
 	if (call)
 		return true;
 	/* mov %rsp, %reg: the CFA kept there while rsp is aligned or moved away. */
-	for (int r = 0; r < 16; r++)
-		if (r != X86_RSP && r != X86_RBP && is_mov(in, r, X86_RSP)) {
-			s->reg = (uint8_t)r;
+	if (!in->vex && in->map == X86_MAP_1B && (in->rex & 8) && in->mod == 3 &&
+	    in->pfx != 0x66 && ((in->op == 0x89 && in->reg == X86_RSP) ||
+				(in->op == 0x8b && in->rm == X86_RSP))) {
+		uint8_t r = in->op == 0x89 ? in->rm : in->reg;
+
+		if (r != X86_RSP && r != X86_RBP) {
+			s->reg = r;
 			s->d = s->k;
 			return true;
 		}
+	}
 	if (x86__sp_delta(in, &delta)) {
 		int64_t k = s->k - delta;
 
@@ -330,11 +335,13 @@ int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *a
 	uint32_t *work, nr = 0, cap;
 	uint8_t *start;
 	int ok = 1;
+	bool nomem = false;
 
 	if (!len || len > V8_MAX_LEN)
 		return 0;
 	memset(at, 0, len * sizeof(*at));
-	cap = (uint32_t)len * 8;
+	/* (Grown as needed, up to eight entries a byte: most code pushes one a branch.) */
+	cap = 64 + (uint32_t)len / 8;
 	work = malloc(cap * sizeof(*work));
 	start = calloc(len, 1);		/* 1: an instruction begins here, 2: is inside one */
 	if (!work || !start) {
@@ -416,10 +423,19 @@ int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *a
 			}
 			/* (A state only goes down: known, then what the paths have in common,
 			 * then unknown; a few times at most.) */
-			if (nr >= cap)
-				ok = 0;
-			else
-				work[nr++] = (uint32_t)to[i];
+			if (nr >= cap) {
+				uint32_t *w = cap < len * 8 ? realloc(work, 2 * cap * sizeof(*work)) :
+					      NULL;
+
+				if (!w) {
+					nomem = cap < len * 8;
+					ok = 0;
+					break;
+				}
+				work = w;
+				cap *= 2;
+			}
+			work[nr++] = (uint32_t)to[i];
 		}
 	}
 	if (ok) {
@@ -430,5 +446,5 @@ int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *a
 	}
 	free(work);
 	free(start);
-	return ok;
+	return nomem ? -ENOMEM : ok;
 }
