@@ -50,6 +50,15 @@ static struct v8_frame *follow(const unsigned char *code, size_t len, int *res)
 	return at;
 }
 
+/* Whether CODE is followed whole (frames__v8_builtin's result). */
+static int followed(const unsigned char *code, size_t len)
+{
+	int res;
+
+	free(follow(code, len, &res));
+	return res;
+}
+
 static void expect_rsp(const struct v8_frame *f, int32_t k, uint8_t bp, int32_t ra)
 {
 	CU_ASSERT_EQUAL(f->kind, V8_RSP);
@@ -147,18 +156,10 @@ static void test_not_followed(void)
 	int res;
 	struct v8_frame *at;
 
-	at = follow(ret_deep, sizeof(ret_deep), &res);
-	CU_ASSERT_EQUAL(res, 0);
-	free(at);
-	at = follow(ret_framed, sizeof(ret_framed), &res);
-	CU_ASSERT_EQUAL(res, 0);
-	free(at);
-	at = follow(into, sizeof(into), &res);
-	CU_ASSERT_EQUAL(res, 0);
-	free(at);
-	at = follow(tail_deep, sizeof(tail_deep), &res);
-	CU_ASSERT_EQUAL(res, 0);
-	free(at);
+	CU_ASSERT_EQUAL(followed(ret_deep, sizeof(ret_deep)), 0);
+	CU_ASSERT_EQUAL(followed(ret_framed, sizeof(ret_framed)), 0);
+	CU_ASSERT_EQUAL(followed(into, sizeof(into)), 0);
+	CU_ASSERT_EQUAL(followed(tail_deep, sizeof(tail_deep)), 0);
 	at = follow(drop, sizeof(drop), &res);
 	CU_ASSERT_EQUAL(res, 1);
 	expect_rsp(&at[0], 8, V8_BP_SAME, -8);
