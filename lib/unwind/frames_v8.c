@@ -322,6 +322,12 @@ static bool v8_step(struct v8_frame *s, const struct x86_insn *in)
 	}
 	if (!x86__writes_gpr(in, X86_RSP))
 		return true;
+	/* rsp taken back from the register that keeps the CFA (after pushes for a call). */
+	if (s->reg != X86_NO_REG && is_mov(in, X86_RSP, s->reg)) {
+		s->k = s->d;
+		return s->k + s->ra >= 0 &&
+		       (s->bp == V8_BP_SAME || s->bp == V8_BP_LOST || s->k + s->bpo >= 0);
+	}
 	/* rsp set otherwise (aligned: and $-N, %rsp): the CFA from the register that keeps
 	 * it, if one does. */
 	if (s->reg == X86_NO_REG)

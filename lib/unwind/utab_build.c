@@ -519,9 +519,11 @@ static void follow_stretch(struct src *src, struct gather *g, struct dso *dso, u
 		}
 		unnamed = 0;
 		/* (Not the program's entry, whose first word at rsp is argc, not a return
-		 * address; not a PLT's stubs.) */
+		 * address; not a PLT's stubs; not the cold part of a function, GCC's, which
+		 * is jumped to within its frame.) */
 		if (fs < start || fe > end || fe - fs > (1u << 20) || fs == t->entry ||
-		    strstr(name, "@plt") || !(code = cfi_mem__ptr(&src->mem, fs, fe - fs))) {
+		    strstr(name, "@plt") || strstr(name, ".cold") ||
+		    !(code = cfi_mem__ptr(&src->mem, fs, fe - fs))) {
 			a = fe;
 			continue;
 		}
