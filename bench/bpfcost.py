@@ -28,7 +28,7 @@ profiles it with `profile -F HZ -p PID -d SECONDS -o /dev/null` (default 999 Hz,
     node    Debian's node running a JS loop with --perf-basic-prof, --unwind auto
     node-copy the same, PROFILE_NO_TABLE_WALK=1
     node-sort Debian's node sorting strings: most samples in V8's builtins, walked by the
-            rows the worker makes from their code (unwind/frames_v8.c)
+            rows the worker makes from their code (unwind/frames_follow.c)
     fp-timeline, tables-timeline: fp and tables with a speedscope output as well (-o
             FILE.speedscope.json): BPF sends a record of each sample it counts, and profile
             keeps each sample's time (issue 30)

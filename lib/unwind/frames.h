@@ -157,49 +157,50 @@ int frames__build_go(const struct cfi_mem *m, const struct fde_table *t,
 		     const struct cfi_mem *code, const uint64_t *checks, size_t nr_checks,
 		     struct frame_spans *out, struct frame_spans *lost);
 
-/* --- V8's builtins and other code without CFI (frames_v8.c) ------------------------------- */
+/* --- V8's builtins and other code without CFI (frames_follow.c) ------------------------------- */
 
 /* The frame at one instruction of a builtin, as its code says. */
-enum v8_kind {
-	V8_NONE = 0,		/* no instruction followed begins here */
-	V8_RSP,			/* CFA = rsp + k */
-	V8_RBP,			/* CFA = rbp + 16: the builtin's frame record */
-	V8_UNKNOWN,		/* an instruction, its frame not known */
-	V8_REG,			/* CFA = general register reg + d (rsp aligned or moved
+enum follow_kind {
+	FOLLOW_NONE = 0,		/* no instruction followed begins here */
+	FOLLOW_RSP,			/* CFA = rsp + k */
+	FOLLOW_RBP,			/* CFA = rbp + 16: the builtin's frame record */
+	FOLLOW_UNKNOWN,		/* an instruction, its frame not known */
+	FOLLOW_REG,			/* CFA = general register reg + d (rsp aligned or moved
 				 * away after its value was kept there) */
 };
 
-/* Where the caller's rbp is (V8_RBP: V8_BP_SAVED at CFA - 16). */
-enum v8_bp {
-	V8_BP_SAME = 0,		/* in rbp */
-	V8_BP_PUSHED,		/* in rbp, and at CFA + bpo */
-	V8_BP_SAVED,		/* at CFA + bpo only */
-	V8_BP_LOST,		/* not known */
+/* Where the caller's rbp is (FOLLOW_RBP: FOLLOW_BP_SAVED at CFA - 16). */
+enum follow_bp {
+	FOLLOW_BP_SAME = 0,		/* in rbp */
+	FOLLOW_BP_PUSHED,		/* in rbp, and at CFA + bpo */
+	FOLLOW_BP_SAVED,		/* at CFA + bpo only */
+	FOLLOW_BP_LOST,		/* not known */
 };
 
-#define V8_MAX_K	(1 << 20)	/* a CFA further from rsp is not followed */
-#define V8_D_UNKNOWN	INT32_MIN
+#define FOLLOW_MAX_K	(1 << 20)	/* a CFA further from rsp is not followed */
+#define FOLLOW_D_UNKNOWN	INT32_MIN
 
-struct v8_frame {
-	uint8_t kind;		/* enum v8_kind */
-	uint8_t bp;		/* enum v8_bp */
-	uint8_t reg;		/* V8_RSP, V8_REG: a general register (x86's number) that holds
-				 * CFA - d, or X86_NO_REG */
+struct follow_frame {
+	uint8_t kind;		/* enum follow_kind */
+	uint8_t bp;		/* enum follow_bp */
+	uint8_t reg;		/* FOLLOW_RSP, FOLLOW_REG: a general register (x86's number)
+				 * that holds CFA - d, or X86_NO_REG */
 	uint8_t pad;
-	int32_t k;		/* V8_RSP: CFA = rsp + k; V8_RBP: 16 */
-	int32_t d;		/* V8_RBP: rsp = rbp + d, or V8_D_UNKNOWN; V8_RSP, V8_REG:
-				 * CFA = reg + d */
+	int32_t k;		/* FOLLOW_RSP: CFA = rsp + k; FOLLOW_RBP: 16 */
+	int32_t d;		/* FOLLOW_RBP: rsp = rbp + d, or FOLLOW_D_UNKNOWN;
+				 * FOLLOW_RSP, FOLLOW_REG: CFA = reg + d */
 	int32_t ra;		/* the return address at CFA + ra (-8, or a copy of it lower) */
-	int32_t bpo;		/* V8_BP_PUSHED, V8_BP_SAVED: the caller's rbp at CFA + bpo */
+	int32_t bpo;		/* FOLLOW_BP_PUSHED, FOLLOW_BP_SAVED: the caller's rbp at
+				 * CFA + bpo */
 };
 
 /*
  * The frame at each byte of one of V8's builtins, its code CODE of LEN bytes entered at 0 with
  * its return address at rsp, into AT (LEN entries): followed along every path (see
- * frames_v8.c). Returns 1; 0 when the builtin cannot be followed whole (AT then means
+ * frames_follow.c). Returns 1; 0 when the builtin cannot be followed whole (AT then means
  * nothing); -ENOMEM. Pure.
  */
-int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *at);
+int frames__follow(const unsigned char *code, size_t len, struct follow_frame *at);
 
 /* Whether the N bytes of code at P hold no call: each an instruction dso/x86.c decodes, none
  * a call, a system call or ud2 (what it cannot decode counts as a call). A prologue's or an

@@ -433,9 +433,10 @@ static int make_go_calls(const struct src *s, struct utab *t)
 	return 0;
 }
 
-/* The rule of a builtin's frame F (frames_v8.c): its return address where F says (CFA - 8,
- * or a copy of it lower), the caller's rbp where F says, the callee-saved registers not known (V8's code keeps none of them). */
-static struct cfi_rule v8_rule(const struct v8_frame *f)
+/* The rule of a followed frame F (frames_follow.c): its return address where F says (CFA - 8,
+ * or a copy of it lower), the caller's rbp where F says, the callee-saved registers not known
+ * (V8's code keeps none of them). */
+static struct cfi_rule follow_rule(const struct follow_frame *f)
 {
 	struct cfi_rule r = { .cfa_reg = CFI_REG_RSP, .cfa_deref = CFI_CFA_REG, .ra = CFI_AT_CFA,
 			      .ra_off = f->ra, .cfa_off = f->k };
@@ -443,15 +444,15 @@ static struct cfi_rule v8_rule(const struct v8_frame *f)
 	/* (x86's register numbers as DWARF's.) */
 	static const uint8_t dwarf[16] = { 0, 2, 1, 3, 7, 6, 4, 5, 8, 9, 10, 11, 12, 13, 14, 15 };
 
-	if (f->kind == V8_RBP) {
+	if (f->kind == FOLLOW_RBP) {
 		r.cfa_reg = CFI_REG_RBP;
 		r.cfa_off = 16;
-	} else if (f->kind == V8_REG) {
+	} else if (f->kind == FOLLOW_REG) {
 		r.cfa_reg = dwarf[f->reg & 15];
 		r.cfa_off = f->d;
 	}
-	r.bp = f->kind == V8_RBP || f->bp == V8_BP_SAVED ? CFI_AT_CFA :
-	       f->bp == V8_BP_LOST ? CFI_UNDEFINED : CFI_SAME;
+	r.bp = f->kind == FOLLOW_RBP || f->bp == FOLLOW_BP_SAVED ? CFI_AT_CFA :
+	       f->bp == FOLLOW_BP_LOST ? CFI_UNDEFINED : CFI_SAME;
 	r.bp_off = r.bp == CFI_AT_CFA ? f->bpo : 0;
 	for (int i = 0; i < CFI_NR_CS; i++)
 		r.cs[i] = CFI_UNDEFINED;
@@ -459,17 +460,17 @@ static struct cfi_rule v8_rule(const struct v8_frame *f)
 }
 
 /* Bytes without a symbol between two builtins, at most. */
-#define V8_MAX_PAD	4096
+#define FOLLOW_MAX_PAD	4096
 
 /* What follow_rows makes: the table's rows, the functions followed. */
-struct v8_out {
+struct follow_out {
 	struct utab_row *rows;
 	size_t nr, cap;
 	size_t builtins, followed;
 	bool nomem;
 };
 
-static void v8_row(struct v8_out *o, uint32_t start, uint32_t rule)
+static void follow_row(struct follow_out *o, uint32_t start, uint32_t rule)
 {
 	if (o->nr && o->rows[o->nr - 1].rule == rule)
 		return;
@@ -489,19 +490,19 @@ static void v8_row(struct v8_out *o, uint32_t start, uint32_t rule)
 /*
  * The rows of the functions in [START, END) (link-time: a stretch without FDEs) into O,
  * UNKNOWN (UTAB_RECORD, UTAB_NONE) where their code does not say: each function (a symbol
- * there) followed from its code (frames__v8_builtin), its instructions with a known frame
+ * there) followed from its code (frames__follow), its instructions with a known frame
  * given its rule. *AT, *CAP_AT: the followed frames' buffer. Sets O->nomem when out of memory.
  */
 static void follow_stretch(struct src *src, struct gather *g, struct dso *dso, uint64_t start,
-			   uint64_t end, uint32_t unknown, struct v8_out *o,
-			   struct v8_frame **at, size_t *cap_at)
+			   uint64_t end, uint32_t unknown, struct follow_out *o,
+			   struct follow_frame **at, size_t *cap_at)
 {
 	struct utab *t = g->t;
 	uint64_t a = start, unnamed = 0;
 
-	v8_row(o, (uint32_t)(start - t->base), unknown);
+	follow_row(o, (uint32_t)(start - t->base), unknown);
 	while (a < end && !o->nomem) {
-		const struct v8_frame *last = NULL;
+		const struct follow_frame *last = NULL;
 		uint32_t rule = unknown;
 		const unsigned char *code;
 		const char *name;
@@ -512,7 +513,7 @@ static void follow_stretch(struct src *src, struct gather *g, struct dso *dso, u
 		 * without a symbol ends the search, as a file's size would not.) */
 		name = dso__lookup_range(dso, a, &fs, &fe);
 		if (!name || fs > a || fe <= a) {
-			if (++unnamed > V8_MAX_PAD)
+			if (++unnamed > FOLLOW_MAX_PAD)
 				break;
 			a++;
 			continue;
@@ -532,32 +533,32 @@ static void follow_stretch(struct src *src, struct gather *g, struct dso *dso, u
 			o->nomem = true;
 			break;
 		}
-		good = frames__v8_builtin(code, fe - fs, *at);
+		good = frames__follow(code, fe - fs, *at);
 		if (good < 0) {
 			o->nomem = true;
 			break;
 		}
 		for (uint64_t b = 0; good && b < fe - fs; b++) {
-			const struct v8_frame *f = &(*at)[b];
+			const struct follow_frame *f = &(*at)[b];
 			struct cfi_rule r;
 
-			if (f->kind == V8_NONE)
+			if (f->kind == FOLLOW_NONE)
 				continue;
-			if (!last || last->kind != f->kind || last->k != f->k || last->bp != f->bp ||
-			    last->ra != f->ra || last->bpo != f->bpo || last->reg != f->reg ||
-			    (f->kind == V8_REG && last->d != f->d)) {
-				r = v8_rule(f);
-				rule = f->kind == V8_RSP || f->kind == V8_RBP || f->kind == V8_REG ?
-				       rule_id(g, &r) : unknown;
+			if (!last || last->kind != f->kind || last->k != f->k ||
+			    last->bp != f->bp || last->ra != f->ra || last->bpo != f->bpo ||
+			    last->reg != f->reg || (f->kind == FOLLOW_REG && last->d != f->d)) {
+				r = follow_rule(f);
+				rule = f->kind == FOLLOW_RSP || f->kind == FOLLOW_RBP ||
+				       f->kind == FOLLOW_REG ? rule_id(g, &r) : unknown;
 			}
 			last = f;
-			v8_row(o, (uint32_t)(fs + b - t->base), rule);
+			follow_row(o, (uint32_t)(fs + b - t->base), rule);
 		}
 		o->followed += good;
 		/* (The stretch's next row, past its end, is the table's: two rows of one
 		 * start would not decode.) */
 		if (fe < end)
-			v8_row(o, (uint32_t)(fe - t->base), unknown);
+			follow_row(o, (uint32_t)(fe - t->base), unknown);
 		a = fe;
 	}
 }
@@ -577,8 +578,8 @@ static void follow_stretch(struct src *src, struct gather *g, struct dso *dso, u
 static int follow_rows(struct src *src, struct gather *g, struct dso *dso)
 {
 	struct utab *t = g->t;
-	struct v8_out o = { 0 };
-	struct v8_frame *at = NULL;
+	struct follow_out o = { 0 };
+	struct follow_frame *at = NULL;
 	size_t cap_at = 0, stretches = 0;
 	uint64_t done = 0;
 	bool any = false;
@@ -596,7 +597,7 @@ static int follow_rows(struct src *src, struct gather *g, struct dso *dso)
 
 		if (!follow) {
 			/* (Merged with the row before when a stretch's last rule is its.) */
-			v8_row(&o, t->rows[i].start, rule);
+			follow_row(&o, t->rows[i].start, rule);
 			continue;
 		}
 		any = true;
@@ -606,7 +607,7 @@ static int follow_rows(struct src *src, struct gather *g, struct dso *dso)
 		follow_stretch(src, g, dso, start, end, rule, &o, &at, &cap_at);
 	}
 	free(at);
-	v8_row(&o, t->rows[t->nr_rows - 1].start, t->rows[t->nr_rows - 1].rule);
+	follow_row(&o, t->rows[t->nr_rows - 1].start, t->rows[t->nr_rows - 1].rule);
 	if (o.nomem || g->nomem || o.nr > UTAB_ROWS_MAX) {
 		free(o.rows);
 		return any ? -ENOMEM : 0;

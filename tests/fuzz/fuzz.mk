@@ -20,7 +20,7 @@ fuzz_srcs_interp	:= lib/python/pylayout.c lib/python/pyline.c lib/python/pystr.c
 			   lib/ruby/rblayout.c lib/ruby/rbline.c lib/ruby/rbstr.c
 # The worker's messages, both ways (lib/sandbox/proto.c).
 fuzz_srcs_sandbox	:= lib/sandbox/proto.c
-fuzz_srcs_cfi		:= lib/unwind/cfi.c lib/unwind/frames.c lib/unwind/frames_go.c lib/unwind/frames_v8.c lib/dso/x86.c \
+fuzz_srcs_cfi		:= lib/unwind/cfi.c lib/unwind/frames.c lib/unwind/frames_go.c lib/unwind/frames_follow.c lib/dso/x86.c \
 			   lib/dso/cfirec.c lib/dso/fdes.c lib/dso/segs.c
 fuzz_srcs_dso	:= lib/dso/dso.c lib/dso/dso_cfi.c lib/dso/cfirec.c lib/dso/fdes.c lib/dso/symtab.c \
 		   lib/dso/plt.c lib/dso/debugfile.c lib/dso/dwarf.c lib/dso/segs.c lib/base/fileio.c \
@@ -33,7 +33,7 @@ fuzz_libs_debugfile	:= -lelf -lz
 fuzz_srcs_compressed	:= $(fuzz_srcs_dso)
 fuzz_libs_compressed	:= -lelf -lz
 # A file's unwind table from the worker (lib/unwind/utab_codec.c's decoder).
-fuzz_srcs_utab	:= lib/unwind/utab.c lib/unwind/utab_build.c lib/unwind/utab_codec.c lib/unwind/cfi.c lib/unwind/frames.c lib/unwind/frames_go.c lib/unwind/frames_v8.c \
+fuzz_srcs_utab	:= lib/unwind/utab.c lib/unwind/utab_build.c lib/unwind/utab_codec.c lib/unwind/cfi.c lib/unwind/frames.c lib/unwind/frames_go.c lib/unwind/frames_follow.c \
 		   lib/base/htab.c $(fuzz_srcs_dso)
 fuzz_libs_utab	:= -lelf -lz
 fuzz_srcs_flamegraph	:= lib/output/folded_read.c lib/output/folded.c lib/profile/profile.c lib/base/htab.c \

@@ -7,7 +7,7 @@
  * an .eh_frame section and converted as a .debug_frame section (dso/fdes.h), and rules are
  * looked up through the tables built; both tables are judged by Go's convention too, the
  * same bytes read as their code (frames_go.c, x86.c), and they are decoded as instructions
- * and followed as one of V8's builtins (frames_v8.c).
+ * and followed as one of V8's builtins (frames_follow.c).
  */
 #include <stdint.h>
 #include <string.h>
@@ -65,11 +65,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&pc, data, 8);
 	data += 8;
 	size -= 8;
-	/* As one of V8's builtins, followed along its paths (frames_v8.c). */
+	/* As one of V8's builtins, followed along its paths (frames_follow.c). */
 	if (size && size <= 4096) {
-		static struct v8_frame at[4096];
+		static struct follow_frame at[4096];
 
-		frames__v8_builtin(data, size, at);
+		frames__follow(data, size, at);
 	}
 	/* As instructions, one after another. */
 	for (size_t off = 0, n; off < size; off += n ? n : 1) {

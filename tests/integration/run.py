@@ -1126,7 +1126,7 @@ def node_builtin_leaves_placed_by_their_code():
     # left out, shown whole (56 of 609 of its samples before). Such leaves are placed by
     # their code (bpf/leafscan.h) in BPF and in userspace alike: the check mode finds their
     # walks in BPF the same as userspace's unwinds (99 of 1869 differed when only BPF did).
-    # Each builtin is now followed from its code by the worker (unwind/frames_v8.c), its
+    # Each builtin is now followed from its code by the worker (unwind/frames_follow.c), its
     # frame at each instruction a row of node's table: leaves that keep no record of their
     # own (StringCompare, Copy) are placed under the builtin that called them, which the
     # guess from rbp and the scan left out (ArrayTimSort > StringCompare, 2.8% of the

@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 		register_x86_suite,
 		register_leafscan_suite,
 		register_gofp_suite,
-		register_v8frames_suite,
+		register_follow_suite,
 		register_log_suite,
 		register_runas_suite,
 		register_fileio_suite,

@@ -28,7 +28,7 @@ int register_explain_suite(void);
 int register_x86_suite(void);
 int register_leafscan_suite(void);
 int register_gofp_suite(void);
-int register_v8frames_suite(void);
+int register_follow_suite(void);
 int register_log_suite(void);
 int register_runas_suite(void);
 int register_fileio_suite(void);

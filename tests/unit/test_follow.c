@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
- * Functions without CFI followed from their code (frames_v8.c): builtins of Debian's node 18 byte for
- * byte (SortCompareDefault: a frame record, a call into C++ with rsp aligned, a ret and a jump
- * back to it; Abort: the return address pushed again under an argument and a jump to the
- * runtime), and made-up code for what is not followed: paths that meet with different
- * frames, the return address's slot written, a ret with the frame still there, a jump into
- * an instruction; OpenBLAS's kernel's way of keeping its CFA in a register while it aligns rsp,
- * and a loop that meets with the caller's rbp in its slot only.
+ * Functions without CFI followed from their code (frames_follow.c): builtins of Debian's
+ * node 18 byte for byte (SortCompareDefault: a frame record, a call into C++ with rsp
+ * aligned, a ret and a jump back to it; Abort: the return address pushed again under an
+ * argument and a jump to the runtime), and made-up code for what is not followed: paths
+ * that meet with different frames, the return address's slot written, a ret with the
+ * frame still there, a jump into an instruction; OpenBLAS's kernel's way of keeping its
+ * CFA in a register while it aligns rsp, and a loop that meets with the caller's rbp in
+ * its slot only; then the C library's functions, followed as if they had no CFI, against
+ * their CFI.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,16 +47,16 @@ static const unsigned char abort_builtin[] = {
 	0x06, 0x06, 0x00, 0x90,
 };
 
-static struct v8_frame *follow(const unsigned char *code, size_t len, int *res)
+static struct follow_frame *follow(const unsigned char *code, size_t len, int *res)
 {
-	struct v8_frame *at = calloc(len, sizeof(*at));
+	struct follow_frame *at = calloc(len, sizeof(*at));
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-	*res = frames__v8_builtin(code, len, at);
+	*res = frames__follow(code, len, at);
 	return at;
 }
 
-/* Whether CODE is followed whole (frames__v8_builtin's result). */
+/* Whether CODE is followed whole (frames__follow's result). */
 static int followed(const unsigned char *code, size_t len)
 {
 	int res;
@@ -63,9 +65,9 @@ static int followed(const unsigned char *code, size_t len)
 	return res;
 }
 
-static void expect_rsp(const struct v8_frame *f, int32_t k, uint8_t bp, int32_t ra)
+static void expect_rsp(const struct follow_frame *f, int32_t k, uint8_t bp, int32_t ra)
 {
-	CU_ASSERT_EQUAL(f->kind, V8_RSP);
+	CU_ASSERT_EQUAL(f->kind, FOLLOW_RSP);
 	CU_ASSERT_EQUAL(f->k, k);
 	CU_ASSERT_EQUAL(f->bp, bp);
 	CU_ASSERT_EQUAL(f->ra, ra);
@@ -74,41 +76,41 @@ static void expect_rsp(const struct v8_frame *f, int32_t k, uint8_t bp, int32_t 
 static void test_frame_record(void)
 {
 	int res;
-	struct v8_frame *at = follow(sort_compare_default, sizeof(sort_compare_default), &res);
+	struct follow_frame *at = follow(sort_compare_default, sizeof(sort_compare_default), &res);
 
 	CU_ASSERT_EQUAL(res, 1);
-	expect_rsp(&at[0], 8, V8_BP_SAME, -8);		/* push %rbp */
-	expect_rsp(&at[1], 16, V8_BP_PUSHED, -8);	/* mov %rsp, %rbp */
-	CU_ASSERT_EQUAL(at[2].kind, V8_NONE);		/* (inside it) */
-	CU_ASSERT_EQUAL(at[4].kind, V8_RBP);		/* push $0x22 */
+	expect_rsp(&at[0], 8, FOLLOW_BP_SAME, -8);		/* push %rbp */
+	expect_rsp(&at[1], 16, FOLLOW_BP_PUSHED, -8);	/* mov %rsp, %rbp */
+	CU_ASSERT_EQUAL(at[2].kind, FOLLOW_NONE);		/* (inside it) */
+	CU_ASSERT_EQUAL(at[4].kind, FOLLOW_RBP);		/* push $0x22 */
 	CU_ASSERT_EQUAL(at[4].d, 0);
-	CU_ASSERT_EQUAL(at[6].kind, V8_RBP);		/* sub $0x18, %rsp */
+	CU_ASSERT_EQUAL(at[6].kind, FOLLOW_RBP);		/* sub $0x18, %rsp */
 	CU_ASSERT_EQUAL(at[6].d, -8);
 	CU_ASSERT_EQUAL(at[0xa].d, -32);
 	/* The call into C++ with rsp aligned (and $-16, %rsp): rsp not known from rbp, the
 	 * frame still the record's. */
-	CU_ASSERT_EQUAL(at[0x4b].kind, V8_RBP);		/* call *%rax */
-	CU_ASSERT_EQUAL(at[0x4b].d, V8_D_UNKNOWN);
+	CU_ASSERT_EQUAL(at[0x4b].kind, FOLLOW_RBP);		/* call *%rax */
+	CU_ASSERT_EQUAL(at[0x4b].d, FOLLOW_D_UNKNOWN);
 	/* mov %rbp, %rsp; pop %rbp; ret, reached by its fall-through and a jump back. */
-	CU_ASSERT_EQUAL(at[0x59].kind, V8_RBP);
-	expect_rsp(&at[0x5c], 16, V8_BP_SAVED, -8);
-	expect_rsp(&at[0x5d], 8, V8_BP_SAME, -8);
+	CU_ASSERT_EQUAL(at[0x59].kind, FOLLOW_RBP);
+	expect_rsp(&at[0x5c], 16, FOLLOW_BP_SAVED, -8);
+	expect_rsp(&at[0x5d], 8, FOLLOW_BP_SAME, -8);
 	/* After a call of another builtin, the record's frame. */
-	CU_ASSERT_EQUAL(at[0xa8].kind, V8_RBP);		/* jmp back, after StringCompare */
+	CU_ASSERT_EQUAL(at[0xa8].kind, FOLLOW_RBP);	/* jmp back, after StringCompare */
 	free(at);
 }
 
 static void test_return_address_pushed_again(void)
 {
 	int res;
-	struct v8_frame *at = follow(abort_builtin, sizeof(abort_builtin), &res);
+	struct follow_frame *at = follow(abort_builtin, sizeof(abort_builtin), &res);
 
 	/* The jump to the runtime leaves with the copy at rsp, the argument above it: whole. */
 	CU_ASSERT_EQUAL(res, 1);
-	expect_rsp(&at[0], 8, V8_BP_SAME, -8);
-	expect_rsp(&at[3], 16, V8_BP_SAME, -16);	/* the copy is the one at rsp */
+	expect_rsp(&at[0], 8, FOLLOW_BP_SAME, -8);
+	expect_rsp(&at[3], 16, FOLLOW_BP_SAME, -16);	/* the copy is the one at rsp */
 	/* mov %rdx, 8(%rsp) writes the first slot, not the copy. */
-	expect_rsp(&at[0x16], 16, V8_BP_SAME, -16);
+	expect_rsp(&at[0x16], 16, FOLLOW_BP_SAME, -16);
 	free(at);
 }
 
@@ -117,12 +119,12 @@ static void test_paths_that_meet_apart(void)
 	/* test %al, %al; je 5; push %rax; 5: nop; ret. */
 	static const unsigned char code[] = { 0x84, 0xc0, 0x74, 0x01, 0x50, 0x90, 0xc3 };
 	int res;
-	struct v8_frame *at = follow(code, sizeof(code), &res);
+	struct follow_frame *at = follow(code, sizeof(code), &res);
 
 	CU_ASSERT_EQUAL(res, 1);
-	expect_rsp(&at[4], 8, V8_BP_SAME, -8);
-	CU_ASSERT_EQUAL(at[5].kind, V8_UNKNOWN);
-	CU_ASSERT_EQUAL(at[6].kind, V8_UNKNOWN);
+	expect_rsp(&at[4], 8, FOLLOW_BP_SAME, -8);
+	CU_ASSERT_EQUAL(at[5].kind, FOLLOW_UNKNOWN);
+	CU_ASSERT_EQUAL(at[6].kind, FOLLOW_UNKNOWN);
 	free(at);
 }
 
@@ -133,14 +135,14 @@ static void test_return_slot_written(void)
 	static const unsigned char over[] = { 0x48, 0x89, 0x04, 0x24, 0xc3 };
 	static const unsigned char above[] = { 0x48, 0x89, 0x44, 0x24, 0x08, 0xc3 };
 	int res;
-	struct v8_frame *at = follow(over, sizeof(over), &res);
+	struct follow_frame *at = follow(over, sizeof(over), &res);
 
 	CU_ASSERT_EQUAL(res, 1);
-	CU_ASSERT_EQUAL(at[4].kind, V8_UNKNOWN);
+	CU_ASSERT_EQUAL(at[4].kind, FOLLOW_UNKNOWN);
 	free(at);
 	at = follow(above, sizeof(above), &res);
 	CU_ASSERT_EQUAL(res, 1);
-	expect_rsp(&at[5], 8, V8_BP_SAME, -8);
+	expect_rsp(&at[5], 8, FOLLOW_BP_SAME, -8);
 	free(at);
 }
 
@@ -158,7 +160,7 @@ static void test_not_followed(void)
 	 * followed past the pop, the ret not judged. */
 	static const unsigned char drop[] = { 0x59, 0x48, 0x8d, 0x24, 0xc4, 0x51, 0xc3 };
 	int res;
-	struct v8_frame *at;
+	struct follow_frame *at;
 
 	CU_ASSERT_EQUAL(followed(ret_deep, sizeof(ret_deep)), 0);
 	CU_ASSERT_EQUAL(followed(ret_framed, sizeof(ret_framed)), 0);
@@ -166,9 +168,9 @@ static void test_not_followed(void)
 	CU_ASSERT_EQUAL(followed(tail_deep, sizeof(tail_deep)), 0);
 	at = follow(drop, sizeof(drop), &res);
 	CU_ASSERT_EQUAL(res, 1);
-	expect_rsp(&at[0], 8, V8_BP_SAME, -8);
-	CU_ASSERT_EQUAL(at[1].kind, V8_UNKNOWN);
-	CU_ASSERT_EQUAL(at[6].kind, V8_UNKNOWN);
+	expect_rsp(&at[0], 8, FOLLOW_BP_SAME, -8);
+	CU_ASSERT_EQUAL(at[1].kind, FOLLOW_UNKNOWN);
+	CU_ASSERT_EQUAL(at[6].kind, FOLLOW_UNKNOWN);
 	free(at);
 }
 
@@ -192,21 +194,22 @@ static void test_cfa_kept_in_a_register(void)
 		0xc3,						/* 34: ret */
 	};
 	int res;
-	struct v8_frame *at = follow(code, sizeof(code), &res);
+	struct follow_frame *at = follow(code, sizeof(code), &res);
 
 	CU_ASSERT_EQUAL(res, 1);
-	expect_rsp(&at[4], 0x68, V8_BP_SAME, -8);
-	expect_rsp(&at[0xd], 0x68, V8_BP_PUSHED, -8);
+	expect_rsp(&at[4], 0x68, FOLLOW_BP_SAME, -8);
+	expect_rsp(&at[0xd], 0x68, FOLLOW_BP_PUSHED, -8);
 	CU_ASSERT_EQUAL(at[0xd].bpo, -0x60);
-	expect_rsp(&at[0x1a], 0x68 + 0x7080, V8_BP_PUSHED, -8);
-	CU_ASSERT_EQUAL(at[0x21].kind, V8_REG);		/* CFA = rbx + 0x68 */
+	expect_rsp(&at[0x1a], 0x68 + 0x7080, FOLLOW_BP_PUSHED, -8);
+	CU_ASSERT_EQUAL(at[0x21].kind, FOLLOW_REG);		/* CFA = rbx + 0x68 */
 	CU_ASSERT_EQUAL(at[0x21].reg, 3);
 	CU_ASSERT_EQUAL(at[0x21].d, 0x68);
-	CU_ASSERT_EQUAL(at[0x24].kind, V8_REG);
-	CU_ASSERT_EQUAL(at[0x24].bp, V8_BP_SAVED);	/* rbp the body's, the caller's saved */
-	expect_rsp(&at[0x27], 0x68, V8_BP_SAVED, -8);
-	expect_rsp(&at[0x30], 0x68, V8_BP_SAME, -8);	/* rbp back from its slot */
-	expect_rsp(&at[0x34], 8, V8_BP_SAME, -8);
+	CU_ASSERT_EQUAL(at[0x24].kind, FOLLOW_REG);
+	/* rbp the body's, the caller's saved */
+	CU_ASSERT_EQUAL(at[0x24].bp, FOLLOW_BP_SAVED);
+	expect_rsp(&at[0x27], 0x68, FOLLOW_BP_SAVED, -8);
+	expect_rsp(&at[0x30], 0x68, FOLLOW_BP_SAME, -8);	/* rbp back from its slot */
+	expect_rsp(&at[0x34], 8, FOLLOW_BP_SAME, -8);
 	free(at);
 }
 
@@ -225,12 +228,12 @@ static void test_paths_meet_on_the_slot(void)
 		0xc3,						/* 11: ret */
 	};
 	int res;
-	struct v8_frame *at = follow(code, sizeof(code), &res);
+	struct follow_frame *at = follow(code, sizeof(code), &res);
 
 	CU_ASSERT_EQUAL(res, 1);
-	expect_rsp(&at[4], 16, V8_BP_SAVED, -8);
+	expect_rsp(&at[4], 16, FOLLOW_BP_SAVED, -8);
 	CU_ASSERT_EQUAL(at[4].bpo, -16);
-	expect_rsp(&at[0x11], 8, V8_BP_SAME, -8);
+	expect_rsp(&at[0x11], 8, FOLLOW_BP_SAME, -8);
 	free(at);
 }
 
@@ -250,7 +253,7 @@ static void test_agrees_with_cfi(void)
 	struct dso *d = dso__open("/lib/x86_64-linux-gnu/libc.so.6", NULL);
 	struct utab *t = d ? utab__build(d, NULL, 0) : NULL;
 	const struct dso_seg *segs;
-	struct v8_frame *at = malloc(sizeof(*at) << 20);
+	struct follow_frame *at = malloc(sizeof(*at) << 20);
 	uint64_t lo, hi, known = 0, agree = 0, followed = 0;
 	const unsigned char *img;
 	struct cfi_mem m;
@@ -275,20 +278,22 @@ static void test_agrees_with_cfi(void)
 		a = fe;
 		if (strstr(name, "@plt") || strstr(name, ".cold") || fs == t->entry ||
 		    fe - fs > (1u << 20) || utab__rule(t, fs, &r) ||
-		    !(code = cfi_mem__ptr(&m, fs, fe - fs)) || frames__v8_builtin(code, fe - fs, at) != 1)
+		    !(code = cfi_mem__ptr(&m, fs, fe - fs)) ||
+		    frames__follow(code, fe - fs, at) != 1)
 			continue;
 		followed++;
 		for (uint64_t b = 0; b < fe - fs; b++) {
-			const struct v8_frame *f = &at[b];
+			const struct follow_frame *f = &at[b];
 			int reg, off;
 
-			if ((f->kind != V8_RSP && f->kind != V8_RBP && f->kind != V8_REG) ||
+			if ((f->kind != FOLLOW_RSP && f->kind != FOLLOW_RBP &&
+			     f->kind != FOLLOW_REG) ||
 			    utab__rule(t, fs + b, &r) || r.cfa_deref != CFI_CFA_REG ||
 			    (r.cfa_reg != CFI_REG_RSP && r.cfa_reg != CFI_REG_RBP))
 				continue;
-			reg = f->kind == V8_RSP ? CFI_REG_RSP : f->kind == V8_RBP ? CFI_REG_RBP :
-			      dwarf[f->reg & 15];
-			off = f->kind == V8_RSP ? f->k : f->kind == V8_RBP ? 16 : f->d;
+			reg = f->kind == FOLLOW_RSP ? CFI_REG_RSP :
+			      f->kind == FOLLOW_RBP ? CFI_REG_RBP : dwarf[f->reg & 15];
+			off = f->kind == FOLLOW_RSP ? f->k : f->kind == FOLLOW_RBP ? 16 : f->d;
 			known++;
 			agree += r.cfa_reg == reg && r.cfa_off == off && r.ra == CFI_AT_CFA &&
 				 r.ra_off == f->ra;
@@ -302,7 +307,7 @@ static void test_agrees_with_cfi(void)
 	dso__free(d);
 }
 
-int register_v8frames_suite(void)
+int register_follow_suite(void)
 {
 	CU_pSuite s = CU_add_suite("functions without CFI followed from their code", NULL, NULL);
 

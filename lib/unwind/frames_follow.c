@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /*
- * frames_v8: the frame at each instruction of one of V8's builtins, from its code.
+ * frames_follow: the frame at each instruction of code without CFI (V8's builtins, assembly),
+ * from the code.
  *
  * node's embedded builtins have no CFI. V8's own stack walker goes by the frame record at rbp,
  * which a builtin keeps wherever it calls; but a leaf builtin may keep none (TurboFan elides
@@ -44,26 +45,26 @@
 #include "dso/x86.h"
 
 /* Bytes of a builtin followed at most. */
-#define V8_MAX_LEN	(1u << 20)
+#define FOLLOW_MAX_LEN	(1u << 20)
 
-static bool same_state(const struct v8_frame *a, const struct v8_frame *b)
+static bool same_state(const struct follow_frame *a, const struct follow_frame *b)
 {
 	return a->kind == b->kind && a->k == b->k && a->bp == b->bp && a->d == b->d &&
 	       a->ra == b->ra && a->reg == b->reg && a->bpo == b->bpo;
 }
 
 /* CFA = rsp + K, the return address at CFA - 8, the caller's rbp as BP says (at CFA + BPO). */
-static struct v8_frame at_rsp(int32_t k, uint8_t bp, int32_t bpo)
+static struct follow_frame at_rsp(int32_t k, uint8_t bp, int32_t bpo)
 {
-	return (struct v8_frame){ .kind = V8_RSP, .bp = bp, .reg = X86_NO_REG, .k = k, .ra = -8,
-				  .bpo = bpo };
+	return (struct follow_frame){ .kind = FOLLOW_RSP, .bp = bp, .reg = X86_NO_REG, .k = k,
+				      .ra = -8, .bpo = bpo };
 }
 
 /* The frame record made: CFA = rbp + 16, rsp = rbp. */
-static struct v8_frame at_record(void)
+static struct follow_frame at_record(void)
 {
-	return (struct v8_frame){ .kind = V8_RBP, .bp = V8_BP_SAVED, .reg = X86_NO_REG, .k = 16,
-				  .ra = -8, .bpo = -16 };
+	return (struct follow_frame){ .kind = FOLLOW_RBP, .bp = FOLLOW_BP_SAVED,
+				      .reg = X86_NO_REG, .k = 16, .ra = -8, .bpo = -16 };
 }
 
 /* mov d(%rsp) to or from rbp (OP 0x8b: load, 0x89: store): *D gets d. */
@@ -77,12 +78,12 @@ static bool rbp_slot_mov(const struct x86_insn *in, uint8_t op, int32_t *d)
 }
 
 /* rbp written with what is not the caller's: where the caller's is now. */
-static void rbp_lost(struct v8_frame *s)
+static void rbp_lost(struct follow_frame *s)
 {
-	if (s->bp == V8_BP_SAME)
-		s->bp = V8_BP_LOST;
-	else if (s->bp == V8_BP_PUSHED)
-		s->bp = V8_BP_SAVED;
+	if (s->bp == FOLLOW_BP_SAME)
+		s->bp = FOLLOW_BP_LOST;
+	else if (s->bp == FOLLOW_BP_PUSHED)
+		s->bp = FOLLOW_BP_SAVED;
 }
 
 /* mov %rsp, %rbp (either encoding). */
@@ -114,9 +115,9 @@ static bool lea_rsp_rbp(const struct x86_insn *in, int32_t *d)
 /* Whether leaving the builtin (ret, a jump out of it) with frame S is leaving it whole: the
  * return address at rsp (with arguments for the code jumped to above it: V8's tail calls of
  * the runtime), the caller's rbp in rbp. */
-static bool leaves_whole(const struct v8_frame *s)
+static bool leaves_whole(const struct follow_frame *s)
 {
-	return s->kind == V8_RSP && s->ra == -s->k && s->bp == V8_BP_SAME;
+	return s->kind == FOLLOW_RSP && s->ra == -s->k && s->bp == FOLLOW_BP_SAME;
 }
 
 /* Whether IN may write the stack word at rsp + OFF (through an operand based on rsp alone;
@@ -135,36 +136,36 @@ static bool writes_at_sp(const struct x86_insn *in, int32_t off)
 /*
  * What frames *M and B (of two paths that meet) have in common, into *M: where the caller's
  * rbp is as both say it (in rbp on both: there; in its slot on both: there), a register that
- * keeps the CFA on both, rsp from rbp as both say. Returns false with M->kind V8_UNKNOWN
+ * keeps the CFA on both, rsp from rbp as both say. Returns false with M->kind FOLLOW_UNKNOWN
  * when the CFA or the return address differ.
  */
-static bool meet(struct v8_frame *m, const struct v8_frame *b)
+static bool meet(struct follow_frame *m, const struct follow_frame *b)
 {
-	bool in_reg_a = m->bp == V8_BP_SAME || m->bp == V8_BP_PUSHED;
-	bool in_reg_b = b->bp == V8_BP_SAME || b->bp == V8_BP_PUSHED;
-	bool slot_a = m->bp == V8_BP_PUSHED || m->bp == V8_BP_SAVED;
-	bool slot_b = b->bp == V8_BP_PUSHED || b->bp == V8_BP_SAVED;
+	bool in_reg_a = m->bp == FOLLOW_BP_SAME || m->bp == FOLLOW_BP_PUSHED;
+	bool in_reg_b = b->bp == FOLLOW_BP_SAME || b->bp == FOLLOW_BP_PUSHED;
+	bool slot_a = m->bp == FOLLOW_BP_PUSHED || m->bp == FOLLOW_BP_SAVED;
+	bool slot_b = b->bp == FOLLOW_BP_PUSHED || b->bp == FOLLOW_BP_SAVED;
 
 	if (m->kind != b->kind || m->k != b->k || m->ra != b->ra ||
-	    (m->kind == V8_REG && (m->reg != b->reg || m->d != b->d))) {
-		m->kind = V8_UNKNOWN;
+	    (m->kind == FOLLOW_REG && (m->reg != b->reg || m->d != b->d))) {
+		m->kind = FOLLOW_UNKNOWN;
 		return false;
 	}
-	if (m->kind == V8_RBP && m->d != b->d)
-		m->d = V8_D_UNKNOWN;
-	if (m->kind == V8_RSP && (m->reg != b->reg || m->d != b->d))
+	if (m->kind == FOLLOW_RBP && m->d != b->d)
+		m->d = FOLLOW_D_UNKNOWN;
+	if (m->kind == FOLLOW_RSP && (m->reg != b->reg || m->d != b->d))
 		m->reg = X86_NO_REG;
 	if (m->bp != b->bp || (slot_a && slot_b && m->bpo != b->bpo)) {
 		if (in_reg_a && in_reg_b)
-			m->bp = V8_BP_SAME;
+			m->bp = FOLLOW_BP_SAME;
 		else if (slot_a && slot_b && m->bpo == b->bpo)
-			m->bp = V8_BP_SAVED;
+			m->bp = FOLLOW_BP_SAVED;
 		else
-			m->bp = V8_BP_LOST;
+			m->bp = FOLLOW_BP_LOST;
 	}
 	/* (The record's frame keeps its slot whatever: the merged RBP frames agree.) */
-	if (m->kind == V8_RBP && m->bp != V8_BP_SAVED) {
-		m->kind = V8_UNKNOWN;
+	if (m->kind == FOLLOW_RBP && m->bp != FOLLOW_BP_SAVED) {
+		m->kind = FOLLOW_UNKNOWN;
 		return false;
 	}
 	return true;
@@ -174,26 +175,26 @@ static bool meet(struct v8_frame *m, const struct v8_frame *b)
  * The frame after IN (at a known frame *S): into *S. Returns false where it is not known
  * any more.
  */
-static bool v8_step(struct v8_frame *s, const struct x86_insn *in)
+static bool follow_step(struct follow_frame *s, const struct x86_insn *in)
 {
 	bool call = x86__is_call(in);
 	int64_t delta;
 	int32_t d;
 
-	if (s->kind == V8_RBP) {
+	if (s->kind == FOLLOW_RBP) {
 		/* The record at rbp is the frame's; rsp is rbp + d when d_known. */
 		if (is_mov(in, X86_RSP, X86_RBP)) {
-			*s = at_rsp(16, V8_BP_SAVED, -16);
+			*s = at_rsp(16, FOLLOW_BP_SAVED, -16);
 			return true;
 		}
 		if (!in->vex && in->map == X86_MAP_1B && in->op == 0xc9) {	/* leave */
-			*s = at_rsp(8, V8_BP_SAME, 0);
+			*s = at_rsp(8, FOLLOW_BP_SAME, 0);
 			return true;
 		}
 		if (is_rbp_op(in, 0x5d)) {
 			if (s->d != 0)
 				return false;
-			*s = at_rsp(8, V8_BP_SAME, 0);
+			*s = at_rsp(8, FOLLOW_BP_SAME, 0);
 			return true;
 		}
 		if (x86__writes_gpr(in, X86_RBP))
@@ -205,23 +206,24 @@ static bool v8_step(struct v8_frame *s, const struct x86_insn *in)
 		if (call)
 			return true;
 		if (x86__sp_delta(in, &delta)) {
-			if (s->d != V8_D_UNKNOWN)
+			if (s->d != FOLLOW_D_UNKNOWN)
 				s->d += (int32_t)delta;
 			if (s->d > 0 || s->d < -(1 << 20))
-				s->d = V8_D_UNKNOWN;
+				s->d = FOLLOW_D_UNKNOWN;
 			return true;
 		}
 		if (x86__writes_gpr(in, X86_RSP))
-			s->d = V8_D_UNKNOWN;
+			s->d = FOLLOW_D_UNKNOWN;
 		return true;
 	}
-	if (s->kind == V8_REG) {
+	if (s->kind == FOLLOW_REG) {
 		/* CFA = reg + d, rsp somewhere below: until rsp is taken back from reg. */
 		if (is_mov(in, X86_RSP, s->reg)) {
-			s->kind = V8_RSP;
+			s->kind = FOLLOW_RSP;
 			s->k = s->d;
-			return s->k >= 8 && s->k <= V8_MAX_K && !(s->k & 7) && s->k + s->ra >= 0 &&
-			       (s->bp == V8_BP_SAME || s->bp == V8_BP_LOST || s->k + s->bpo >= 0);
+			return s->k >= 8 && s->k <= FOLLOW_MAX_K && !(s->k & 7) &&
+			       s->k + s->ra >= 0 && (s->bp == FOLLOW_BP_SAME ||
+						     s->bp == FOLLOW_BP_LOST || s->k + s->bpo >= 0);
 		}
 		if (x86__writes_gpr(in, s->reg))
 			return false;
@@ -237,51 +239,51 @@ static bool v8_step(struct v8_frame *s, const struct x86_insn *in)
 		 * goes on with (V8 puts arguments in the slot, then jumps to the runtime). */
 		s->k += 8;
 		s->ra = -s->k;
-		return s->k <= V8_MAX_K;
+		return s->k <= FOLLOW_MAX_K;
 	}
 	if (!call && writes_at_sp(in, s->k + s->ra))
 		return false;
-	if (!call && s->bp == V8_BP_SAVED && writes_at_sp(in, s->k + s->bpo) &&
+	if (!call && s->bp == FOLLOW_BP_SAVED && writes_at_sp(in, s->k + s->bpo) &&
 	    !rbp_slot_mov(in, 0x89, &d))
-		s->bp = V8_BP_LOST;
+		s->bp = FOLLOW_BP_LOST;
 	if (rbp_slot_mov(in, 0x89, &d)) {
 		/* mov %rbp, d(%rsp): the caller's rbp saved there (assembly's prologue). */
-		if (s->bp == V8_BP_SAME) {
-			s->bp = V8_BP_PUSHED;
+		if (s->bp == FOLLOW_BP_SAME) {
+			s->bp = FOLLOW_BP_PUSHED;
 			s->bpo = d - s->k;
-		} else if (s->bp == V8_BP_SAVED && d - s->k == s->bpo) {
-			s->bp = V8_BP_LOST;	/* another value over the caller's */
+		} else if (s->bp == FOLLOW_BP_SAVED && d - s->k == s->bpo) {
+			s->bp = FOLLOW_BP_LOST;	/* another value over the caller's */
 		}
 		return true;
 	}
 	if (rbp_slot_mov(in, 0x8b, &d)) {
 		/* mov d(%rsp), %rbp: the caller's back from its slot, or another value. */
-		if ((s->bp == V8_BP_PUSHED || s->bp == V8_BP_SAVED) && d - s->k == s->bpo)
-			s->bp = V8_BP_SAME;
+		if ((s->bp == FOLLOW_BP_PUSHED || s->bp == FOLLOW_BP_SAVED) && d - s->k == s->bpo)
+			s->bp = FOLLOW_BP_SAME;
 		else
 			rbp_lost(s);
 		return true;
 	}
 	if (is_rbp_op(in, 0x55)) {
-		if (s->bp == V8_BP_SAME) {
-			s->bp = V8_BP_PUSHED;
+		if (s->bp == FOLLOW_BP_SAME) {
+			s->bp = FOLLOW_BP_PUSHED;
 			s->bpo = -(s->k + 8);
 		}
 		s->k += 8;
-		return s->k <= V8_MAX_K;
+		return s->k <= FOLLOW_MAX_K;
 	}
 	if (is_mov(in, X86_RBP, X86_RSP)) {
 		/* The record made: rbp = CFA - 16, the caller's rbp there. */
 		if (s->k != 16 || s->ra != -8 || s->bpo != -16 ||
-		    (s->bp != V8_BP_PUSHED && s->bp != V8_BP_SAVED))
+		    (s->bp != FOLLOW_BP_PUSHED && s->bp != FOLLOW_BP_SAVED))
 			return false;
 		*s = at_record();
 		return true;
 	}
 	if (is_rbp_op(in, 0x5d)) {
 		/* The caller's rbp popped back from its slot at rsp, or another value. */
-		if ((s->bp == V8_BP_PUSHED || s->bp == V8_BP_SAVED) && s->k + s->bpo == 0)
-			s->bp = V8_BP_SAME;
+		if ((s->bp == FOLLOW_BP_PUSHED || s->bp == FOLLOW_BP_SAVED) && s->k + s->bpo == 0)
+			s->bp = FOLLOW_BP_SAME;
 		else
 			rbp_lost(s);
 	} else if (x86__writes_gpr(in, X86_RBP)) {
@@ -308,15 +310,15 @@ static bool v8_step(struct v8_frame *s, const struct x86_insn *in)
 
 		/* The return address popped: not followed. rsp further than that: from the
 		 * register that keeps the CFA, if one does. */
-		if (k > V8_MAX_K && s->reg != X86_NO_REG) {
-			s->kind = V8_REG;
+		if (k > FOLLOW_MAX_K && s->reg != X86_NO_REG) {
+			s->kind = FOLLOW_REG;
 			return true;
 		}
-		if (k < 8 || k > V8_MAX_K || (k & 7) || k + s->ra < 0)
+		if (k < 8 || k > FOLLOW_MAX_K || (k & 7) || k + s->ra < 0)
 			return false;
 		/* The caller's rbp's slot popped: in rbp still, or lost. */
-		if ((s->bp == V8_BP_PUSHED || s->bp == V8_BP_SAVED) && k + s->bpo < 0)
-			s->bp = s->bp == V8_BP_PUSHED ? V8_BP_SAME : V8_BP_LOST;
+		if ((s->bp == FOLLOW_BP_PUSHED || s->bp == FOLLOW_BP_SAVED) && k + s->bpo < 0)
+			s->bp = s->bp == FOLLOW_BP_PUSHED ? FOLLOW_BP_SAME : FOLLOW_BP_LOST;
 		s->k = (int32_t)k;
 		return true;
 	}
@@ -326,24 +328,24 @@ static bool v8_step(struct v8_frame *s, const struct x86_insn *in)
 	if (s->reg != X86_NO_REG && is_mov(in, X86_RSP, s->reg)) {
 		s->k = s->d;
 		return s->k + s->ra >= 0 &&
-		       (s->bp == V8_BP_SAME || s->bp == V8_BP_LOST || s->k + s->bpo >= 0);
+		       (s->bp == FOLLOW_BP_SAME || s->bp == FOLLOW_BP_LOST || s->k + s->bpo >= 0);
 	}
 	/* rsp set otherwise (aligned: and $-N, %rsp): the CFA from the register that keeps
 	 * it, if one does. */
 	if (s->reg == X86_NO_REG)
 		return false;
-	s->kind = V8_REG;
+	s->kind = FOLLOW_REG;
 	return true;
 }
 
-int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *at)
+int frames__follow(const unsigned char *code, size_t len, struct follow_frame *at)
 {
 	uint32_t *work, nr = 0, cap;
 	uint8_t *start;
 	int ok = 1;
 	bool nomem = false;
 
-	if (!len || len > V8_MAX_LEN)
+	if (!len || len > FOLLOW_MAX_LEN)
 		return 0;
 	memset(at, 0, len * sizeof(*at));
 	/* (Grown as needed, up to eight entries a byte: most code pushes one a branch.) */
@@ -355,12 +357,12 @@ int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *a
 		free(start);
 		return -ENOMEM;
 	}
-	at[0] = at_rsp(8, V8_BP_SAME, 0);
+	at[0] = at_rsp(8, FOLLOW_BP_SAME, 0);
 	work[nr++] = 0;
 	while (nr && ok) {
 		uint32_t off = work[--nr];
-		struct v8_frame s = at[off], next;
-		bool known = s.kind != V8_UNKNOWN, jump;
+		struct follow_frame s = at[off], next;
+		bool known = s.kind != FOLLOW_UNKNOWN, jump;
 		struct x86_insn in;
 		uint64_t to[2];
 		int nto = 0;
@@ -380,9 +382,10 @@ int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *a
 		if (!ok)
 			break;
 		next = s;
-		jump = !in.vex && ((in.map == X86_MAP_1B &&
-				    (in.op == 0xe9 || in.op == 0xeb || (in.op >= 0x70 && in.op <= 0x7f))) ||
-				   (in.map == X86_MAP_0F && in.op >= 0x80 && in.op <= 0x8f));
+		jump = !in.vex &&
+		       ((in.map == X86_MAP_1B && (in.op == 0xe9 || in.op == 0xeb ||
+						   (in.op >= 0x70 && in.op <= 0x7f))) ||
+			(in.map == X86_MAP_0F && in.op >= 0x80 && in.op <= 0x8f));
 		if (!in.vex && in.map == X86_MAP_1B && in.op == 0xcc) {
 			/* int3: the end of a path (after a call that does not return). */
 		} else if (!in.vex && in.map == X86_MAP_1B && (in.op == 0xc3 || in.op == 0xc2)) {
@@ -404,25 +407,25 @@ int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *a
 			if (known && !leaves_whole(&s))
 				ok = 0;
 		} else if (!x86__ends_block(&in)) {
-			if (known && !v8_step(&next, &in))
-				next.kind = V8_UNKNOWN;
+			if (known && !follow_step(&next, &in))
+				next.kind = FOLLOW_UNKNOWN;
 			to[nto++] = off + n;
 		}
 		for (int i = 0; i < nto && ok; i++) {
-			struct v8_frame *t;
+			struct follow_frame *t;
 
 			if (to[i] >= len)
 				continue;
 			t = &at[to[i]];
-			if (t->kind == V8_NONE) {
+			if (t->kind == FOLLOW_NONE) {
 				*t = next;
-			} else if (same_state(t, &next) || t->kind == V8_UNKNOWN) {
+			} else if (same_state(t, &next) || t->kind == FOLLOW_UNKNOWN) {
 				continue;
 			} else {
-				struct v8_frame m = *t;
+				struct follow_frame m = *t;
 
 				if (!meet(&m, &next) || same_state(&m, t)) {
-					if (m.kind != V8_UNKNOWN)
+					if (m.kind != FOLLOW_UNKNOWN)
 						continue;
 				}
 				*t = m;
@@ -430,8 +433,8 @@ int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *a
 			/* (A state only goes down: known, then what the paths have in common,
 			 * then unknown; a few times at most.) */
 			if (nr >= cap) {
-				uint32_t *w = cap < len * 8 ? realloc(work, 2 * cap * sizeof(*work)) :
-					      NULL;
+				uint32_t *w = cap < len * 8 ?
+					      realloc(work, 2 * cap * sizeof(*work)) : NULL;
 
 				if (!w) {
 					nomem = cap < len * 8;
@@ -448,7 +451,7 @@ int frames__v8_builtin(const unsigned char *code, size_t len, struct v8_frame *a
 		/* A byte that begins no instruction followed has no frame of its own. */
 		for (size_t i = 0; i < len; i++)
 			if (start[i] != 1)
-				at[i].kind = V8_NONE;
+				at[i].kind = FOLLOW_NONE;
 	}
 	free(work);
 	free(start);
