@@ -768,21 +768,22 @@ const char *session__jvm_said(struct session *s)
 	for (int i = 0; i < ja->nr && o < sizeof(ja->said); i++) {
 		struct jvm *j = &ja->v[i];
 
-		if (j->asked)
+		if (j->asked) {
 			o += (size_t)snprintf(ja->said + o, sizeof(ja->said) - o, "%sasked JVM %d for "
 					      "a perf map of its compiled methods (Compiler.perfmap "
 					      "through its attach socket, %u time%s); --no-runtime "
 					      "leaves it alone", o ? "\n" : "", j->pid, j->asked,
 					      j->asked > 1 ? "s" : "");
-		/* (Its stacks say so too, in --explain: cut in anonymous code. This says
-		 * which JVM, and what to do.) */
-		if (j->asked && j->frame_pointers == 0 && o < sizeof(ja->said))
-			o += (size_t)snprintf(ja->said + o, sizeof(ja->said) - o, "\nJVM %d runs "
-					      "without -XX:+PreserveFramePointer: its stacks end at "
-					      "their first compiled Java frame, marked [truncated]; "
-					      "started with it (profile -- java ... gives it), they "
-					      "are whole, for about 1%% of its speed", j->pid);
-		else if (j->why[0])
+			/* (Its stacks say so too, in --explain: cut in anonymous code. This
+			 * says which JVM, and what to do.) */
+			if (j->frame_pointers == 0 && o < sizeof(ja->said))
+				o += (size_t)snprintf(ja->said + o, sizeof(ja->said) - o,
+						      "\nJVM %d runs without -XX:+PreserveFramePointer: "
+						      "its stacks end at their first compiled Java "
+						      "frame, marked [truncated]; started with it "
+						      "(profile -- java ... gives it), they are whole, "
+						      "for about 1%% of its speed", j->pid);
+		} else if (j->why[0])
 			o += (size_t)snprintf(ja->said + o, sizeof(ja->said) - o, "%scould not ask JVM "
 					      "%d for a perf map of its compiled methods: %s",
 					      o ? "\n" : "", j->pid, j->why);
