@@ -476,6 +476,32 @@ bool x86__ends_block(const struct x86_insn *in)
 	return false;
 }
 
+int x86__mov_from(const struct x86_insn *in, int from)
+{
+	if (in->vex || in->map != X86_MAP_1B || !(in->rex & 8) || in->mod != 3)
+		return -1;
+	if (in->op == 0x89 && in->reg == from)
+		return in->rm;
+	if (in->op == 0x8b && in->rm == from)
+		return in->reg;
+	return -1;
+}
+
+bool x86__is_rbp_push_pop(const struct x86_insn *in, uint8_t op)
+{
+	return !in->vex && in->map == X86_MAP_1B && in->op == op && !(in->rex & 1) &&
+	       in->pfx != 0x66;
+}
+
+bool x86__mem_form(const struct x86_insn *in, uint8_t op, int reg, int base, int32_t *disp)
+{
+	if (in->vex || in->map != X86_MAP_1B || in->op != op || !(in->rex & 8) || in->mod == 3 ||
+	    in->reg != reg || in->base != base || in->index != X86_NO_REG)
+		return false;
+	*disp = in->disp;
+	return true;
+}
+
 bool x86__reads_only(const struct x86_insn *in)
 {
 	uint8_t op = in->op;

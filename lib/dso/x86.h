@@ -65,6 +65,18 @@ bool x86__writes_gpr(const struct x86_insn *in, int reg);
  * other. */
 bool x86__reads_only(const struct x86_insn *in);
 
+/* The register a 64-bit register-to-register mov IN writes from register FROM (either
+ * encoding: 89 or 8b with REX.W), or -1 when IN is no such mov. */
+int x86__mov_from(const struct x86_insn *in, int from);
+
+/* Whether IN is a push (OP 0x55) or pop (0x5d) of rbp: no REX.B, no operand-size prefix. */
+bool x86__is_rbp_push_pop(const struct x86_insn *in, uint8_t op);
+
+/* Whether IN is one-byte opcode OP with REX.W, register operand REG and a memory operand
+ * [BASE + disp] with no index: *DISP gets disp (mov d(%rsp), %rbp: 0x8b, X86_RBP,
+ * X86_RSP). */
+bool x86__mem_form(const struct x86_insn *in, uint8_t op, int reg, int base, int32_t *disp);
+
 /* Whether IN is a call (direct, indirect or far). */
 bool x86__is_call(const struct x86_insn *in);
 

@@ -67,16 +67,6 @@ static struct follow_frame at_record(void)
 				      .reg = X86_NO_REG, .k = 16, .ra = -8, .bpo = -16 };
 }
 
-/* mov d(%rsp) to or from rbp (OP 0x8b: load, 0x89: store): *D gets d. */
-static bool rbp_slot_mov(const struct x86_insn *in, uint8_t op, int32_t *d)
-{
-	if (in->vex || in->map != X86_MAP_1B || in->op != op || !(in->rex & 8) || in->mod == 3 ||
-	    in->reg != X86_RBP || in->base != X86_RSP || in->index != X86_NO_REG)
-		return false;
-	*d = in->disp;
-	return true;
-}
-
 /* rbp written with what is not the caller's: where the caller's is now. */
 static void rbp_lost(struct follow_frame *s)
 {
@@ -84,32 +74,6 @@ static void rbp_lost(struct follow_frame *s)
 		s->bp = FOLLOW_BP_LOST;
 	else if (s->bp == FOLLOW_BP_PUSHED)
 		s->bp = FOLLOW_BP_SAVED;
-}
-
-/* mov %rsp, %rbp (either encoding). */
-static bool is_mov(const struct x86_insn *in, int to, int from)
-{
-	return !in->vex && in->map == X86_MAP_1B && (in->rex & 8) && in->mod == 3 &&
-	       in->pfx != 0x66 &&
-	       ((in->op == 0x89 && in->reg == from && in->rm == to) ||
-		(in->op == 0x8b && in->reg == to && in->rm == from));
-}
-
-/* push or pop of rbp (OP 0x55, 0x5d) without REX.B or an operand-size prefix. */
-static bool is_rbp_op(const struct x86_insn *in, uint8_t op)
-{
-	return !in->vex && in->map == X86_MAP_1B && in->op == op && !(in->rex & 1) &&
-	       in->pfx != 0x66;
-}
-
-/* lea d(%rbp), %rsp: *D gets d. */
-static bool lea_rsp_rbp(const struct x86_insn *in, int32_t *d)
-{
-	if (in->vex || in->map != X86_MAP_1B || in->op != 0x8d || !(in->rex & 8) ||
-	    in->reg != X86_RSP || in->base != X86_RBP || in->index != X86_NO_REG)
-		return false;
-	*d = in->disp;
-	return true;
 }
 
 /* Whether leaving the builtin (ret, a jump out of it) with frame S is leaving it whole: the
@@ -124,11 +88,12 @@ static bool leaves_whole(const struct follow_frame *s)
  * what other registers point at is not known). */
 static bool writes_at_sp(const struct x86_insn *in, int32_t off)
 {
-	if (!in->modrm || in->mod == 3 || in->base != X86_RSP || x86__reads_only(in))
-		return false;
 	/* (An index: anywhere. A general register's store: up to 8 bytes from its address;
 	 * a vector store, up to 64.) */
 	int32_t width = !in->vex && in->map == X86_MAP_1B ? 8 : 64;
+
+	if (!in->modrm || in->mod == 3 || in->base != X86_RSP || x86__reads_only(in))
+		return false;
 
 	return in->index != X86_NO_REG || (in->disp <= off + 7 && in->disp + width > off);
 }
@@ -180,10 +145,11 @@ static bool follow_step(struct follow_frame *s, const struct x86_insn *in)
 	bool call = x86__is_call(in);
 	int64_t delta;
 	int32_t d;
+	int r;
 
 	if (s->kind == FOLLOW_RBP) {
 		/* The record at rbp is the frame's; rsp is rbp + d when d_known. */
-		if (is_mov(in, X86_RSP, X86_RBP)) {
+		if (x86__mov_from(in, X86_RBP) == X86_RSP) {
 			*s = at_rsp(16, FOLLOW_BP_SAVED, -16);
 			return true;
 		}
@@ -191,7 +157,7 @@ static bool follow_step(struct follow_frame *s, const struct x86_insn *in)
 			*s = at_rsp(8, FOLLOW_BP_SAME, 0);
 			return true;
 		}
-		if (is_rbp_op(in, 0x5d)) {
+		if (x86__is_rbp_push_pop(in, 0x5d)) {
 			if (s->d != 0)
 				return false;
 			*s = at_rsp(8, FOLLOW_BP_SAME, 0);
@@ -199,7 +165,7 @@ static bool follow_step(struct follow_frame *s, const struct x86_insn *in)
 		}
 		if (x86__writes_gpr(in, X86_RBP))
 			return false;
-		if (lea_rsp_rbp(in, &d)) {
+		if (x86__mem_form(in, 0x8d, X86_RSP, X86_RBP, &d)) {
 			s->d = d;
 			return true;
 		}
@@ -218,7 +184,7 @@ static bool follow_step(struct follow_frame *s, const struct x86_insn *in)
 	}
 	if (s->kind == FOLLOW_REG) {
 		/* CFA = reg + d, rsp somewhere below: until rsp is taken back from reg. */
-		if (is_mov(in, X86_RSP, s->reg)) {
+		if (x86__mov_from(in, s->reg) == X86_RSP) {
 			s->kind = FOLLOW_RSP;
 			s->k = s->d;
 			return s->k >= 8 && s->k <= FOLLOW_MAX_K && !(s->k & 7) &&
@@ -244,9 +210,9 @@ static bool follow_step(struct follow_frame *s, const struct x86_insn *in)
 	if (!call && writes_at_sp(in, s->k + s->ra))
 		return false;
 	if (!call && s->bp == FOLLOW_BP_SAVED && writes_at_sp(in, s->k + s->bpo) &&
-	    !rbp_slot_mov(in, 0x89, &d))
+	    !x86__mem_form(in, 0x89, X86_RBP, X86_RSP, &d))
 		s->bp = FOLLOW_BP_LOST;
-	if (rbp_slot_mov(in, 0x89, &d)) {
+	if (x86__mem_form(in, 0x89, X86_RBP, X86_RSP, &d)) {
 		/* mov %rbp, d(%rsp): the caller's rbp saved there (assembly's prologue). */
 		if (s->bp == FOLLOW_BP_SAME) {
 			s->bp = FOLLOW_BP_PUSHED;
@@ -256,7 +222,7 @@ static bool follow_step(struct follow_frame *s, const struct x86_insn *in)
 		}
 		return true;
 	}
-	if (rbp_slot_mov(in, 0x8b, &d)) {
+	if (x86__mem_form(in, 0x8b, X86_RBP, X86_RSP, &d)) {
 		/* mov d(%rsp), %rbp: the caller's back from its slot, or another value. */
 		if ((s->bp == FOLLOW_BP_PUSHED || s->bp == FOLLOW_BP_SAVED) && d - s->k == s->bpo)
 			s->bp = FOLLOW_BP_SAME;
@@ -264,7 +230,7 @@ static bool follow_step(struct follow_frame *s, const struct x86_insn *in)
 			rbp_lost(s);
 		return true;
 	}
-	if (is_rbp_op(in, 0x55)) {
+	if (x86__is_rbp_push_pop(in, 0x55)) {
 		if (s->bp == FOLLOW_BP_SAME) {
 			s->bp = FOLLOW_BP_PUSHED;
 			s->bpo = -(s->k + 8);
@@ -272,7 +238,7 @@ static bool follow_step(struct follow_frame *s, const struct x86_insn *in)
 		s->k += 8;
 		return s->k <= FOLLOW_MAX_K;
 	}
-	if (is_mov(in, X86_RBP, X86_RSP)) {
+	if (x86__mov_from(in, X86_RSP) == X86_RBP) {
 		/* The record made: rbp = CFA - 16, the caller's rbp there. */
 		if (s->k != 16 || s->ra != -8 || s->bpo != -16 ||
 		    (s->bp != FOLLOW_BP_PUSHED && s->bp != FOLLOW_BP_SAVED))
@@ -280,7 +246,7 @@ static bool follow_step(struct follow_frame *s, const struct x86_insn *in)
 		*s = at_record();
 		return true;
 	}
-	if (is_rbp_op(in, 0x5d)) {
+	if (x86__is_rbp_push_pop(in, 0x5d)) {
 		/* The caller's rbp popped back from its slot at rsp, or another value. */
 		if ((s->bp == FOLLOW_BP_PUSHED || s->bp == FOLLOW_BP_SAVED) && s->k + s->bpo == 0)
 			s->bp = FOLLOW_BP_SAME;
@@ -294,16 +260,11 @@ static bool follow_step(struct follow_frame *s, const struct x86_insn *in)
 	if (call)
 		return true;
 	/* mov %rsp, %reg: the CFA kept there while rsp is aligned or moved away. */
-	if (!in->vex && in->map == X86_MAP_1B && (in->rex & 8) && in->mod == 3 &&
-	    in->pfx != 0x66 && ((in->op == 0x89 && in->reg == X86_RSP) ||
-				(in->op == 0x8b && in->rm == X86_RSP))) {
-		uint8_t r = in->op == 0x89 ? in->rm : in->reg;
-
-		if (r != X86_RSP && r != X86_RBP) {
-			s->reg = r;
-			s->d = s->k;
-			return true;
-		}
+	r = x86__mov_from(in, X86_RSP);
+	if (r >= 0 && r != X86_RSP && r != X86_RBP) {
+		s->reg = (uint8_t)r;
+		s->d = s->k;
+		return true;
 	}
 	if (x86__sp_delta(in, &delta)) {
 		int64_t k = s->k - delta;
@@ -325,7 +286,7 @@ static bool follow_step(struct follow_frame *s, const struct x86_insn *in)
 	if (!x86__writes_gpr(in, X86_RSP))
 		return true;
 	/* rsp taken back from the register that keeps the CFA (after pushes for a call). */
-	if (s->reg != X86_NO_REG && is_mov(in, X86_RSP, s->reg)) {
+	if (s->reg != X86_NO_REG && x86__mov_from(in, s->reg) == X86_RSP) {
 		s->k = s->d;
 		return s->k + s->ra >= 0 &&
 		       (s->bp == FOLLOW_BP_SAME || s->bp == FOLLOW_BP_LOST || s->k + s->bpo >= 0);

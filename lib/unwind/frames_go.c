@@ -74,24 +74,9 @@ static int window_add(struct frame_spans *w, uint64_t start, uint64_t end, uint8
 /* Whether IN reads or writes [rsp + D] (no index), with operand REG, REX.W, opcode OP. */
 static bool rsp_mem(const struct x86_insn *in, uint8_t op, int reg, int64_t d)
 {
-	return !in->vex && in->map == X86_MAP_1B && in->op == op && (in->rex & 8) &&
-	       in->mod != 3 && in->reg == reg && in->base == X86_RSP &&
-	       in->index == X86_NO_REG && in->disp == d;
-}
+	int32_t disp;
 
-/* mov %rsp, %rbp (either encoding). */
-static bool mov_rsp_rbp(const struct x86_insn *in)
-{
-	return !in->vex && in->map == X86_MAP_1B && (in->rex & 8) && in->mod == 3 &&
-	       ((in->op == 0x89 && in->reg == X86_RSP && in->rm == X86_RBP) ||
-		(in->op == 0x8b && in->reg == X86_RBP && in->rm == X86_RSP));
-}
-
-/* push %rbp, pop %rbp. */
-static bool push_pop_rbp(const struct x86_insn *in, uint8_t op)
-{
-	return !in->vex && in->map == X86_MAP_1B && in->op == op && !(in->rex & 1) &&
-	       in->pfx != 0x66;
+	return x86__mem_form(in, op, reg, X86_RSP, &disp) && disp == d;
 }
 
 /*
@@ -151,18 +136,18 @@ static bool go_step(struct go_state *s, const struct x86_insn *in, uint64_t addr
 	if (x86__writes_gpr(in, X86_RBP)) {
 		if (rsp_mem(in, 0x8d, X86_RBP, s->k - 16) && s->saved) {
 			s->rec = s->made = true;		/* lea F-8(%rsp), %rbp */
-		} else if (mov_rsp_rbp(in) && s->k == 16 && s->saved) {
+		} else if (x86__mov_from(in, X86_RSP) == X86_RBP && s->k == 16 && s->saved) {
 			s->rec = s->made = true;		/* mov %rsp, %rbp */
 		} else if (rsp_mem(in, 0x8b, X86_RBP, s->k - 16) && s->saved && s->rec) {
 			s->rec = false;				/* mov F-8(%rsp), %rbp */
-		} else if (push_pop_rbp(in, 0x5d) && s->k == 16 && s->saved && s->rec) {
+		} else if (x86__is_rbp_push_pop(in, 0x5d) && s->k == 16 && s->saved && s->rec) {
 			s->rec = false;				/* pop %rbp */
 		} else if (!(s->rec && s->kept && rsp_mem(in, 0x8b, X86_RBP, s->slot + s->k))) {
 			return false;		/* but the record's address put back: no change */
 		}
 	} else if (rsp_mem(in, 0x89, X86_RBP, s->k - 16) && !s->rec) {
 		s->saved = true;				/* mov %rbp, F-8(%rsp) */
-	} else if (push_pop_rbp(in, 0x55) && s->k == 8 && !s->rec) {
+	} else if (x86__is_rbp_push_pop(in, 0x55) && s->k == 8 && !s->rec) {
 		s->saved = true;				/* push %rbp */
 	} else if (slot_write) {
 		s->kept = true;					/* mov %rbp, d(%rsp) */

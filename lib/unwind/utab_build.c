@@ -466,7 +466,7 @@ static struct cfi_rule follow_rule(const struct follow_frame *f)
 struct follow_out {
 	struct utab_row *rows;
 	size_t nr, cap;
-	size_t builtins, followed;
+	size_t functions, followed;
 	bool nomem;
 };
 
@@ -528,7 +528,7 @@ static void follow_stretch(struct src *src, struct gather *g, struct dso *dso, u
 			a = fe;
 			continue;
 		}
-		o->builtins++;
+		o->functions++;
 		if (array_grow(at, cap_at, sizeof(**at), fe - fs - 1)) {
 			o->nomem = true;
 			break;
@@ -620,7 +620,7 @@ static int follow_rows(struct src *src, struct gather *g, struct dso *dso)
 	t->rows = o.rows;
 	t->nr_rows = (uint32_t)o.nr;
 	pr_debug("utab: %s: %zu of %zu functions without CFI followed from their code, in %zu "
-		 "stretches", dso__path(dso), o.followed, o.builtins, stretches);
+		 "stretches", dso__path(dso), o.followed, o.functions, stretches);
 	return 0;
 }
 
