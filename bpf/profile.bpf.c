@@ -377,40 +377,60 @@ int do_tracepoint(void *ctx)
  * profiled PREV leaves with its stacks, taken now (its user memory is readable: it is
  * current), and the time.
  */
+/* Wait OP ended after NS off the CPU: counted on the stacks it left with (when at least
+ * min_block_ns), or its time sent to the ones userspace unwinds (OP->seq). */
+static __always_inline void off_end(struct off_pending *op, __u64 ns)
+{
+	if (!ns || ns < min_block_ns)
+		return;
+	stat_inc(STAT_OFF_CPU);
+	if (op->seq) {
+		struct off_weight w = {
+			.tid = op->tid, .kstack_id = op->key.kstack_id,
+			.seq = op->seq, .same_as = op->same_as, .ns = ns,
+			.start = op->start,
+		};
+
+		if (bpf_ringbuf_output(&events, &w, sizeof(w), ring_flags()))
+			stat_inc(STAT_EVENTS_LOST);
+	} else {
+		count_add(&op->key, ns);
+		if (timeline)
+			send_timed(op->start, ns, op->tid, &op->key);
+	}
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u32 ntid = BPF_CORE_READ(next, pid), ptid = BPF_CORE_READ(prev, pid);
-	__u64 now = bpf_ktime_get_ns(), id;
+	__u64 now = bpf_ktime_get_ns(), id, flags, ran, back;
 	struct task_struct *task;
 	struct off_pending *op;
 
 	op = ntid ? bpf_map_lookup_elem(&offpend, &ntid) : NULL;
 	if (op) {
-		__u64 ns = now > op->start ? now - op->start : 0;
-
-		if (ns && ns >= min_block_ns) {
-			stat_inc(STAT_OFF_CPU);
-			if (op->seq) {
-				struct off_weight w = {
-					.tid = op->tid, .kstack_id = op->key.kstack_id,
-					.seq = op->seq, .same_as = op->same_as, .ns = ns,
-					.start = op->start,
-				};
-
-				if (bpf_ringbuf_output(&events, &w, sizeof(w), ring_flags()))
-					stat_inc(STAT_EVENTS_LOST);
-			} else {
-				count_add(&op->key, ns);
-				if (timeline)
-					send_timed(op->start, ns, op->tid, &op->key);
-			}
-		}
+		off_end(op, now > op->start ? now - op->start : 0);
 		bpf_map_delete_elem(&offpend, &ntid);
 	}
-	/* Kernel threads, and tasks that exit: they never come back. */
-	if (!ptid || (BPF_CORE_READ(prev, flags) & (0x00200000 /* PF_KTHREAD */ |
-						     0x00000004 /* PF_EXITING */)))
+	flags = BPF_CORE_READ(prev, flags);
+	if (!ptid || (flags & 0x00200000 /* PF_KTHREAD */))
+		return 0;
+	ran = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	/* A task that leaves (or exits) with a wait under way came back to a CPU without this
+	 * program run for it: under load, about one switch in a few thousand of a profiled
+	 * task's came and went so (two programs on this tracepoint and its trace event all
+	 * missed the same ones). The wait ended when it came back: now, less the CPU time it
+	 * had since. (Left to the end, it would run on to the profile's end.) */
+	op = bpf_map_lookup_elem(&offpend, &ptid);
+	if (op) {
+		back = ran > op->ran ? ran - op->ran : 0;
+		stat_inc(STAT_OFF_UNSEEN);
+		off_end(op, now > op->start + back ? now - op->start - back : 0);
+		bpf_map_delete_elem(&offpend, &ptid);
+	}
+	/* Tasks that exit: they never come back. */
+	if (flags & 0x00000004 /* PF_EXITING */)
 		return 0;
 	task = bpf_get_current_task_btf();
 	if (!pidns_ino)
@@ -423,6 +443,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	if (!op)
 		return 0;
 	op->start = now;
+	op->ran = ran;
 	op->tid = (__u32)id;
 	op->ktid = ptid;
 	op->same_as = 0;
@@ -481,6 +502,7 @@ int off_tasks(struct bpf_iter__task *ctx)
 	r->ktid = task->pid;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	r->ip = BPF_CORE_READ(regs, ip);
+	r->ran = task->se.sum_exec_runtime;
 	r->regs[0] = BPF_CORE_READ(regs, ax);
 	r->regs[1] = BPF_CORE_READ(regs, dx);
 	r->regs[2] = BPF_CORE_READ(regs, cx);

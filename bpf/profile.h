@@ -61,6 +61,9 @@ enum profile_stat {
 	STAT_FP_LEAF_NOREC,	/* frame-pointer walks whole whose words at sp return into code
 				 * without records (a leaf that made none, its caller left out):
 				 * walked from the tables instead */
+	STAT_OFF_UNSEEN,	/* --off-cpu/--wall: waits whose end no switch showed (the task
+				 * left again, or exits, still off the CPU to BPF): ended when
+				 * its CPU time says it came back */
 	STAT__MAX,
 };
 
@@ -243,6 +246,8 @@ struct off_pending {
 	__u32 tid;		/* in the profiler's namespace */
 	__u32 ktid;		/* the kernel's */
 	struct count_key key;	/* with seq: its kernel stack id and period only */
+	__u64 ran;		/* the task's CPU time then (sum_exec_runtime, ns): how long it
+				 * ran since says when it came back if no switch said so */
 };
 
 /* `offsig` values: see there. */
@@ -277,6 +282,7 @@ struct off_task {
 	__u32 ktid;		/* the kernel's */
 	__u32 nr_kframes;
 	__u64 ip;
+	__u64 ran;		/* its CPU time (sum_exec_runtime, ns) */
 	__u64 regs[PROFILE_NR_REGS];	/* as sample_event.regs */
 	__u64 kframes[PROFILE_MAX_DEPTH];
 };

@@ -307,6 +307,11 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 		pr_info("frame-pointer walks from a leaf that returns into code without frame "
 			"records (its callers left out), walked again from the tables: %llu",
 			(unsigned long long)st->bpf[STAT_FP_LEAF_NOREC]);
+	if (st->bpf[STAT_OFF_UNSEEN] || st->off_unseen)
+		pr_info("off-CPU waits whose end no switch showed (the task left again, or "
+			"exited, with the wait under way), ended when its CPU time says it came "
+			"back: %llu", (unsigned long long)(st->bpf[STAT_OFF_UNSEEN] +
+							   st->off_unseen));
 	if (st->table_checked)
 		pr_info("table walk check: %llu of %llu stacks walked in BPF differ from "
 			"userspace's unwind of their copies; %llu went on where that unwind "

@@ -5,6 +5,8 @@
  * their seq says how long it was off; at a period's end the waits under way are split.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +215,46 @@ int offcpu__retry_parked(struct session *s)
 	return 0;
 }
 
+/* Task TID's (in the profiler's namespace: its /proc) CPU time into *RAN (se.sum_exec_runtime, ns): a wait BPF
+ * saw begin and no switch end, though the task came back (see on_switch), ended as long
+ * before now as it ran since. Returns -1 when the task is gone. */
+static int task_ran(uint32_t tid, uint64_t *ran)
+{
+	char path[64], buf[128];
+	unsigned long long v;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/schedstat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	if (sscanf(buf, "%llu", &v) != 1)
+		return -1;
+	*ran = v;
+	return 0;
+}
+
+/* The time off the CPU of wait OP by END_NS: less what its task ran since (*BACK, not 0
+ * when it came back unseen). A task gone (it ran to exit: BPF ends the waits of tasks
+ * that exit, so this one came back unseen before its entry was made) waited none of it. */
+static uint64_t off_ns(const struct off_pending *op, uint64_t end_ns, uint64_t *back)
+{
+	uint64_t ns = end_ns - op->start, ran;
+
+	if (task_ran(op->tid, &ran)) {
+		*back = ns;
+		return 0;
+	}
+	*back = ran > op->ran ? ran - op->ran : 0;
+	return ns > *back ? ns - *back : 0;
+}
+
 int session__end_off_cpu(struct session *s, uint64_t end_ns)
 {
 	int fd = bpf_map__fd(s->skel->maps.offpend), cfd = bpf_map__fd(s->skel->maps.counts);
@@ -221,13 +263,15 @@ int session__end_off_cpu(struct session *s, uint64_t end_ns)
 	int err = 0;
 
 	while (!err && bpf_map_get_next_key(fd, prev, &key) == 0) {
-		uint64_t ns, count;
+		uint64_t ns, count, back;
 
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &op) || end_ns <= op.start)
 			continue;
-		ns = end_ns - op.start;
-		if (ns < (uint64_t)s->opts.min_block_us * 1000)
+		ns = off_ns(&op, end_ns, &back);
+		if (back)
+			s->stats.off_unseen++;
+		if (!ns || ns < (uint64_t)s->opts.min_block_us * 1000)
 			continue;
 		s->stats.bpf[STAT_OFF_CPU]++;
 		if (op.seq) {
@@ -284,6 +328,7 @@ static int off_task_begin(struct session *s, const struct off_task *r, uint64_t 
 	uint64_t sp = r->regs[7];
 	struct iovec local, remote;
 	struct off_pending op;
+	uint64_t ran;
 	ssize_t got;
 
 	uint64_t *kips = xk_new(s);
@@ -316,10 +361,14 @@ static int off_task_begin(struct session *s, const struct off_task *r, uint64_t 
 	/* The entry first: while it is there, the task has not come back, and what the unwind
 	 * reads past the copy is its stack as it left (session__still_off). */
 	op = (struct off_pending){
-		.start = since, .seq = e->off_seq, .tid = r->tid, .ktid = r->ktid,
+		.start = since, .ran = r->ran, .seq = e->off_seq, .tid = r->tid, .ktid = r->ktid,
 		.key = { .pid = r->pid, .kstack_id = e->kstack_id, .flags = COUNT_F_OFF_CPU,
 			 .period = e->period },
 	};
+	/* A task that ran since the iterator listed it, or is gone, came back: its wait is
+	 * over (its stack read above may be another's). */
+	if (task_ran(r->tid, &ran) || ran > r->ran)
+		return 0;
 	/* A task that came back and left again since the iterator read it has a later wait,
 	 * parked or under way: this stale one is not parked over it. (Its seq, taken now, is
 	 * higher than that wait's, which parking would have let it replace: the later wait's
@@ -365,12 +414,14 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
 		struct stack_key k;
 		const uint64_t *ips = NULL;
 		uint32_t nr = 0;
-		uint64_t ns, count;
+		uint64_t ns, count, back;
 
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &op) || op.key.period != par || end_ns <= op.start)
 			continue;
-		ns = end_ns - op.start;
+		/* (A task back on a CPU unseen: its wait ended; the next period's part is
+		 * what it waits after its CPU time now, none if it runs on.) */
+		ns = off_ns(&op, end_ns, &back);
 		/* The stacks, for the rest of the wait: the user frames in a parked entry of a
 		 * new seq, the kernel's copied out of the maps about to be cleared. */
 		stack_key__decode(&k, &op.key);
@@ -391,6 +442,7 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
 		}
 		nop = op;
 		nop.start = end_ns;
+		nop.ran = op.ran + back;
 		nop.same_as = 0;
 		nop.seq = __atomic_add_fetch(&s->skel->bss->off_seq, 1, __ATOMIC_SEQ_CST);
 		nop.key.kstack_id = keep_kstack(s, op.key.kstack_id, par);
