@@ -128,12 +128,17 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			snprintf(min, sizeof(min), " of %u us or more", set->session.min_block_us);
 		fprintf(stderr, "profile: %.3f s off the CPU in %llu waits%s, %.1f%% of it on "
 			"truncated stacks\n", st->off_ns / 1e9,
-			(unsigned long long)st->bpf[STAT_OFF_CPU], min,
+			(unsigned long long)(st->bpf[STAT_OFF_CPU] + st->off_waits_end), min,
 			pct(st->off_truncated_ns, st->off_ns));
 		if (st->off_unmatched)
 			fprintf(stderr, "profile: lost %llu waits whose stacks were lost (ring "
 				"buffer full, or past --max-memory)\n",
 				(unsigned long long)st->off_unmatched);
+		if (st->bpf[STAT_OFF_UNSEEN] || st->off_unseen)
+			pr_info("off-CPU waits whose end no switch showed (the task left again, "
+				"or exited, with the wait under way), ended when its CPU time says "
+				"it came back: %llu", (unsigned long long)
+				(st->bpf[STAT_OFF_UNSEEN] + st->off_unseen));
 		/* (--off-cpu's summary ends below: the programs' times said here.) */
 		if (set->session.off_cpu)
 			print_bpf_times(st);
@@ -307,11 +312,6 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 		pr_info("frame-pointer walks from a leaf that returns into code without frame "
 			"records (its callers left out), walked again from the tables: %llu",
 			(unsigned long long)st->bpf[STAT_FP_LEAF_NOREC]);
-	if (st->bpf[STAT_OFF_UNSEEN] || st->off_unseen)
-		pr_info("off-CPU waits whose end no switch showed (the task left again, or "
-			"exited, with the wait under way), ended when its CPU time says it came "
-			"back: %llu", (unsigned long long)(st->bpf[STAT_OFF_UNSEEN] +
-							   st->off_unseen));
 	if (st->table_checked)
 		pr_info("table walk check: %llu of %llu stacks walked in BPF differ from "
 			"userspace's unwind of their copies; %llu went on where that unwind "

@@ -320,6 +320,8 @@ static int load_bpf(struct session *s, bool without_epochs)
 	skel->rodata->python = !o->no_runtime && !o->kernel_only;
 	skel->rodata->ruby = !o->no_runtime && !o->kernel_only;
 	skel->rodata->time_runs = getenv("PROFILE_BPF_TIMES") != NULL;
+	skel->rodata->test_unseen = getenv("PROFILE_TEST_UNSEEN") ?
+				    (__u32)atoi(getenv("PROFILE_TEST_UNSEEN")) : 0;
 	if (!s->table_walk) {
 		bpf_map__set_max_entries(skel->maps.ushards, 1);
 		bpf_map__set_max_entries(skel->maps.ufiles, 1);

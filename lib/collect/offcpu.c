@@ -273,7 +273,7 @@ int session__end_off_cpu(struct session *s, uint64_t end_ns)
 			s->stats.off_unseen++;
 		if (!ns || ns < (uint64_t)s->opts.min_block_us * 1000)
 			continue;
-		s->stats.bpf[STAT_OFF_CPU]++;
+		s->stats.off_waits_end++;
 		if (op.seq) {
 			struct off_weight w = {
 				.tid = op.tid, .kstack_id = op.key.kstack_id, .seq = op.seq,

@@ -2850,12 +2850,14 @@ def hardware_event_without_a_pmu():
 
 # --- off-CPU time: --off-cpu, --wall ---------------------------------------------------------
 
-def run_measured(args, cmd):
-    """profile ARGS -o FILE -- CMD; returns (folded stacks, stderr, CMD's standard output)."""
+def run_measured(args, cmd, env=None):
+    """profile ARGS -o FILE -- CMD (ENV: variables added to the environment); returns
+    (folded stacks, stderr, CMD's standard output)."""
     d = tempfile.mkdtemp(prefix="offcpu-", dir=os.path.join(BUILD, "tests"))
     out = os.path.join(d, "p.folded")
     p = subprocess.run([os.path.abspath(profile_bin())] + args + ["-o", out, "--"] + cmd,
-                       capture_output=True, text=True, timeout=120, errors="replace")
+                       capture_output=True, text=True, timeout=120, errors="replace",
+                       env=dict(os.environ, **env) if env else None)
     expect(p.returncode == 0, f"profile {' '.join(args)} exited {p.returncode}: {p.stderr}")
     with open(out) as f:
         return parse_folded(f.read()), p.stderr, p.stdout
@@ -2895,6 +2897,39 @@ def off_cpu_waits_carry_their_time():
             expect(not any("[truncated]" in f for f, _ in mine), f"{name}: {fn} truncated")
         expect("s off the CPU in" in err, f"no off-CPU summary: {err}")
         figures.append(f"{name}: " + ", ".join(
+            f"{fn} {sum(c for f, c in stacks if fn in f) / 1e6:.3f}/{truth[fn]:.3f} s"
+            for fn in OFFCPU_WAITS))
+    return "; ".join(figures)
+
+
+@test
+def off_cpu_waits_whose_return_went_unseen():
+    # Under load, the kernel now and then runs a task again without on_switch seeing it
+    # come back (seen in this VM: about one return in thousands, a second program on the
+    # tracepoint missing the same ones). PROFILE_TEST_UNSEEN=3 makes on_switch miss every
+    # third return of a task with a wait under way: each such wait ends when its task
+    # leaves again or exits, by its CPU time since. Every wait still carries what the
+    # workload measured within 5%, on its stack; -v says how many ended so. Before, a
+    # wait whose return went unseen was lost (offcpu_sleep 1.4 s of 2.0), or ran on to
+    # the profile's end.
+    # (offcpu's libc waits are walked in BPF from the tables, or, without that walk, sent
+    # to userspace: their time comes in an off_weight.)
+    figures = []
+    for name, env in (("offcpu", {}), ("offcpu", NO_TABLE_WALK), ("offcpu_fp", {})):
+        stacks, err, out = run_measured(["--off-cpu", "-v"], [workload(name)],
+                                        env=dict(env, PROFILE_TEST_UNSEEN="3"))
+        truth = {k: float(v) for k, v in (x.split() for x in out.splitlines())}
+        for fn, (main, why) in OFFCPU_WAITS.items():
+            t = sum(c for f, c in stacks if f[0] == name and fn in f) / 1e6
+            expect(abs(t - truth[fn]) <= 0.05 * truth[fn],
+                   f"{name}: {fn} carries {t:.3f} s, the workload waited {truth[fn]:.3f} s")
+            whole = sum(c for f, c in stacks if f[0] == name and fn in f
+                        and has_chain(f, [name, "start_thread", main, fn])) / 1e6
+            expect(whole >= 0.99 * t, f"{name}: {fn}: {whole:.3f} of {t:.3f} s whole")
+        m = re.search(r"it came back: (\d+)", err)
+        expect(m and int(m.group(1)) >= 10, f"{name}: too few waits ended unseen: {err[-400:]}")
+        figures.append(f"{name}{' (no table walk)' if env else ''}: {m.group(1)} ended "
+                       "unseen, " + ", ".join(
             f"{fn} {sum(c for f, c in stacks if fn in f) / 1e6:.3f}/{truth[fn]:.3f} s"
             for fn in OFFCPU_WAITS))
     return "; ".join(figures)
