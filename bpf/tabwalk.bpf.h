@@ -114,6 +114,9 @@ struct tab_page {
 	/* Which of gr (bits of DWARF's register numbers) the walk knows at its frame: the
 	 * sample's registers (tab_gprs), until a row makes them unknown (UROW_F_CS). */
 	__u32 valid;
+	/* gr not read yet: a sample in kernel mode or a switch's, whose user registers are
+	 * those the task saved on entering the kernel, read once a row needs one. */
+	__u32 lazy;
 	__u64 gr[16];		/* the general registers, DWARF's numbering */
 };
 
@@ -422,8 +425,9 @@ keep:
 
 /*
  * The sample's general registers into the walk's (tab_page.gr, .valid) when CTX, a sample's,
- * hit user mode; else none (an off-CPU one: what a row needs of them goes to userspace).
- * rsp and rbp are the walk's own.
+ * hit user mode; else they are the task's saved ones, read when a row needs one
+ * (tab_page.lazy: a sample in kernel mode, a switch's, CTX NULL). rsp and rbp are the walk's
+ * own.
  */
 static __always_inline void tab_gprs(struct bpf_perf_event_data *ctx)
 {
@@ -433,11 +437,39 @@ static __always_inline void tab_gprs(struct bpf_perf_event_data *ctx)
 	pg = bpf_map_lookup_elem(&tpage, &zero);
 	if (!pg)
 		return;
-	pg->valid = 0;
+	pg->valid = 0xffffu & ~(1u << 6 | 1u << 7);
+	pg->lazy = 1;
 	if (!ctx || (*(volatile __u64 *)&ctx->regs.cs & 3) != 3)
 		return;
 	ctx_gprs(ctx, pg->gr);
-	pg->valid = 0xffffu & ~(1u << 6 | 1u << 7);
+	pg->lazy = 0;
+}
+
+/* The current task's user registers, saved as it entered the kernel, into PG->gr. */
+static __noinline int tab_task_gprs(struct tab_page *pg)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+
+	if (!pg)
+		return -1;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	pg->gr[0] = BPF_CORE_READ(regs, ax);
+	pg->gr[1] = BPF_CORE_READ(regs, dx);
+	pg->gr[2] = BPF_CORE_READ(regs, cx);
+	pg->gr[3] = BPF_CORE_READ(regs, bx);
+	pg->gr[4] = BPF_CORE_READ(regs, si);
+	pg->gr[5] = BPF_CORE_READ(regs, di);
+	pg->gr[8] = BPF_CORE_READ(regs, r8);
+	pg->gr[9] = BPF_CORE_READ(regs, r9);
+	pg->gr[10] = BPF_CORE_READ(regs, r10);
+	pg->gr[11] = BPF_CORE_READ(regs, r11);
+	pg->gr[12] = BPF_CORE_READ(regs, r12);
+	pg->gr[13] = BPF_CORE_READ(regs, r13);
+	pg->gr[14] = BPF_CORE_READ(regs, r14);
+	pg->gr[15] = BPF_CORE_READ(regs, r15);
+	pg->lazy = 0;
+	return 0;
 }
 
 /* bpf_loop's callback: one frame (the verifier checks it once, not per frame). */
@@ -484,7 +516,8 @@ static long tab_step(__u64 i, void *arg)
 		cfa = w->bp;
 		break;
 	case UROW_REG:
-		if (!w->page || !(w->page->valid >> (r->reg & 15) & 1)) {
+		if (!w->page || !(w->page->valid >> (r->reg & 15) & 1) ||
+		    (w->page->lazy && tab_task_gprs(w->page))) {
 			w->end = TAB_NO_RULE;
 			return 1;
 		}
