@@ -425,12 +425,19 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	flags = BPF_CORE_READ(prev, flags);
 	if (!ptid || (flags & 0x00200000 /* PF_KTHREAD */))
 		return 0;
+	task = bpf_get_current_task_btf();
+	if (!pidns_ino)
+		id = bpf_get_current_pid_tgid();
+	else if (!current_ns_ids(task, &id))
+		return 0;
+	if (!wanted(id >> 32))
+		return 0;
 	ran = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	/* A task that leaves (or exits) with a wait under way came back to a CPU without this
-	 * program run for it: under load, about one switch in a few thousand of a profiled
-	 * task's came and went so (two programs on this tracepoint and its trace event all
-	 * missed the same ones). The wait ended when it came back: now, less the CPU time it
-	 * had since. (Left to the end, it would run on to the profile's end.) */
+	 * program run for it: under load, now and then one return in a few thousand of a
+	 * profiled task's (a second program on this tracepoint missed the same ones). The
+	 * wait ended when it came back: now, less the CPU time it had since. (Left be, the
+	 * next leave replaced it, or it ran on to the profile's end.) */
 	op = bpf_map_lookup_elem(&offpend, &ptid);
 	if (op) {
 		back = ran > op->ran ? ran - op->ran : 0;
@@ -439,14 +446,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		bpf_map_delete_elem(&offpend, &ptid);
 	}
 	/* Tasks that exit: they never come back. */
-	if (flags & 0x00000004 /* PF_EXITING */)
-		return 0;
-	task = bpf_get_current_task_btf();
-	if (!pidns_ino)
-		id = bpf_get_current_pid_tgid();
-	else if (!current_ns_ids(task, &id))
-		return 0;
-	if (!wanted(id >> 32) || !in_cgroups(task))
+	if ((flags & 0x00000004 /* PF_EXITING */) || !in_cgroups(task))
 		return 0;
 	op = bpf_map_lookup_elem(&off_scratch, &(__u32){ 0 });
 	if (!op)
