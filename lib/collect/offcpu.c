@@ -215,9 +215,10 @@ int offcpu__retry_parked(struct session *s)
 	return 0;
 }
 
-/* Task TID's (in the profiler's namespace: its /proc) CPU time into *RAN (se.sum_exec_runtime, ns): a wait BPF
- * saw begin and no switch end, though the task came back (see on_switch), ended as long
- * before now as it ran since. Returns -1 when the task is gone. */
+/* Task TID's (in the profiler's namespace: its /proc) CPU time into *RAN
+ * (se.sum_exec_runtime, ns): a wait BPF saw begin and no switch end, though the task came
+ * back (see on_switch), ended as long before now as it ran since. Returns -1 when the task
+ * is gone. */
 static int task_ran(uint32_t tid, uint64_t *ran)
 {
 	char path[64], buf[128];

@@ -96,8 +96,8 @@ struct session_stats {
 	uint64_t off_ns;		/* --off-cpu, --wall: time off the CPU in the profile */
 	uint64_t off_truncated_ns;	/* of it, time on stacks whose user part is truncated */
 	uint64_t timeline_lost;		/* samples left out of the timeline (--max-memory) */
-	uint64_t off_waits_end;		/* waits under way at the end, counted by userspace (BPF's
-					 * STAT_OFF_CPU has the others) */
+	uint64_t off_waits_end;		/* waits under way at the end, counted by
+					 * userspace (BPF's STAT_OFF_CPU has the others) */
 	uint64_t off_unseen;		/* waits still under way at the end whose task came back
 					 * unseen (see STAT_OFF_UNSEEN) */
 	uint64_t off_unmatched;		/* waits whose stacks userspace did not have (lost with
