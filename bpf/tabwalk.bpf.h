@@ -448,26 +448,9 @@ static __always_inline void tab_gprs(struct bpf_perf_event_data *ctx)
 /* The current task's user registers, saved as it entered the kernel, into PG->gr. */
 static __noinline int tab_task_gprs(struct tab_page *pg)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs;
-
 	if (!pg)
 		return -1;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	pg->gr[0] = BPF_CORE_READ(regs, ax);
-	pg->gr[1] = BPF_CORE_READ(regs, dx);
-	pg->gr[2] = BPF_CORE_READ(regs, cx);
-	pg->gr[3] = BPF_CORE_READ(regs, bx);
-	pg->gr[4] = BPF_CORE_READ(regs, si);
-	pg->gr[5] = BPF_CORE_READ(regs, di);
-	pg->gr[8] = BPF_CORE_READ(regs, r8);
-	pg->gr[9] = BPF_CORE_READ(regs, r9);
-	pg->gr[10] = BPF_CORE_READ(regs, r10);
-	pg->gr[11] = BPF_CORE_READ(regs, r11);
-	pg->gr[12] = BPF_CORE_READ(regs, r12);
-	pg->gr[13] = BPF_CORE_READ(regs, r13);
-	pg->gr[14] = BPF_CORE_READ(regs, r14);
-	pg->gr[15] = BPF_CORE_READ(regs, r15);
+	user_gprs(NULL, bpf_get_current_task_btf(), pg->gr);
 	pg->lazy = 0;
 	return 0;
 }
