@@ -5,7 +5,6 @@
  * their seq says how long it was off; at a period's end the waits under way are split.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include "collect/parking.h"
 #include "collect/session_int.h"
 #include "collect/ucounts.h"
+#include "proc/procfile.h"
 #include "proc/procmaps.h"
 #include "sandbox/symbolizer.h"
 #include "unwind/unwind.h"
@@ -221,21 +221,11 @@ int offcpu__retry_parked(struct session *s)
  * is gone. */
 static int task_ran(uint32_t tid, uint64_t *ran)
 {
-	char path[64], buf[128];
+	char buf[128];
 	unsigned long long v;
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%u/schedstat", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	if (sscanf(buf, "%llu", &v) != 1)
+	if (proc__read((pid_t)tid, "schedstat", buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%llu", &v) != 1)
 		return -1;
 	*ran = v;
 	return 0;

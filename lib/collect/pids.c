@@ -3,7 +3,6 @@
  * process, with a note; a process given twice is profiled once; with --children, the
  * processes under them too. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include <bpf/bpf.h>
 #include "collect/session_int.h"
 #include "proc/children.h"
+#include "proc/procfile.h"
 #include "profile.skel.h"
 
 /* Processes at most, the pids' descendants with them (the BPF filter holds 65,536). */
@@ -22,19 +22,10 @@
  * be read (check_pids then says it is gone). */
 static pid_t tgid_of(pid_t tid)
 {
-	char path[64], text[1024], *p;
-	ssize_t n;
-	int fd;
+	char text[1024], *p;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc__read(tid, "status", text, sizeof(text)) < 0)
 		return tid;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return tid;
-	text[n] = '\0';
 	p = strstr(text, "\nTgid:");
 	return p ? (pid_t)strtol(p + 6, NULL, 10) : tid;
 }

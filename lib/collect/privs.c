@@ -43,6 +43,7 @@
 #include "base/log.h"
 #include "collect/runas.h"
 #include "collect/session_int.h"
+#include "proc/procfile.h"
 
 #define BIT(cap)	(1ull << (cap))
 #define UNPRIVILEGED_ID	65534	/* the overflow uid and gid ("nobody") */
@@ -139,18 +140,9 @@ static bool other_users(pid_t pid, const struct capsets *ours)
 	char path[64], text[4096];
 	unsigned long long uid[4], gid[4], prm;
 	struct stat st;
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc__read(pid, "status", text, sizeof(text)) < 0)
 		return false;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	text[n] = '\0';
 	if (status_fields(text, "\nUid:", uid, 10) != 4 || status_fields(text, "\nGid:", gid, 10) != 4)
 		return true;
 	for (int i = 0; i < 4; i++)

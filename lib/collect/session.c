@@ -23,6 +23,7 @@
 #include "collect/session_int.h"
 #include "collect/ucounts.h"
 #include "proc/cgroup.h"
+#include "proc/procfile.h"
 #include "proc/procmaps.h"
 #include "sandbox/symbolizer.h"
 #include "unwind/unwind.h"
@@ -53,19 +54,10 @@ int session__fail(struct session *s, enum session_err_kind kind, int err, const 
 /* A process is alive when /proc/PID/stat exists and it is not a zombie. */
 static bool pid_alive(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	char buf[512], *p;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc__read(pid, "stat", buf, sizeof(buf)) < 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	p = strrchr(buf, ')');
 	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "base/limits.h"
 #include "base/log.h"
+#include "proc/procfile.h"
 #include "sandbox/client.h"
 #include "sandbox/worker.h"
 
@@ -307,22 +308,11 @@ void sb_client__recycle(struct sb_client *c)
 
 uint64_t sb_client__anon_kib(const struct sb_client *c)
 {
-	char path[40], buf[2048];
+	char buf[2048];
 	const char *p;
-	ssize_t n;
-	int fd;
 
-	if (c->sock < 0)
+	if (c->sock < 0 || proc__read(c->pid, "status", buf, sizeof(buf)) < 0)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)c->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	p = strstr(buf, "\nRssAnon:");
 	return p ? strtoull(p + 9, NULL, 10) : 0;
 }
