@@ -64,6 +64,8 @@ enum profile_stat {
 	STAT_OFF_UNSEEN,	/* --off-cpu/--wall: waits whose end no switch showed (the task
 				 * left again, or exits, still off the CPU to BPF): ended when
 				 * its CPU time says it came back */
+	STAT_TAB_ROW_CUT,	/* rows searched whose stretch was not found (the next row's
+				 * start not past theirs): cached for their pc alone */
 	STAT__MAX,
 };
 

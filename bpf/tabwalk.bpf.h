@@ -284,6 +284,39 @@ static __always_inline struct rcache_ent *rcache_slot(struct rcache *rc, __u64 p
 	return &rc->e[idx & (RCACHE_SIZE - 1)];
 }
 
+/* Entry E's row for F->pc into F, when E holds one for it: 1, else 0. */
+static __always_inline int rcache_take(const struct rcache_ent *e, struct tab_find *f)
+{
+	if (e->tgid != f->tgid || e->pr_ver != f->pr_ver || e->pt_ver != f->pt_ver ||
+	    f->pc - e->lo >= e->len)
+		return 0;
+	f->kind = (e->rules >> RCACHE_KIND_SHIFT) & 7;
+	f->row.cfa_off = e->cfa_off;
+	f->row.ra_off = e->ra_off;
+	f->row.bp_off = e->bp_off;
+	f->row.cfa = e->cfa & ((1 << RCACHE_REG_SHIFT) - 1);
+	f->row.reg = e->cfa >> RCACHE_REG_SHIFT;
+	f->row.bp = e->rules & 3;
+	f->row.flags = e->rules >> RCACHE_FLAGS_SHIFT;
+	return 1;
+}
+
+/* Entry E made to hold F's row for [LO, HI). */
+static __always_inline void rcache_keep(struct rcache_ent *e, const struct tab_find *f,
+					__u64 lo, __u64 hi)
+{
+	e->lo = lo;
+	e->len = (__u16)(hi - lo);
+	e->tgid = f->tgid;
+	e->pr_ver = f->pr_ver;
+	e->pt_ver = f->pt_ver;
+	e->cfa_off = f->row.cfa_off;
+	e->ra_off = f->row.ra_off;
+	e->bp_off = f->row.bp_off;
+	e->cfa = f->row.cfa | f->row.reg << RCACHE_REG_SHIFT;
+	e->rules = f->row.bp | f->kind << RCACHE_KIND_SHIFT | f->row.flags << RCACHE_FLAGS_SHIFT;
+}
+
 /*
  * The kind of code at F->pc in process F->tgid and, unless the walk ends there (a stack
  * bottom: SPAN_BOTTOM), its row, into F: from this CPU's cache F->cache when it has them for
@@ -301,13 +334,12 @@ __noinline int tab_find(struct tab_find *f)
 	const struct proc_tabs *pt;
 	const struct ufile_dir *d;
 	const struct ushard *sh;
-	const struct urow *r;
-	struct rcache_ent *e;
+	const struct urow *r, *nx;
 	struct cpu_proc *cp;
 	struct rcache *rc;
 	__u32 zero = 0, fid, sid, off, next, tgid, c;
 	__u64 bias, end, pc;
-	int i, m;
+	int i, m, s;
 
 	if (!f)
 		return -1;
@@ -315,21 +347,8 @@ __noinline int tab_find(struct tab_find *f)
 	tgid = f->tgid;
 	c = f->cache & 1;
 	rc = f->pr_ver || f->pt_ver ? bpf_map_lookup_elem(&rcache, &c) : NULL;
-	if (rc) {
-		e = rcache_slot(rc, pc, tgid);
-		if (e->tgid == tgid && e->pr_ver == f->pr_ver && e->pt_ver == f->pt_ver &&
-		    pc - e->lo < e->len) {
-			f->kind = (e->rules >> RCACHE_KIND_SHIFT) & 7;
-			f->row.cfa_off = e->cfa_off;
-			f->row.ra_off = e->ra_off;
-			f->row.bp_off = e->bp_off;
-			f->row.cfa = e->cfa & ((1 << RCACHE_REG_SHIFT) - 1);
-			f->row.reg = e->cfa >> RCACHE_REG_SHIFT;
-			f->row.bp = e->rules & 3;
-			f->row.flags = e->rules >> RCACHE_FLAGS_SHIFT;
-			return f->kind == SPAN_BOTTOM ? -1 : 0;
-		}
-	}
+	if (rc && rcache_take(rcache_slot(rc, pc, tgid), f))
+		return f->kind == SPAN_BOTTOM ? -1 : 0;
 	stat_inc(STAT_TAB_ROW_MISSES);
 	cp = bpf_map_lookup_elem(&cur_proc, &zero);
 	if (cp && cp->tgid_1 == tgid + 1 && cp->has_ranges)
@@ -364,10 +383,10 @@ __noinline int tab_find(struct tab_find *f)
 		end = pt->end[m];
 		off = (__u32)(pc - bias);
 		d = bpf_map_lookup_elem(&ufiles, &fid);
-		i = tab_shard_index(d, off);
-		if (!d || i < 0)
+		s = tab_shard_index(d, off);
+		if (!d || s < 0)
 			return -1;
-		sid = d->shard[i & (UTAB_FILE_SHARDS - 1)];
+		sid = d->shard[s & (UTAB_FILE_SHARDS - 1)];
 		sh = bpf_map_lookup_elem(&ushards, &sid);
 		if (!sh)
 			return -1;
@@ -376,15 +395,23 @@ __noinline int tab_find(struct tab_find *f)
 		if (!r)
 			return -1;
 		f->row = *r;
-		/* Its stretch: to the next row's start, within the mapping (a shard's last row:
-		 * it may go on in the next shard, not known here: up to this pc). Kept where
-		 * the span holds too; none found: this pc alone. */
-		next = i + 1 < UTAB_SHARD_ROWS ? sh->rows[(i + 1) & (UTAB_SHARD_ROWS - 1)].start
-					       : 0;
+		/* Its stretch: to the next row's start, within the mapping. A shard's last row
+		 * goes on to the next shard's first (the file's last shard: to the mapping's
+		 * end), as the search finds. Kept where the span holds too; none found: this
+		 * pc alone. (Not a mask: UTAB_SHARD_ROWS is no power of two.) */
+		nx = tab_row_at(sh, i + 1);
+		if (nx)
+			next = nx->start;
+		else if ((__u32)s + 1 < d->nr)
+			next = d->first[(s + 1) & (UTAB_FILE_SHARDS - 1)];
+		else
+			next = 0xffffffffu;
 		if (bias + r->start > b.lo)
 			b.lo = bias + r->start;
-		if (next <= r->start)
+		if (next <= r->start) {
 			b.hi = pc + 1;
+			stat_inc(STAT_TAB_ROW_CUT);
+		}
 		else if (bias + next < b.hi)
 			b.hi = bias + next;
 		if (end < b.hi)
@@ -404,18 +431,7 @@ keep:
 	}
 	if (rc && f->row.bp < 4 && f->kind < 8 && f->row.cfa < 16 && f->row.reg < 16 &&
 	    f->row.flags < 8) {
-		e = rcache_slot(rc, pc, tgid);
-		e->lo = b.lo;
-		e->len = (__u16)(b.hi - b.lo);
-		e->tgid = tgid;
-		e->pr_ver = f->pr_ver;
-		e->pt_ver = f->pt_ver;
-		e->cfa_off = f->row.cfa_off;
-		e->ra_off = f->row.ra_off;
-		e->bp_off = f->row.bp_off;
-		e->cfa = f->row.cfa | f->row.reg << RCACHE_REG_SHIFT;
-		e->rules = f->row.bp | f->kind << RCACHE_KIND_SHIFT |
-			   f->row.flags << RCACHE_FLAGS_SHIFT;
+		rcache_keep(rcache_slot(rc, pc, tgid), f, b.lo, b.hi);
 	}
 	return f->kind == SPAN_BOTTOM ? -1 : 0;
 }

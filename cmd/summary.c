@@ -296,9 +296,10 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			(unsigned long long)st->bpf[STAT_TAB_RESUMED]);
 	if (st->bpf[STAT_TAB_ROWS])
 		pr_info("unwind tables in BPF: %.1f%% of the %llu rows the walks looked for found "
-			"in the CPUs' row caches", 100.0 * (double)(st->bpf[STAT_TAB_ROWS] -
-			st->bpf[STAT_TAB_ROW_MISSES]) / (double)st->bpf[STAT_TAB_ROWS],
-			(unsigned long long)st->bpf[STAT_TAB_ROWS]);
+			"in the CPUs' row caches; %llu searched kept for their pc alone",
+			100.0 * (double)(st->bpf[STAT_TAB_ROWS] - st->bpf[STAT_TAB_ROW_MISSES]) /
+			(double)st->bpf[STAT_TAB_ROWS], (unsigned long long)st->bpf[STAT_TAB_ROWS],
+			(unsigned long long)st->bpf[STAT_TAB_ROW_CUT]);
 	if (st->bpf[STAT_PROC_TORN])
 		pr_info("%llu copies of a process's code kinds (`procs`) were read while "
 			"userspace rewrote them, and read again", (unsigned long long)
