@@ -58,9 +58,16 @@ struct tab_at {
  * and shard lookups and the row's search. Per process: other processes' changes (with -a,
  * a busy machine's forks and execs) leave its entries be. Two caches per CPU: a sample's
  * program may interrupt a switch's, never one of its kind.
+ *
+ * A stretch of RCACHE_WIDE_LEN bytes or more (a frameless function's body, one row for
+ * kilobytes) is kept in a second entry as well, by (pc >> RCACHE_WIDE_BITS), probed when the
+ * first misses: leaves sampled all over such a body were each a search the first time their
+ * 16 bytes were hit (xz -9e: 99.1% of rows found, 99.7% with it).
  */
 #define RCACHE_BITS	10
 #define RCACHE_SIZE	(1u << RCACHE_BITS)
+#define RCACHE_WIDE_BITS 9
+#define RCACHE_WIDE_LEN	256
 enum { RCACHE_SAMPLE = 0, RCACHE_SWITCH = 1 };
 
 /* 32 bytes, one cache line's half: the row without its start, the stretch as a length (at
@@ -284,6 +291,16 @@ static __always_inline struct rcache_ent *rcache_slot(struct rcache *rc, __u64 p
 	return &rc->e[idx & (RCACHE_SIZE - 1)];
 }
 
+/* The entry of cache RC that would hold a long stretch (RCACHE_WIDE_LEN or more) about PC:
+ * one for each RCACHE_WIDE_BITS of code. */
+static __always_inline struct rcache_ent *rcache_wide_slot(struct rcache *rc, __u64 pc,
+							    __u32 tgid)
+{
+	__u32 idx = (__u32)(pc >> RCACHE_WIDE_BITS) * 0x85ebca6bu ^ (tgid * 0x9e3779b1u);
+
+	return &rc->e[(idx >> 8) & (RCACHE_SIZE - 1)];
+}
+
 /* Entry E's row for F->pc into F, when E holds one for it: 1, else 0. */
 static __always_inline int rcache_take(const struct rcache_ent *e, struct tab_find *f)
 {
@@ -347,7 +364,8 @@ __noinline int tab_find(struct tab_find *f)
 	tgid = f->tgid;
 	c = f->cache & 1;
 	rc = f->pr_ver || f->pt_ver ? bpf_map_lookup_elem(&rcache, &c) : NULL;
-	if (rc && rcache_take(rcache_slot(rc, pc, tgid), f))
+	if (rc && (rcache_take(rcache_slot(rc, pc, tgid), f) ||
+		   rcache_take(rcache_wide_slot(rc, pc, tgid), f)))
 		return f->kind == SPAN_BOTTOM ? -1 : 0;
 	stat_inc(STAT_TAB_ROW_MISSES);
 	cp = bpf_map_lookup_elem(&cur_proc, &zero);
@@ -432,6 +450,8 @@ keep:
 	if (rc && f->row.bp < 4 && f->kind < 8 && f->row.cfa < 16 && f->row.reg < 16 &&
 	    f->row.flags < 8) {
 		rcache_keep(rcache_slot(rc, pc, tgid), f, b.lo, b.hi);
+		if (b.hi - b.lo >= RCACHE_WIDE_LEN)
+			rcache_keep(rcache_wide_slot(rc, pc, tgid), f, b.lo, b.hi);
 	}
 	return f->kind == SPAN_BOTTOM ? -1 : 0;
 }
