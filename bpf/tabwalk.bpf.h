@@ -355,7 +355,7 @@ __noinline int tab_find(struct tab_find *f)
 	struct cpu_proc *cp;
 	struct rcache *rc;
 	__u32 zero = 0, fid, sid, off, next, tgid, c;
-	__u64 bias, end, pc;
+	__u64 bias, end, pc, a;
 	int i, m, s;
 
 	if (!f)
@@ -449,7 +449,16 @@ keep:
 	}
 	if (rc && f->row.bp < 4 && f->kind < 8 && f->row.cfa < 16 && f->row.reg < 16 &&
 	    f->row.flags < 8) {
-		rcache_keep(rcache_slot(rc, pc, tgid), f, b.lo, b.hi);
+		/* A stretch shorter than a wide entry's, in the entry of each of its 16
+		 * bytes, not only pc's: leaves sampled anywhere in it find it there. (A
+		 * longer one in pc's and in its wide entry.) */
+		a = b.hi - b.lo < RCACHE_WIDE_LEN ? b.lo & ~15ull : pc;
+		for (int k = 0; k < RCACHE_WIDE_LEN / 16 + 1; k++) {
+			if (a >= b.hi)
+				break;
+			rcache_keep(rcache_slot(rc, a, tgid), f, b.lo, b.hi);
+			a += 16;
+		}
 		if (b.hi - b.lo >= RCACHE_WIDE_LEN)
 			rcache_keep(rcache_wide_slot(rc, pc, tgid), f, b.lo, b.hi);
 	}
