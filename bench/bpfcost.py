@@ -40,10 +40,14 @@ profiles it with `profile -F HZ -p PID -d SECONDS -o /dev/null` (default 999 Hz,
             the window profile's figures are taken in; not a BPF figure)
 
 PROFILE_BPF_TIMES=1 (unless --no-times) has each run of the sample program timed in BPF:
-profile -v's P50 and P90 per sample (two more clock reads a run, a few tens of ns), the
-distribution bpf_stats' totals do not give. "us/sample all" adds profile's and its worker's
-CPU per target sample to BPF's time per sample: the steady cost of a sample, wherever it is
-spent.
+profile -v's P50, P90 and mean per sample (two more clock reads a run, a few tens of ns),
+the distribution bpf_stats' totals do not give. "us/sample all" adds profile's and its
+worker's CPU per target sample to BPF's time per sample: the steady cost of a sample,
+wherever it is spent. "us/own" adds it to the mean of the target's samples' runs alone: the
+same cost without the runs on the other CPUs for other processes (those return at once, but
+how many there are depends on what else the machine runs: 1000 or 2000 a second here from
+one round to the next, a few hundred ns a target sample), the figure to set two targets side
+by side with.
 
 For each it also gives the CPU time profile and its worker used per second while sampling
 (the schedstat of each of their threads, in ns, between the first and the last reading).
@@ -490,9 +494,9 @@ def main():
                     continue
                 per_run, per_sample, tot, _, cpu = r
                 pt = re.search(r"BPF run time of a profiled task's sample: P50 <= (\d+) ns, "
-                               r"P90 <= (\d+) ns", err or "")
+                               r"P90 <= (\d+) ns, P99 <= \d+ ns, mean (\d+) ns", err or "")
                 cp = re.search(r"user stacks ([0-9.]+)% DWARF-unwound", err or "")
-                r = r + ((int(pt.group(1)), int(pt.group(2))) if pt else None,)
+                r = r + ((int(pt.group(1)), int(pt.group(2)), int(pt.group(3))) if pt else None,)
                 results.setdefault(key, []).append(r)
                 rate = rates.get(key, [None])[-1] if key.startswith("python") else None
                 print(f"  round {i + 1} {key:8} ns/run {med(per_run) or 0:.0f}  "
@@ -501,7 +505,7 @@ def main():
                       f"({tot['runs'] if tot else 0} runs, {tot['samples'] if tot else 0} "
                       f"target samples in the window; profile: "
                       f"{m.group(1) if m else '?'} samples)"
-                      f"{f'  P50 {pt.group(1)} P90 {pt.group(2)} ns' if pt else ''}"
+                      f"{f'  P50 {pt.group(1)} P90 {pt.group(2)} mean {pt.group(3)} ns' if pt else ''}"
                       f"{f'  copied {cp.group(1)}%' if cp else ''}"
                       f"{settled_note(tot)}"
                       f"{f'  {rate:.0f} calls/s' if rate else ''}", flush=True)
@@ -534,7 +538,8 @@ def main():
           "rounds; min-max in brackets):\n")
     head = (f"{'path':<44} {'ns per run':>10} {'min-max':>11} {'ns/sample':>10} "
             f"{'min-max':>11} {'runs/s':>7} {'samples/s':>9} {'CPU ms/s':>8} "
-            f"{'P50 ns':>7} {'P90 ns':>7} {'us/sample all':>13}")
+            f"{'P50 ns':>7} {'P90 ns':>7} {'mean ns':>7} {'us/sample all':>13} "
+            f"{'us/own':>6}")
     print(head)
     print("-" * len(head))
     labels = {k: l for k, l, _, _, _ in configs}
@@ -555,8 +560,14 @@ def main():
         # (P50 and P90 of the runs' own times, the median over rounds.)
         p50 = med([r[5][0] for r in rs if len(r) > 5 and r[5]])
         p90 = med([r[5][1] for r in rs if len(r) > 5 and r[5]])
+        mean = med([r[5][2] for r in rs if len(r) > 5 and r[5]])
         rate = samples / secs_total if secs_total and samples else 0
         allus = (med(ps) + 1e9 * med(cpus) / rate) / 1000 if ps and cpus and rate and \
+            key != "bcc" else None
+        # (The same with the mean of the target's samples' runs alone for BPF's part: the
+        # runs for other processes, whose number depends on what else the machine runs,
+        # left out.)
+        ownus = (mean + 1e9 * med(cpus) / rate) / 1000 if mean and cpus and rate and \
             key != "bcc" else None
         print(f"{labels[key]:<44} {med(pr) or 0:>10.0f} {rng(pr):>11} "
               f"{(f'{med(ps):.0f}' if ps else '-'):>10} {rng(ps):>11} "
@@ -564,7 +575,9 @@ def main():
               f"{(f'{samples / secs_total:.0f}' if samples else '-'):>9} "
               f"{(f'{1000 * med(cpus):.1f}' if cpus and key != 'bcc' else '-'):>8} "
               f"{(f'{p50:.0f}' if p50 else '-'):>7} {(f'{p90:.0f}' if p90 else '-'):>7} "
-              f"{(f'{allus:.2f}' if allus else '-'):>13}")
+              f"{(f'{mean:.0f}' if mean else '-'):>7} "
+              f"{(f'{allus:.2f}' if allus else '-'):>13} "
+              f"{(f'{ownus:.2f}' if ownus else '-'):>6}")
     if bcc_note:
         print(f"\n{bcc_note}")
     if rates:

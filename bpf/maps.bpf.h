@@ -311,12 +311,13 @@ struct {
  * task's sample (the first PROFILE_TIME_BUCKETS) and for a switch that took a profiled
  * task's stacks off the CPU (the next), in buckets of PROFILE_TIME_STEP ns up to
  * PROFILE_TIME_FINE of them, PROFILE_TIME_COARSE past: the distribution bpf_stats' totals do
- * not give. Two more clock reads per run. */
+ * not give; then each kind's total ns, for a mean of those runs alone (bpf_stats' counts
+ * every run, the other processes' too). Two more clock reads per run. */
 const volatile bool time_runs = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2 * PROFILE_TIME_BUCKETS);
+	__uint(max_entries, PROFILE_TIME_SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
 } btimes SEC(".maps");
@@ -333,6 +334,10 @@ static __always_inline void time_run(__u32 kind, __u64 t0)
 
 	if (v)
 		*v += 1;
+	key = 2 * PROFILE_TIME_BUCKETS + kind;
+	v = bpf_map_lookup_elem(&btimes, &key);
+	if (v)
+		*v += ns;
 }
 
 /* A page of zeros (never written). */

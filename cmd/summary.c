@@ -82,9 +82,11 @@ static void print_bpf_times(const struct session_stats *st)
 		for (int i = 0; i < PROFILE_TIME_BUCKETS; i++)
 			n += b[i];
 		if (n)
-			pr_info("BPF run time of %s: P50 <= %u ns, P90 <= %u ns, P99 <= %u ns "
-				"(%llu runs, PROFILE_BPF_TIMES)", kinds[k], bucket_share(b, n, 50),
-				bucket_share(b, n, 90), bucket_share(b, n, 99),
+			pr_info("BPF run time of %s: P50 <= %u ns, P90 <= %u ns, P99 <= %u ns, "
+				"mean %.0f ns (%llu runs, PROFILE_BPF_TIMES)", kinds[k],
+				bucket_share(b, n, 50), bucket_share(b, n, 90),
+				bucket_share(b, n, 99),
+				(double)st->bpf_times[2 * PROFILE_TIME_BUCKETS + k] / (double)n,
 				(unsigned long long)n);
 	}
 }

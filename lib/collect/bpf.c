@@ -600,7 +600,7 @@ void session__read_stats(struct session *s)
 	}
 	/* PROFILE_BPF_TIMES: the programs' run times, bucketed. */
 	fd = bpf_map__fd(s->skel->maps.btimes);
-	for (__u32 k = 0; s->skel->rodata->time_runs && k < 2 * PROFILE_TIME_BUCKETS; k++) {
+	for (__u32 k = 0; s->skel->rodata->time_runs && k < PROFILE_TIME_SLOTS; k++) {
 		if (bpf_map_lookup_elem(fd, &k, vals))
 			continue;
 		s->stats.bpf_times[k] = 0;
