@@ -493,10 +493,13 @@ def main():
                           f"{(err or '').strip().splitlines()[-1:] or 'no do_sample program'}")
                     continue
                 per_run, per_sample, tot, _, cpu = r
+                # (A build from before the mean: no mean.)
                 pt = re.search(r"BPF run time of a profiled task's sample: P50 <= (\d+) ns, "
-                               r"P90 <= (\d+) ns, P99 <= \d+ ns, mean (\d+) ns", err or "")
+                               r"P90 <= (\d+) ns(?:, P99 <= \d+ ns, mean (\d+) ns)?",
+                               err or "")
                 cp = re.search(r"user stacks ([0-9.]+)% DWARF-unwound", err or "")
-                r = r + ((int(pt.group(1)), int(pt.group(2)), int(pt.group(3))) if pt else None,)
+                r = r + ((int(pt.group(1)), int(pt.group(2)),
+                          int(pt.group(3)) if pt.group(3) else None) if pt else None,)
                 results.setdefault(key, []).append(r)
                 rate = rates.get(key, [None])[-1] if key.startswith("python") else None
                 print(f"  round {i + 1} {key:8} ns/run {med(per_run) or 0:.0f}  "
@@ -560,7 +563,7 @@ def main():
         # (P50 and P90 of the runs' own times, the median over rounds.)
         p50 = med([r[5][0] for r in rs if len(r) > 5 and r[5]])
         p90 = med([r[5][1] for r in rs if len(r) > 5 and r[5]])
-        mean = med([r[5][2] for r in rs if len(r) > 5 and r[5]])
+        mean = med([r[5][2] for r in rs if len(r) > 5 and r[5] and r[5][2]])
         rate = samples / secs_total if secs_total and samples else 0
         allus = (med(ps) + 1e9 * med(cpus) / rate) / 1000 if ps and cpus and rate and \
             key != "bcc" else None
