@@ -1955,10 +1955,14 @@ def top_functions_agree_with_report_and_pprof():
     flat, cum, alike = {}, {}, {}
     n_samples = sum(c for _, c in stacks)
     for stack, count in stacks:
-        # (Python's frames are "name (file.py:line)" there, as py-spy writes them.)
-        stack = [re.sub(r"_\[[kij]\]$| \([^()]*:\d+\)$", "", x) for x in stack]
-        for x in stack:
-            alike.setdefault(shown(x), set()).add(x)
+        # (Python's frames are "name (file.py:line)" there, as py-spy writes them. A
+        # function inlined in some places, _[i], and called in others is two rows of the
+        # summary, one of pprof: ALIKE keeps the kinds apart, so such a function's shares
+        # are not compared with pprof's, whose counts are the folded stacks' all the same.)
+        raw = [re.sub(r" \([^()]*:\d+\)$", "", x) for x in stack]
+        stack = [re.sub(r"_\[[kij]\]$", "", x) for x in raw]
+        for x, r in zip(stack, raw):
+            alike.setdefault(shown(x), set()).add(r)
         names = [shown(x) for x in stack]
         flat[names[-1]] = flat.get(names[-1], 0) + count
         for n in set(names):
