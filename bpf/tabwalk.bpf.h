@@ -451,7 +451,8 @@ keep:
 	    f->row.flags < 8) {
 		/* A stretch shorter than a wide entry's, in the entry of each of its 16
 		 * bytes, not only pc's: leaves sampled anywhere in it find it there. (A
-		 * longer one in pc's and in its wide entry.) */
+		 * longer one from pc's on, at most RCACHE_WIDE_LEN bytes of it, and in its
+		 * wide entry.) */
 		a = b.hi - b.lo < RCACHE_WIDE_LEN ? b.lo & ~15ull : pc;
 		for (int k = 0; k < RCACHE_WIDE_LEN / 16 + 1; k++) {
 			if (a >= b.hi)
