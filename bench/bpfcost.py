@@ -39,9 +39,13 @@ profiles it with `profile -F HZ -p PID -d SECONDS -o /dev/null` (default 999 Hz,
             the two above (calls of the chain per second, from the target's own ticks over
             the window profile's figures are taken in; not a BPF figure)
 
-PROFILE_BPF_TIMES=1 (unless --no-times) has each run of the sample program timed in BPF:
-profile -v's P50, P90 and mean per sample (two more clock reads a run, a few tens of ns),
-the distribution bpf_stats' totals do not give. "us/sample all" adds profile's and its
+PROFILE_BPF_TIMES=1 (unless --no-times) has each run of the sample program timed in BPF
+(two more clock reads a run, a few tens of ns): P50, P90 and mean per sample, the
+distribution bpf_stats' totals do not give, read from profile's `btimes` map at the window's
+first and last readings: steady state, start-up left out (the CPUs' row caches filling,
+some 150 searches of the tables for xz in its first seconds, ~1 ms of BPF time; the samples
+before the worker's tables were there, sent with copies). "run mean" is profile -v's mean,
+of the whole run, start-up in. "us/sample all" adds profile's and its
 worker's CPU per target sample to BPF's time per sample: the steady cost of a sample,
 wherever it is spent. "us/own" adds it to the mean of the target's samples' runs alone: the
 same cost without the runs on the other CPUs for other processes (those return at once, but
@@ -117,12 +121,66 @@ def max_prog_id():
     return max((p["id"] for p in progs), default=0)
 
 
-def stats_map_id(prog):
+def map_named(prog, name):
+    """The id of PROG's map called NAME, or None."""
     for mid in prog.get("map_ids", []):
         m = bpftool("map", "show", "id", str(mid))
-        if m and m.get("name") == "stats":
+        if m and m.get("name") == name:
             return mid
     return None
+
+
+# bpf/profile.h: `btimes` holds PROFILE_TIME_BUCKETS buckets per kind (the sample's first),
+# the first PROFILE_TIME_FINE of them PROFILE_TIME_STEP ns wide, the others
+# PROFILE_TIME_COARSE; then each kind's total ns.
+TIME_BUCKETS, TIME_FINE, TIME_STEP, TIME_COARSE = 128, 64, 100, 1000
+
+
+def sample_times(map_id):
+    """The sample runs' buckets and total ns in `btimes` (PROFILE_BPF_TIMES), summed over
+    the CPUs: (list of TIME_BUCKETS counts, ns), or None."""
+    dump = bpftool("map", "dump", "id", str(map_id))
+    if not dump:
+        return None
+    slots = {}
+    for entry in dump:
+        f = entry.get("formatted")
+        if f is not None:
+            slots[f.get("key")] = sum(v["value"] for v in f["values"])
+            continue
+        key = int.from_bytes(bytes(int(b, 16) for b in entry["key"]), "little")
+        slots[key] = sum(int.from_bytes(bytes(int(b, 16) for b in v["value"]), "little")
+                         for v in entry["values"])
+    return [slots.get(i, 0) for i in range(TIME_BUCKETS)], slots.get(2 * TIME_BUCKETS, 0)
+
+
+def time_edge(i):
+    """The upper edge of bucket I in ns (cmd/summary.c's bpf_time_edge)."""
+    i = min(i, TIME_BUCKETS - 2)
+    if i < TIME_FINE:
+        return (i + 1) * TIME_STEP
+    return TIME_FINE * TIME_STEP + (i + 1 - TIME_FINE) * TIME_COARSE
+
+
+def window_times(a, b):
+    """P50, P90 and mean ns of the sample runs between two sample_times() readings A and B
+    (the window's, start-up left out), or None."""
+    if not a or not b:
+        return None
+    d = [y - x for x, y in zip(a[0], b[0])]
+    n = sum(d)
+    if n <= 0:
+        return None
+
+    def share(p):
+        seen = 0
+        for i, c in enumerate(d):
+            seen += c
+            if seen * 100 >= n * p:
+                return time_edge(i)
+        return time_edge(TIME_BUCKETS - 1)
+    # (A build from before the kinds' sums: no mean.)
+    return share(50), share(90), (b[1] - a[1]) / n if b[1] > a[1] else None
 
 
 def samples_in_stats(map_id):
@@ -206,13 +264,14 @@ def settle(p, pid, limit, step=0.5, quiet=0.0005):
     return None, spent()
 
 
-def snapshot(prog_id, map_id, pid=None):
+def snapshot(prog_id, map_id, pid=None, times_id=None):
     p = bpftool("prog", "show", "id", str(prog_id))
     if not p:
         return None
     s = samples_in_stats(map_id) if map_id else None
     return (time.monotonic(), p.get("run_time_ns", 0), p.get("run_cnt", 0), s,
-            task_cpu(family(pid)) if pid else None)
+            task_cpu(family(pid)) if pid else None,
+            sample_times(times_id) if times_id else None)
 
 
 def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None, settle_limit=0):
@@ -239,7 +298,8 @@ def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None, settle_lim
             p.kill()
             err, _ = p.communicate()
         return None, err
-    map_id = stats_map_id(prog) if prog_name == "do_sample" else None
+    map_id = map_named(prog, "stats") if prog_name == "do_sample" else None
+    times_id = map_named(prog, "btimes") if env and env.get("PROFILE_BPF_TIMES") else None
     t_attach = time.monotonic()
     settled = None
     if settle_limit and prog_name == "do_sample":
@@ -251,7 +311,7 @@ def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None, settle_lim
     while p.poll() is None:
         now = time.monotonic()
         if now >= next_at:
-            s = snapshot(prog["id"], map_id, p.pid)
+            s = snapshot(prog["id"], map_id, p.pid, times_id)
             if s and p.poll() is None:
                 snaps.append(s)
             next_at += interval
@@ -290,6 +350,8 @@ def measure(argv, prog_name, seconds, interval, warmup=1.0, env=None, settle_lim
                    samples=(b[3] - a[3]) if a[3] is not None and b[3] is not None else None)
     if tot is not None:
         tot["t0"], tot["t1"] = snaps[0][0], snaps[-1][0]
+        # (PROFILE_BPF_TIMES: the sample runs' P50, P90 and mean in the window.)
+        tot["times"] = window_times(snaps[0][5], snaps[-1][5])
         if settled:
             tot["settle"], tot["settle_cpu"] = settled
     return (per_run, per_sample, tot, p.returncode, cpu), err
@@ -498,8 +560,13 @@ def main():
                                r"P90 <= (\d+) ns(?:, P99 <= \d+ ns, mean (\d+) ns)?",
                                err or "")
                 cp = re.search(r"user stacks ([0-9.]+)% DWARF-unwound", err or "")
-                r = r + ((int(pt.group(1)), int(pt.group(2)),
-                          int(pt.group(3)) if pt.group(3) else None) if pt else None,)
+                # The window's P50, P90 and mean (start-up left out: the CPUs' row caches
+                # filling, the samples before the worker's tables were there); -v's, of
+                # the whole run, when the map could not be read.
+                wt = tot.get("times") if tot else None
+                run = (int(pt.group(1)), int(pt.group(2)),
+                       int(pt.group(3)) if pt.group(3) else None) if pt else None
+                r = r + (wt or run, run)
                 results.setdefault(key, []).append(r)
                 rate = rates.get(key, [None])[-1] if key.startswith("python") else None
                 print(f"  round {i + 1} {key:8} ns/run {med(per_run) or 0:.0f}  "
@@ -508,7 +575,8 @@ def main():
                       f"({tot['runs'] if tot else 0} runs, {tot['samples'] if tot else 0} "
                       f"target samples in the window; profile: "
                       f"{m.group(1) if m else '?'} samples)"
-                      f"{f'  P50 {pt.group(1)} P90 {pt.group(2)} mean {pt.group(3)} ns' if pt else ''}"
+                      f"{f'  P50 {wt[0]} P90 {wt[1]} mean {wt[2] or 0:.0f} ns' if wt else ''}"
+                      f"{f'  (whole run: P50 {pt.group(1)} P90 {pt.group(2)} mean {pt.group(3)} ns)' if pt else ''}"
                       f"{f'  copied {cp.group(1)}%' if cp else ''}"
                       f"{settled_note(tot)}"
                       f"{f'  {rate:.0f} calls/s' if rate else ''}", flush=True)
@@ -541,7 +609,7 @@ def main():
           "rounds; min-max in brackets):\n")
     head = (f"{'path':<44} {'ns per run':>10} {'min-max':>11} {'ns/sample':>10} "
             f"{'min-max':>11} {'runs/s':>7} {'samples/s':>9} {'CPU ms/s':>8} "
-            f"{'P50 ns':>7} {'P90 ns':>7} {'mean ns':>7} {'us/sample all':>13} "
+            f"{'P50 ns':>7} {'P90 ns':>7} {'mean ns':>7} {'run mean':>8} {'us/sample all':>13} "
             f"{'us/own':>6}")
     print(head)
     print("-" * len(head))
@@ -564,6 +632,8 @@ def main():
         p50 = med([r[5][0] for r in rs if len(r) > 5 and r[5]])
         p90 = med([r[5][1] for r in rs if len(r) > 5 and r[5]])
         mean = med([r[5][2] for r in rs if len(r) > 5 and r[5] and r[5][2]])
+        # (-v's mean, of the whole run: start-up in.)
+        runmean = med([r[6][2] for r in rs if len(r) > 6 and r[6] and r[6][2]])
         rate = samples / secs_total if secs_total and samples else 0
         allus = (med(ps) + 1e9 * med(cpus) / rate) / 1000 if ps and cpus and rate and \
             key != "bcc" else None
@@ -579,6 +649,7 @@ def main():
               f"{(f'{1000 * med(cpus):.1f}' if cpus and key != 'bcc' else '-'):>8} "
               f"{(f'{p50:.0f}' if p50 else '-'):>7} {(f'{p90:.0f}' if p90 else '-'):>7} "
               f"{(f'{mean:.0f}' if mean else '-'):>7} "
+              f"{(f'{runmean:.0f}' if runmean else '-'):>8} "
               f"{(f'{allus:.2f}' if allus else '-'):>13} "
               f"{(f'{ownus:.2f}' if ownus else '-'):>6}")
     if bcc_note:
