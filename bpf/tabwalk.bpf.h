@@ -110,11 +110,28 @@ struct span_bounds {
  * saved rbp lies below its return address, read first. */
 #define PAGE_READ_BELOW	64
 
-/* The stack the walk read past the window: from a little below the first word it needed
- * there to the end of that word's page, the words of the frames above it in one read instead
- * of one per word (the walk only goes up: the page's part below is never needed). */
+/* Threads whose last walk's end each CPU keeps (tab_page.last_tid, by tid mod this). */
+#define TAB_LAST_THREADS 8
+
+/*
+ * The stack the walk read past the window: from a little below the first word it needed
+ * there up to where the thread's last whole walk on this CPU ended (its outermost frame's
+ * CFA: a thread's stack bottom stays where it is from sample to sample), else to the end of
+ * that word's page. The words of the frames above it in one read instead of one per word (the
+ * walk only goes up: the part below is never needed). A read is most of its cost, not its
+ * size: xz -9e's walks needed 1.5 reads each, up to their pages' ends, and one read to where
+ * the last walk ended.
+ */
 struct tab_page {
 	__u64 w[(PROFILE_PAGE_SIZE + PAGE_READ_BELOW) / 8];
+	/* The words in w: [lo, hi) (none yet: 0, 0). */
+	__u64 lo, hi;
+	/* This walk's first read goes up to here (0: to its page's end). */
+	__u64 until;
+	/* The last whole walk of a thread, by tid mod TAB_LAST_THREADS: its tid + 1 (0: none)
+	 * and its outermost CFA. */
+	__u32 last_tid[TAB_LAST_THREADS];
+	__u64 last_end[TAB_LAST_THREADS];
 	/* The walk's TAB_F_* (here, in map memory, the verifier tracks no value: as fields
 	 * of the walk's state, each value made its states apart, 65k instructions more). */
 	__u32 flags;
@@ -153,8 +170,7 @@ struct tab_find {
 
 struct tab_walk {
 	const struct stack_window *win;	/* the words at wsp, or NULL */
-	struct tab_page *page;	/* the words [page_lo, page_hi) (none yet: 0, 0), or NULL */
-	__u64 page_lo, page_hi;
+	struct tab_page *page;	/* the words the walk read past the window, or NULL */
 	struct ustack *st;
 	__u64 wsp;
 	__u64 ip, sp, bp;
@@ -163,12 +179,51 @@ struct tab_walk {
 	struct tab_find f;	/* the process, its gen, the cache; the frame's row */
 };
 
+/* The words of the stack about ADDR (8-aligned) into PG->w, for tab_read: from a little
+ * below it up to PG->until (once), else to its page's end; [PG->lo, PG->hi) then. Returns 0,
+ * or -1 when they could not be read. A global function: the verifier checks it once, and the
+ * walk's step keeps only the read from what was read (the code of a sample's walk is cold in
+ * the CPU's caches at most samples: the less of it, the fewer misses). */
+__noinline int tab_page_read(struct tab_page *pg, __u64 addr)
+{
+	__u64 base = addr & ~(__u64)(PROFILE_PAGE_SIZE - 1), lo, n;
+
+	if (!pg)
+		return -1;
+	pg->lo = pg->hi = 0;
+	/* (Into the page below when the word is near its page's start: the frame's saved rbp
+	 * may be there.) */
+	lo = addr - PAGE_READ_BELOW;
+	n = base + PROFILE_PAGE_SIZE - lo;
+	/* (Past the page when the thread's last walk went there: that stack was there then.
+	 * Else, or should that read fail, to the page's end.) */
+	if (pg->until > addr && pg->until - lo <= sizeof(pg->w))
+		n = (pg->until - lo + 7) & ~7ull;
+	pg->until = 0;
+	/* (Bounds the compiler keeps: the verifier checks the size.) */
+	asm volatile("" : "+r"(n));
+	if (n > sizeof(pg->w))
+		return -1;
+	if (bpf_probe_read_user(pg->w, n, (void *)lo)) {
+		if (lo + n <= base + PROFILE_PAGE_SIZE)
+			return -1;
+		n = base + PROFILE_PAGE_SIZE - lo;
+		asm volatile("" : "+r"(n));
+		if (n > sizeof(pg->w) || bpf_probe_read_user(pg->w, n, (void *)lo))
+			return -1;
+	}
+	pg->lo = lo;
+	pg->hi = lo + n;
+	return 0;
+}
+
 /* The word at ADDR of the stack: from the window read at the sample's sp, else from the
- * words read last, else read with the rest of its page above it (a page the stack uses is
- * there whole), else read alone. */
+ * words read last, else read with the rest of the stack above it (tab_page_read), else read
+ * alone. */
 static __always_inline int tab_read(struct tab_walk *w, __u64 addr, __u64 *val)
 {
-	__u64 off = addr - w->wsp, idx, base = addr & ~(__u64)(PROFILE_PAGE_SIZE - 1), lo, n;
+	__u64 off = addr - w->wsp, idx;
+	struct tab_page *pg = w->page;
 
 	if (w->win && addr >= w->wsp && off < WINDOW_WORDS * 8 && !(off & 7)) {
 		/* (A bound the compiler keeps: the verifier checks the index.) */
@@ -177,30 +232,15 @@ static __always_inline int tab_read(struct tab_walk *w, __u64 addr, __u64 *val)
 		*val = w->win->w[idx & (WINDOW_WORDS - 1)];
 		return 0;
 	}
-	if (w->page && !(addr & 7)) {
-		if (addr < w->page_lo || addr >= w->page_hi) {
-			/* (Into the page below when the word is near its page's start: the
-			 * frame's saved rbp may be there.) */
-			lo = addr - PAGE_READ_BELOW;
-			n = base + PROFILE_PAGE_SIZE - lo;
-			/* (Bounds the compiler keeps: the verifier checks the size.) */
-			asm volatile("" : "+r"(n));
-			if (n > sizeof(w->page->w))
-				goto alone;
-			w->page_lo = w->page_hi = 0;
-			if (bpf_probe_read_user(w->page->w, n, (void *)lo))
-				goto alone;
-			w->page_lo = lo;
-			w->page_hi = base + PROFILE_PAGE_SIZE;
-		}
-		idx = (addr - w->page_lo) / 8;
+	if (pg && !(addr & 7) &&
+	    ((addr >= pg->lo && addr < pg->hi) || !tab_page_read(pg, addr))) {
+		idx = (addr - pg->lo) / 8;
 		asm volatile("" : "+r"(idx));
-		if (idx >= sizeof(w->page->w) / 8)
-			goto alone;
-		*val = w->page->w[idx];
-		return 0;
+		if (idx < sizeof(pg->w) / 8) {
+			*val = pg->w[idx];
+			return 0;
+		}
 	}
-alone:
 	return bpf_probe_read_user(val, sizeof(*val), (void *)addr) ? -1 : 0;
 }
 
@@ -656,7 +696,7 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	struct tab_walk w = {};
 	struct cpu_proc *cp;
 	struct uregs *r;
-	__u32 zero = 0;
+	__u32 zero = 0, tid, slot = 0;
 	__u64 gen;
 
 	if (!at || !st)
@@ -699,8 +739,13 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	w.f.pr_ver = pr->version;
 	w.win = win_ok ? bpf_map_lookup_elem(&window, &zero) : NULL;
 	w.page = bpf_map_lookup_elem(&tpage, &zero);
-	if (w.page)
+	tid = (__u32)bpf_get_current_pid_tgid();
+	if (w.page) {
 		w.page->flags = 0;
+		w.page->lo = w.page->hi = 0;
+		slot = tid & (TAB_LAST_THREADS - 1);
+		w.page->until = w.page->last_tid[slot] == tid + 1 ? w.page->last_end[slot] : 0;
+	}
 	w.wsp = r->sp;
 	w.ip = r->ip;
 	w.sp = r->sp;
@@ -714,6 +759,10 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	at->r.bp = w.bp;
 	at->bp_ok = w.bp_ok;
 	at->leaf_rec = w.page ? (w.page->flags & TAB_F_LEAF_REC) != 0 : 0;
+	if (w.page && w.end == TAB_WHOLE) {
+		w.page->last_tid[slot] = tid + 1;
+		w.page->last_end[slot] = w.sp;
+	}
 	return w.end == TAB_GOING ? TAB_DEPTH : (int)w.end;
 }
 

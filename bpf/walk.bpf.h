@@ -272,13 +272,7 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 	asm volatile("" : "+r"(checked));
 	st->ips[0] = r->ip;
 	st->nr = 1;
-	/* One read of the stack from sp serves the words at sp (see keep_sp_words) and the
-	 * frames that lie in it, most of them in shallow stacks; frames past it are read one by
-	 * one. Near the top of the stack the read fails and every frame is read alone. */
-	win = bpf_map_lookup_elem(&window, &zero);
-	if (win && bpf_probe_read_user(win->w, sizeof(win->w), (void *)r->sp))
-		win = NULL;
-	*winp = win;
+	*winp = NULL;
 	if (pr) {
 		kind = span_kind(pr, r->ip);
 		if (kind == SPAN_BOTTOM)
@@ -288,6 +282,15 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 		if (kind == SPAN_NONE)
 			return WALK_BROKEN;
 	}
+	/* One read of the stack from sp serves the words at sp (see keep_sp_words) and the
+	 * frames that lie in it, most of them in shallow stacks; frames past it are read one by
+	 * one. Near the top of the stack the read fails and every frame is read alone. Not
+	 * read for a walk that does not begin (a leaf without frame records: the tables' walk
+	 * reads what it needs, up to where it ends, at a read's cost, ~180 ns on xz). */
+	win = bpf_map_lookup_elem(&window, &zero);
+	if (win && bpf_probe_read_user(win->w, sizeof(win->w), (void *)r->sp))
+		win = NULL;
+	*winp = win;
 	/* A JIT leaf in its prologue or epilogue: its return address is not above the record
 	 * at rbp, which is its caller's. */
 	start = 1;
