@@ -2722,12 +2722,25 @@ def page_faults_on_the_toucher():
     expect(0.9 * pages <= mine <= 1.1 * pages, f"{mine} faults in touch_pages for {pages} pages")
     expect("page-faults (" in err, f"summary: {err}")
     # At 99 Hz the burst is a few samples: the summary says how many faults came after the
-    # last sample on their CPU, and with them the count is whole again.
+    # last sample on their CPU, and with them the count is whole again. (The counters are
+    # the CPUs': a sample weighs every task's faults since its CPU's last sample, as perf's
+    # weights in frequency mode do. Other processes' faults in the run go to whichever task
+    # is sampled next, at 99 Hz seconds of them: once, in CI, 72,433 in touch_pages and
+    # 27,211 in no stack for its 16,384. So the count is asserted when the machine's other
+    # faults (/proc/vmstat's pgfault less those of profile, its worker and the toucher, the
+    # suite's waited-for children) are under a tenth of its.)
+    before = vmstat("pgfault") - children_faults()
     _, err99, _, mine99 = toucher(["-e", "page-faults", "-F", "99"])
+    others = vmstat("pgfault") - children_faults() - before
     m = re.search(r"(\d+) page-faults came after the last sample on their CPU", err99)
     tail99 = int(m.group(1)) if m else 0
-    expect(mine99 <= 1.1 * pages and mine99 + tail99 >= 0.95 * pages,
-           f"-F 99: {mine99} faults in touch_pages and {tail99} in no stack, {pages} pages")
+    ok99 = mine99 <= 1.1 * pages and mine99 + tail99 >= 0.95 * pages
+    msg99 = (f"-F 99: {mine99} faults in touch_pages and {tail99} in no stack, {pages} pages, "
+             f"{others} faults of other processes")
+    if others < 0.1 * pages:
+        expect(ok99, msg99)
+    else:
+        expect_rate(ok99, msg99)
     # ... and that a few samples are too few to trust, with what would take more.
     expect(re.search(r"only \d+ samples of page-faults: too few to trust its stacks' shares; "
                      r"-c N takes a sample every N events", err99),
@@ -2861,6 +2874,22 @@ def hardware_event_without_a_pmu():
 
 
 # --- off-CPU time: --off-cpu, --wall ---------------------------------------------------------
+
+def vmstat(name):
+    """Counter NAME of /proc/vmstat (the machine's, all processes')."""
+    with open("/proc/vmstat") as f:
+        for line in f:
+            k, _, v = line.partition(" ")
+            if k == name:
+                return int(v)
+    return 0
+
+
+def children_faults():
+    """The page faults of the suite's children that ended and were waited for (getrusage)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_minflt + ru.ru_majflt
+
 
 def run_measured(args, cmd, env=None):
     """profile ARGS -o FILE -- CMD (ENV: variables added to the environment); returns
