@@ -112,6 +112,8 @@ struct span_bounds {
 
 /* Threads whose last walk's end each CPU keeps (tab_page.last_tid, by tid mod this). */
 #define TAB_LAST_THREADS 8
+/* Frames of a thread's last walk whose rows' cache entries a walk reads first. */
+#define TAB_WARM 16
 
 /*
  * The stack the walk read past the window: from a little below the first word it needed
@@ -132,6 +134,9 @@ struct tab_page {
 	 * and its outermost CFA. */
 	__u32 last_tid[TAB_LAST_THREADS];
 	__u64 last_end[TAB_LAST_THREADS];
+	/* And the pcs its first TAB_WARM frames looked up (0: none past them): tab_warm. */
+	__u64 last_pc[TAB_LAST_THREADS][TAB_WARM];
+	__u64 sink;
 	/* The walk's TAB_F_* (here, in map memory, the verifier tracks no value: as fields
 	 * of the walk's state, each value made its states apart, 65k instructions more). */
 	__u32 flags;
@@ -541,6 +546,35 @@ static __noinline int tab_task_gprs(struct tab_page *pg)
 	return 0;
 }
 
+/*
+ * The row cache's entries of the pcs PG's thread SLOT looked up at its last walk, read before
+ * the walk: a sample's callers are mostly the last one's, and their entries, each in a line
+ * of its own that the target's work has made cold, are then read at once, not one after the
+ * other as the walk comes to each (the CPU waits for them together). On xz, with all of
+ * the cache read before the walk (not timed), the walk took ~240 ns less; with this, P50
+ * ~100 ns less. (Their sum is kept, in `sink`, so that the loads are made.)
+ */
+static __always_inline void tab_warm(struct tab_page *pg, __u32 slot, __u32 cache, __u32 tgid)
+{
+	struct rcache *rc;
+	__u64 sum = 0, pc;
+	__u32 c = cache & 1;
+
+	rc = bpf_map_lookup_elem(&rcache, &c);
+	if (!rc)
+		return;
+	slot &= TAB_LAST_THREADS - 1;
+	/* (The leaf's, where another leaf in the same long stretch finds its row.) */
+	sum = rcache_wide_slot(rc, pg->last_pc[slot][0], tgid)->lo;
+	for (int i = 0; i < TAB_WARM; i++) {
+		pc = pg->last_pc[slot][i];
+		if (!pc)
+			break;
+		sum += rcache_slot(rc, pc, tgid)->lo;
+	}
+	pg->sink = sum;
+}
+
 /* bpf_loop's callback: one frame (the verifier checks it once, not per frame). */
 static long tab_step(__u64 i, void *arg)
 {
@@ -745,6 +779,8 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 		w.page->lo = w.page->hi = 0;
 		slot = tid & (TAB_LAST_THREADS - 1);
 		w.page->until = w.page->last_tid[slot] == tid + 1 ? w.page->last_end[slot] : 0;
+		if (w.page->until)
+			tab_warm(w.page, slot, at->cache, tgid);
 	}
 	w.wsp = r->sp;
 	w.ip = r->ip;
@@ -762,6 +798,9 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	if (w.page && w.end == TAB_WHOLE) {
 		w.page->last_tid[slot] = tid + 1;
 		w.page->last_end[slot] = w.sp;
+		for (int i = 0; i < TAB_WARM; i++)
+			w.page->last_pc[slot][i] = i < st->nr ?
+				(i ? st->ips[i] - 1 : st->ips[0]) : 0;
 	}
 	return w.end == TAB_GOING ? TAB_DEPTH : (int)w.end;
 }
