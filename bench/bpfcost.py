@@ -139,18 +139,9 @@ TIME_BUCKETS, TIME_FINE, TIME_STEP, TIME_COARSE = 128, 64, 100, 1000
 def sample_times(map_id):
     """The sample runs' buckets and total ns in `btimes` (PROFILE_BPF_TIMES), summed over
     the CPUs: (list of TIME_BUCKETS counts, ns), or None."""
-    dump = bpftool("map", "dump", "id", str(map_id))
-    if not dump:
+    slots = percpu_slots(map_id)
+    if slots is None:
         return None
-    slots = {}
-    for entry in dump:
-        f = entry.get("formatted")
-        if f is not None:
-            slots[f.get("key")] = sum(v["value"] for v in f["values"])
-            continue
-        key = int.from_bytes(bytes(int(b, 16) for b in entry["key"]), "little")
-        slots[key] = sum(int.from_bytes(bytes(int(b, 16) for b in v["value"]), "little")
-                         for v in entry["values"])
     return [slots.get(i, 0) for i in range(TIME_BUCKETS)], slots.get(2 * TIME_BUCKETS, 0)
 
 
@@ -183,22 +174,27 @@ def window_times(a, b):
     return share(50), share(90), (b[1] - a[1]) / n if b[1] > a[1] else None
 
 
-def samples_in_stats(map_id):
-    """Slot 0 (STAT_SAMPLES) of profile's per-CPU stats array, summed over the CPUs."""
+def percpu_slots(map_id):
+    """Each slot of a per-CPU array map, summed over the CPUs: {slot: value}, or None."""
     dump = bpftool("map", "dump", "id", str(map_id))
     if not dump:
         return None
+    slots = {}
     for entry in dump:
         f = entry.get("formatted")
         if f is not None:
-            if f.get("key") == 0:
-                return sum(v["value"] for v in f["values"])
+            slots[f.get("key")] = sum(v["value"] for v in f["values"])
             continue
         key = int.from_bytes(bytes(int(b, 16) for b in entry["key"]), "little")
-        if key == 0:
-            return sum(int.from_bytes(bytes(int(b, 16) for b in v["value"]), "little")
-                       for v in entry["values"])
-    return None
+        slots[key] = sum(int.from_bytes(bytes(int(b, 16) for b in v["value"]), "little")
+                         for v in entry["values"])
+    return slots
+
+
+def samples_in_stats(map_id):
+    """Slot 0 (STAT_SAMPLES) of profile's per-CPU stats array, summed over the CPUs."""
+    slots = percpu_slots(map_id)
+    return slots.get(0) if slots is not None else None
 
 
 def family(pid):
