@@ -110,7 +110,7 @@ struct span_bounds {
  * saved rbp lies below its return address, read first. */
 #define PAGE_READ_BELOW	64
 
-/* Threads whose last walk's end each CPU keeps (tab_page.last_tid, by tid mod this). */
+/* Threads whose last walk each CPU keeps (tab_page.last, by tid mod this). */
 #define TAB_LAST_THREADS 8
 /* Frames of a thread's last walk whose rows' cache entries a walk reads first. */
 #define TAB_WARM 16
@@ -130,12 +130,15 @@ struct tab_page {
 	__u64 lo, hi;
 	/* This walk's first read goes up to here (0: to its page's end). */
 	__u64 until;
-	/* The last whole walk of a thread, by tid mod TAB_LAST_THREADS: its tid + 1 (0: none)
-	 * and its outermost CFA. */
-	__u32 last_tid[TAB_LAST_THREADS];
-	__u64 last_end[TAB_LAST_THREADS];
-	/* And the pcs its first TAB_WARM frames looked up (0: none past them): tab_warm. */
-	__u64 last_pc[TAB_LAST_THREADS][TAB_WARM];
+	/* The last whole walk of a thread, by tid mod TAB_LAST_THREADS: its tid + 1 (0: none),
+	 * its outermost CFA, and the pcs its first TAB_WARM frames looked up (0: none past
+	 * them; tab_warm). */
+	struct {
+		__u32 tid;
+		__u32 pad;
+		__u64 end;
+		__u64 pc[TAB_WARM];
+	} last[TAB_LAST_THREADS];
 	__u64 sink;
 	/* The walk's TAB_F_* (here, in map memory, the verifier tracks no value: as fields
 	 * of the walk's state, each value made its states apart, 65k instructions more). */
@@ -565,9 +568,9 @@ static __always_inline void tab_warm(struct tab_page *pg, __u32 slot, __u32 cach
 		return;
 	slot &= TAB_LAST_THREADS - 1;
 	/* (The leaf's, where another leaf in the same long stretch finds its row.) */
-	sum = rcache_wide_slot(rc, pg->last_pc[slot][0], tgid)->lo;
+	sum = rcache_wide_slot(rc, pg->last[slot].pc[0], tgid)->lo;
 	for (int i = 0; i < TAB_WARM; i++) {
-		pc = pg->last_pc[slot][i];
+		pc = pg->last[slot].pc[i];
 		if (!pc)
 			break;
 		sum += rcache_slot(rc, pc, tgid)->lo;
@@ -778,7 +781,7 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 		w.page->flags = 0;
 		w.page->lo = w.page->hi = 0;
 		slot = tid & (TAB_LAST_THREADS - 1);
-		w.page->until = w.page->last_tid[slot] == tid + 1 ? w.page->last_end[slot] : 0;
+		w.page->until = w.page->last[slot].tid == tid + 1 ? w.page->last[slot].end : 0;
 		if (w.page->until)
 			tab_warm(w.page, slot, at->cache, tgid);
 	}
@@ -796,10 +799,10 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	at->bp_ok = w.bp_ok;
 	at->leaf_rec = w.page ? (w.page->flags & TAB_F_LEAF_REC) != 0 : 0;
 	if (w.page && w.end == TAB_WHOLE) {
-		w.page->last_tid[slot] = tid + 1;
-		w.page->last_end[slot] = w.sp;
+		w.page->last[slot].tid = tid + 1;
+		w.page->last[slot].end = w.sp;
 		for (int i = 0; i < TAB_WARM; i++)
-			w.page->last_pc[slot][i] = i < st->nr ?
+			w.page->last[slot].pc[i] = i < st->nr ?
 				(i ? st->ips[i] - 1 : st->ips[0]) : 0;
 	}
 	return w.end == TAB_GOING ? TAB_DEPTH : (int)w.end;
