@@ -321,18 +321,39 @@ static __always_inline __u64 event_weight(struct bpf_perf_event_data *ctx, __u64
 	return w;
 }
 
+/*
+ * Set while on_switch runs on a CPU. The walks' per-CPU maps (scratch, tscratch, tpage,
+ * window, cur_proc, cached, event_buf...) have one element: a hardware event's sample is an
+ * NMI, which can come in the middle of on_switch (the kernel keeps perf_event programs from
+ * nesting only inside kprobe and classic tracepoint programs), and its walk would overwrite
+ * the switch's. Such a sample is dropped and counted (STAT_NESTED). A software event's
+ * sample cannot come then: on_switch runs with interrupts off.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} in_switch SEC(".maps");
+
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id, cookie = bpf_get_attach_cookie(ctx), weight = 1;
 	__u64 t0 = time_runs ? bpf_ktime_get_ns() : 0;
+	__u32 *busy;
 
 	/* Every task's sample moves the count on, kept or not. */
 	if (cookie & EV_COOKIE_WEIGH)
 		weight = event_weight(ctx, cookie);
 	if (!sampled_task(task, &id))
 		return 0;
+	busy = bpf_map_lookup_elem(&in_switch, &(__u32){ 0 });
+	if (busy && *(volatile __u32 *)busy) {
+		stat_inc(STAT_NESTED);
+		return 0;
+	}
 	take_sample(ctx, ctx, task, id >> 32, (__u32)id, NULL, weight, 0, cookie);
 	if (time_runs)
 		time_run(0, t0);
@@ -405,8 +426,8 @@ static __always_inline void off_end(struct off_pending *op, __u64 ns)
 	}
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+static __always_inline void switched(void *ctx,
+				     struct task_struct *prev, struct task_struct *next)
 {
 	__u32 ntid = BPF_CORE_READ(next, pid), ptid = BPF_CORE_READ(prev, pid);
 	__u64 now = bpf_ktime_get_ns(), id, flags, ran, back;
@@ -424,14 +445,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	}
 	flags = BPF_CORE_READ(prev, flags);
 	if (!ptid || (flags & 0x00200000 /* PF_KTHREAD */))
-		return 0;
+		return;
 	task = bpf_get_current_task_btf();
 	if (!pidns_ino)
 		id = bpf_get_current_pid_tgid();
 	else if (!current_ns_ids(task, &id))
-		return 0;
+		return;
 	if (!wanted(id >> 32))
-		return 0;
+		return;
 	ran = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	/* A task that leaves (or exits) with a wait under way came back to a CPU without this
 	 * program run for it: under load, now and then one return in a few thousand of a
@@ -447,10 +468,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	}
 	/* Tasks that exit: they never come back. */
 	if ((flags & 0x00000004 /* PF_EXITING */) || !in_cgroups(task))
-		return 0;
+		return;
 	op = bpf_map_lookup_elem(&off_scratch, &(__u32){ 0 });
 	if (!op)
-		return 0;
+		return;
 	op->start = now;
 	op->ran = ran;
 	op->tid = (__u32)id;
@@ -462,6 +483,18 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	bpf_map_update_elem(&offpend, &ptid, op, BPF_ANY);
 	if (time_runs)
 		time_run(1, now);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 *busy = bpf_map_lookup_elem(&in_switch, &(__u32){ 0 });
+
+	if (!busy)
+		return 0;
+	*(volatile __u32 *)busy = 1;
+	switched(ctx, prev, next);
+	*(volatile __u32 *)busy = 0;
 	return 0;
 }
 

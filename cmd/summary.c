@@ -102,6 +102,10 @@ static void print_lost(const struct session_stats *st, const char *what)
 			"full), %llu stacks (map full or collision), %llu mmap records\n",
 			(unsigned long long)samples, what, (unsigned long long)events, what,
 			(unsigned long long)stacks, (unsigned long long)st->mmap_lost);
+	if (st->bpf[STAT_NESTED])
+		fprintf(stderr, "profile: lost %llu samples that came while their CPU ran "
+			"profile's switch program (the event's interrupt inside it)\n",
+			(unsigned long long)st->bpf[STAT_NESTED]);
 }
 
 /* The end-of-run summary on stderr: what was sampled, how stacks were unwound, what was
