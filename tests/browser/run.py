@@ -461,9 +461,20 @@ def speedscope_shows_threads_in_time_order():
     # list of profiles names both threads; each one's sandwich view lists its own function;
     # in napper's time-order view, hovering along the frames finds them (the tooltip names
     # them) in stretches of work with naps between, in turn; the grinder's has no nap.
+    # (On a loaded machine the grinder is itself kept off a CPU at times, and its file has
+    # those stretches: its row's gaps are asserted absent when the file's longest is short.)
+    import json
     import time
-    b = open_speedscope(profile_workload("napper", "napper.speedscope.json", "-F", "499",
-                                         args=("2",)))
+    path = profile_workload("napper", "napper.speedscope.json", "-F", "499", args=("2",))
+    with open(path) as f:
+        doc = json.load(f)
+    idle, longest = 0, 0
+    for p in doc["profiles"]:
+        if re.search(r" / grinder \(\d+\)$", p["name"]):
+            for st, w in zip(p["samples"], p["weights"]):
+                idle = idle + w if not st else 0
+                longest = max(longest, idle)
+    b = open_speedscope(path)
     rows = {}
     for thread, fn in (("napper", "nap_work"), ("grinder", "grind")):
         ss_select(b, thread)
@@ -505,8 +516,13 @@ def speedscope_shows_threads_in_time_order():
     gaps = re.findall(r"\.{5,}", rows["napper"].strip("."))
     expect(len(runs) >= 3 and len(gaps) >= 3,
            f"napper's time order has no naps between its work: {rows['napper']}")
-    expect(not re.search(r"\.{5,}", rows["grinder"].strip(".")),
-           f"the grinder's time order has gaps: {rows['grinder']}")
+    # (Five dots of 13 px, of a chart ~1300 px wide for 2 s: ~100 ms.)
+    if longest < 30e6:
+        expect(not re.search(r"\.{5,}", rows["grinder"].strip(".")),
+               f"the grinder's time order has gaps: {rows['grinder']}")
+        return f"grinder off the CPU {longest / 1e6:.0f} ms at most: no gap in its row"
+    return (f"grinder off the CPU {longest / 1e6:.0f} ms at once (a loaded machine): its "
+            f"row's gaps not asserted")
 
 
 def main():
@@ -522,8 +538,9 @@ def main():
         try:
             for t in TESTS:
                 try:
-                    t()
-                    print(f"ok    {t.__name__}")
+                    said = t()
+                    print(f"ok    {t.__name__}" + (f": {said}" if isinstance(said, str)
+                                                   else ""))
                     passed += 1
                 except Exception as e:  # noqa: BLE001
                     print(f"FAIL  {t.__name__}: {e}")

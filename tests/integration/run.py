@@ -3961,9 +3961,15 @@ def nothing_sampled_says_why():
             p.kill()
             p.wait()
         subprocess.run(["pkill", "-f", "10\\*\\*9"], capture_output=True)
-    _, err, code = run_profile(["--", "true"], check=False)
+    # The CPUs' clocks tick whatever runs: a command of 1-3 ms of CPU is sampled now and
+    # then (at 99 Hz, one run of `true` in 30 beside two `yes` loops). At 1 Hz, and up to
+    # three runs: that a run with no sample says why is what is asserted.
+    for _ in range(3):
+        _, err, code = run_profile(["-F", "1", "--", "true"], check=False)
+        if code != 0:
+            break
     expect(code == 3 and re.search(r"the command (used [0-9.]+ s of CPU, too little for a "
-                                   r"sample at 99 Hz|did not run on a CPU)", err),
+                                   r"sample at 1 Hz|did not run on a CPU)", err),
            f"true: exit {code}: {err}")
     return f"--children: {py} python3 samples"
 
@@ -6044,11 +6050,14 @@ def plugins_at_one_address_named_by_their_own():
     d = tempfile.mkdtemp(prefix="swap-every-", dir=os.path.join(BUILD, "tests"))
     try:
         time.sleep(0.5)
-        stacks, _, _ = run_profile(["-F", "499", "-p", str(proc.pid), "-d", "2.5"])
+        stacks, err, _ = run_profile(["-F", "499", "-p", str(proc.pid), "-d", "2.5"])
         na, nb, got = two_shares(stacks, "swap_work_alpha", "swap_work_beta")
         # Attached to a program in its steady state: half each, but for the slices cut at
-        # the ends (100 ms of 2.5 s at most).
-        expect(abs(got - 0.5) <= 0.05, f"-p: swap_work_alpha {na}, swap_work_beta {nb}")
+        # the ends (100 ms of 2.5 s at most). (Seen once under load: beta 0, not since in
+        # 28 runs beside two to four `yes` loops; the message says what else there was.)
+        top = sorted(stacks, key=lambda fc: -fc[1])[:4]
+        expect(abs(got - 0.5) <= 0.05, f"-p: swap_work_alpha {na}, swap_work_beta {nb}; "
+               f"heaviest {[(';'.join(f[-3:]), c) for f, c in top]}; {err[-400:]!r}")
         notes.append(f"-p {na}/{nb}")
         _, err, _ = run_profile(["-F", "499", "-p", str(proc.pid), "--every", "1", "-d", "3",
                                  "-o", os.path.join(d, "p-%s.folded")])
@@ -6363,8 +6372,10 @@ def off_cpu_deep_stack_read_while_it_waits():
     # back (checked after the read): whole, all 100 frames, for nearly all of the time; a
     # wait it came back from before its stack was read is cut and marked, never whole with
     # fewer frames. The recursion itself can be preempted on its way down or up (CI saw one
-    # whole stack of 23 frames, not in nanosleep): such a stack is right at any depth up to
-    # 100, so the depth is asserted for the waits, in nanosleep.
+    # whole stack of 23 frames; made to happen, with deepserve at SCHED_IDLE beside a task
+    # waking every 20 us on its CPU: whole at 15, 22 and 25 frames, preempted after a page
+    # fault): such a stack is right at any depth up to 100, so the depth is asserted for
+    # the waits, in nanosleep.
     stacks, err, _ = run_profile(["--off-cpu", "--", workload("deepserve"), "sleep", "2",
                                   "20"])
     mine = [(f, c) for f, c in stacks if "deep_sleep" in f]
