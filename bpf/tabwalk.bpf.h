@@ -106,64 +106,6 @@ struct span_bounds {
 	__u64 lo, hi;
 };
 
-/* How far below the word it needs a read of the stack past the window begins: a frame's
- * saved rbp lies below its return address, read first. */
-#define PAGE_READ_BELOW	64
-
-/* Threads whose last walk each CPU keeps (tab_page.last, by tid mod this). */
-#define TAB_LAST_THREADS 8
-/* Frames of a thread's last walk whose rows' cache entries a walk reads first. */
-#define TAB_WARM 16
-
-/*
- * The stack the walk read past the window: from a little below the first word it needed
- * there up to where the thread's last whole walk on this CPU ended (its outermost frame's
- * CFA: a thread's stack bottom stays where it is from sample to sample), else to the end of
- * that word's page. The words of the frames above it in one read instead of one per word (the
- * walk only goes up: the part below is never needed). A read is most of its cost, not its
- * size: xz -9e's walks needed 1.5 reads each, up to their pages' ends, and one read to where
- * the last walk ended.
- */
-struct tab_page {
-	__u64 w[(PROFILE_PAGE_SIZE + PAGE_READ_BELOW) / 8];
-	/* The words in w: [lo, hi) (none yet: 0, 0). */
-	__u64 lo, hi;
-	/* This walk's first read goes up to here (0: to its page's end). */
-	__u64 until;
-	/* The last whole walk of a thread, by tid mod TAB_LAST_THREADS: its tid + 1 (0: none),
-	 * its outermost CFA, and the pcs its first TAB_WARM frames looked up (0: none past
-	 * them; tab_warm). */
-	struct {
-		__u32 tid;
-		__u32 pad;
-		__u64 end;
-		__u64 pc[TAB_WARM];
-	} last[TAB_LAST_THREADS];
-	__u64 sink;
-	/* The walk's TAB_F_* (here, in map memory, the verifier tracks no value: as fields
-	 * of the walk's state, each value made its states apart, 65k instructions more). */
-	__u32 flags;
-	/* Which of gr (bits of DWARF's register numbers) the walk knows at its frame: the
-	 * sample's registers (tab_gprs), until a row makes them unknown (UROW_F_CS). */
-	__u32 valid;
-	/* gr not read yet: a sample in kernel mode or a switch's, whose user registers are
-	 * those the task saved on entering the kernel, read once a row needs one. */
-	__u32 lazy;
-	__u64 gr[16];		/* the general registers, DWARF's numbering */
-};
-
-/* tab_page.flags: the frame's return address is from a record in code no table describes
- * (where it goes is checked); the leaf went by its record (tab_at.leaf_rec). */
-#define TAB_F_GUESSED	1u
-#define TAB_F_LEAF_REC	2u
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tab_page);
-} tpage SEC(".maps");
-
 /* What tab_find is asked (the pc, of which process, its entries' versions, which cache)
  * and finds. */
 struct tab_find {
@@ -186,44 +128,6 @@ struct tab_walk {
 	__u32 end;		/* enum tab_end */
 	struct tab_find f;	/* the process, its gen, the cache; the frame's row */
 };
-
-/* The words of the stack about ADDR (8-aligned) into PG->w, for tab_read: from a little
- * below it up to PG->until (once), else to its page's end; [PG->lo, PG->hi) then. Returns 0,
- * or -1 when they could not be read. A global function: the verifier checks it once, and the
- * walk's step keeps only the read from what was read (the code of a sample's walk is cold in
- * the CPU's caches at most samples: the less of it, the fewer misses). */
-__noinline int tab_page_read(struct tab_page *pg, __u64 addr)
-{
-	__u64 base = addr & ~(__u64)(PROFILE_PAGE_SIZE - 1), lo, n;
-
-	if (!pg)
-		return -1;
-	pg->lo = pg->hi = 0;
-	/* (Into the page below when the word is near its page's start: the frame's saved rbp
-	 * may be there.) */
-	lo = addr - PAGE_READ_BELOW;
-	n = base + PROFILE_PAGE_SIZE - lo;
-	/* (Past the page when the thread's last walk went there: that stack was there then.
-	 * Else, or should that read fail, to the page's end.) */
-	if (pg->until > addr && pg->until - lo <= sizeof(pg->w))
-		n = (pg->until - lo + 7) & ~7ull;
-	pg->until = 0;
-	/* (Bounds the compiler keeps: the verifier checks the size.) */
-	asm volatile("" : "+r"(n));
-	if (n > sizeof(pg->w))
-		return -1;
-	if (bpf_probe_read_user(pg->w, n, (void *)lo)) {
-		if (lo + n <= base + PROFILE_PAGE_SIZE)
-			return -1;
-		n = base + PROFILE_PAGE_SIZE - lo;
-		asm volatile("" : "+r"(n));
-		if (n > sizeof(pg->w) || bpf_probe_read_user(pg->w, n, (void *)lo))
-			return -1;
-	}
-	pg->lo = lo;
-	pg->hi = lo + n;
-	return 0;
-}
 
 /* The word at ADDR of the stack: from the window read at the sample's sp, else from the
  * words read last, else read with the rest of the stack above it (tab_page_read), else read

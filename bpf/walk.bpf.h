@@ -252,6 +252,63 @@ __noinline int walk_jit_leaf(const struct uregs *r, const struct proc_ranges *pr
 	return -1;
 }
 
+/* A frame record: the caller's rbp, the return address. */
+struct fp_rec {
+	__u64 bp, ra;
+};
+
+/*
+ * The frame record at FP, past the window read at sp, into *OUT: from the words of the
+ * stack read past it in PG (tpage, as the tables' walk reads them: at the walk's first such
+ * frame up to where the thread's last whole walk on this CPU ended, else to the page's end),
+ * else read alone. A read costs ~100 ns whatever its size: xz's frame-pointer build read 7
+ * records a sample one by one. Returns 0, or -1 when the record could not be read. A global
+ * function: the verifier checks it once, not in each of the walk's frames.
+ */
+__noinline int fp_record(struct tab_page *pg, __u64 fp, struct fp_rec *out)
+{
+	__u32 tid, slot;
+	__u64 idx;
+
+	if (!pg || !out)
+		return -1;
+	if (fp < pg->lo || fp + 16 > pg->hi) {
+		/* (Nothing read yet this walk: set in walk_user.) */
+		if (!pg->hi) {
+			tid = (__u32)bpf_get_current_pid_tgid();
+			slot = tid & (TAB_LAST_THREADS - 1);
+			pg->until = pg->last[slot].tid == tid + 1 ? pg->last[slot].end : 0;
+		}
+		if (tab_page_read(pg, fp) || fp + 16 > pg->hi)
+			return bpf_probe_read_user(out, sizeof(*out), (void *)fp) ? -1 : 0;
+	}
+	idx = (fp - pg->lo) / 8;
+	/* (A bound the compiler keeps: the verifier checks the index.) */
+	asm volatile("" : "+r"(idx));
+	if (idx >= sizeof(pg->w) / 8 - 1)
+		return -1;
+	out->bp = pg->w[idx];
+	out->ra = pg->w[idx + 1];
+	return 0;
+}
+
+/* A whole walk whose records went past the window (PG: tpage then) ended at END: the next
+ * walk of its thread on this CPU reads up to there at once (fp_record, tab_page_read). Its
+ * pcs are not the tables' walk's: none for tab_warm. */
+static __always_inline int fp_whole(struct tab_page *pg, __u64 end)
+{
+	__u32 tid, slot;
+
+	if (pg) {
+		tid = (__u32)bpf_get_current_pid_tgid();
+		slot = tid & (TAB_LAST_THREADS - 1);
+		pg->last[slot].tid = tid + 1;
+		pg->last[slot].end = end;
+		pg->last[slot].pc[0] = 0;
+	}
+	return WALK_WHOLE;
+}
+
 /*
  * Walk the frame-pointer chain from R into ST (leaf first), checking each step against PR,
  * the kinds of the process's code (see enum profile_span): the leaf must not be in code
@@ -264,6 +321,7 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 {
 	__u64 fp = r->bp, frame[2], off;
 	struct stack_window *win;
+	struct tab_page *pg;
 	__u32 zero = 0, idx;
 	__u64 checked = pr != NULL;	/* a scalar: the verifier allows no arithmetic on pr */
 	__u8 kind = SPAN_TRUSTED;
@@ -283,14 +341,17 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 			return WALK_BROKEN;
 	}
 	/* One read of the stack from sp serves the words at sp (see keep_sp_words) and the
-	 * frames that lie in it, most of them in shallow stacks; frames past it are read one by
-	 * one. Near the top of the stack the read fails and every frame is read alone. Not
+	 * frames that lie in it, most of them in shallow stacks; frames past it come from one
+	 * more read (fp_record). Near the top of the stack the read fails. Not
 	 * read for a walk that does not begin (a leaf without frame records: the tables' walk
 	 * reads what it needs, up to where it ends, at a read's cost, ~180 ns on xz). */
 	win = bpf_map_lookup_elem(&window, &zero);
 	if (win && bpf_probe_read_user(win->w, sizeof(win->w), (void *)r->sp))
 		win = NULL;
 	*winp = win;
+	pg = bpf_map_lookup_elem(&tpage, &zero);
+	if (pg)
+		pg->lo = pg->hi = 0;
 	/* A JIT leaf in its prologue or epilogue: its return address is not above the record
 	 * at rbp, which is its caller's. */
 	start = 1;
@@ -314,23 +375,25 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 				return WALK_BROKEN;
 			frame[0] = win->w[idx];
 			frame[1] = win->w[idx + 1];
-		} else if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp)) {
+		} else if (fp_record(pg, fp, (struct fp_rec *)frame)) {
 			return WALK_BROKEN;
 		}
 		/* A return address of 0 is no root: zeroed words read as a frame record.
 		 * Known code ends at its bottoms (SPAN_BOTTOM); only an unchecked walk takes a
 		 * record of zeros for the end. */
 		if (frame[1] == 0)
-			return !checked && frame[0] == 0 ? WALK_WHOLE : WALK_BROKEN;
+			return !checked && frame[0] == 0 ? fp_whole(pg, fp + 16) : WALK_BROKEN;
 		st->ips[i] = frame[1];
 		st->nr = i + 1;
 		if (pr) {
 			end = ra_end(pr, frame[1]);
+			if (end == WALK_WHOLE)
+				return fp_whole(pg, fp + 16);
 			if (end >= 0)
 				return end;
 		}
 		if (frame[0] == 0)
-			return WALK_WHOLE;
+			return fp_whole(pg, fp + 16);
 		if (frame[0] <= fp)
 			return WALK_BROKEN;
 		fp = frame[0];
