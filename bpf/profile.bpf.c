@@ -324,10 +324,12 @@ static __always_inline __u64 event_weight(struct bpf_perf_event_data *ctx, __u64
 /*
  * Set while on_switch runs on a CPU. The walks' per-CPU maps (scratch, tscratch, tpage,
  * window, cur_proc, cached, event_buf...) have one element: a hardware event's sample is an
- * NMI, which can come in the middle of on_switch (the kernel keeps perf_event programs from
- * nesting only inside kprobe and classic tracepoint programs), and its walk would overwrite
- * the switch's. Such a sample is dropped and counted (STAT_NESTED). A software event's
- * sample cannot come then: on_switch runs with interrupts off.
+ * NMI, which can come in the middle of on_switch (the kernel keeps perf_event and classic
+ * tracepoint programs from nesting only inside each other and kprobes, not inside a tp_btf
+ * program), and so can a tracepoint's (-e exceptions:page_fault_user, when a read of
+ * on_switch's faults); their walks would overwrite the switch's. Such a sample is dropped
+ * and counted (STAT_NESTED). A timer's sample cannot come then: on_switch runs with
+ * interrupts off.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -336,24 +338,29 @@ struct {
 	__type(value, __u32);
 } in_switch SEC(".maps");
 
+/* Whether this CPU is in on_switch (the sample is then dropped, and counted). */
+static __always_inline bool nested(void)
+{
+	__u32 *busy = bpf_map_lookup_elem(&in_switch, &(__u32){ 0 });
+
+	if (!busy || !*(volatile __u32 *)busy)
+		return false;
+	stat_inc(STAT_NESTED);
+	return true;
+}
+
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id, cookie = bpf_get_attach_cookie(ctx), weight = 1;
 	__u64 t0 = time_runs ? bpf_ktime_get_ns() : 0;
-	__u32 *busy;
 
 	/* Every task's sample moves the count on, kept or not. */
 	if (cookie & EV_COOKIE_WEIGH)
 		weight = event_weight(ctx, cookie);
-	if (!sampled_task(task, &id))
+	if (!sampled_task(task, &id) || nested())
 		return 0;
-	busy = bpf_map_lookup_elem(&in_switch, &(__u32){ 0 });
-	if (busy && *(volatile __u32 *)busy) {
-		stat_inc(STAT_NESTED);
-		return 0;
-	}
 	take_sample(ctx, ctx, task, id >> 32, (__u32)id, NULL, weight, 0, cookie);
 	if (time_runs)
 		time_run(0, t0);
@@ -376,7 +383,7 @@ int do_tracepoint(void *ctx)
 	__u64 id, *hits, cookie, every;
 	__u32 idx;
 
-	if (!sampled_task(task, &id))
+	if (!sampled_task(task, &id) || nested())
 		return 0;
 	cookie = bpf_get_attach_cookie(ctx);
 	every = cookie >> EV_COOKIE_EVERY_SHIFT;

@@ -68,8 +68,8 @@ enum profile_stat {
 	STAT_TAB_ROW_CUT,	/* rows searched whose stretch was not found (the next row's
 				 * start not past theirs): cached for their pc alone */
 	STAT_NESTED,		/* samples of a profiled task taken while its CPU ran on_switch
-				 * (a hardware event's NMI): dropped, the walk's per-CPU maps
-				 * being the switch's then */
+				 * (a hardware event's NMI, a tracepoint its reads hit):
+				 * dropped, the walk's per-CPU maps being the switch's then */
 	STAT__MAX,
 };
 
