@@ -104,7 +104,8 @@ static void print_lost(const struct session_stats *st, const char *what)
 			(unsigned long long)stacks, (unsigned long long)st->mmap_lost);
 	if (st->bpf[STAT_NESTED])
 		fprintf(stderr, "profile: lost %llu samples that came while their CPU ran "
-			"profile's switch program (the event's interrupt inside it)\n",
+			"profile's switch program (an event's interrupt, or a tracepoint "
+			"its reads hit)\n",
 			(unsigned long long)st->bpf[STAT_NESTED]);
 }
 
