@@ -292,9 +292,9 @@ __noinline int fp_record(struct tab_page *pg, __u64 fp, struct fp_rec *out)
 	return 0;
 }
 
-/* A whole walk whose records went past the window (PG: tpage then) ended at END: the next
- * walk of its thread on this CPU reads up to there at once (fp_record, tab_page_read). Its
- * pcs are not the tables' walk's: none for tab_warm. */
+/* A whole walk ended at END: when its records went past the window (PG: tpage then, else
+ * NULL), the next walk of its thread on this CPU reads up to there at once (fp_record,
+ * tab_page_read). Its pcs are not the tables' walk's: none for tab_warm. */
 static __always_inline int fp_whole(struct tab_page *pg, __u64 end)
 {
 	__u32 tid, slot;
@@ -322,6 +322,7 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 	__u64 fp = r->bp, frame[2], off;
 	struct stack_window *win;
 	struct tab_page *pg;
+	struct tab_page *held = NULL;	/* pg once a record past the window was read */
 	__u32 zero = 0, idx;
 	__u64 checked = pr != NULL;	/* a scalar: the verifier allows no arithmetic on pr */
 	__u8 kind = SPAN_TRUSTED;
@@ -349,9 +350,9 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 	if (win && bpf_probe_read_user(win->w, sizeof(win->w), (void *)r->sp))
 		win = NULL;
 	*winp = win;
+	/* (Its words are marked none only when a record is first past the window: most
+	 * walks stay in it, and its lines are cold at most samples.) */
 	pg = bpf_map_lookup_elem(&tpage, &zero);
-	if (pg)
-		pg->lo = pg->hi = 0;
 	/* A JIT leaf in its prologue or epilogue: its return address is not above the record
 	 * at rbp, which is its caller's. */
 	start = 1;
@@ -375,25 +376,30 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 				return WALK_BROKEN;
 			frame[0] = win->w[idx];
 			frame[1] = win->w[idx + 1];
-		} else if (fp_record(pg, fp, (struct fp_rec *)frame)) {
-			return WALK_BROKEN;
+		} else {
+			if (!held && pg) {
+				held = pg;
+				held->lo = held->hi = 0;
+			}
+			if (fp_record(held, fp, (struct fp_rec *)frame))
+				return WALK_BROKEN;
 		}
 		/* A return address of 0 is no root: zeroed words read as a frame record.
 		 * Known code ends at its bottoms (SPAN_BOTTOM); only an unchecked walk takes a
 		 * record of zeros for the end. */
 		if (frame[1] == 0)
-			return !checked && frame[0] == 0 ? fp_whole(pg, fp + 16) : WALK_BROKEN;
+			return !checked && frame[0] == 0 ? fp_whole(held, fp + 16) : WALK_BROKEN;
 		st->ips[i] = frame[1];
 		st->nr = i + 1;
 		if (pr) {
 			end = ra_end(pr, frame[1]);
 			if (end == WALK_WHOLE)
-				return fp_whole(pg, fp + 16);
+				return fp_whole(held, fp + 16);
 			if (end >= 0)
 				return end;
 		}
 		if (frame[0] == 0)
-			return fp_whole(pg, fp + 16);
+			return fp_whole(held, fp + 16);
 		if (frame[0] <= fp)
 			return WALK_BROKEN;
 		fp = frame[0];
