@@ -408,6 +408,9 @@ int do_tracepoint(void *ctx)
 /* PROFILE_TEST_UNSEEN=N (tests): every Nth return of a task with a wait under way is not
  * seen by on_switch. */
 const volatile __u32 test_unseen = 0;
+/* PROFILE_TEST_NESTED=1 (tests): on_switch leaves its CPU's in_switch set, as if every later
+ * sample there came inside it (no hardware PMU here to make one). */
+const volatile __u32 test_nested = 0;
 __u64 test_returns = 0;
 
 /* Wait OP ended after NS off the CPU: counted on the stacks it left with (when at least
@@ -501,7 +504,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	*(volatile __u32 *)busy = 1;
 	switched(ctx, prev, next);
-	*(volatile __u32 *)busy = 0;
+	if (!test_nested)
+		*(volatile __u32 *)busy = 0;
 	return 0;
 }
 

@@ -322,6 +322,7 @@ static int load_bpf(struct session *s, bool without_epochs)
 	skel->rodata->time_runs = getenv("PROFILE_BPF_TIMES") != NULL;
 	skel->rodata->test_unseen = getenv("PROFILE_TEST_UNSEEN") ?
 				    (__u32)atoi(getenv("PROFILE_TEST_UNSEEN")) : 0;
+	skel->rodata->test_nested = getenv("PROFILE_TEST_NESTED") != NULL;
 	if (!s->table_walk) {
 		bpf_map__set_max_entries(skel->maps.ushards, 1);
 		bpf_map__set_max_entries(skel->maps.ufiles, 1);

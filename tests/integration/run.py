@@ -6366,6 +6366,25 @@ def callers_past_the_copy_never_read_later():
 
 
 @test
+def samples_inside_the_switch_program_dropped_and_said():
+    # A hardware event's sample (an NMI) can come while its CPU runs on_switch, whose walk
+    # uses the same per-CPU maps: it is dropped, counted and said at the end, never walked
+    # over the switch's. No PMU here: PROFILE_TEST_NESTED=1 leaves each CPU's flag set
+    # after its first switch, as if every later sample came inside it. The waits are still
+    # counted; without it, nothing is said lost.
+    _, err, _ = run_measured(["--wall"], [workload("wallhalf")],
+                             env={"PROFILE_TEST_NESTED": "1"})
+    said = r"lost (\d+) samples that came while their CPU ran profile's switch program"
+    m = re.search(said, err)
+    expect(m and int(m.group(1)) >= 20, f"nested samples not said: {err[-500:]}")
+    w = re.search(r"([0-9.]+) s off the CPU in (\d+) waits", err)
+    expect(w and float(w.group(1)) >= 0.9, f"the waits with the flag set: {err[-500:]}")
+    _, err2, _ = run_measured(["--wall"], [workload("wallhalf")])
+    expect(not re.search(said, err2), f"nested samples said of a plain run: {err2[-300:]}")
+    return f"{m.group(1)} dropped and said; {w.group(1)} s off the CPU still counted"
+
+
+@test
 def off_cpu_deep_stack_read_while_it_waits():
     # deepserve sleep: 100 frames of 512 bytes (55 KiB) above a loop of 20 ms sleeps. A task
     # off the CPU is read past its copy while BPF's entry for its wait says it has not come
