@@ -424,6 +424,19 @@ struct {
 	__type(value, struct tab_page);
 } tpage SEC(".maps");
 
+/* A walk's first read past its window is to come: nothing in PG->w yet, and the read goes up
+ * to where this thread's last whole walk on this CPU ended (0, none: to its page's end).
+ * Returns the thread's slot in PG->last. */
+static __always_inline __u32 tab_page_begin(struct tab_page *pg)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 slot = tid & (TAB_LAST_THREADS - 1);
+
+	pg->lo = pg->hi = 0;
+	pg->until = pg->last[slot].tid == tid + 1 ? pg->last[slot].end : 0;
+	return slot;
+}
+
 /* The words of the stack about ADDR (8-aligned) into PG->w, for tab_read: from a little
  * below it up to PG->until (once), else to its page's end; [PG->lo, PG->hi) then. Returns 0,
  * or -1 when they could not be read. A global function: the verifier checks it once, and the

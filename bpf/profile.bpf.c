@@ -338,11 +338,18 @@ struct {
 	__type(value, __u32);
 } in_switch SEC(".maps");
 
+/* Whether on_switch is loaded (--off-cpu, --wall): without it no sample can be inside it, and
+ * the samples look up nothing. */
+const volatile bool switch_prog = false;
+
 /* Whether this CPU is in on_switch (the sample is then dropped, and counted). */
 static __always_inline bool nested(void)
 {
-	__u32 *busy = bpf_map_lookup_elem(&in_switch, &(__u32){ 0 });
+	__u32 *busy;
 
+	if (!switch_prog)
+		return false;
+	busy = bpf_map_lookup_elem(&in_switch, &(__u32){ 0 });
 	if (!busy || !*(volatile __u32 *)busy)
 		return false;
 	stat_inc(STAT_NESTED);

@@ -683,9 +683,7 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	tid = (__u32)bpf_get_current_pid_tgid();
 	if (w.page) {
 		w.page->flags = 0;
-		w.page->lo = w.page->hi = 0;
-		slot = tid & (TAB_LAST_THREADS - 1);
-		w.page->until = w.page->last[slot].tid == tid + 1 ? w.page->last[slot].end : 0;
+		slot = tab_page_begin(w.page);
 		if (w.page->until)
 			tab_warm(w.page, slot, at->cache, tgid);
 	}

@@ -267,18 +267,12 @@ struct fp_rec {
  */
 __noinline int fp_record(struct tab_page *pg, __u64 fp, struct fp_rec *out)
 {
-	__u32 tid, slot;
 	__u64 idx;
 
 	if (!pg || !out)
 		return -1;
+	/* (PG begun by walk_user at the walk's first record past its window: tab_page_begin.) */
 	if (fp < pg->lo || fp + 16 > pg->hi) {
-		/* (Nothing read yet this walk: set in walk_user.) */
-		if (!pg->hi) {
-			tid = (__u32)bpf_get_current_pid_tgid();
-			slot = tid & (TAB_LAST_THREADS - 1);
-			pg->until = pg->last[slot].tid == tid + 1 ? pg->last[slot].end : 0;
-		}
 		if (tab_page_read(pg, fp) || fp + 16 > pg->hi)
 			return bpf_probe_read_user(out, sizeof(*out), (void *)fp) ? -1 : 0;
 	}
@@ -379,7 +373,7 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 		} else {
 			if (!held && pg) {
 				held = pg;
-				held->lo = held->hi = 0;
+				tab_page_begin(held);
 			}
 			if (fp_record(held, fp, (struct fp_rec *)frame))
 				return WALK_BROKEN;

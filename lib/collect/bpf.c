@@ -363,6 +363,7 @@ static int load_bpf(struct session *s, bool without_epochs)
 	/* Off-CPU time: its two programs only with --off-cpu or --wall. */
 	if (o->off_cpu || o->wall) {
 		skel->rodata->min_block_ns = (__u64)o->min_block_us * 1000;
+		skel->rodata->switch_prog = true;
 		bpf_map__set_max_entries(skel->maps.offpend, OFFPEND_MAX);
 		bpf_map__set_max_entries(skel->maps.offsig, OFFPEND_MAX);
 	} else {
