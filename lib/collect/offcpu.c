@@ -396,8 +396,12 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
 	int fd = bpf_map__fd(s->skel->maps.offpend), cfd = bpf_map__fd(s->skel->maps.counts);
 	int ufd = bpf_map__fd(s->skel->maps.ustacks);
 	__u32 key, *prev = NULL;
-	struct off_pending op, nop;
+	struct off_pending op, nop, cur;
 	struct ustack *us = malloc(sizeof(*us));
+	/* (PROFILE_TEST_SPLIT_DELAY_MS, tests: this long between reading each wait and
+	 * splitting it, time for it to end and its task to begin another.) */
+	const char *delay = getenv("PROFILE_TEST_SPLIT_DELAY_MS");
+	useconds_t delay_us = delay ? (useconds_t)atoi(delay) * 1000 : 0;
 	int err = 0;
 
 	while (us && !err && bpf_map_get_next_key(fd, prev, &key) == 0) {
@@ -406,6 +410,7 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
 		const uint64_t *ips = NULL;
 		uint32_t nr = 0;
 		uint64_t ns, count, back;
+		bool kept;
 
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &op) || op.key.period != par || end_ns <= op.start)
@@ -438,8 +443,23 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
 		nop.seq = __atomic_add_fetch(&s->skel->bss->off_seq, 1, __ATOMIC_SEQ_CST);
 		nop.key.kstack_id = keep_kstack(s, op.key.kstack_id, par);
 		nop.key.period = !par;
-		if (bpf_map_update_elem(fd, &key, &nop, BPF_EXIST))
+		if (delay_us)
+			usleep(delay_us);
+		/* The wait as it is now, taken out of the map: the one read above may have
+		 * ended since, counted whole, and the task begun another (a loop of sleeps),
+		 * whose entry an update in place would have replaced, the first wait's time so
+		 * far counted twice. */
+		if (bpf_map_lookup_and_delete_elem(fd, &key, &cur))
 			continue;	/* back on a CPU meanwhile: counted whole */
+		if (cur.start != op.start || cur.ran != op.ran) {
+			/* Another wait, left as it is (in the next period). */
+			bpf_map_update_elem(fd, &key, &cur, BPF_NOEXIST);
+			continue;
+		}
+		/* (Should the task come back before this is in, the next time it leaves finds
+		 * it there and ends it when it came back: its CPU time since, ran. Should it
+		 * have left again too, the rest of this wait is lost, its time so far not.) */
+		kept = !bpf_map_update_elem(fd, &key, &nop, BPF_NOEXIST);
 		/* The wait so far: this period's. */
 		if (op.seq) {
 			struct ucount *counted;
@@ -460,7 +480,7 @@ int session__split_off_cpu(struct session *s, uint64_t end_ns, uint32_t par)
 		e.off_seq = nop.seq;
 		k.kstack_id = nop.key.kstack_id;
 		k.period = nop.key.period;
-		if (!err)
+		if (!err && kept)
 			err = offcpu__park_unwound(s, &e, &k, ips, nr, 0, UNWIND_STOP_END);
 	}
 	free(us);

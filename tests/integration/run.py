@@ -2421,6 +2421,31 @@ def off_cpu_every_periods_add_up():
 
 
 @test
+def off_cpu_every_waits_that_end_while_split():
+    # The same run with PROFILE_TEST_SPLIT_DELAY_MS: 250 ms between reading each wait under
+    # way at a period's end and splitting it, as a loaded machine may keep profile from its
+    # work: the waits end meanwhile (sleeps of 200 ms, reads of 300) and their tasks begin
+    # others, which the split must leave be. Each wait counted once: the periods still add
+    # up to the workload's times, within 5%.
+    d = tempfile.mkdtemp(prefix="off-split-", dir=os.path.join(BUILD, "tests"))
+    p = subprocess.run([profile_bin(), "--off-cpu", "--every", "1", "-o",
+                        os.path.join(d, "p-%s.folded"), "--", workload("offcpu")],
+                       capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PROFILE_TEST_SPLIT_DELAY_MS="250"))
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    truth = {k: float(v) for k, v in (x.split() for x in p.stdout.splitlines())}
+    files = period_files(d)
+    expect(len(files) >= 3, f"{len(files)} periods")
+    stacks = [x for _, st in files for x in st]
+    figures = []
+    for fn in OFFCPU_WAITS:
+        t = sum(c for f, c in stacks if fn in f) / 1e6
+        expect(abs(t - truth[fn]) <= 0.05 * truth[fn], f"{fn} {t:.3f} s of {truth[fn]:.3f}")
+        figures.append(f"{fn} {t:.3f}/{truth[fn]:.3f} s")
+    return f"{len(files)} periods; " + ", ".join(figures)
+
+
+@test
 def pidns_off_cpu_command_inside():
     # --off-cpu in a pid namespace: the switches' tasks are numbered as the namespace numbers
     # them, and the waits carry the time the workload measured, within 5%.
