@@ -42,6 +42,8 @@ struct output {
 	char *tmp;		/* an existing regular file: the file beside it written instead,
 				 * renamed over it once written whole (else removed) */
 	bool failed;		/* its profile could not be written */
+	char *last;		/* --every: the name the pattern gave the last period */
+	unsigned int again;	/* ... and how many periods after it it gave them too */
 };
 
 struct settings {

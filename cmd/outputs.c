@@ -317,10 +317,27 @@ int check_patterns(const struct settings *st)
 	return 0;
 }
 
+/* NAME (SIZE bytes) made NAME_N, _N before the first dot of its last component (p-%s.folded:
+ * p-1795855593_1.folded, listed after p-1795855593.folded; its format is the pattern's).
+ * Returns 0, or -1 when that is too long. */
+static int name_again(char *name, size_t size, unsigned int n)
+{
+	char *base = strrchr(name, '/'), *dot, tail[PATH_MAX];
+
+	base = base ? base + 1 : name;
+	dot = strchr(base + strspn(base, "."), '.');
+	if (!dot)
+		dot = name + strlen(name);
+	snprintf(tail, sizeof(tail), "%s", dot);
+	*dot = '\0';
+	return snprintf(dot, size - (size_t)(dot - name), "_%u%s", n, tail) <
+	       (int)(size - (size_t)(dot - name)) ? 0 : -1;
+}
+
 /* Output O's file for the period that began at T, with the profile P (folded: F): written to
  * NAME.partial, renamed to NAME once whole (a reader never sees half a file). Returns 0 or
  * -1 after one sentence. */
-static int write_period_file(const struct settings *st, const struct output *o, time_t t,
+static int write_period_file(const struct settings *st, struct output *o, time_t t,
 			     const struct profile *p, const struct folded *f,
 			     const struct pprof_opts *po)
 {
@@ -332,6 +349,22 @@ static int write_period_file(const struct settings *st, const struct output *o, 
 		pr_warn("the output pattern '%s' names no file: this period's profile is lost",
 			o->path);
 		return -1;
+	}
+	/* A period that began in the second (the minute, the hour: as the pattern names them)
+	 * the last one did (SIGHUP, --every under a second, a pattern without %S): its file
+	 * beside the last one's, not over it. (A pattern without % overwrites: it says so.) */
+	if (strchr(o->path, '%')) {
+		if (o->last && !strcmp(o->last, name)) {
+			if (name_again(name, sizeof(name), ++o->again)) {
+				pr_warn("the output pattern '%s' names a file too long: this "
+					"period's profile is lost", o->path);
+				return -1;
+			}
+		} else {
+			free(o->last);
+			o->last = strdup(name);
+			o->again = 0;
+		}
 	}
 	snprintf(part, sizeof(part), "%s.partial", name);
 	out = fopen(part, "we");
@@ -484,5 +517,9 @@ int run_continuous(struct settings *st, struct session *s)
 		ret = exit_status(kind);
 	if (!ret && st->period_failed)
 		ret = EXIT_RUNTIME;
+	for (int i = 0; i < st->nr_out; i++) {
+		free(st->out[i].last);
+		st->out[i].last = NULL;
+	}
 	return ret;
 }

@@ -232,6 +232,7 @@ static int end_period(struct session *s, struct ucounts **mine)
 	int outer = bpf_map__fd(s->skel->maps.period_sync);
 	int inner = bpf_map__fd(s->skel->maps.sync_inner);
 	struct ucounts *next = ucounts__new();
+	struct timespec real;
 	uint64_t end_ns;
 	double now;
 	__u32 zero = 0;
@@ -241,6 +242,9 @@ static int end_period(struct session *s, struct ucounts **mine)
 	s->period++;
 	__atomic_store_n(&s->skel->bss->period, s->period, __ATOMIC_SEQ_CST);
 	end_ns = clock_mono_ns();
+	/* (The next period's start, by the clock its files are named by: now, not once this
+	 * one's records are read and its waits split, which takes long under load.) */
+	clock_gettime(CLOCK_REALTIME, &real);
 	now = end_ns / 1e9;
 	/* The update of a map of maps returns after an RCU grace period: every program that
 	 * may have read the old period has returned. */
@@ -264,7 +268,7 @@ static int end_period(struct session *s, struct ucounts **mine)
 	s->taken_real = s->period_real;
 	s->taken_seconds = now - s->period_mono;
 	s->period_mono = now;
-	clock_gettime(CLOCK_REALTIME, &s->period_real);
+	s->period_real = real;
 	/* The next period: a whole one from the last one's planned end, unless SIGHUP ended
 	 * it early, or making its profile took longer. */
 	if (now < s->period_due - 0.001 || now >= s->period_due + s->opts.every)

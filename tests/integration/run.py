@@ -2446,6 +2446,29 @@ def off_cpu_every_waits_that_end_while_split():
 
 
 @test
+def every_periods_in_one_second_each_kept():
+    # --every 0.3 with -o p-%s.folded: periods that begin in the same second get files of
+    # their own (p-T_1.folded...), none written over another: as many files as the summary
+    # says periods, their samples adding up to its count.
+    d = tempfile.mkdtemp(prefix="every-sub-", dir=os.path.join(BUILD, "tests"))
+    p = subprocess.run([profile_bin(), "-F", "499", "--every", "0.3", "-d", "2", "-o",
+                        os.path.join(d, "p-%s.folded"), "--", workload("chain_fp"), "3"],
+                       capture_output=True, text=True, timeout=60)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    m = re.search(r"(\d+) samples in [0-9.]+ s on \d+ CPUs, (\d+) periods", p.stderr)
+    expect(m, f"no periods in the summary: {p.stderr[-300:]!r}")
+    said, periods = int(m.group(1)), int(m.group(2))
+    files = period_files(d)
+    names = [n for n, _ in files]
+    expect(periods >= 5 and len(files) == periods,
+           f"{len(files)} files for {periods} periods: {names}")
+    expect(any("_" in n for n in names), f"no two periods in one second: {names}")
+    n = sum(c for _, st in files for _, c in st)
+    expect(n == said, f"{n} samples in the files, the summary says {said}")
+    return f"{periods} periods, {n} samples: {' '.join(names)}"
+
+
+@test
 def pidns_off_cpu_command_inside():
     # --off-cpu in a pid namespace: the switches' tasks are numbered as the namespace numbers
     # them, and the waits carry the time the workload measured, within 5%.
