@@ -279,6 +279,13 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			st->unwind_ns / 1e3 / st->unwind_frames,
 			pct(st->unwind_fast, st->unwind_fast + st->unwind_slow),
 			st->dwarf ? st->copy_bytes / 1024.0 / st->dwarf : 0.0);
+	/* (How many samples carry the whole copy before their process's unwinds say what they
+	 * need depends on how fast the worker keeps up: the later ones, what copies come to.) */
+	if (st->copies_learnt)
+		pr_info("DWARF unwinding: %llu stack copies of %.1f KiB on average once their "
+			"process's unwinds said what they need",
+			(unsigned long long)st->copies_learnt,
+			st->copies_learnt_bytes / 1024.0 / st->copies_learnt);
 	if (st->queued)
 		pr_info("DWARF unwinding: %llu samples waited for the worker's unwind tables (at "
 			"most %llu at once)", (unsigned long long)st->queued,

@@ -126,6 +126,10 @@ struct session_stats {
 					 * reading waiting mmap records count twice) */
 	uint64_t unwind_mismatches;	/* PROFILE_UNWIND_CHECK: of those, libunwind disagreed */
 	uint64_t copy_bytes;		/* bytes of stack those samples carried */
+	uint64_t copies_learnt;		/* of those samples, the ones whose process's copies
+					 * had come down to what its unwinds need (its first
+					 * carry the whole --stack-copy) */
+	uint64_t copies_learnt_bytes;	/* ... and their bytes */
 	uint64_t queued;		/* of those, samples that waited for a file's unwind
 					 * table (the worker was still making it) */
 	uint64_t queued_max;		/* the most that waited at once */

@@ -739,17 +739,23 @@ def gcc_callers_are_real():
 
 @test
 def dwarf_copies_shrink_to_what_unwinds_need():
-    # The first samples carry the whole 16 KiB copy; once unwinds show the chain needs well
-    # under 1 KiB, the process's samples carry about 3 KiB, and still unwind completely.
+    # The first samples carry the whole copy (to the stack's end, 6.4 KiB here); once
+    # unwinds show the chain needs well under 1 KiB, the process's samples carry that and a
+    # margin of 2 KiB, and still unwind completely. (How many come before depends on how
+    # fast the worker keeps up, not the program: the average of all is only reported.)
     stacks, err, _ = run_profile(["-v", "-F", "999", "--", workload("chain_nofp"), "2"],
                                  env=NO_TABLE_WALK)
     m = re.search(r"stack copies of ([0-9.]+) KiB on average", err)
     expect(m, f"no stack copy size in the -v summary: {err[-300:]!r}")
-    kib = float(m.group(1))
-    expect(kib < 6, f"stack copies of {kib} KiB on average, expected under 6 (of 16)")
+    later = re.search(r"(\d+) stack copies of ([0-9.]+) KiB on average once", err)
+    expect(later, f"copies never came down: {err[-600:]!r}")
+    n, kib = int(later.group(1)), float(later.group(2))
+    expect(n >= 100, f"only {n} samples after the copies came down")
+    expect(kib <= 4, f"stack copies of {kib} KiB on average once learnt, expected <= 4 "
+           "(under 1 KiB needed, 2 KiB of margin)")
     s = share(stacks, lambda f: has_chain(f, CHAIN), "chain_nofp")
     expect(s >= 0.95, f"complete chain in {s:.1%} of samples, expected >= 95%")
-    return f"{kib} KiB on average, {s:.1%} complete"
+    return f"{m.group(1)} KiB on average, {kib} KiB in the {n} once learnt, {s:.1%} complete"
 
 
 @test
