@@ -465,7 +465,7 @@ static int session__begin(struct session *s)
 int session__run(struct session *s)
 {
 	uint64_t end_ns;
-	int err;
+	int err, stopped_by = 0;
 
 	s->tables_wait = false;
 	if (!s->running) {
@@ -486,8 +486,7 @@ int session__run(struct session *s)
 		goto out;
 	if (s->opts.status_line)
 		fputs("\r\033[K", stderr);
-	if (session_stop_signal)
-		pr_info("stopping on signal %d", session_stop_signal);
+	stopped_by = session_stop_signal;
 	s->stats.seconds = clock_mono_seconds() - s->run_start;
 out:
 	/* The last period (or the whole run) is what the next profile takes. */
@@ -495,6 +494,9 @@ out:
 	s->taken_seconds = s->period_mono ? clock_mono_seconds() - s->period_mono : 0;
 	s->running = false;
 	session__finishing();
+	/* (Said once the next signal says how to abort.) */
+	if (stopped_by)
+		pr_info("stopping on signal %d", stopped_by);
 	end_ns = clock_mono_ns();
 	session__detach(s);
 	if (s->mmap_pb)

@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -4244,29 +4245,70 @@ def exact_capabilities_profile_another_user():
 
 @test
 def second_signal_while_finishing_aborts():
+    # Each signal is sent once profile has said it took the last one (-v, read from its
+    # standard error as it comes): "stopping on signal 2" once sampling is over and it is
+    # finishing (the command ignores SIGTERM: its 2 s of grace keep profile finishing), the
+    # notice once the second came. (Sent at fixed times, a loaded machine took the second
+    # for the first, or sampled too little before it.)
     notes = []
     for second in (False, True):
         d = scratch_dir()
         pidfile = os.path.join(d, "pid")
         script = f"echo $$ > {pidfile}; trap '' TERM INT; while :; do :; done"
         out = os.path.join(d, "out.folded")
-        p = subprocess.Popen([profile_bin(), "-o", out, "--", "sh", "-c", script],
+        p = subprocess.Popen([profile_bin(), "-v", "-o", out, "--", "sh", "-c", script],
                              stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
-        p.send_signal(signal.SIGINT)      # ends sampling; the command ignores SIGTERM
-        time.sleep(0.5)
-        p.send_signal(signal.SIGINT)      # while finishing: a notice, the profile kept
-        if second:
-            time.sleep(0.3)
-            t = time.monotonic()
-            p.send_signal(signal.SIGINT)  # within 3 s: abort
-        _, err = p.communicate(timeout=30)
+        lines = []
+        cond = threading.Condition()
+
+        def read(f=p.stderr, lines=lines, cond=cond):
+            for line in f:
+                with cond:
+                    lines.append(line)
+                    cond.notify_all()
+            with cond:
+                lines.append(None)
+                cond.notify_all()
+
+        def wait_for(text, lines=lines, cond=cond):
+            with cond:
+                ok = cond.wait_for(lambda: any(x is None or text in x for x in lines), 30)
+                return ok and any(x is not None and text in x for x in lines)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        try:
+            expect(wait_for("sampling on"), f"no start: {''.join(filter(None, lines))!r}")
+            time.sleep(1.5)
+            p.send_signal(signal.SIGINT)      # ends sampling; the command ignores SIGTERM
+            expect(wait_for("stopping on signal"),
+                   f"no stop said (-v): {''.join(filter(None, lines))!r}")
+            p.send_signal(signal.SIGINT)      # while finishing: a notice, the profile kept
+            expect(wait_for("interrupt again within 3 s to abort"),
+                   f"no notice: {''.join(filter(None, lines))!r}")
+            if second:
+                t = time.monotonic()
+                p.send_signal(signal.SIGINT)  # within 3 s: abort
+            p.wait(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            if os.path.exists(pidfile):
+                with open(pidfile) as f:
+                    try:
+                        os.kill(int(f.read()), signal.SIGKILL)
+                    except (ValueError, ProcessLookupError):
+                        pass
+        reader.join(timeout=10)
+        err = "".join(filter(None, lines))
         with open(pidfile) as f:
             pid = int(f.read())
-        expect("interrupt again within 3 s to abort" in err, f"no notice: {err!r}")
         if second:
             elapsed = time.monotonic() - t
             expect(p.returncode == -signal.SIGINT, f"aborted with exit {p.returncode}: {err!r}")
+            # (At once, however busy the machine: its idle thread too, which took 1.3-2.8 s
+            # to end beside three busy loops while it stayed idle.)
             expect("aborted, no profile written" in err and elapsed < 1,
                    f"abort after {elapsed:.1f}s: {err!r}")
             time.sleep(0.2)
@@ -4279,7 +4321,8 @@ def second_signal_while_finishing_aborts():
         else:
             with open(out) as f:
                 n = total(parse_folded(f.read()), "sh")
-            expect(p.returncode == 0 and n >= 50, f"exit {p.returncode}, {n} samples: {err!r}")
+            # (1.5 s of a busy loop at 99 Hz: the share of a CPU it gets is the machine's.)
+            expect(p.returncode == 0 and n >= 10, f"exit {p.returncode}, {n} samples: {err!r}")
             notes.append(f"kept {n} samples")
     return ", ".join(notes)
 
