@@ -271,8 +271,10 @@ __noinline int fp_record(struct tab_page *pg, __u64 fp, struct fp_rec *out)
 
 	if (!pg || !out)
 		return -1;
-	/* (PG begun by walk_user at the walk's first record past its window: tab_page_begin.) */
 	if (fp < pg->lo || fp + 16 > pg->hi) {
+		/* (Nothing read yet this walk: walk_user's first record past its window.) */
+		if (!pg->hi)
+			tab_page_begin(pg);
 		if (tab_page_read(pg, fp) || fp + 16 > pg->hi)
 			return bpf_probe_read_user(out, sizeof(*out), (void *)fp) ? -1 : 0;
 	}
@@ -373,7 +375,7 @@ static __always_inline int walk_user(const struct uregs *r, const struct proc_ra
 		} else {
 			if (!held && pg) {
 				held = pg;
-				tab_page_begin(held);
+				held->lo = held->hi = 0;
 			}
 			if (fp_record(held, fp, (struct fp_rec *)frame))
 				return WALK_BROKEN;
