@@ -1390,9 +1390,11 @@ def plt_stubs_named():
     # Samples in a PLT stub are named after its function (labs@plt), not after the unsized
     # symbol before the PLT (_init, as perf names them), and sit under their caller. How
     # often the timer's interrupts land on the stub's one jump follows the CPU and the run
-    # (here 0.1% of a run's samples or 7%; none of 2000 on a CI machine, twice), and a second
-    # timer on the same task (perf beside us) moves them off it: up to three runs of ours,
-    # and where none lands there, perf alone on the same workload says whether any should.
+    # (here 0.1% of a run's samples or 7%; none of 2000 on a CI machine, twice; ours three
+    # times 0.1-0.2% in one CI run, then perf 6.4%), and a second timer on the same task
+    # (perf beside us) moves them off it: up to three runs of ours, each asserting every
+    # sample there named and placed, until one has any; where none does, perf alone on the
+    # same workload says whether any should.
     cmd = [workload("plt_loop"), "2"]
     runs = []
     for _ in range(3):
@@ -1404,7 +1406,7 @@ def plt_stubs_named():
         stub = share(stacks, lambda f: "labs@plt" in f, "plt_loop")
         expect(abs(stub - s) < 1e-9, f"labs@plt not under main;plt_caller in {stub - s:.1%}")
         runs.append(f"{s:.1%}")
-        if s > 0.002:
+        if s > 0:
             return f"main;plt_caller;labs@plt in {', '.join(runs)} of samples"
     ref = perf_stacks(cmd, freq=999, call_graph="fp")
     mine = [f for f, _ in ref if f[0] == "plt_loop"]
