@@ -512,6 +512,13 @@ void session__proc_has_deep(struct session *s, pid_t pid)
  * needed less: a deep phase (the dynamic linker's start-up, say) does not cost the rest of
  * the run.
  */
+bool session__copy_learnt(const struct session *s, pid_t pid)
+{
+	const __typeof__(s->hints[0]) *h = &s->hints[(uint32_t)pid % HINT_SLOTS];
+
+	return h->pid == pid && h->bytes < session__stack_copy_max(&s->opts);
+}
+
 void session__learn_copy_size(struct session *s, pid_t pid, size_t used, enum unwind_stop stop)
 {
 	uint32_t max = session__stack_copy_max(&s->opts), need, want;

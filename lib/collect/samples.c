@@ -232,15 +232,12 @@ int samples__unwind(struct session *s, const struct sample_event *e, const void 
 	struct stack_key key;
 	struct sample smp;
 	struct ucount *entry;
-	const __typeof__(s->hints[0]) *hint;
 	enum unwind_stop stop;
 	bool learnt;
 	int n, r;
 
-	/* Whether the process's copies had come down to what its unwinds need (this one's
-	 * unwind may move them). */
-	hint = &s->hints[e->pid % HINT_SLOTS];
-	learnt = hint->pid == (pid_t)e->pid && hint->bytes < session__stack_copy_max(&s->opts);
+	/* (Before its unwind, which may move them.) */
+	learnt = session__copy_learnt(s, (pid_t)e->pid);
 	sample__decode(&smp, e, stack, stack_len);
 	r = stacks__unwind(&env, s->unw, s->maps, &smp, may_wait, &us, USER_MAX_DEPTH);
 	if (r)

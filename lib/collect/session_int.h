@@ -462,6 +462,9 @@ void session__free_python(struct session *s);
 /* procstate.c: a DWARF unwind of PID read USED bytes of stack (STOP: how it ended); make
  * PID's samples carry that much stack plus a margin. */
 void session__learn_copy_size(struct session *s, pid_t pid, size_t used, enum unwind_stop stop);
+/* procstate.c: whether PID's copies have come down to what its unwinds need
+ * (session__learn_copy_size), from the whole --stack-copy. */
+bool session__copy_learnt(const struct session *s, pid_t pid);
 
 /* sideband.c: open the perf buffer of mmap/fork records (S->mmap_pb). Returns 0 or negative
  * errno with the error set. */
