@@ -113,6 +113,7 @@ static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
 							      __u64 *since)
 {
 	__u64 gen = procs_gen;
+	const struct exec_seen *ex;
 	struct proc_ranges *pr;
 	struct cpu_proc *cp;
 	__u32 zero = 0;
@@ -147,8 +148,16 @@ static __always_inline const struct proc_ranges *current_proc(__u32 tgid,
 		if (!pr)
 			return NULL;
 		__builtin_memcpy(&cp->pr, pr, sizeof(cp->pr));
-		if (cp->pr.tgid == tgid && cp->pr.tgid_end == tgid)
-			return &cp->pr;
+		if (cp->pr.tgid == tgid && cp->pr.tgid_end == tgid) {
+			/* Of the program the process runs now, not of one before its exec. */
+			ex = bpf_map_lookup_elem(&execs, &tgid);
+			if (cp->pr.exec_seq == (ex ? ex->seq : 0))
+				return &cp->pr;
+			/* (Until the next write of either: procs_gen.) */
+			stat_inc(STAT_PROC_STALE);
+			cp->has_ranges = 0;
+			return NULL;
+		}
 		stat_inc(STAT_PROC_TORN);
 	}
 	cp->tgid_1 = 0;

@@ -197,6 +197,21 @@ struct {
 	__type(value, __u64);
 } incarns SEC(".maps");
 
+/*
+ * Execs while profiling: tgid -> how many (the process's seq: 0 when forked while profiling,
+ * or when none was seen) and when the last one was (bpf_ktime_get_ns). Userspace stamps a
+ * `procs` entry with the seq of the program it describes, taken only once the records read
+ * are past the last exec's time: an entry it wrote from what it knew before an exec (a
+ * read-modify-write of the copy hint that straddled it, the mappings of the program before)
+ * then has another seq than the process, and BPF does not use it. No entry (evicted): seq 0.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct exec_seen);
+} execs SEC(".maps");
+
 /* Renames while profiling: (tid, the gen it began) -> the names before and after. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

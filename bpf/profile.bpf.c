@@ -616,10 +616,15 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	__u32 tgid = task_tgid(p);
 	__u64 now = bpf_ktime_get_ns();
+	struct exec_seen *ex, nx = { .time = now };
 	struct proc_ranges *pr;
 
 	if ((pidns_ino && !tgid) || (filter_pids && !profiled(tgid)))
 		return 0;
+	/* (One exec at a time per process: the kernel's cred_guard_mutex.) */
+	ex = bpf_map_lookup_elem(&execs, &tgid);
+	nx.seq = (ex ? ex->seq : 0) + 1;
+	bpf_map_update_elem(&execs, &tgid, &nx, BPF_ANY);
 	if (bpf_map_lookup_elem(&comms, &tgid))
 		remember_comm(tgid, p);
 	now = next_incarn(tgid, now);
@@ -640,6 +645,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		 * it meanwhile; another process may read the same, its entries are its own.) */
 		__sync_fetch_and_add(&bpf_versions, 1);
 		pr->version = bpf_versions | PROFILE_BPF_VERSION;
+		pr->exec_seq = nx.seq;
 	}
 	__sync_fetch_and_add(&procs_gen, 1);
 	return 0;
@@ -677,12 +683,15 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		bpf_map_update_elem(&proc_tabs, &ctgid, t, BPF_ANY);
 	b = bpf_map_lookup_elem(&procs, &ptgid);
 	if (b) {
+		/* (The child has seen no exec: seq 0, its entry's too.) */
+		bpf_map_delete_elem(&execs, &ctgid);
 		bpf_map_update_elem(&procs, &ctgid, b, BPF_ANY);
 		/* (The child's own from now on: a copy of it is checked by them.) */
 		b = bpf_map_lookup_elem(&procs, &ctgid);
 		if (b) {
 			b->tgid = ctgid;
 			b->tgid_end = ctgid;
+			b->exec_seq = 0;
 		}
 		__sync_fetch_and_add(&procs_gen, 1);
 	}

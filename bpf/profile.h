@@ -70,6 +70,10 @@ enum profile_stat {
 	STAT_NESTED,		/* samples of a profiled task taken while its CPU ran on_switch
 				 * (a hardware event's NMI, a tracepoint its reads hit):
 				 * dropped, the walk's per-CPU maps being the switch's then */
+	STAT_PROC_STALE,	/* copies of a `procs` entry of a program the process has left
+				 * by an exec since (a write userspace made from what it knew
+				 * before the exec): not used, the process taken as not
+				 * described (its stacks to DWARF, the whole copy) */
 	STAT__MAX,
 };
 
@@ -337,6 +341,14 @@ enum profile_span {
 /* proc_ranges.version and proc_tabs.version: userspace's from 1 up, BPF's with this bit. */
 #define PROFILE_BPF_VERSION	0x80000000u
 
+/* Value of the `execs` map (bpf/maps.bpf.h): the process's execs while profiling, and when
+ * the last one was. */
+struct exec_seen {
+	__u64 time;
+	__u32 seq;
+	__u32 pad;
+};
+
 /* Value of the `procs` map, set by userspace from a process's mappings. */
 struct proc_ranges {
 	/* The process's code by kind: span i is [span_start[i], span_start[i + 1]), the last
@@ -364,7 +376,10 @@ struct proc_ranges {
 	 * was taking of it meanwhile holds another process's kinds, or parts of two: its
 	 * tgids say so. */
 	__u32 tgid;
-	__u32 pad0;
+	/* Which of the process's programs the entry describes: its `execs` seq then (0: the
+	 * program profiling began with, or that the process forked with). A copy of an entry
+	 * whose seq is not the process's now is of the program before an exec: not used. */
+	__u32 exec_seq;
 	__u64 span_end;
 	__u64 span_start[PROFILE_MAX_SPANS];
 	__u8 span_kind[PROFILE_MAX_SPANS];

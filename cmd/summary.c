@@ -318,6 +318,11 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 		pr_info("%llu copies of a process's code kinds (`procs`) were read while "
 			"userspace rewrote them, and read again", (unsigned long long)
 			st->bpf[STAT_PROC_TORN]);
+	if (st->bpf[STAT_PROC_STALE])
+		pr_info("%llu copies of a process's code kinds (`procs`) were of its program before "
+			"an exec, written from what was known before it: not used (its stacks "
+			"taken as of a process not described yet)",
+			(unsigned long long)st->bpf[STAT_PROC_STALE]);
 	if (st->bpf[STAT_LEAF_SCAN_PLACED] || st->bpf[STAT_LEAF_SCAN_CUT])
 		pr_info("JIT leaves in a prologue or an epilogue: %llu placed by their code "
 			"(their caller not left out), %llu cut at the leaf (code not followed)",

@@ -253,7 +253,7 @@ static int end_period(struct session *s, struct ucounts **mine)
 		usleep(50000);
 	}
 	/* The records and samples sent up to now, the period's. */
-	perf_buffer__consume(s->mmap_pb);
+	session__read_sideband(s);
 	session__flush_procstate(s);
 	ring_buffer__consume(s->events);
 	/* ... and those that waited for a file's table: waited for now. */

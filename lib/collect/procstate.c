@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/bsearch.h"
@@ -193,18 +194,47 @@ static int pstate__write_tabs(struct session *s, const struct pstate *p)
 	return err;
 }
 
+/*
+ * The seq of PID's program now (`execs`) into *SEQ, for an entry made from what is known of
+ * it: 0, or -EAGAIN while the records read may not be past its last exec (then what is known
+ * may be the program before's).
+ */
+static int exec_seq_now(struct session *s, pid_t pid, __u32 *seq)
+{
+	struct exec_seen ex;
+	__u32 key = pid;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.execs), &key, &ex)) {
+		*seq = 0;
+		return 0;
+	}
+	if (ex.time >= s->sideband_seen)
+		return -EAGAIN;
+	*seq = ex.seq;
+	return 0;
+}
+
 /* P's mappings and their spans, gaps between them SPAN_NONE, merged down to what BPF holds,
- * into P's `procs` entry (its copy hint kept). Returns 0 or negative errno. */
+ * into P's `procs` entry (its copy hint kept). Returns 0, -EAGAIN when the records read are
+ * not past the process's last exec yet (nothing written: written again at a flush), or
+ * another negative errno. */
 static int pstate__write(struct session *s, const struct pstate *p)
 {
 	struct frame_spans all = { 0 };
 	struct proc_ranges pr;
 	size_t total = 1;
-	__u32 key = p->pid;
+	__u32 key = p->pid, seq;
 	int err;
 
+	err = exec_seq_now(s, p->pid, &seq);
+	if (err)
+		return err;
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.procs), &key, &pr))
 		memset(&pr, 0, sizeof(pr));
+	/* (A copy hint learnt of the program before its exec, at the exec's reset: 0.) */
+	if (pr.exec_seq != seq)
+		pr.copy_hint = 0;
+	pr.exec_seq = seq;
 	pr.nr_spans = 0;
 	pr.span_end = 0;
 	pr.go_windows = 0;
@@ -259,6 +289,15 @@ static int pstate__dirty(struct pstates *ps, struct pstate *p)
 	return 0;
 }
 
+/* P's `procs` entry written now, or at a flush once the records read are past its last exec.
+ * Returns 0 or negative errno. */
+static int pstate__write_or_later(struct session *s, struct pstate *p)
+{
+	int err = pstate__write(s, p);
+
+	return err == -EAGAIN ? pstate__dirty(s->procstate, p) : err;
+}
+
 /* --- the hooks ------------------------------------------------------------------------------ */
 
 int session__describe(struct session *s, pid_t pid)
@@ -287,7 +326,7 @@ int session__describe(struct session *s, pid_t pid)
 	for (size_t i = 0; i < n && !err; i++)
 		err = pstate__add(s, p, &maps[i]);
 	if (!err)
-		err = pstate__write(s, p);
+		err = pstate__write_or_later(s, p);
 	if (err)
 		pr_warn("cannot describe the code of pid %d to BPF: %s", pid, strerror(-err));
 	return err;
@@ -334,17 +373,24 @@ void session__flush_procstate(struct session *s)
 {
 	struct pstates *ps = s->procstate;
 
+	size_t left = 0;
+
 	for (size_t i = 0; ps && i < ps->nr_dirty; i++) {
 		struct pstate *p = &ps->v[ps->dirty[i]];
 		int err = pstate__write(s, p);
 
+		/* (Past an exec whose record is still to come: at the next flush.) */
+		if (err == -EAGAIN) {
+			ps->dirty[left++] = ps->dirty[i];
+			continue;
+		}
 		p->dirty = false;
 		if (err)
 			pr_warn("cannot describe the code of pid %d to BPF: %s", p->pid,
 				strerror(-err));
 	}
 	if (ps)
-		ps->nr_dirty = 0;
+		ps->nr_dirty = left;
 }
 
 void session__respan(struct session *s)
@@ -404,7 +450,7 @@ void session__on_fork(struct session *s, pid_t parent, pid_t child)
 	for (size_t i = 0; i < n && !err; i++)
 		err = pstate__add(s, p, &maps[i]);
 	if (!err)
-		err = pstate__write(s, p);
+		err = pstate__write_or_later(s, p);
 	if (err)
 		pr_warn("cannot describe the code of pid %d to BPF: %s", child, strerror(-err));
 }
@@ -463,7 +509,7 @@ void session__on_exec(struct session *s, pid_t pid, uint64_t time)
 	__typeof__(s->hints[0]) *h = &s->hints[(uint32_t)pid % HINT_SLOTS];
 	struct pstate *p = pstate__find(s->procstate, pid);
 	struct proc_ranges pr;
-	__u32 key = pid;
+	__u32 key = pid, seq;
 
 	if (h->pid == pid)
 		h->pid = 0;
@@ -482,13 +528,16 @@ void session__on_exec(struct session *s, pid_t pid, uint64_t time)
 				i++;
 		}
 		if (p->nr) {
-			pstate__write(s, p);
+			pstate__write_or_later(s, p);
 			return;
 		}
 	}
-	if (bpf_map_lookup_elem(fd, &key, &pr))
+	/* (Nothing known of the new program yet: no spans. Written when the records read are
+	 * past the last exec; a write of the program before's kinds is not used meanwhile.) */
+	if (bpf_map_lookup_elem(fd, &key, &pr) || exec_seq_now(s, pid, &seq))
 		return;
 	memset(&pr, 0, sizeof(pr));
+	pr.exec_seq = seq;
 	update_proc(s, pid, &pr, BPF_EXIST);
 }
 
@@ -519,6 +568,36 @@ bool session__copy_learnt(const struct session *s, pid_t pid)
 	return h->pid == pid && h->bytes < session__stack_copy_max(&s->opts);
 }
 
+/* (PROFILE_TEST_RMW_EXEC_MS, tests: the first write of a copy hint in a run waits, after it
+ * has read its entry, until the process has exec'd (at most 10 s), and once written holds
+ * the loop this many ms: the write straddles the exec, and the new program's samples meet
+ * what it wrote. Returns whether this write is that one.) */
+static bool test_rmw_exec(struct session *s, pid_t pid, bool after)
+{
+	static int ms = -1;
+	static bool done;
+	struct exec_seen ex;
+	__u32 key = pid;
+	const char *v;
+
+	if (ms < 0)
+		ms = (v = getenv("PROFILE_TEST_RMW_EXEC_MS")) ? atoi(v) : 0;
+	if (ms <= 0 || done)
+		return false;
+	if (after) {
+		usleep((useconds_t)ms * 1000);
+		done = true;
+		return true;
+	}
+	for (int i = 0; i < 10000; i++) {
+		if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.execs), &key, &ex) &&
+		    ex.time >= s->sideband_seen)
+			break;
+		usleep(1000);
+	}
+	return true;
+}
+
 void session__learn_copy_size(struct session *s, pid_t pid, size_t used, enum unwind_stop stop)
 {
 	uint32_t max = session__stack_copy_max(&s->opts), need, want;
@@ -526,6 +605,7 @@ void session__learn_copy_size(struct session *s, pid_t pid, size_t used, enum un
 	__typeof__(s->hints[0]) *h = &s->hints[(uint32_t)pid % HINT_SLOTS];
 	struct proc_ranges pr;
 	__u32 key = pid;
+	int err;
 
 	need = stop == UNWIND_STOP_NO_MEMORY || stop == UNWIND_STOP_COPY ? max : (uint32_t)((used + HINT_MARGIN + 1023) & ~1023ul);
 	if (need > max)
@@ -549,8 +629,11 @@ void session__learn_copy_size(struct session *s, pid_t pid, size_t used, enum un
 		return;
 	if (bpf_map_lookup_elem(fd, &key, &pr))
 		return;
+	test_rmw_exec(s, pid, false);
 	pr.copy_hint = want;
-	if (update_proc(s, pid, &pr, BPF_EXIST))
+	err = update_proc(s, pid, &pr, BPF_EXIST);
+	test_rmw_exec(s, pid, true);
+	if (err)
 		return;
 	h->bytes = want;
 }

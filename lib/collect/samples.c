@@ -50,7 +50,7 @@ static bool env_more_records(void *ctx)
 	struct session *s = ctx;
 	uint64_t seen = s->sideband_records;
 
-	perf_buffer__consume(s->mmap_pb);
+	session__read_sideband(s);
 	session__flush_procstate(s);
 	return s->sideband_records != seen;
 }

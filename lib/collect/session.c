@@ -308,7 +308,7 @@ static int session__loop(struct session *s)
 			show_status(s, clock_mono_seconds() - start);
 			next_status += 1;
 		}
-		err = perf_buffer__consume(s->mmap_pb);
+		err = session__read_sideband(s);
 		session__flush_procstate(s);
 		/* Every few seconds: the unwind tables no live process maps out of BPF. */
 		if (clock_mono_seconds() >= next_evict) {
@@ -500,7 +500,7 @@ out:
 	end_ns = clock_mono_ns();
 	session__detach(s);
 	if (s->mmap_pb)
-		perf_buffer__consume(s->mmap_pb);
+		session__read_sideband(s);
 	/* The samples sent, and those that waited for tables: the tables waited for now. */
 	s->tables_wait = true;
 	if (s->events)

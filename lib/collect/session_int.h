@@ -143,6 +143,9 @@ struct session {
 	bool tables_wait;		/* the unwinder's tables are waited for (the end of a
 					 * period or run), not queued for */
 	uint64_t sideband_records;	/* fork, exec and mmap records read so far */
+	/* When the last whole read of the sideband began (the records' clock): every record
+	 * of a time before it has been read. */
+	uint64_t sideband_seen;
 	int go_fd;			/* write end: releases the held command */
 	int exec_err_fd;		/* read end: why the command could not run, EOF when it
 					 * was executed */
@@ -469,6 +472,9 @@ bool session__copy_learnt(const struct session *s, pid_t pid);
 /* sideband.c: open the perf buffer of mmap/fork records (S->mmap_pb). Returns 0 or negative
  * errno with the error set. */
 int session__open_sideband(struct session *s);
+/* Read the records the sideband has (perf_buffer__consume), then S->sideband_seen. Returns
+ * what perf_buffer__consume does. */
+int session__read_sideband(struct session *s);
 
 /* procstate.c: PID's samples look up their threads' deep words from now on. */
 void session__proc_has_deep(struct session *s, pid_t pid);

@@ -11,6 +11,7 @@
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "base/clock.h"
 #include "base/log.h"
 #include "collect/session_int.h"
 #include "dso/dsos.h"
@@ -61,14 +62,27 @@ static __u64 record_time(const struct perf_event_header *h)
 	return t;
 }
 
-/* Whether the program that PID ran before its latest fork or exec had samples, as BPF's
- * `incarns` says (INCARN_PREV_SAMPLED); when it cannot say, yes: its mappings are kept. */
-static bool prev_sampled(struct session *s, __u32 pid)
+/*
+ * Whether the program that PID ran before the fork or exec whose record (at TIME) is read
+ * had samples, as BPF's `incarns` says (INCARN_PREV_SAMPLED); when it cannot say, yes: its
+ * mappings are kept. The records are written before BPF's hooks run: a fork's as the child
+ * is made, before on_fork; an exec's as it begins, on_exec once the new program is loaded
+ * (`execs` then has a time past the record's). A record read before its hook ran finds the
+ * value of the program before (an epoch of it, its flags kept), whose own flag says. (Read
+ * in that window, a shell's loop that exec'd the next program had its samples left
+ * unnamed: its mappings dropped as never sampled.)
+ */
+static bool prev_sampled(struct session *s, __u32 pid, __u64 time, bool exec)
 {
+	struct exec_seen ex;
 	__u64 v;
 
-	return bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.incarns), &pid, &v) ||
-	       (v & INCARN_PREV_SAMPLED);
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.incarns), &pid, &v))
+		return true;
+	if (exec ? bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.execs), &pid, &ex) ||
+		   ex.time < time : (v & ~INCARN_FLAGS) < time)
+		return v & INCARN_SAMPLED;
+	return v & INCARN_PREV_SAMPLED;
 }
 
 static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_event_header *h)
@@ -90,7 +104,7 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 		/* A new process starts with its parent's mappings: no mmap records for those
 		 * (none known when the parent is outside our pid namespace, ppid 0). */
 		if (r->pid != r->ppid && r->pid == r->tid && r->ppid) {
-			if (!prev_sampled(s, r->pid))
+			if (!prev_sampled(s, r->pid, record_time(h), false))
 				procmaps__unsampled(s->maps, r->pid);
 			if (procmaps__fork(s->maps, r->ppid, r->pid, r->time))
 				pr_warn("out of memory recording mappings of pid %u", r->pid);
@@ -110,7 +124,7 @@ static enum bpf_perf_event_ret on_mmap_record(void *ctx, int cpu, struct perf_ev
 					 !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.pids),
 							      &key, &v))) {
 			/* The program before keeps its mappings for its samples, if it had any. */
-			if (!prev_sampled(s, r->pid))
+			if (!prev_sampled(s, r->pid, record_time(h), true))
 				procmaps__unsampled(s->maps, r->pid);
 			if (procmaps__exec(s->maps, r->pid, record_time(h), comm))
 				pr_warn("out of memory recording mappings of pid %u", r->pid);
@@ -182,4 +196,16 @@ int session__open_sideband(struct session *s)
 		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
 				     "cannot open mmap events: %s", strerror(errno));
 	return 0;
+}
+
+int session__read_sideband(struct session *s)
+{
+	uint64_t start = clock_mono_ns();
+	int err = perf_buffer__consume(s->mmap_pb);
+
+	/* (An exec's record is written before the new program is loaded, and BPF's on_exec
+	 * takes its time, `execs`, after: an exec BPF saw before the read began has had its
+	 * record read.) */
+	s->sideband_seen = start;
+	return err;
 }

@@ -6287,6 +6287,36 @@ def hot_patched_text_keeps_its_names():
 
 
 @test
+def procs_entry_written_across_an_exec_not_used():
+    # A write of a process's `procs` entry (code kinds, copy hint) read before its exec and
+    # written after it: PROFILE_TEST_RMW_EXEC_MS holds the first copy hint's write between
+    # its read and its write until the process has exec'd, then holds the loop 300 ms.
+    # execdeep spins shallow (its hint comes down to 3 KiB), then execs itself into a
+    # 12-deep stack of 512-byte frames (over 6 KiB). Before: the new program's samples in
+    # those 300 ms got the old program's hint, 60 of 60 cut ([truncated]). Now the entry
+    # carries the seq of the program it was made for (`execs`): BPF does not use it (-v
+    # counts it), and every deep stack is whole.
+    p = subprocess.run([profile_bin(), "-v", "-F", "199", "--unwind", "dwarf", "--",
+                        workload("execdeep"), "1.6", "2"],
+                       capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PROFILE_TEST_RMW_EXEC_MS="300"))
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-500:]}")
+    stacks = parse_folded(p.stdout)
+    m = re.search(r"(\d+) copies of a process's code kinds \(`procs`\) were of its program "
+                  r"before an exec", p.stderr)
+    expect(m and int(m.group(1)) >= 1, f"no entry of the program before the exec seen: "
+                                        f"{p.stderr[-600:]!r}")
+    deep = sum(c for f, c in stacks if "deep_leaf" in f)
+    whole = sum(c for f, c in stacks if "deep_leaf" in f and
+                has_chain(f, ["main"] + ["deep_frame"] * 12 + ["deep_leaf"]))
+    cut = sum(c for f, c in stacks if "[truncated]" in f)
+    shallow = sum(c for f, c in stacks if "shallow_work" in f)
+    expect(shallow >= 100 and deep >= 100, f"shallow {shallow}, deep {deep} samples")
+    expect(cut == 0 and whole == deep, f"deep: {whole} of {deep} whole, {cut} cut")
+    return f"{m.group(1)} stale copies not used; deep {whole} of {deep} whole, 0 cut"
+
+
+@test
 def program_rewritten_in_place_named_by_its_version():
     # One path, one inode, two programs: swapexe_one runs as "prog", then swapexe_two is
     # copied over it (cp: the same inode) and runs, under one profile -a. Before: the second

@@ -17,7 +17,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so $(WL)/gapleaf_fp $(WL)/gapleaf \
 		   $(WL)/zerora $(WL)/coro $(WL)/deepserve $(WL)/scanleaf \
 		   $(WL)/swap $(WL)/libswap_a.so $(WL)/libswap_b.so $(WL)/swapexe_one $(WL)/swapexe_two $(WL)/nasmleaf \
-		   $(WL)/napper $(WL)/python3.11-hostile \
+		   $(WL)/napper $(WL)/execdeep $(WL)/python3.11-hostile \
 		   $(WL)/rbhostile $(WL)/libruby-3.1-hostile.so
 
 # Rust from the machine's toolchain (rustup's, linked by lld since 1.90), when there is one;
@@ -150,6 +150,11 @@ $(WL)/chain_musl_static: $(WL_STATIC_SRCS) tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MUSL_GCC) $(WL_NOFP) -static $(WL_STATIC_SRCS) -o $@
+
+$(WL)/execdeep: tests/workloads/execdeep.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $@
 
 $(WL)/recurse: tests/workloads/recurse.c tests/workloads/spin.h
 	$(call msg,CC,$@)
