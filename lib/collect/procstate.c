@@ -372,7 +372,6 @@ void session__on_map_added(void *ctx, pid_t pid, const struct map *m)
 void session__flush_procstate(struct session *s)
 {
 	struct pstates *ps = s->procstate;
-
 	size_t left = 0;
 
 	for (size_t i = 0; ps && i < ps->nr_dirty; i++) {
@@ -568,10 +567,11 @@ bool session__copy_learnt(const struct session *s, pid_t pid)
 	return h->pid == pid && h->bytes < session__stack_copy_max(&s->opts);
 }
 
-/* (PROFILE_TEST_RMW_EXEC_MS, tests: the first write of a copy hint in a run waits, after it
- * has read its entry, until the process has exec'd (at most 10 s), and once written holds
- * the loop this many ms: the write straddles the exec, and the new program's samples meet
- * what it wrote. Returns whether this write is that one.) */
+/* (PROFILE_TEST_RMW_EXEC_MS, tests: the first write of a copy hint in a run, once it has read
+ * its entry, sends the process SIGUSR1 (tests/workloads/execdeep execs then) and waits until
+ * it has exec'd (at most 10 s), and once written holds the loop this many ms: the write
+ * straddles the exec, and the new program's samples meet what it wrote, however busy the
+ * machine. Returns whether this write is that one.) */
 static bool test_rmw_exec(struct session *s, pid_t pid, bool after)
 {
 	static int ms = -1;
@@ -589,6 +589,7 @@ static bool test_rmw_exec(struct session *s, pid_t pid, bool after)
 		done = true;
 		return true;
 	}
+	kill(pid, SIGUSR1);
 	for (int i = 0; i < 10000; i++) {
 		if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.execs), &key, &ex) &&
 		    ex.time >= s->sideband_seen)

@@ -6290,14 +6290,16 @@ def hot_patched_text_keeps_its_names():
 def procs_entry_written_across_an_exec_not_used():
     # A write of a process's `procs` entry (code kinds, copy hint) read before its exec and
     # written after it: PROFILE_TEST_RMW_EXEC_MS holds the first copy hint's write between
-    # its read and its write until the process has exec'd, then holds the loop 300 ms.
-    # execdeep spins shallow (its hint comes down to 3 KiB), then execs itself into a
-    # 12-deep stack of 512-byte frames (over 6 KiB). Before: the new program's samples in
-    # those 300 ms got the old program's hint, 60 of 60 cut ([truncated]). Now the entry
-    # carries the seq of the program it was made for (`execs`): BPF does not use it (-v
-    # counts it), and every deep stack is whole.
+    # its read and its write, tells execdeep to exec (SIGUSR1) and waits until it has,
+    # then holds the loop 300 ms. execdeep spins shallow until then (its hint has come down
+    # to 3 KiB: the write is that), then execs itself into a 12-deep stack of 512-byte
+    # frames (over 6 KiB). Before: the new program's samples in those 300 ms got the old
+    # program's hint, 60 of 60 cut ([truncated]). Now the entry carries the seq of the
+    # program it was made for (`execs`): BPF does not use it (-v counts it), and every deep
+    # stack is whole. (The exec waits for the write, not for a time: under load the hint
+    # came after it, the first time.)
     p = subprocess.run([profile_bin(), "-v", "-F", "199", "--unwind", "dwarf", "--",
-                        workload("execdeep"), "1.6", "2"],
+                        workload("execdeep"), "20", "3"],
                        capture_output=True, text=True, timeout=60,
                        env=dict(os.environ, PROFILE_TEST_RMW_EXEC_MS="300"))
     expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-500:]}")
