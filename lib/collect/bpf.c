@@ -82,13 +82,19 @@ static bool have_bpf_caps(void)
 #undef HAS
 }
 
-/* Whether this process runs in a user namespace other than the initial one (an unprivileged
- * container), where its capabilities do not reach BPF and perf events. */
-static bool in_user_ns(void)
+bool session__in_user_ns(void)
 {
 	struct stat st;
 
 	return stat("/proc/self/ns/user", &st) == 0 && st.st_ino != PROC_USER_INIT_INO;
+}
+
+int session__fail_user_ns(struct session *s, int err)
+{
+	return session__fail(s, SESSION_ERR_ENV, err,
+			     "permission denied loading BPF: profile runs in a user namespace "
+			     "(an unprivileged container), and needs root, or CAP_BPF and "
+			     "CAP_PERFMON, of the host");
 }
 
 /* --- loading ---------------------------------------------------------------------------- */
@@ -380,11 +386,8 @@ static int load_bpf(struct session *s, bool without_epochs)
 	err = profile_bpf__load(skel);
 	if (!err)
 		say_load_time(skel, clock_mono_ns() - t0);
-	if ((err == -EPERM || err == -EACCES) && in_user_ns())
-		return session__fail(s, SESSION_ERR_ENV, err,
-				     "permission denied loading BPF: profile runs in a user namespace "
-				     "(an unprivileged container), and needs root, or CAP_BPF and "
-				     "CAP_PERFMON, of the host");
+	if ((err == -EPERM || err == -EACCES) && session__in_user_ns())
+		return session__fail_user_ns(s, err);
 	if ((err == -EPERM || err == -EACCES) && !have_bpf_caps())
 		return session__fail(s, SESSION_ERR_ENV, err,
 				     "permission denied loading BPF: profile needs root, or "

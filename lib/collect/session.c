@@ -149,6 +149,10 @@ static int session__start(struct session *s)
 	 * them here, to check). */
 	if (s->dsos && !getenv("PROFILE_UNWIND_CHECK"))
 		dsos__set_closed(s->dsos, true);
+	/* In a user namespace BPF cannot be loaded: said before the worker starts, whose
+	 * change of user fails there too (its own line, before this one, at times: CI). */
+	if (session__in_user_ns())
+		return session__fail_user_ns(s, -EPERM);
 	/* The symbolizer's worker first, before any BPF or perf descriptor exists (it is handed
 	 * none but its socket anyway). */
 	if (s->maps && s->dsos) {

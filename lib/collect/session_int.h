@@ -471,6 +471,12 @@ bool session__copy_learnt(const struct session *s, pid_t pid);
 
 /* sideband.c: open the perf buffer of mmap/fork records (S->mmap_pb). Returns 0 or negative
  * errno with the error set. */
+/* bpf.c: whether this process runs in a user namespace other than the initial one (an
+ * unprivileged container), where no capability it has reaches BPF and perf events; and the
+ * sentence that says so, with ERR (returns session__fail's). */
+bool session__in_user_ns(void);
+int session__fail_user_ns(struct session *s, int err);
+
 int session__open_sideband(struct session *s);
 /* Read the records the sideband has (perf_buffer__consume), then S->sideband_seen. Returns
  * what perf_buffer__consume does. */
