@@ -130,19 +130,22 @@ def map_named(prog, name):
     return None
 
 
-# bpf/profile.h: `btimes` holds PROFILE_TIME_BUCKETS buckets per kind (the sample's first),
-# the first PROFILE_TIME_FINE of them PROFILE_TIME_STEP ns wide, the others
-# PROFILE_TIME_COARSE; then each kind's total ns.
-TIME_BUCKETS, TIME_FINE, TIME_STEP, TIME_COARSE = 128, 64, 100, 1000
+# bpf/profile.h: `btimes` holds PROFILE_TIME_BUCKETS buckets per kind (PROFILE_TIME_KINDS:
+# a sample, a switch, a sample of the first process profiled, of the second), the first
+# PROFILE_TIME_FINE of them PROFILE_TIME_STEP ns wide, the others PROFILE_TIME_COARSE; then
+# each kind's total ns.
+TIME_BUCKETS, TIME_FINE, TIME_STEP, TIME_COARSE, TIME_KINDS = 128, 64, 100, 1000, 4
+TIME_SAMPLE, TIME_SWITCH, TIME_SAMPLE_FIRST, TIME_SAMPLE_SECOND = range(4)
 
 
-def sample_times(map_id):
-    """The sample runs' buckets and total ns in `btimes` (PROFILE_BPF_TIMES), summed over
+def sample_times(map_id, kind=TIME_SAMPLE):
+    """The runs' buckets and total ns of KIND in `btimes` (PROFILE_BPF_TIMES), summed over
     the CPUs: (list of TIME_BUCKETS counts, ns), or None."""
     slots = percpu_slots(map_id)
     if slots is None:
         return None
-    return [slots.get(i, 0) for i in range(TIME_BUCKETS)], slots.get(2 * TIME_BUCKETS, 0)
+    return ([slots.get(kind * TIME_BUCKETS + i, 0) for i in range(TIME_BUCKETS)],
+            slots.get(TIME_KINDS * TIME_BUCKETS + kind, 0))
 
 
 def time_edge(i):
@@ -377,6 +380,26 @@ class Ticks:
         return (inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0])
 
 
+def make_xz_input(path):
+    """PATH made, unless it is there: compressible input xz -9e takes well over a run to get
+    through (the system's programs, again and again)."""
+    if os.path.exists(path):
+        return
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "wb") as out:
+        size = 0
+        for name in sorted(os.listdir("/usr/bin")):
+            try:
+                with open(os.path.join("/usr/bin", name), "rb") as f:
+                    data = f.read(4 << 20)
+            except OSError:
+                continue
+            out.write(data)
+            size += len(data)
+            if size > 64 << 20:
+                break
+
+
 def settled_note(tot):
     """What the round line says of the start-up work waited for."""
     if not tot or "settle" not in tot:
@@ -440,21 +463,7 @@ def main():
     else:
         print(f"bpfcost: {deep} missing (make workloads): no deep configs")
     if os.access("/usr/bin/xz", os.X_OK):
-        if not os.path.exists(xz_in):
-            # Compressible input xz -9e takes well over a run to get through: the system's
-            # programs, again and again.
-            with open(xz_in, "wb") as out:
-                size = 0
-                for name in sorted(os.listdir("/usr/bin")):
-                    try:
-                        with open(os.path.join("/usr/bin", name), "rb") as f:
-                            data = f.read(4 << 20)
-                    except OSError:
-                        continue
-                    out.write(data)
-                    size += len(data)
-                    if size > 64 << 20:
-                        break
+        make_xz_input(xz_in)
         xz = ["/usr/bin/xz", "-9e", "-T1", "-c", xz_in]
         configs += [("xz", "Debian's xz -9e (auto)", xz, [], None),
                     ("xz-copy", "Debian's xz -9e, no table walk", xz, [], no_tab)]

@@ -337,10 +337,16 @@ struct {
 	__type(value, __u64);
 } btimes SEC(".maps");
 
-/* A run of kind KIND (0: sample, 1: switch) that began at T0, into `btimes`. */
-static __always_inline void time_run(__u32 kind, __u64 t0)
+/* The kinds of run timed (PROFILE_TIME_KINDS): a sample's of a profiled task, a switch's; and
+ * of the samples, apart, those of the first process profiled (fast_pids[0], -p's first) and
+ * of the second (with the samples too): two targets' costs from one run, under the same
+ * load, as bench/walkpair.py sets them side by side. */
+enum { TIME_SAMPLE, TIME_SWITCH, TIME_SAMPLE_FIRST, TIME_SAMPLE_SECOND };
+
+/* One run of kind KIND's NS into `btimes`. */
+static __always_inline void time_one(__u32 kind, __u64 ns)
 {
-	__u64 ns = bpf_ktime_get_ns() - t0, fine = PROFILE_TIME_FINE * PROFILE_TIME_STEP;
+	__u64 fine = PROFILE_TIME_FINE * PROFILE_TIME_STEP;
 	__u64 b = ns < fine ? ns / PROFILE_TIME_STEP :
 		  PROFILE_TIME_FINE + (ns - fine) / PROFILE_TIME_COARSE;
 	__u32 key = kind * PROFILE_TIME_BUCKETS +
@@ -349,10 +355,21 @@ static __always_inline void time_run(__u32 kind, __u64 t0)
 
 	if (v)
 		*v += 1;
-	key = 2 * PROFILE_TIME_BUCKETS + kind;
+	key = PROFILE_TIME_KINDS * PROFILE_TIME_BUCKETS + kind;
 	v = bpf_map_lookup_elem(&btimes, &key);
 	if (v)
 		*v += ns;
+}
+
+/* A run of kind KIND (TIME_*) that began at T0, into `btimes`: a sample of the first or the
+ * second process is a sample too. */
+static __always_inline void time_run(__u32 kind, __u64 t0)
+{
+	__u64 ns = bpf_ktime_get_ns() - t0;
+
+	if (kind >= TIME_SAMPLE_FIRST)
+		time_one(TIME_SAMPLE, ns);
+	time_one(kind, ns);
 }
 
 /* A page of zeros (never written). */

@@ -370,7 +370,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	take_sample(ctx, ctx, task, id >> 32, (__u32)id, NULL, weight, 0, cookie);
 	if (time_runs)
-		time_run(0, t0);
+		time_run(id >> 32 && id >> 32 == fast_pids[0] ? TIME_SAMPLE_FIRST :
+			 id >> 32 && id >> 32 == fast_pids[1] ? TIME_SAMPLE_SECOND : TIME_SAMPLE,
+			 t0);
 	return 0;
 }
 
@@ -499,7 +501,7 @@ static __always_inline void switched(void *ctx,
 	take_sample(ctx, NULL, task, id >> 32, (__u32)id, op, 0, 2, 0);
 	bpf_map_update_elem(&offpend, &ptid, op, BPF_ANY);
 	if (time_runs)
-		time_run(1, now);
+		time_run(TIME_SWITCH, now);
 }
 
 SEC("tp_btf/sched_switch")

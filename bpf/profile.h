@@ -15,7 +15,10 @@
 #define PROFILE_TIME_FINE	64	/* the first ones PROFILE_TIME_STEP ns wide, */
 #define PROFILE_TIME_STEP	100
 #define PROFILE_TIME_COARSE	1000	/* the others this wide (the last: all longer) */
-#define PROFILE_TIME_SLOTS	(2 * PROFILE_TIME_BUCKETS + 2)	/* and each kind's ns */
+#define PROFILE_TIME_KINDS	4	/* a sample, a switch; a sample of the first process
+					 * profiled, of the second */
+#define PROFILE_TIME_SLOTS	(PROFILE_TIME_KINDS * (PROFILE_TIME_BUCKETS + 1))
+					/* then each kind's ns */
 #define PROFILE_DEEP_WORDS	32	/* words past the copy read at a sample (deepwords) */
 #define PROFILE_MAX_SPANS	64	/* spans of code kinds per process (a power of two) */
 #define PROFILE_SPAN_STEPS	7	/* binary search steps over them: log2(MAX_SPANS) + 1 */

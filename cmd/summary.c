@@ -72,10 +72,12 @@ static unsigned int bucket_share(const uint64_t *buckets, uint64_t n, unsigned i
 /* PROFILE_BPF_TIMES: the distribution of the programs' run times (-v). */
 static void print_bpf_times(const struct session_stats *st)
 {
-	static const char *const kinds[2] = { "a profiled task's sample", "a switch taking "
-					      "a profiled task's stacks" };
+	static const char *const kinds[PROFILE_TIME_KINDS] = {
+		"a profiled task's sample", "a switch taking a profiled task's stacks",
+		"a sample of the first process profiled", "a sample of the second process",
+	};
 
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < PROFILE_TIME_KINDS; k++) {
 		const uint64_t *b = st->bpf_times + k * PROFILE_TIME_BUCKETS;
 		uint64_t n = 0;
 
@@ -86,7 +88,8 @@ static void print_bpf_times(const struct session_stats *st)
 				"mean %.0f ns (%llu runs, PROFILE_BPF_TIMES)", kinds[k],
 				bucket_share(b, n, 50), bucket_share(b, n, 90),
 				bucket_share(b, n, 99),
-				(double)st->bpf_times[2 * PROFILE_TIME_BUCKETS + k] / (double)n,
+				(double)st->bpf_times[PROFILE_TIME_KINDS * PROFILE_TIME_BUCKETS +
+						      k] / (double)n,
 				(unsigned long long)n);
 	}
 }

@@ -113,7 +113,8 @@ struct session_stats {
 	uint32_t bpf_files, bpf_shards;	/* files (and shards) with tables in BPF */
 	uint64_t bpf_evicted;		/* files whose tables were given back while sampling */
 	uint64_t bpf_times[PROFILE_TIME_SLOTS];	/* PROFILE_BPF_TIMES: runs of the sample
-						 * program, then of the switch one, by time;
+						 * program, the switch one, the first and
+						 * second process's samples, by time;
 						 * then each one's ns (`btimes`) */
 	uint64_t unwind_stop[8];	/* of those, by enum unwind_stop */
 	uint64_t cut_stop[8];		/* samples truncated in the profile, by how their DWARF

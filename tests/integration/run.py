@@ -195,6 +195,38 @@ def pid_chain_fp():
 
 
 @test
+def bpf_times_of_two_processes_apart():
+    # PROFILE_BPF_TIMES: -v times the samples of -p's first and second process apart
+    # (bench/walkpair.py's two targets under one load): each its own, together all of them;
+    # without the variable, no times at all.
+    procs = [subprocess.Popen([workload(w), "6"]) for w in ("chain_fp", "chain_nofp")]
+    try:
+        time.sleep(0.3)
+        pids = ",".join(str(p.pid) for p in procs)
+        _, err, _ = run_profile(["-v", "-F", "99", "-d", "2", "-p", pids, "-o", "/dev/null"],
+                                env={"PROFILE_BPF_TIMES": "1"})
+        _, plain, _ = run_profile(["-v", "-F", "99", "-d", "1", "-p", pids, "-o", "/dev/null"])
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    runs = {}
+    for what in ("a profiled task's sample", "a sample of the first process profiled",
+                 "a sample of the second process"):
+        m = re.search(rf"BPF run time of {re.escape(what)}: P50 <= \d+ ns, .* \((\d+) runs",
+                      err)
+        expect(m, f"no BPF run time of {what} in -v: {err[-1500:]}")
+        runs[what] = int(m.group(1))
+    first, second = runs["a sample of the first process profiled"], \
+        runs["a sample of the second process"]
+    expect(first > 50 and second > 50, f"too few timed samples of one process: {runs}")
+    expect(first + second == runs["a profiled task's sample"],
+           f"the two processes' samples are not all the samples: {runs}")
+    expect("BPF run time" not in plain, "times said without PROFILE_BPF_TIMES")
+    return f"{first} and {second} samples timed apart, {first + second} in all"
+
+
+@test
 def pid_exit_ends_profile():
     proc = subprocess.Popen([workload("chain_fp"), "3"])
     time.sleep(0.1)
