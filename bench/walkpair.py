@@ -12,7 +12,10 @@ each of its runs, and put those of the first process profiled and those of the s
 buckets of their own (`btimes`, bpf/maps.bpf.h: TIME_SAMPLE_FIRST, TIME_SAMPLE_SECOND). Each
 round alternates which of the two is first, starts both, waits until profile's start-up
 work is done (as bpfcost.py's --settle), reads the buckets at the window's start and end and
-stops profile (SIGINT). It prints, per round and as medians over rounds, P50, P90 and mean
+stops profile (SIGINT). In the window each target has a CPU of its own, and the two swap
+every 0.25 s: the two vCPUs' host cores are not alike busy (one round's ratio spread
+0.89-1.20 when the scheduler placed them), and each target then spends half the window on
+each. It prints, per round and as medians over rounds, P50, P90 and mean
 ns of each target's samples in the window and the ratio of the means; profile's and its
 worker's CPU per sample is the two targets' alike (their stacks are counted in the kernel
 the same way), so it is given once, beside them, and "us/own" (bpfcost.py's figure) adds it
@@ -35,6 +38,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bpfcost  # noqa: E402
 from benchlib import median as med, spread  # noqa: E402
+
+
+SWAP = 0.25  # seconds between the targets' swaps of CPU
 
 
 def times_of(map_id, kind):
@@ -79,7 +85,20 @@ def one_round(profile, targets, hz, seconds, settle_limit):
         c0, a0 = bpfcost.task_cpu(fam), time.monotonic()
         first = [times_of(times_id, k) for k in (bpfcost.TIME_SAMPLE_FIRST,
                                                  bpfcost.TIME_SAMPLE_SECOND)]
-        time.sleep(seconds)
+        # Each target on a CPU of its own, the two swapped every SWAP seconds: a vCPU's
+        # host core may be busier than the other's (another guest on its sibling), and
+        # each target then spends half the window on each.
+        cpus = sorted(os.sched_getaffinity(0))[:2]
+        k, end = 0, time.monotonic() + seconds
+        while time.monotonic() < end:
+            if len(cpus) == 2:
+                for j, t in enumerate(procs):
+                    try:
+                        os.sched_setaffinity(t.pid, {cpus[(j + k) % 2]})
+                    except OSError:
+                        pass
+            k += 1
+            time.sleep(max(0, min(SWAP, end - time.monotonic())))
         last = [times_of(times_id, k) for k in (bpfcost.TIME_SAMPLE_FIRST,
                                                 bpfcost.TIME_SAMPLE_SECOND)]
         c1, a1 = bpfcost.task_cpu(fam), time.monotonic()
