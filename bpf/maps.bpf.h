@@ -322,6 +322,39 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/* PROFILE_BPF_TIMES=parts (benchmarks): the ns a perf event's sample (do_sample) spent in
+ * each part of its run (enum profile_tpart), from one clock read to the next, summed per CPU
+ * (`tparts`; in slot TPART__MAX the last read's time, or 0 outside such a run: a switch's
+ * and a tracepoint's runs add nothing): where the time of a walk goes, without a debug
+ * build. The reads cost a few tens of ns each, and the tables' walk has more of them: its
+ * parts are not to set beside the frame-pointer walk's as they are. */
+const volatile bool time_parts = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TPART__MAX + 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tparts SEC(".maps");
+
+/* The time since the last read into part K (TPART_BEGIN: none, the run's first read;
+ * TPART__MAX: the run's last, none after it). */
+static __always_inline void time_part_add(__u32 k)
+{
+	__u32 last = TPART__MAX;
+	__u64 now = bpf_ktime_get_ns(), *prev = bpf_map_lookup_elem(&tparts, &last), *v;
+
+	if (!prev || (k != TPART_BEGIN && !*prev))
+		return;
+	if (k != TPART_BEGIN) {
+		v = bpf_map_lookup_elem(&tparts, &k);
+		if (v && k < TPART__MAX)
+			*v += now - *prev;
+	}
+	*prev = k == TPART__MAX ? 0 : now;
+}
+#define TIME_PART(k) do { if (time_parts) time_part_add(k); } while (0)
+
 /* PROFILE_BPF_TIMES (benchmarks): how long each run of the programs took, for a profiled
  * task's sample (the first PROFILE_TIME_BUCKETS) and for a switch that took a profiled
  * task's stacks off the CPU (the next), in buckets of PROFILE_TIME_STEP ns up to

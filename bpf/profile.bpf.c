@@ -131,6 +131,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 	if (op)
 		key.flags |= COUNT_F_OFF_CPU;
 	sample_kstack(ctx, pctx, task, &key, kskip, cookie);
+	TIME_PART(TPART_START);
 
 	if (user_stacks) {
 		st = bpf_map_lookup_elem(&scratch, &zero);
@@ -139,6 +140,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 			st = NULL;
 		} else {
 			end = walk_user(&regs, pr, st, &win);
+			TIME_PART(TPART_FP_WALK);
 			/* A leaf that made no frame record, called from code that keeps none: the
 			 * walk from rbp left its callers out. Walked from the tables instead (the
 			 * words at sp, which it keeps, say so). */
@@ -172,6 +174,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 				at.r = regs;
 				at.cache = op ? RCACHE_SWITCH : RCACHE_SAMPLE;
 				te = ts ? tab_walk(&at, pr, ts, tgid, win != NULL) : TAB_NO_TABLE;
+				TIME_PART(TPART_TAB_END);
 
 				if (!op)
 					stat_inc(te == TAB_WHOLE ? STAT_TAB_WHOLE :
@@ -246,6 +249,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 				for (int i = 0; i < PROFILE_SP_WORDS; i++)
 					st->sp_words[i] = 0;
 			hash_frames(st, &hash, &st->check);
+			TIME_PART(TPART_HASH);
 			/* The period's parity in the low bit: each period stores its own. */
 			hash = (hash & ~3ull) | 2 | key.period;
 			key.ustack_hash = hash;
@@ -265,15 +269,19 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 	}
 	if (timeline)
 		send_timed(bpf_ktime_get_ns(), weight, tid, &key);
-	if (count_cached(&key, &slot, weight))
+	if (count_cached(&key, &slot, weight)) {
+		TIME_PART(TPART_COUNTED);
 		return 0;
+	}
 	/* New to this CPU's table: make sure its user stack is stored. A stack that cannot be
 	 * (map full, hash collision) is left out of the key; the sample counts all the same. */
 	if (st && key.ustack_hash && !store_ustack(st, key.ustack_hash)) {
 		key.ustack_hash = 0;
 		key.ucheck = 0;
 	}
+	TIME_PART(TPART_STORED);
 	count_new(slot, &key, weight);
+	TIME_PART(TPART_COUNTED_NEW);
 	return 0;
 }
 
@@ -368,7 +376,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		weight = event_weight(ctx, cookie);
 	if (!sampled_task(task, &id) || nested())
 		return 0;
+	TIME_PART(TPART_BEGIN);
 	take_sample(ctx, ctx, task, id >> 32, (__u32)id, NULL, weight, 0, cookie);
+	TIME_PART(TPART__MAX);
 	if (time_runs)
 		time_run(id >> 32 && id >> 32 == fast_pids[0] ? TIME_SAMPLE_FIRST :
 			 id >> 32 && id >> 32 == fast_pids[1] ? TIME_SAMPLE_SECOND : TIME_SAMPLE,

@@ -19,6 +19,23 @@
 					 * profiled, of the second */
 #define PROFILE_TIME_SLOTS	(PROFILE_TIME_KINDS * (PROFILE_TIME_BUCKETS + 1))
 					/* then each kind's ns */
+/* PROFILE_BPF_TIMES=parts: the parts of a sample's run timed (`tparts`). */
+enum profile_tpart {
+	TPART_BEGIN,		/* (no part: the run's first clock read) */
+	TPART_START,		/* the process's entry, the kernel stack */
+	TPART_FP_WALK,		/* the frame-pointer walk */
+	TPART_TAB_SETUP,	/* the tables' walk: up to its first frame (tab_warm) */
+	TPART_TAB_FIRST,	/* ... its first frame: the leaf's row, the first stack read */
+	TPART_TAB_SECOND,	/* ... its second */
+	TPART_TAB_REST,		/* ... the others */
+	TPART_TAB_END,		/* ... after its last frame */
+	TPART_HASH,		/* the walks' end to the stack's hash (runtimes' frames too) */
+	TPART_COUNTED,		/* counted in this CPU's cache */
+	TPART_STORED,		/* ... or not: the stack stored (`ustacks`) */
+	TPART_COUNTED_NEW,	/* ... and counted in `counts` */
+	TPART__MAX,
+};
+
 #define PROFILE_DEEP_WORDS	32	/* words past the copy read at a sample (deepwords) */
 #define PROFILE_MAX_SPANS	64	/* spans of code kinds per process (a power of two) */
 #define PROFILE_SPAN_STEPS	7	/* binary search steps over them: log2(MAX_SPANS) + 1 */

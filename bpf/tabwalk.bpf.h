@@ -620,6 +620,10 @@ static long tab_step(__u64 i, void *arg)
 	st->nr = n + 1;
 	w->sp = cfa;
 	w->ip = ra;
+	if (n == 1)
+		TIME_PART(TPART_TAB_FIRST);
+	if (n == 2)
+		TIME_PART(TPART_TAB_SECOND);
 	return 0;
 }
 
@@ -692,7 +696,9 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	w.sp = r->sp;
 	w.bp = r->bp;
 	w.bp_ok = 1;
+	TIME_PART(TPART_TAB_SETUP);
 	bpf_loop(PROFILE_MAX_DEPTH, tab_step, &w, 0);
+	TIME_PART(TPART_TAB_REST);
 	/* (A row was looked for at each of its frames, the last one's ending the walk.) */
 	stat_add(STAT_TAB_ROWS, st->nr);
 	at->r.ip = w.ip;

@@ -94,6 +94,38 @@ static void print_bpf_times(const struct session_stats *st)
 	}
 }
 
+/* PROFILE_BPF_TIMES=parts: the ns a sample spent in each part of its run, on average (-v). */
+static void print_bpf_parts(const struct session_stats *st)
+{
+	static const char *const parts[TPART__MAX] = {
+		[TPART_START] = "start and kernel stack",
+		[TPART_FP_WALK] = "frame-pointer walk",
+		[TPART_TAB_SETUP] = "tables' walk setup",
+		[TPART_TAB_FIRST] = "its first frame",
+		[TPART_TAB_SECOND] = "its second",
+		[TPART_TAB_REST] = "its others",
+		[TPART_TAB_END] = "its end",
+		[TPART_HASH] = "to the hash",
+		[TPART_COUNTED] = "counted in the CPU's cache",
+		[TPART_STORED] = "else stack stored",
+		[TPART_COUNTED_NEW] = "counted in the map",
+	};
+	uint64_t n = st->bpf[STAT_SAMPLES], any = 0;
+	char line[512];
+	int len = 0;
+
+	for (int k = 1; k < TPART__MAX; k++)
+		any |= st->bpf_parts[k];
+	if (!n || !any)
+		return;
+	for (int k = 1; k < TPART__MAX && len < (int)sizeof(line) - 64; k++)
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "%s%s %.0f", k > 1 ? ", " : "",
+				parts[k], (double)st->bpf_parts[k] / (double)n);
+	pr_info("BPF run time of a sample by part, ns on average over %llu samples "
+		"(PROFILE_BPF_TIMES=parts; each part's clock read in it): %s",
+		(unsigned long long)n, line);
+}
+
 static void print_lost(const struct session_stats *st, const char *what)
 {
 	uint64_t samples = st->bpf[STAT_COUNTS_FULL], events = st->bpf[STAT_EVENTS_LOST];
@@ -343,6 +375,7 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			(unsigned long long)st->table_checked,
 			(unsigned long long)st->table_further);
 	print_bpf_times(st);
+	print_bpf_parts(st);
 	if (getenv("PROFILE_UNWIND_CHECK"))
 		pr_info("unwind check: %llu of %llu fast-path stacks differ from libunwind's",
 			(unsigned long long)st->unwind_mismatches,

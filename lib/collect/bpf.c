@@ -326,6 +326,8 @@ static int load_bpf(struct session *s, bool without_epochs)
 	skel->rodata->python = !o->no_runtime && !o->kernel_only;
 	skel->rodata->ruby = !o->no_runtime && !o->kernel_only;
 	skel->rodata->time_runs = getenv("PROFILE_BPF_TIMES") != NULL;
+	skel->rodata->time_parts = skel->rodata->time_runs &&
+				   !strcmp(getenv("PROFILE_BPF_TIMES"), "parts");
 	skel->rodata->test_unseen = getenv("PROFILE_TEST_UNSEEN") ?
 				    (__u32)atoi(getenv("PROFILE_TEST_UNSEEN")) : 0;
 	skel->rodata->test_nested = getenv("PROFILE_TEST_NESTED") != NULL;
@@ -611,6 +613,15 @@ void session__read_stats(struct session *s)
 		s->stats.bpf_times[k] = 0;
 		for (int c = 0; c < s->nr_cpus; c++)
 			s->stats.bpf_times[k] += vals[c];
+	}
+	/* PROFILE_BPF_TIMES=parts: the ns of a sample's parts. */
+	fd = bpf_map__fd(s->skel->maps.tparts);
+	for (__u32 k = 0; s->skel->rodata->time_parts && k < TPART__MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		s->stats.bpf_parts[k] = 0;
+		for (int c = 0; c < s->nr_cpus; c++)
+			s->stats.bpf_parts[k] += vals[c];
 	}
 	free(vals);
 }

@@ -116,6 +116,8 @@ struct session_stats {
 						 * program, the switch one, the first and
 						 * second process's samples, by time;
 						 * then each one's ns (`btimes`) */
+	uint64_t bpf_parts[TPART__MAX];	/* PROFILE_BPF_TIMES=parts: ns in each part
+						 * of the samples' runs (`tparts`) */
 	uint64_t unwind_stop[8];	/* of those, by enum unwind_stop */
 	uint64_t cut_stop[8];		/* samples truncated in the profile, by how their DWARF
 					 * unwind stopped (UNWIND_STOP_END: no DWARF unwind, or

@@ -206,6 +206,8 @@ def bpf_times_of_two_processes_apart():
         _, err, _ = run_profile(["-v", "-F", "99", "-d", "2", "-p", pids, "-o", "/dev/null"],
                                 env={"PROFILE_BPF_TIMES": "1"})
         _, plain, _ = run_profile(["-v", "-F", "99", "-d", "1", "-p", pids, "-o", "/dev/null"])
+        _, parts, _ = run_profile(["-v", "-F", "99", "-d", "1", "-p", pids, "-o", "/dev/null"],
+                                  env={"PROFILE_BPF_TIMES": "parts"})
     finally:
         for p in procs:
             p.kill()
@@ -223,7 +225,16 @@ def bpf_times_of_two_processes_apart():
     expect(first + second == runs["a profiled task's sample"],
            f"the two processes' samples are not all the samples: {runs}")
     expect("BPF run time" not in plain, "times said without PROFILE_BPF_TIMES")
-    return f"{first} and {second} samples timed apart, {first + second} in all"
+    expect("by part" not in err, "parts said without PROFILE_BPF_TIMES=parts")
+    # =parts: the parts of a sample's run, the frame-pointer walk's (chain_fp) and the
+    # tables' walk's (chain_nofp) among them.
+    m = re.search(r"BPF run time of a sample by part, .*: (.*)$", parts, re.M)
+    expect(m, f"no parts with PROFILE_BPF_TIMES=parts: {parts[-1500:]}")
+    ns = {k: int(v) for k, v in re.findall(r"([a-z' -]+?) (\d+)(?:, |$)", m.group(1))}
+    expect(ns.get("frame-pointer walk", 0) > 0 and ns.get("tables' walk setup", 0) > 0 and
+           ns.get("its first frame", 0) > 0, f"a walk's parts missing or 0: {m.group(1)}")
+    return (f"{first} and {second} samples timed apart, {first + second} in all; parts: "
+            f"{m.group(1)}")
 
 
 @test
