@@ -591,37 +591,33 @@ void session__detach(struct session *s)
 	}
 }
 
+/* The first N slots of the per-CPU array MAP, each summed over the CPUs, into OUT (VALS:
+ * room for a slot's values; a slot that cannot be read keeps what OUT had). */
+static void sum_percpu(const struct session *s, struct bpf_map *map, __u32 n, __u64 *vals,
+		       uint64_t *out)
+{
+	int fd = bpf_map__fd(map);
+
+	for (__u32 k = 0; k < n; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		out[k] = 0;
+		for (int c = 0; c < s->nr_cpus; c++)
+			out[k] += vals[c];
+	}
+}
+
 void session__read_stats(struct session *s)
 {
-	int fd = bpf_map__fd(s->skel->maps.stats);
 	__u64 *vals = calloc(s->nr_cpus, sizeof(*vals));
 
 	if (!vals)
 		return;
-	for (__u32 k = 0; k < STAT__MAX; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		s->stats.bpf[k] = 0;
-		for (int c = 0; c < s->nr_cpus; c++)
-			s->stats.bpf[k] += vals[c];
-	}
-	/* PROFILE_BPF_TIMES: the programs' run times, bucketed. */
-	fd = bpf_map__fd(s->skel->maps.btimes);
-	for (__u32 k = 0; s->skel->rodata->time_runs && k < PROFILE_TIME_SLOTS; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		s->stats.bpf_times[k] = 0;
-		for (int c = 0; c < s->nr_cpus; c++)
-			s->stats.bpf_times[k] += vals[c];
-	}
-	/* PROFILE_BPF_TIMES=parts: the ns of a sample's parts. */
-	fd = bpf_map__fd(s->skel->maps.tparts);
-	for (__u32 k = 0; s->skel->rodata->time_parts && k < TPART__MAX; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		s->stats.bpf_parts[k] = 0;
-		for (int c = 0; c < s->nr_cpus; c++)
-			s->stats.bpf_parts[k] += vals[c];
-	}
+	sum_percpu(s, s->skel->maps.stats, STAT__MAX, vals, s->stats.bpf);
+	/* PROFILE_BPF_TIMES: the programs' run times, bucketed; =parts: a sample's by part. */
+	if (s->skel->rodata->time_runs)
+		sum_percpu(s, s->skel->maps.btimes, PROFILE_TIME_SLOTS, vals, s->stats.bpf_times);
+	if (s->skel->rodata->time_parts)
+		sum_percpu(s, s->skel->maps.tparts, TPART__MAX, vals, s->stats.bpf_parts);
 	free(vals);
 }
