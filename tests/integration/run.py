@@ -199,7 +199,8 @@ def bpf_times_of_two_processes_apart():
     # PROFILE_BPF_TIMES: -v times the samples of -p's first and second process apart
     # (bench/walkpair.py's two targets under one load): each its own, together all of them;
     # without the variable, no times at all.
-    procs = [subprocess.Popen([workload(w), "6"]) for w in ("chain_fp", "chain_nofp")]
+    # (Long enough for three runs of profile under ASan: killed at the end.)
+    procs = [subprocess.Popen([workload(w), "60"]) for w in ("chain_fp", "chain_nofp")]
     try:
         time.sleep(0.3)
         pids = ",".join(str(p.pid) for p in procs)
