@@ -37,14 +37,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bpfcost  # noqa: E402
-from benchlib import median as med, spread  # noqa: E402
+from benchlib import loadavg, median as med, spread  # noqa: E402
 
 
 SWAP = 0.25  # seconds between the targets' swaps of CPU
-
-
-def times_of(map_id, kind):
-    return bpfcost.sample_times(map_id, kind)
 
 
 def window(a, b):
@@ -83,7 +79,7 @@ def one_round(profile, targets, hz, seconds, settle_limit):
             return None, "profile's start-up work did not end within --settle"
         fam = bpfcost.family(p.pid)
         c0, a0 = bpfcost.task_cpu(fam), time.monotonic()
-        first = [times_of(times_id, k) for k in (bpfcost.TIME_SAMPLE_FIRST,
+        first = [bpfcost.sample_times(times_id, k) for k in (bpfcost.TIME_SAMPLE_FIRST,
                                                  bpfcost.TIME_SAMPLE_SECOND)]
         # Each target on a CPU of its own, the two swapped every SWAP seconds: a vCPU's
         # host core may be busier than the other's (another guest on its sibling), and
@@ -99,7 +95,7 @@ def one_round(profile, targets, hz, seconds, settle_limit):
                         pass
             k += 1
             time.sleep(max(0, min(SWAP, end - time.monotonic())))
-        last = [times_of(times_id, k) for k in (bpfcost.TIME_SAMPLE_FIRST,
+        last = [bpfcost.sample_times(times_id, k) for k in (bpfcost.TIME_SAMPLE_FIRST,
                                                 bpfcost.TIME_SAMPLE_SECOND)]
         c1, a1 = bpfcost.task_cpu(fam), time.monotonic()
         if p.poll() is not None:
@@ -146,7 +142,7 @@ def main():
     cmds = {"xz": ["/usr/bin/xz", "-9e", "-T1", "-c", xz_in],
             "xz-fp": [xzfp, "-9e", "-T1", "-c", xz_in]}
     print(f"walkpair: {args.rounds} rounds of {args.duration:g} s at {args.freq} Hz, xz and "
-          f"xz-fp at once ({xzfp}); load {bpfcost_load()}")
+          f"xz-fp at once ({xzfp}); load {loadavg()}")
     rows = []
     for i in range(args.rounds):
         order = ["xz", "xz-fp"] if i % 2 == 0 else ["xz-fp", "xz"]
@@ -185,11 +181,6 @@ def main():
           f"{med([r['ratio_own'] for r in rows]):.3f}")
     print(f"Aim (issue 28): xz at or below the frame-pointer build: "
           f"{'met' if med(ratios) <= 1 else 'NOT met'} (median of the rounds)")
-
-
-def bpfcost_load():
-    from benchlib import loadavg
-    return loadavg()
 
 
 if __name__ == "__main__":
