@@ -47,17 +47,19 @@ static __always_inline bool same_key(const struct count_key *a, const struct cou
 }
 
 /*
- * Count one sample of KEY in its pair of slots of this CPU's `cached` table; returns true.
- * When neither slot holds KEY, returns false with *VICTIM the slot to give it (or NULL):
- * the one with the smaller count.
+ * Count one sample of KEY in its pair of slots of this CPU's `cached` tables of its period;
+ * returns true. When neither slot holds KEY, returns false with *VICTIM the slot to give it
+ * (or NULL): the one with the smaller count.
  */
 static __always_inline bool count_cached(const struct count_key *key, struct count_slot **victim,
 					 __u64 n)
 {
 	const __u64 *x = (const __u64 *)key;
 	__u64 h = (x[0] ^ x[1] * 0x9e3779b97f4a7c15ULL ^ x[2]) * 0xbf58476d1ce4e5b9ULL;
-	__u32 par = key->period, i = ((__u32)(h >> 40) & (PROFILE_CACHE_SLOTS / 2 - 1)) * 2;
-	struct count_slots *t = bpf_map_lookup_elem(&cached, &par);
+	__u32 tab = (key->period & 1) * PROFILE_CACHE_TABLES +
+		    ((__u32)(h >> 32) & (PROFILE_CACHE_TABLES - 1));
+	__u32 i = ((__u32)(h >> 40) & (PROFILE_CACHE_SLOTS / 2 - 1)) * 2;
+	struct count_slots *t = bpf_map_lookup_elem(&cached, &tab);
 	struct count_slot *a, *b;
 
 	*victim = NULL;

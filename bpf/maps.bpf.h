@@ -235,11 +235,14 @@ struct {
  *
  * `cached`: pairs of slots in front of `counts`. A sample whose key is in one of its pair's
  * slots adds to that slot; a new key evicts the pair's smaller count to `counts`, and
- * userspace adds what the slots still hold when sampling has stopped.
+ * userspace adds what the slots still hold when sampling has stopped. PROFILE_CACHE_TABLES
+ * tables a period, the key's hash choosing one: table (parity * PROFILE_CACHE_TABLES + j).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);		/* by the period's parity; 1 entry but in continuous mode */
+	/* (Both parities' tables; userspace leaves the odd one's out but in continuous
+	 * mode.) */
+	__uint(max_entries, 2 * PROFILE_CACHE_TABLES);
 	__type(key, __u32);
 	__type(value, struct count_slots);
 } cached SEC(".maps");

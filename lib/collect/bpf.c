@@ -359,7 +359,7 @@ static int load_bpf(struct session *s, bool without_epochs)
 	/* The odd periods' kernel stacks and sample cache: continuous mode only. */
 	bpf_map__set_max_entries(skel->maps.kstacks_b, o->every > 0 ? size : 1);
 	bpf_map__set_max_entries(skel->maps.kstacks2_b, o->every > 0 ? size / 4 : 1);
-	bpf_map__set_max_entries(skel->maps.cached, o->every > 0 ? 2 : 1);
+	bpf_map__set_max_entries(skel->maps.cached, (o->every > 0 ? 2 : 1) * PROFILE_CACHE_TABLES);
 	bpf_map__set_max_entries(skel->maps.ustacks, size);
 	bpf_map__set_max_entries(skel->maps.counts, size);
 	bpf_map__set_max_entries(skel->maps.comms, size);

@@ -118,7 +118,7 @@ static int drain_key(struct session *s, struct builder *b, struct drained *d,
 }
 
 /*
- * What the per-CPU `cached` table of parity PAR holds (nothing writes it now: sampling
+ * What the per-CPU `cached` tables of parity PAR hold (nothing writes them now: sampling
  * stopped, or the period moved on) into D, then emptied. A key may also be in `counts`
  * (evicted from a slot earlier): the model merges the two.
  */
@@ -130,24 +130,28 @@ static int drain_slots(struct session *s, struct builder *b, struct drained *d, 
 
 	if (!tables)
 		return session__fail(s, SESSION_ERR_RUNTIME, -ENOMEM, "out of memory");
-	if (bpf_map_lookup_elem(sfd, &par, tables)) {
-		free(tables);
-		return session__fail(s, SESSION_ERR_RUNTIME, -errno,
-				     "cannot read the sample cache: %s", strerror(errno));
-	}
-	for (int c = 0; !err && c < s->nr_cpus; c++) {
-		for (int i = 0; !err && i < PROFILE_CACHE_SLOTS; i++) {
-			struct count_slot *sl = &tables[c].s[i];
+	for (uint32_t t = 0; !err && t < PROFILE_CACHE_TABLES; t++) {
+		uint32_t idx = par * PROFILE_CACHE_TABLES + t;
 
-			if (sl->count)
-				err = drain_key(s, b, d, &sl->key, sl->count);
+		if (bpf_map_lookup_elem(sfd, &idx, tables)) {
+			err = session__fail(s, SESSION_ERR_RUNTIME, -errno,
+					    "cannot read the sample cache: %s", strerror(errno));
+			break;
 		}
+		for (int c = 0; !err && c < s->nr_cpus; c++) {
+			for (int i = 0; !err && i < PROFILE_CACHE_SLOTS; i++) {
+				struct count_slot *sl = &tables[c].s[i];
+
+				if (sl->count)
+					err = drain_key(s, b, d, &sl->key, sl->count);
+			}
+		}
+		/* Emptied: a second collection does not count them again. */
+		memset(tables, 0, s->nr_cpus * sizeof(*tables));
+		if (!err && bpf_map_update_elem(sfd, &idx, tables, BPF_ANY))
+			err = session__fail(s, SESSION_ERR_RUNTIME, -errno,
+					    "cannot empty the sample cache: %s", strerror(errno));
 	}
-	/* Emptied: a second collection does not count them again. */
-	memset(tables, 0, s->nr_cpus * sizeof(*tables));
-	if (!err && bpf_map_update_elem(sfd, &par, tables, BPF_ANY))
-		err = session__fail(s, SESSION_ERR_RUNTIME, -errno,
-				    "cannot empty the sample cache: %s", strerror(errno));
 	free(tables);
 	return err;
 }
