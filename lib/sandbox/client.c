@@ -52,17 +52,19 @@ int sb_client__init(struct sb_client *c, uid_t uid, gid_t gid)
 	return c->rbuf ? 0 : -ENOMEM;
 }
 
-/* Close the worker's socket (it exits at the end of its messages, or dies with us), kill it
- * and reap it. Returns its wait status, or -1. */
+/* Kill the worker, close its socket and reap it. Returns its wait status, or -1. (Killed
+ * first: a worker that saw its socket closed would exit on its own, and one built with ASan
+ * then runs LeakSanitizer, whose tracer its seccomp filter kills: a stalled worker's end
+ * read as SIGSYS, a forbidden system call.) */
 static int sb_client__end(struct sb_client *c)
 {
 	int status = -1;
 
 	if (c->sock < 0)
 		return -1;
+	kill(c->pid, SIGKILL);
 	close(c->sock);
 	c->sock = -1;
-	kill(c->pid, SIGKILL);
 	while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	c->pid = 0;
