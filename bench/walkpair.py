@@ -79,8 +79,8 @@ def one_round(profile, targets, hz, seconds, settle_limit):
             return None, "profile's start-up work did not end within --settle"
         fam = bpfcost.family(p.pid)
         c0, a0 = bpfcost.task_cpu(fam), time.monotonic()
-        first = [bpfcost.sample_times(times_id, k) for k in (bpfcost.TIME_SAMPLE_FIRST,
-                                                 bpfcost.TIME_SAMPLE_SECOND)]
+        first = [bpfcost.sample_times(times_id, k)
+                 for k in (bpfcost.TIME_SAMPLE_FIRST, bpfcost.TIME_SAMPLE_SECOND)]
         # Each target on a CPU of its own, the two swapped every SWAP seconds: a vCPU's
         # host core may be busier than the other's (another guest on its sibling), and
         # each target then spends half the window on each.
@@ -95,8 +95,8 @@ def one_round(profile, targets, hz, seconds, settle_limit):
                         pass
             k += 1
             time.sleep(max(0, min(SWAP, end - time.monotonic())))
-        last = [bpfcost.sample_times(times_id, k) for k in (bpfcost.TIME_SAMPLE_FIRST,
-                                                bpfcost.TIME_SAMPLE_SECOND)]
+        last = [bpfcost.sample_times(times_id, k)
+                for k in (bpfcost.TIME_SAMPLE_FIRST, bpfcost.TIME_SAMPLE_SECOND)]
         c1, a1 = bpfcost.task_cpu(fam), time.monotonic()
         if p.poll() is not None:
             return None, "profile ended before the window did"
