@@ -443,6 +443,25 @@ struct {
 /* Frames of a thread's last walk whose rows' cache entries a walk reads first. */
 #define TAB_WARM 16
 
+/* What tab_memo_try is asked (the frame the walk is at) and answers: in the walk's page (map
+ * memory, whose values the verifier does not follow: as the walk's, each made its states
+ * apart). */
+struct memo_q {
+	__u64 wsp;		/* the window's sp */
+	__u64 ip, sp, bp;	/* the frame's registers; at a hit, the last frame's */
+	__u32 bp_ok;
+	__u32 cur;		/* the memo's first frame not yet passed (MEMO_FRAMES: no more) */
+	__u32 hit;		/* the walk ended from the memo */
+	__u32 tid_1, tgid;	/* the walk's thread, its process and their entries' versions */
+	__u32 pr_ver, pt_ver;
+	__u32 c, n;		/* the memo's frame that is the walk's, the walk's frames */
+	__u32 bp_from;		/* the memo's frame whose read gave the rbp of the one it is at
+				 * (MEMO_BP_*) */
+	__u32 fail;		/* a word not where it was */
+	__u32 kept;		/* the walk's memo holds it whole (its frames from the memo's) */
+	__u32 pad;
+};
+
 /*
  * The stack the walk read past the window: from a little below the first word it needed
  * there up to where the thread's last whole walk on this CPU ended (its outermost frame's
@@ -459,11 +478,12 @@ struct tab_page {
 	/* This walk's first read goes up to here (0: to its page's end). */
 	__u64 until;
 	/* The last whole walk of a thread, by tid mod TAB_LAST_THREADS: its tid + 1 (0: none),
-	 * its outermost CFA, and the pcs its first TAB_WARM frames looked up (0: none past
-	 * them; tab_warm). */
+	 * which of its two `tmemo` entries holds the walk (bpf/tabwalk.bpf.h), its outermost
+	 * CFA, and the pcs its first TAB_WARM frames looked up (0: none past them;
+	 * tab_warm). */
 	struct {
 		__u32 tid;
-		__u32 pad;
+		__u32 memo;
 		__u64 end;
 		__u64 pc[TAB_WARM];
 	} last[TAB_LAST_THREADS];
@@ -478,6 +498,7 @@ struct tab_page {
 	 * those the task saved on entering the kernel, read once a row needs one. */
 	__u32 lazy;
 	__u64 gr[16];		/* the general registers, DWARF's numbering */
+	struct memo_q mq;	/* the walk's frame and its thread's last walk (tab_memo_try) */
 };
 
 /* tab_page.flags: the frame's return address is from a record in code no table describes

@@ -94,6 +94,8 @@ enum profile_stat {
 				 * by an exec since (a write userspace made from what it knew
 				 * before the exec): not used, the process taken as not
 				 * described (its stacks to DWARF, the whole copy) */
+	STAT_TAB_MEMO,		/* walks from the tables ended from the thread's last walk
+				 * (its frames' words where they were: bpf/tabwalk.bpf.h) */
 	STAT__MAX,
 };
 

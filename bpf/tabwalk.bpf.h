@@ -7,7 +7,8 @@
  * else (no table, a rule it does not follow, a word it cannot read, the depth limit) leaves
  * the stack to userspace, with a copy: from the frame where the walk stopped when that
  * frame's registers are known (no table, too deep: struct tab_at), else from the leaf.
- * Included by profile.bpf.c only.
+ * Past the leaf, a frame of the thread's last walk whose words are where they were gives
+ * the rest (struct tab_memo). Included by profile.bpf.c only.
  */
 #ifndef PROFILE_TABWALK_BPF_H
 #define PROFILE_TABWALK_BPF_H
@@ -118,10 +119,63 @@ struct tab_find {
 	struct urow row;
 };
 
+/*
+ * A thread's last walk from the tables that ended whole on this CPU, frame by frame
+ * (`tmemo`): each frame's pc and registers as the walk had them, and where it read the words
+ * it went on with (the return address, the caller's rbp). A walk is a function of a frame's
+ * pc, rsp and rbp, the tables (the versions of the process's entries) and the words it
+ * reads: one that comes to a frame of the memo with the same pc and rsp (and rbp, where a
+ * frame further out goes by it) and finds the same words where the memo read them has the
+ * memo's frames from there on, without a row looked for (tab_memo_try). A sample's leaf
+ * moves, its callers mostly stay: on xz -9e, most walks end so after the leaf's caller.
+ * Kept for the threads of tab_page.last, two a thread (the one kept, and the next walk's
+ * being written: tab_page.last[].memo says which is kept); walks of at most MEMO_FRAMES
+ * frames of rules it replays (none from another register, or through a word at the CFA).
+ */
+#define MEMO_FRAMES	32
+#define MEMO_USES_BP	1u	/* the frame's CFA is from its rbp (its rule, a record) */
+#define MEMO_SETS_BP	2u	/* its caller's rbp is another (read, or not known) */
+#define MEMO_BP_READ	4u	/* ... read at its CFA + bp_off */
+/* memo_q.bp_from: the walk's frame's rbp is the frames' still; none known. */
+#define MEMO_BP_WALKS	0xffffffffu
+#define MEMO_BP_NONE	0xfffffffeu
+
+/* A frame of a memo: what a walk that goes on from it reads, 16 bytes (a line holds four:
+ * the lines of a walk's memo are few, and read at once, tab_memo_warm). */
+struct memo_frame {
+	__u64 ip;		/* the frame's pc (past the leaf, a return address) */
+	__u32 sp;		/* its rsp (its callee's CFA), from the memo's base */
+	__s16 ra_off;		/* where it read its return address: its CFA + ra_off */
+	__u8 rules;		/* MEMO_* */
+	__u8 pad;
+};
+
+struct tab_memo {
+	__u32 nr;		/* its frames (0: none, or being written) */
+	__u32 ok;		/* being written: its frames so far are of rules it replays */
+	__u32 tid_1, tgid;
+	__u32 pr_ver, pt_ver;
+	__u64 base;		/* the leaf's rsp: memo_frame.sp's base */
+	struct memo_frame f[MEMO_FRAMES];
+	/* What only a frame that goes by rbp needs. */
+	__u64 bp[MEMO_FRAMES];	/* the frame's rbp */
+	__u64 bpv[MEMO_FRAMES];	/* the caller's rbp it read (MEMO_BP_READ) */
+	__s16 bp_off[MEMO_FRAMES];	/* ... at its CFA + bp_off */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * TAB_LAST_THREADS);
+	__type(key, __u32);
+	__type(value, struct tab_memo);
+} tmemo SEC(".maps");
+
 struct tab_walk {
 	const struct stack_window *win;	/* the words at wsp, or NULL */
 	struct tab_page *page;	/* the words the walk read past the window, or NULL */
 	struct ustack *st;
+	struct tab_memo *memo;	/* the thread's last walk, or NULL */
+	struct tab_memo *rec;	/* this one's, being written, or NULL */
 	__u64 wsp;
 	__u64 ip, sp, bp;
 	__u32 bp_ok;		/* bp holds the frame's rbp */
@@ -482,6 +536,242 @@ static __always_inline void tab_warm(struct tab_page *pg, __u32 slot, __u32 cach
 	pg->sink = sum;
 }
 
+/* The word at A for tab_memo_try, as tab_read has it (from the window, the words read past
+ * it, else read). */
+static __always_inline int memo_word(struct tab_page *pg, const struct stack_window *win,
+				     __u64 wsp, __u64 a, __u64 *v)
+{
+	__u64 off = a - wsp, idx;
+
+	if (a & 7)
+		return -1;
+	if (win && a >= wsp && off < WINDOW_WORDS * 8) {
+		idx = off / 8;
+		asm volatile("" : "+r"(idx));
+		*v = win->w[idx & (WINDOW_WORDS - 1)];
+		return 0;
+	}
+	if (pg && ((a >= pg->lo && a < pg->hi) || !tab_page_read(pg, a))) {
+		idx = (a - pg->lo) / 8;
+		asm volatile("" : "+r"(idx));
+		if (idx < sizeof(pg->w) / 8) {
+			*v = pg->w[idx];
+			return 0;
+		}
+	}
+	return bpf_probe_read_user(v, sizeof(*v), (void *)a) ? -1 : 0;
+}
+
+/* tab_memo_try's frames from the memo's: the memo, where the words are, the walk's stack
+ * and what it asks (in map memory, which the verifier does not follow: as values here,
+ * each made its states apart). */
+struct memo_ctx {
+	const struct tab_memo *m;
+	struct tab_memo *rec;	/* memo_copy's */
+	struct tab_page *pg;
+	const struct stack_window *win;
+	struct ustack *st;
+	struct memo_q *q;
+};
+
+/* bpf_loop's callback: the memo's frame Q->c + I, the words it went by where they were
+ * (else it stops, Q->fail), its caller into the walk's stack. */
+static long memo_frame(__u64 i, void *arg)
+{
+	struct memo_ctx *x = arg;
+	const struct tab_memo *m = x->m;
+	struct memo_q *q = x->q;
+	__u64 a, v, k = q->c + i, j;
+	__u32 f;
+	__u8 rules;
+
+	q->fail = 1;
+	if (k + 1 >= MEMO_FRAMES)
+		return 1;
+	j = (k + 1) & (MEMO_FRAMES - 1);
+	k &= MEMO_FRAMES - 1;
+	rules = m->f[k].rules;
+	/* The rbp a frame goes by: the walk's frame's, or the word a frame since read for
+	 * it, where it was (only then: another, where no frame goes by it, is no matter). */
+	if (rules & MEMO_USES_BP) {
+		f = q->bp_from;
+		if (f == MEMO_BP_WALKS) {
+			if (!q->bp_ok || q->bp != m->bp[q->c & (MEMO_FRAMES - 1)])
+				return 1;
+		} else {
+			if (f >= MEMO_FRAMES - 1)
+				return 1;
+			a = m->base + m->f[(f + 1) & (MEMO_FRAMES - 1)].sp +
+			    m->bp_off[f & (MEMO_FRAMES - 1)];
+			if (memo_word(x->pg, x->win, q->wsp, a, &v) ||
+			    v != m->bpv[f & (MEMO_FRAMES - 1)])
+				return 1;
+		}
+	}
+	a = m->base + m->f[j].sp + m->f[k].ra_off;
+	if (memo_word(x->pg, x->win, q->wsp, a, &v) || v != m->f[j].ip)
+		return 1;
+	if (rules & MEMO_SETS_BP)
+		q->bp_from = rules & MEMO_BP_READ ? k : MEMO_BP_NONE;
+	a = q->n + i;
+	asm volatile("" : "+r"(a));
+	if (a >= PROFILE_MAX_DEPTH)
+		return 1;
+	x->st->ips[a] = m->f[j].ip;
+	q->fail = 0;
+	return 0;
+}
+
+/*
+ * The walk at the frame Q->ip, Q->sp (Q->bp: its rbp, when Q->bp_ok), ST's last, against the
+ * thread's last walk M (struct tab_memo), from its frame Q->cur on (Q: PG->mq): 1 when a
+ * frame of M is this one and the words M's walk read from there on are where they were (M's
+ * frames from there into ST, the last one's registers into Q, Q->hit); 0 when none is yet
+ * (the walk goes on by the rows, and asks again at its next frame); -1 when none will be
+ * (Q->cur MEMO_FRAMES). A global function: the verifier checks it once.
+ */
+/* bpf_loop's callback: the memo's frame Q->c + I into the walk's being written, as the walk's
+ * frame Q->n - 1 + I (the first: the registers the walk has there). */
+static long memo_copy(__u64 i, void *arg)
+{
+	struct memo_ctx *x = arg;
+	const struct tab_memo *m = x->m;
+	struct tab_memo *r = x->rec;
+	struct memo_q *q = x->q;
+	__u64 k = (q->c + i) & (MEMO_FRAMES - 1), d = q->n - 1 + i, sp;
+
+	if (d >= MEMO_FRAMES)
+		return 1;
+	sp = m->base + m->f[k].sp - r->base;
+	if (sp > 0xffffffffull) {
+		r->ok = 0;
+		return 1;
+	}
+	r->f[d].ip = m->f[k].ip;
+	r->f[d].sp = (__u32)sp;
+	r->f[d].ra_off = m->f[k].ra_off;
+	r->f[d].rules = m->f[k].rules;
+	r->bp[d] = i ? m->bp[k] : q->bp;
+	r->bpv[d] = m->bpv[k];
+	r->bp_off[d] = m->bp_off[k];
+	return 0;
+}
+
+__noinline int tab_memo_try(const struct tab_memo *m, struct tab_page *pg,
+			    const struct stack_window *win, struct ustack *st, struct tab_memo *rec)
+{
+	struct memo_ctx x = {};
+	struct memo_q *q;
+	__u32 c, last, n;
+
+	if (!m || !st || !pg)
+		return -1;
+	q = &pg->mq;
+	c = q->cur;
+	last = m->nr;
+	if (last > MEMO_FRAMES || m->tid_1 != q->tid_1 || m->tgid != q->tgid ||
+	    m->pr_ver != q->pr_ver || m->pt_ver != q->pt_ver)
+		goto none;
+	/* (Its frames' sp go up: the first at or above this frame's.) */
+	for (int i = 0; i < MEMO_FRAMES; i++) {
+		if (c >= last)
+			goto none;
+		if (m->base + m->f[c & (MEMO_FRAMES - 1)].sp >= q->sp)
+			break;
+		c++;
+	}
+	/* (Through map memory: the verifier then goes on from one state, not one for each
+	 * step of the search.) */
+	q->c = c;
+	c = *(volatile __u32 *)&q->c;
+	if (c >= last)
+		goto none;
+	if (m->base + m->f[c & (MEMO_FRAMES - 1)].sp != q->sp ||
+	    m->f[c & (MEMO_FRAMES - 1)].ip != q->ip) {
+		q->cur = m->base + m->f[c & (MEMO_FRAMES - 1)].sp == q->sp ? c + 1 : c;
+		return 0;
+	}
+	n = st->nr;
+	if (n < 2 || n + last - 1 - c > PROFILE_MAX_DEPTH)
+		goto none;
+	/* Each frame's words where it read them; its rbp where a frame goes by it before one
+	 * gives the caller another. */
+	x.m = m;
+	x.pg = pg;
+	x.win = win;
+	x.st = st;
+	x.q = q;
+	q->n = n;
+	q->bp_from = MEMO_BP_WALKS;
+	q->fail = 0;
+	bpf_loop(last - 1 - c, memo_frame, &x, 0);
+	if (q->fail)
+		goto none;
+	st->nr = n + last - 1 - c;
+	q->ip = m->f[(last - 1) & (MEMO_FRAMES - 1)].ip;
+	q->sp = m->base + m->f[(last - 1) & (MEMO_FRAMES - 1)].sp;
+	q->hit = 1;
+	/* Reached past the leaf's caller: this walk, its frames by the rows and the memo's
+	 * from here, is the thread's next memo (a stack's callers change slowly; the nearer
+	 * the leaf the memo's frames, the fewer rows the next walks look for). */
+	if (rec && rec->ok && n > 2 && n - 1 + last - c <= MEMO_FRAMES) {
+		x.rec = rec;
+		bpf_loop(last - c, memo_copy, &x, 0);
+		q->kept = 1;
+	}
+	return 1;
+none:
+	q->cur = MEMO_FRAMES;
+	return -1;
+}
+
+/* The frame the walk is at (pc W->ip, rsp W->sp, ST's frame N - 1) into the walk's memo
+ * being written: its row R (NULL: the walk ends whole there) and the rbp it gives its
+ * caller, BPV (BP_READ: read at its CFA + bp_off), for tab_memo_try. (The leaf's rules are
+ * any: no walk goes on from a memo's leaf.) */
+static __always_inline void memo_keep(struct tab_walk *w, __u32 n, const struct urow *r,
+				      __u32 bp_read, __u64 bpv)
+{
+	struct tab_memo *rec = w->rec;
+	__u32 k = n - 1;
+	__u8 rules = 0;
+
+	if (!rec || !rec->ok)
+		return;
+	if (k >= MEMO_FRAMES) {
+		rec->ok = 0;
+		return;
+	}
+	/* (A mask the compiler keeps: the verifier checks the index.) */
+	asm volatile("" : "+r"(k));
+	k &= MEMO_FRAMES - 1;
+	if (r) {
+		if (r->cfa == UROW_RBP || r->cfa == UROW_RECORD)
+			rules |= MEMO_USES_BP;
+		else if (k && r->cfa != UROW_RSP && r->cfa != UROW_PLT) {
+			rec->ok = 0;
+			return;
+		}
+		if (r->bp != UROW_BP_SAME)
+			rules |= MEMO_SETS_BP;
+		if (bp_read)
+			rules |= MEMO_BP_READ;
+		rec->f[k].ra_off = r->ra_off;
+		rec->bp_off[k] = r->bp_off;
+		rec->bpv[k] = bpv;
+	}
+	if (!k)
+		rec->base = w->sp;
+	if (w->sp - rec->base > 0xffffffffull) {
+		rec->ok = 0;
+		return;
+	}
+	rec->f[k].ip = w->ip;
+	rec->f[k].sp = (__u32)(w->sp - rec->base);
+	rec->f[k].rules = rules;
+	rec->bp[k] = w->bp;
+}
+
 /* bpf_loop's callback: one frame (the verifier checks it once, not per frame). */
 static long tab_step(__u64 i, void *arg)
 {
@@ -489,7 +779,7 @@ static long tab_step(__u64 i, void *arg)
 	const struct urow *r;
 	struct ustack *st = w->st;
 	__u64 pc, cfa, ra, v;
-	__u32 n;
+	__u32 n, bp_ok;
 	int lv;
 
 	if (!st) {
@@ -497,10 +787,25 @@ static long tab_step(__u64 i, void *arg)
 		return 1;
 	}
 	n = st->nr;
+	/* Past the leaf, this frame may be one of the thread's last walk, which has the rest. */
+	if (w->page && w->page->mq.cur < MEMO_FRAMES) {
+		w->page->mq.ip = w->ip;
+		w->page->mq.sp = w->sp;
+		w->page->mq.bp = w->bp;
+		w->page->mq.bp_ok = w->bp_ok;
+		if (tab_memo_try(w->memo, w->page, w->win, st, w->rec) > 0) {
+			w->ip = w->page->mq.ip;
+			w->sp = w->page->mq.sp;
+			w->end = TAB_WHOLE;
+			return 1;
+		}
+	}
 	/* A return address is one past its call; the leaf's ip is where it is. */
 	pc = n == 1 ? w->ip : w->ip - 1;
 	w->f.pc = pc;
 	if (tab_find(&w->f)) {
+		if (w->f.kind == SPAN_BOTTOM)
+			memo_keep(w, n, NULL, 0, 0);
 		/* (A record that leads out of the process's code was none: userspace
 		 * unwinds from the leaf.) */
 		w->end = w->f.kind == SPAN_BOTTOM ? TAB_WHOLE :
@@ -534,6 +839,7 @@ static long tab_step(__u64 i, void *arg)
 		cfa = w->page->gr[r->reg & 15];
 		break;
 	case UROW_OUTERMOST:
+		memo_keep(w, n, NULL, 0, 0);
 		w->end = TAB_WHOLE;
 		return 1;
 	case UROW_SP_ONLY:
@@ -611,17 +917,25 @@ static long tab_step(__u64 i, void *arg)
 	if ((r->flags & UROW_F_CS) && w->page)
 		w->page->valid &= ~UROW_CS_REGS;
 	if (r->bp == UROW_BP_AT_CFA) {
-		w->bp_ok = !tab_read(w, cfa + (__s64)r->bp_off, &v);
+		bp_ok = !tab_read(w, cfa + (__s64)r->bp_off, &v);
+		memo_keep(w, n, r, bp_ok, v);
+		w->bp_ok = bp_ok;
 		w->bp = v;
-	} else if (r->bp == UROW_BP_UNDEFINED) {
-		w->bp_ok = 0;
+	} else {
+		memo_keep(w, n, r, 0, 0);
+		if (r->bp == UROW_BP_UNDEFINED)
+			w->bp_ok = 0;
 	}
 	st->ips[n] = ra;
 	st->nr = n + 1;
 	w->sp = cfa;
 	w->ip = ra;
-	if (n == 1)
+	/* (Past the leaf, its frames may be the memo's.) */
+	if (n == 1) {
+		if (w->page)
+			w->page->mq.cur = 1;
 		TIME_PART(TPART_TAB_FIRST);
+	}
 	if (n == 2)
 		TIME_PART(TPART_TAB_SECOND);
 	return 0;
@@ -641,7 +955,7 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	struct tab_walk w = {};
 	struct cpu_proc *cp;
 	struct uregs *r;
-	__u32 zero = 0, tid, slot = 0;
+	__u32 zero = 0, tid, slot = 0, mk;
 	__u64 gen;
 
 	if (!at || !st)
@@ -685,12 +999,34 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	w.win = win_ok ? bpf_map_lookup_elem(&window, &zero) : NULL;
 	w.page = bpf_map_lookup_elem(&tpage, &zero);
 	tid = (__u32)bpf_get_current_pid_tgid();
-	if (w.page) {
-		w.page->flags = 0;
-		slot = tab_page_begin(w.page);
-		if (w.page->until)
-			tab_warm(w.page, slot, at->cache, tgid);
-	}
+	/* (Per-CPU arrays' elements, always there: the verifier then follows one kind of
+	 * walk, not one for each of them missing.) */
+	if (!w.page)
+		return TAB_NO_TABLE;
+	w.page->flags = 0;
+	slot = tab_page_begin(w.page);
+	if (w.page->until)
+		tab_warm(w.page, slot, at->cache, tgid);
+	/* The thread's last walk (tab_memo_try checks it is), and where this one's goes. */
+	mk = slot * 2 + (w.page->last[slot].memo & 1);
+	w.memo = bpf_map_lookup_elem(&tmemo, &mk);
+	mk ^= 1;
+	w.rec = bpf_map_lookup_elem(&tmemo, &mk);
+	if (!w.memo || !w.rec)
+		return TAB_NO_TABLE;
+	/* (Its lines read at once, as tab_warm's: a walk from it reads all of them, each
+	 * one the target's work has made cold.) */
+	w.page->sink += w.memo->nr + w.memo->f[3].ip + w.memo->f[7].ip + w.memo->f[11].ip;
+	w.rec->nr = 0;
+	w.rec->ok = 1;
+	w.page->mq.wsp = r->sp;
+	w.page->mq.cur = MEMO_FRAMES;
+	w.page->mq.hit = 0;
+	w.page->mq.kept = 0;
+	w.page->mq.tid_1 = tid + 1;
+	w.page->mq.tgid = tgid;
+	w.page->mq.pr_ver = w.f.pr_ver;
+	w.page->mq.pt_ver = w.f.pt_ver;
 	w.wsp = r->sp;
 	w.ip = r->ip;
 	w.sp = r->sp;
@@ -706,6 +1042,18 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	at->r.bp = w.bp;
 	at->bp_ok = w.bp_ok;
 	at->leaf_rec = w.page ? (w.page->flags & TAB_F_LEAF_REC) != 0 : 0;
+	if (w.page->mq.hit)
+		stat_inc(STAT_TAB_MEMO);
+	/* (This walk's memo, kept in place of the last one.) */
+	if (w.end == TAB_WHOLE && w.rec->ok && st->nr <= MEMO_FRAMES &&
+	    (!w.page->mq.hit || w.page->mq.kept)) {
+		w.rec->nr = st->nr;
+		w.rec->tid_1 = tid + 1;
+		w.rec->tgid = tgid;
+		w.rec->pr_ver = w.f.pr_ver;
+		w.rec->pt_ver = w.f.pt_ver;
+		w.page->last[slot].memo ^= 1;
+	}
 	if (w.page && w.end == TAB_WHOLE) {
 		w.page->last[slot].tid = tid + 1;
 		w.page->last[slot].end = w.sp;

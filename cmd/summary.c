@@ -349,6 +349,10 @@ void print_summary(const struct session_stats *st, size_t nr_stacks,
 			100.0 * (double)(st->bpf[STAT_TAB_ROWS] - st->bpf[STAT_TAB_ROW_MISSES]) /
 			(double)st->bpf[STAT_TAB_ROWS], (unsigned long long)st->bpf[STAT_TAB_ROWS],
 			(unsigned long long)st->bpf[STAT_TAB_ROW_CUT]);
+	if (st->bpf[STAT_TAB_WHOLE])
+		pr_info("unwind tables in BPF: %.1f%% of the whole walks ended from their thread's "
+			"last one (a frame of it reached, its words where they were)",
+			100.0 * (double)st->bpf[STAT_TAB_MEMO] / (double)st->bpf[STAT_TAB_WHOLE]);
 	if (st->bpf[STAT_PROC_TORN])
 		pr_info("%llu copies of a process's code kinds (`procs`) were read while "
 			"userspace rewrote them, and read again", (unsigned long long)

@@ -1034,6 +1034,14 @@ def stacks_walked_in_bpf_from_unwind_tables():
         if comm == "xz":
             expect_rate(float(c.group(1)) >= 80, f"xz: only {c.group(1)}% of "
                         f"{c.group(2)} rows found in the row caches")
+            # Its callers stay from sample to sample: most walks end from the thread's
+            # last one (bpf/tabwalk.bpf.h: tab_memo_try), checked as the others are.
+            h = re.search(r"([0-9.]+)% of the whole walks ended from their thread's last "
+                          r"one", p.stderr)
+            expect(h, f"xz: no line of walks from the last one in: {p.stderr}")
+            expect(float(h.group(1)) >= 50, f"xz: only {h.group(1)}% of walks from the "
+                   f"thread's last one")
+            notes.append(f"{h.group(1)}% from the last walk")
         notes.append(f"{c.group(1)}% of rows cached")
     # The default: walked in BPF, counted there, whole.
     stacks, err, _ = run_profile(["-F", "499", "--"] + cases["xz"], timeout=300)
@@ -1063,6 +1071,64 @@ def stacks_walked_in_bpf_from_unwind_tables():
     expect(wrong == 0, f"nasmleaf --stack-copy 0: {wrong} of {n} stacks neither whole nor "
            f"marked: {[';'.join(f) for f, _ in nasm if '[truncated]' not in f][:2]}")
     notes.append(f"--stack-copy 0: xz {whole:.1%} whole, nasmleaf {n} samples, 0 wrong")
+    return "; ".join(notes)
+
+
+@test
+def walks_from_the_last_walk_told_apart_by_their_words():
+    # A walk from the tables goes on from the thread's last one where it comes to one of its
+    # frames and finds the words that walk read where they were (bpf/tabwalk.bpf.h:
+    # tab_memo_try). `memo` makes that hard: memo_mid's frame is at one sp with one return
+    # address whoever called it (via_a, via_b: only the word above tells), memo_mid2's too
+    # (deep_a, deep_b) but for its rbp, which the frame above it goes by; the four run in
+    # turn, some microseconds each. Under PROFILE_TABLE_WALK_CHECK each stack walked in BPF
+    # is also unwound here from its copy: none may differ; most walks end from the last one
+    # (a count of the program's stacks, not of the CPU); and each caller's share of the
+    # samples is the program's own count of its time.
+    env = dict(os.environ, PROFILE_TABLE_WALK_CHECK="1")
+    p = subprocess.run([profile_bin(), "-v", "-F", "999", "-o", os.devnull, "--",
+                        workload("memo"), "3"], capture_output=True, text=True, timeout=120,
+                       env=env, errors="replace")
+    expect(p.returncode == 0, f"memo: exit {p.returncode}: {p.stderr}")
+    m = re.search(r"mid a (\w+) b (\w+) mid2 a (\w+) b (\w+) rbp a (\w+) b (\w+)", p.stderr)
+    expect(m, f"memo: no frame places in: {p.stderr[-500:]}")
+    expect(m.group(1) == m.group(2) and m.group(3) == m.group(4) and m.group(5) != m.group(6),
+           f"memo: its frames are not where it means them to be: {m.group(0)}")
+    c = re.search(r"table walk check: (\d+) of (\d+) stacks", p.stderr)
+    n = re.search(r"profile: (\d+) samples in", p.stderr)
+    h = re.search(r"([0-9.]+)% of the whole walks ended from their thread's last one", p.stderr)
+    expect(c and n and h, f"memo: no table walk check or memo line in: {p.stderr}")
+    differ, checked = int(c.group(1)), int(c.group(2))
+    expect(differ == 0, f"memo: {differ} of {checked} stacks walked in BPF differ from "
+           f"userspace's unwind: {p.stderr[-2000:]}")
+    expect(checked >= int(n.group(1)) // 2, f"memo: only {checked} of {n.group(1)} stacks "
+           f"walked in BPF")
+    expect(float(h.group(1)) >= 20, f"memo: only {h.group(1)}% of the walks from the last one")
+    notes = [f"check: {checked} stacks, 0 differ, {h.group(1)}% from the last walk"]
+    # Counted in the kernel: each path's share of its samples is its share of the time.
+    stacks, err, _ = run_profile(["-F", "999", "--", workload("memo"), "3"])
+    t = re.search(r"via_a (\d+) via_b (\d+) deep_a (\d+) deep_b (\d+)", err)
+    expect(t, f"memo: no time count in: {err[-300:]}")
+    ms = [int(x) for x in t.groups()]
+    mid = [(f, k) for f, k in stacks if f[-1] == "memo_leaf" and "memo_mid" in f]
+    mid2 = [(f, k) for f, k in stacks if f[-1] == "memo_leaf" and "memo_mid2" in f]
+    wrong = [";".join(f) for f, _ in mid if not
+             (has_chain(f, ["memo_run", "memo_via_a", "memo_mid", "memo_leaf"]) or
+              has_chain(f, ["memo_run", "memo_via_b", "memo_mid", "memo_leaf"]))]
+    wrong += [";".join(f) for f, _ in mid2 if not any(
+        has_chain(f, ["memo_run", d, "memo_framed", "memo_mid2", "memo_leaf"])
+        for d in ("memo_deep_a", "memo_deep_b"))]
+    expect(not wrong, f"memo: stacks not of its calls: {wrong[:3]}")
+    for x, y, fx, fy, tx, ty in (("via_a", "via_b", "memo_via_a", "memo_via_b", ms[0], ms[1]),
+                                 ("deep_a", "deep_b", "memo_deep_a", "memo_deep_b", ms[2],
+                                  ms[3])):
+        nx = sum(k for f, k in stacks if fx in f and f[-1] == "memo_leaf")
+        ny = sum(k for f, k in stacks if fy in f and f[-1] == "memo_leaf")
+        expect(nx + ny > 200 and tx + ty > 0, f"memo: {nx} + {ny} samples in {x}, {y}")
+        got, truth = nx / (nx + ny), tx / (tx + ty)
+        expect(abs(got - truth) <= 0.05, f"memo: {x} {nx}, {y} {ny}: {got:.1%} against the "
+               f"program's {truth:.1%}")
+        notes.append(f"{x}/{y} {nx}/{ny} ({got:.1%}, truth {truth:.1%})")
     return "; ".join(notes)
 
 

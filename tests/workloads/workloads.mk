@@ -15,7 +15,7 @@ WORKLOADS	:= $(WL)/chain_fp $(WL)/libchain_fp.so $(WL)/readloop $(WL)/hidden \
 		   $(WL)/chain_spie_fp $(WL)/hostile $(WL)/libhostile.so \
 		   $(WL)/inline_dwz $(WL)/dbgframe $(WL)/dbgframe.debug $(WL)/offcpu $(WL)/offcpu_fp \
 		   $(WL)/wallhalf $(WL)/events $(WL)/fetched $(WL)/libfetched.so $(WL)/gapleaf_fp $(WL)/gapleaf \
-		   $(WL)/zerora $(WL)/coro $(WL)/deepserve $(WL)/scanleaf \
+		   $(WL)/zerora $(WL)/coro $(WL)/deepserve $(WL)/scanleaf $(WL)/memo \
 		   $(WL)/swap $(WL)/libswap_a.so $(WL)/libswap_b.so $(WL)/swapexe_one $(WL)/swapexe_two $(WL)/nasmleaf \
 		   $(WL)/napper $(WL)/execdeep $(WL)/python3.11-hostile \
 		   $(WL)/rbhostile $(WL)/libruby-3.1-hostile.so
@@ -157,6 +157,13 @@ $(WL)/execdeep: tests/workloads/execdeep.c tests/workloads/spin.h
 	$(Q)$(CC) $(WL_NOFP) $< -o $@
 
 $(WL)/recurse: tests/workloads/recurse.c tests/workloads/spin.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WL_NOFP) $< -o $@
+
+# Frames at one place by two callers, for the walk from the thread's last one (gcc, no frame
+# pointers, as Debian builds).
+$(WL)/memo: tests/workloads/memo.c tests/workloads/spin.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WL_NOFP) $< -o $@
