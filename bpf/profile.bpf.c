@@ -170,7 +170,7 @@ static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pc
 				int te;
 
 				ts = bpf_map_lookup_elem(&tscratch, &zero);
-				tab_gprs(pctx);
+				tab_gprs();
 				at.r = regs;
 				at.cache = op ? RCACHE_SWITCH : RCACHE_SAMPLE;
 				te = ts ? tab_walk(&at, pr, ts, tgid, win != NULL) : TAB_NO_TABLE;

@@ -476,12 +476,14 @@ keep:
 #define RECORD_REACH	(1u << 20)
 
 /*
- * The sample's general registers into the walk's (tab_page.gr, .valid) when CTX, a sample's,
- * hit user mode; else they are the task's saved ones, read when a row needs one
- * (tab_page.lazy: a sample in kernel mode, a switch's, CTX NULL). rsp and rbp are the walk's
- * own.
+ * The walk's general registers (tab_page.gr, .valid): the task's user registers, read when a
+ * row first needs one (tab_page.lazy; most walks need none: only a CFA from another register
+ * than rsp and rbp, OpenSSL's assembly). A sample that hit user mode has the ones the task
+ * saved as it entered the kernel for it (the interrupt's, at the top of its kernel stack:
+ * task_pt_regs, what the sample's context points to), as has one in the kernel and a
+ * switch's. rsp and rbp are the walk's own.
  */
-static __always_inline void tab_gprs(struct bpf_perf_event_data *ctx)
+static __always_inline void tab_gprs(void)
 {
 	struct tab_page *pg;
 	__u32 zero = 0;
@@ -491,18 +493,35 @@ static __always_inline void tab_gprs(struct bpf_perf_event_data *ctx)
 		return;
 	pg->valid = 0xffffu & ~(1u << 6 | 1u << 7);
 	pg->lazy = 1;
-	if (!ctx || (*(volatile __u64 *)&ctx->regs.cs & 3) != 3)
-		return;
-	ctx_gprs(ctx, pg->gr);
-	pg->lazy = 0;
 }
 
-/* The current task's user registers, saved as it entered the kernel, into PG->gr. */
+/* The current task's user registers, saved as it entered the kernel, into PG->gr: one read
+ * of them. */
 static __noinline int tab_task_gprs(struct tab_page *pg)
 {
+	struct pt_regs r;
+
 	if (!pg)
 		return -1;
-	user_gprs(NULL, bpf_get_current_task_btf(), pg->gr);
+	if (bpf_probe_read_kernel(&r, sizeof(r),
+				  (void *)bpf_task_pt_regs(bpf_get_current_task_btf())))
+		return -1;
+	pg->gr[0] = r.ax;
+	pg->gr[1] = r.dx;
+	pg->gr[2] = r.cx;
+	pg->gr[3] = r.bx;
+	pg->gr[4] = r.si;
+	pg->gr[5] = r.di;
+	pg->gr[6] = r.bp;
+	pg->gr[7] = r.sp;
+	pg->gr[8] = r.r8;
+	pg->gr[9] = r.r9;
+	pg->gr[10] = r.r10;
+	pg->gr[11] = r.r11;
+	pg->gr[12] = r.r12;
+	pg->gr[13] = r.r13;
+	pg->gr[14] = r.r14;
+	pg->gr[15] = r.r15;
 	pg->lazy = 0;
 	return 0;
 }
@@ -772,6 +791,26 @@ static __always_inline void memo_keep(struct tab_walk *w, __u32 n, const struct 
 	rec->bp[k] = w->bp;
 }
 
+/* Whether the walk's frame is one of the thread's last walk, which then has the rest
+ * (tab_memo_try: into ST, the walk ended whole). */
+static __always_inline int memo_at(struct tab_walk *w, struct ustack *st)
+{
+	struct tab_page *pg = w->page;
+
+	if (!pg || pg->mq.cur >= MEMO_FRAMES)
+		return 0;
+	pg->mq.ip = w->ip;
+	pg->mq.sp = w->sp;
+	pg->mq.bp = w->bp;
+	pg->mq.bp_ok = w->bp_ok;
+	if (tab_memo_try(w->memo, pg, w->win, st, w->rec) <= 0)
+		return 0;
+	w->ip = pg->mq.ip;
+	w->sp = pg->mq.sp;
+	w->end = TAB_WHOLE;
+	return 1;
+}
+
 /* bpf_loop's callback: one frame (the verifier checks it once, not per frame). */
 static long tab_step(__u64 i, void *arg)
 {
@@ -787,19 +826,9 @@ static long tab_step(__u64 i, void *arg)
 		return 1;
 	}
 	n = st->nr;
-	/* Past the leaf, this frame may be one of the thread's last walk, which has the rest. */
-	if (w->page && w->page->mq.cur < MEMO_FRAMES) {
-		w->page->mq.ip = w->ip;
-		w->page->mq.sp = w->sp;
-		w->page->mq.bp = w->bp;
-		w->page->mq.bp_ok = w->bp_ok;
-		if (tab_memo_try(w->memo, w->page, w->win, st, w->rec) > 0) {
-			w->ip = w->page->mq.ip;
-			w->sp = w->page->mq.sp;
-			w->end = TAB_WHOLE;
-			return 1;
-		}
-	}
+	/* (The leaf's caller was asked at the leaf's step.) */
+	if (n > 2 && memo_at(w, st))
+		return 1;
 	/* A return address is one past its call; the leaf's ip is where it is. */
 	pc = n == 1 ? w->ip : w->ip - 1;
 	w->f.pc = pc;
@@ -930,14 +959,16 @@ static long tab_step(__u64 i, void *arg)
 	st->nr = n + 1;
 	w->sp = cfa;
 	w->ip = ra;
-	/* (Past the leaf, its frames may be the memo's.) */
-	if (n == 1) {
-		if (w->page)
-			w->page->mq.cur = 1;
-		TIME_PART(TPART_TAB_FIRST);
-	}
 	if (n == 2)
 		TIME_PART(TPART_TAB_SECOND);
+	/* Past the leaf, its frames may be the memo's: its caller's at once. */
+	if (n == 1) {
+		TIME_PART(TPART_TAB_FIRST);
+		if (w->page)
+			w->page->mq.cur = 1;
+		if (memo_at(w, st))
+			return 1;
+	}
 	return 0;
 }
 
