@@ -183,31 +183,36 @@ struct tab_walk {
 	struct tab_find f;	/* the process, its gen, the cache; the frame's row */
 };
 
-/* The word at ADDR of the stack: from the window read at the sample's sp, else from the
- * words read last, else read with the rest of the stack above it (tab_page_read), else read
- * alone. */
-static __always_inline int tab_read(struct tab_walk *w, __u64 addr, __u64 *val)
+/* The word at A of the stack: from the window WIN read at the sample's sp WSP, else from
+ * the words read last (PG), else read with the rest of the stack above it (tab_page_read),
+ * else read alone. */
+static __always_inline int stack_word(struct tab_page *pg, const struct stack_window *win,
+				      __u64 wsp, __u64 a, __u64 *v)
 {
-	__u64 off = addr - w->wsp, idx;
-	struct tab_page *pg = w->page;
+	__u64 off = a - wsp, idx;
 
-	if (w->win && addr >= w->wsp && off < WINDOW_WORDS * 8 && !(off & 7)) {
+	if (win && a >= wsp && off < WINDOW_WORDS * 8 && !(off & 7)) {
 		/* (A bound the compiler keeps: the verifier checks the index.) */
 		idx = off / 8;
 		asm volatile("" : "+r"(idx));
-		*val = w->win->w[idx & (WINDOW_WORDS - 1)];
+		*v = win->w[idx & (WINDOW_WORDS - 1)];
 		return 0;
 	}
-	if (pg && !(addr & 7) &&
-	    ((addr >= pg->lo && addr < pg->hi) || !tab_page_read(pg, addr))) {
-		idx = (addr - pg->lo) / 8;
+	if (pg && !(a & 7) && ((a >= pg->lo && a < pg->hi) || !tab_page_read(pg, a))) {
+		idx = (a - pg->lo) / 8;
 		asm volatile("" : "+r"(idx));
 		if (idx < sizeof(pg->w) / 8) {
-			*val = pg->w[idx];
+			*v = pg->w[idx];
 			return 0;
 		}
 	}
-	return bpf_probe_read_user(val, sizeof(*val), (void *)addr) ? -1 : 0;
+	return bpf_probe_read_user(v, sizeof(*v), (void *)a) ? -1 : 0;
+}
+
+/* The walk's word at ADDR (stack_word). */
+static __always_inline int tab_read(struct tab_walk *w, __u64 addr, __u64 *val)
+{
+	return stack_word(w->page, w->win, w->wsp, addr, val);
 }
 
 /*
@@ -555,32 +560,6 @@ static __always_inline void tab_warm(struct tab_page *pg, __u32 slot, __u32 cach
 	pg->sink = sum;
 }
 
-/* The word at A for tab_memo_try, as tab_read has it (from the window, the words read past
- * it, else read). */
-static __always_inline int memo_word(struct tab_page *pg, const struct stack_window *win,
-				     __u64 wsp, __u64 a, __u64 *v)
-{
-	__u64 off = a - wsp, idx;
-
-	if (a & 7)
-		return -1;
-	if (win && a >= wsp && off < WINDOW_WORDS * 8) {
-		idx = off / 8;
-		asm volatile("" : "+r"(idx));
-		*v = win->w[idx & (WINDOW_WORDS - 1)];
-		return 0;
-	}
-	if (pg && ((a >= pg->lo && a < pg->hi) || !tab_page_read(pg, a))) {
-		idx = (a - pg->lo) / 8;
-		asm volatile("" : "+r"(idx));
-		if (idx < sizeof(pg->w) / 8) {
-			*v = pg->w[idx];
-			return 0;
-		}
-	}
-	return bpf_probe_read_user(v, sizeof(*v), (void *)a) ? -1 : 0;
-}
-
 /* tab_memo_try's frames from the memo's: the memo, where the words are, the walk's stack
  * and what it asks (in map memory, which the verifier does not follow: as values here,
  * each made its states apart). */
@@ -622,13 +601,13 @@ static long memo_frame(__u64 i, void *arg)
 				return 1;
 			a = m->base + m->f[(f + 1) & (MEMO_FRAMES - 1)].sp +
 			    m->bp_off[f & (MEMO_FRAMES - 1)];
-			if (memo_word(x->pg, x->win, q->wsp, a, &v) ||
+			if (stack_word(x->pg, x->win, q->wsp, a, &v) ||
 			    v != m->bpv[f & (MEMO_FRAMES - 1)])
 				return 1;
 		}
 	}
 	a = m->base + m->f[j].sp + m->f[k].ra_off;
-	if (memo_word(x->pg, x->win, q->wsp, a, &v) || v != m->f[j].ip)
+	if (stack_word(x->pg, x->win, q->wsp, a, &v) || v != m->f[j].ip)
 		return 1;
 	if (rules & MEMO_SETS_BP)
 		q->bp_from = rules & MEMO_BP_READ ? k : MEMO_BP_NONE;
@@ -1072,7 +1051,7 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 	at->r.sp = w.sp;
 	at->r.bp = w.bp;
 	at->bp_ok = w.bp_ok;
-	at->leaf_rec = w.page ? (w.page->flags & TAB_F_LEAF_REC) != 0 : 0;
+	at->leaf_rec = (w.page->flags & TAB_F_LEAF_REC) != 0;
 	if (w.page->mq.hit)
 		stat_inc(STAT_TAB_MEMO);
 	/* (This walk's memo, kept in place of the last one.) */
@@ -1085,7 +1064,7 @@ __noinline int tab_walk(struct tab_at *at, const struct proc_ranges *pr, struct 
 		w.rec->pt_ver = w.f.pt_ver;
 		w.page->last[slot].memo ^= 1;
 	}
-	if (w.page && w.end == TAB_WHOLE) {
+	if (w.end == TAB_WHOLE) {
 		w.page->last[slot].tid = tid + 1;
 		w.page->last[slot].end = w.sp;
 		for (int i = 0; i < TAB_WARM; i++)
