@@ -3200,8 +3200,11 @@ def off_cpu_of_a_running_process():
     # from then, on the stacks they wait with (taken as it begins: a task iterator and the
     # task's stack read then), and those still off it at the end count up to the end: the
     # main thread, in pthread_join all along, carries the whole 2 s, from main down to the
-    # kernel's futex wait; the sleeper, asleep but for moments, as much.
-    w = subprocess.Popen([workload("offcpu"), "20"], stdout=subprocess.DEVNULL)
+    # kernel's futex wait; the sleeper, asleep but for moments, as much. (300 rounds: the
+    # sleeper sleeps 60 s before it returns, whatever the profiler's start-up takes; with 20,
+    # its 4 s ended inside the profile when an ASan build on a loaded machine took 1.6 s to
+    # begin, and offcpu_sleep came 0.15 s short.)
+    w = subprocess.Popen([workload("offcpu"), "300"], stdout=subprocess.DEVNULL)
     try:
         time.sleep(0.5)
         stacks, err, _ = run_profile(["--off-cpu", "-p", str(w.pid), "-d", "2"])
