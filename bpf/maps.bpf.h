@@ -459,7 +459,7 @@ struct memo_q {
 				 * (MEMO_BP_*) */
 	__u32 fail;		/* a word not where it was */
 	__u32 kept;		/* the walk's memo holds it whole (its frames from the memo's) */
-	__u32 pad;
+	__u32 left;		/* the memo's frames past c to check */
 };
 
 /*
