@@ -572,11 +572,10 @@ struct memo_ctx {
 	struct memo_q *q;
 };
 
-/* bpf_loop's callback: the memo's frame Q->c + I, the words it went by where they were
- * (else it stops, Q->fail), its caller into the walk's stack. */
-static __always_inline long memo_frame(__u64 i, void *arg)
+/* tab_memo_try's check of the memo's frame Q->c + I: the words it went by where they were
+ * (else 1, Q->fail), its caller into the walk's stack. */
+static __always_inline long memo_frame(__u64 i, struct memo_ctx *x)
 {
-	struct memo_ctx *x = arg;
 	const struct tab_memo *m = x->m;
 	struct memo_q *q = x->q;
 	__u64 a, v, k = q->c + i, j;

@@ -3202,8 +3202,8 @@ def off_cpu_of_a_running_process():
     # main thread, in pthread_join all along, carries the whole 2 s, from main down to the
     # kernel's futex wait; the sleeper, asleep but for moments, as much. (300 rounds: the
     # sleeper sleeps 60 s before it returns, whatever the profiler's start-up takes; with 20,
-    # its 4 s ended inside the profile when an ASan build on a loaded machine took 1.6 s to
-    # begin, and offcpu_sleep came 0.15 s short.)
+    # its 4 s ended inside the profile when the profiler took 1.5 s or more to begin (an ASan
+    # build on a loaded machine), and offcpu_sleep came 0.15 s short.)
     w = subprocess.Popen([workload("offcpu"), "300"], stdout=subprocess.DEVNULL)
     try:
         time.sleep(0.5)
